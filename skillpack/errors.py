@@ -1,0 +1,142 @@
+"""The one exception tree of skillpack, and the `Problem` record every check reports.
+
+Every error skillpack raises derives from :class:`SkillpackError` and also from the builtin a
+caller would naturally catch (``ValueError`` for bad input, ``LookupError`` for a missing
+resource, ``OSError`` for a failed write). An error carries the path it is about, the line
+where there is one, and a hint saying what to do. Checks collect every problem of a skill
+first and raise once, with all of them in ``.problems``.
+
+This module imports the standard library only: the runtime imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "ArchiveError",
+    "FormatVersionError",
+    "IntegrityError",
+    "Problem",
+    "RefusedError",
+    "ResourceError",
+    "SkillError",
+    "SkillpackError",
+    "WriteError",
+]
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about a skill: where it is, how bad it is, and what is wrong.
+
+    ``code`` is stable (``name-mismatch``, ``symlink``, ``secret``...) so that tools can match on
+    it; ``message`` is worded so that it can be shown to a person or fed back to a model.
+    ``file`` is the file the problem is in (or the offending path of a walk refusal), ``line``
+    its 1-based line where one applies.
+    """
+
+    severity: Severity
+    code: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = self.file or "<skill>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.severity}: [{self.code}] {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Problem:
+        severity = data["severity"]
+        if severity not in ("error", "warning"):
+            raise ValueError(f"unknown severity {severity!r}")
+        return cls(
+            severity=severity,
+            code=str(data["code"]),
+            message=str(data["message"]),
+            file=data.get("file"),
+            line=data.get("line"),
+        )
+
+
+class SkillpackError(Exception):
+    """Root of every error skillpack raises.
+
+    ``path`` is the file or folder concerned, ``line`` the 1-based line where one applies,
+    ``hint`` what the user can do about it, ``problems`` every finding when several were
+    collected before raising.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+        problems: tuple[Problem, ...] | list[Problem] = (),
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.hint = hint
+        self.problems: tuple[Problem, ...] = tuple(problems)
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.path is not None:
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
+            text = f"{where}: {text}"
+        if self.hint:
+            text = f"{text} ({self.hint})"
+        return text
+
+
+class SkillError(SkillpackError, ValueError):
+    """A SKILL.md, a tool fence, or a model's tool call is invalid.
+
+    The message is worded so that it can be fed back to a model as it is.
+    """
+
+
+class RefusedError(SkillpackError, ValueError):
+    """A skill's file set was refused (symlink, fifo, secret, escaping include...).
+
+    ``problems`` lists every refused path of the skill, each with its reason.
+    """
+
+
+class ArchiveError(SkillpackError, ValueError):
+    """A `.skill` archive or a bundle is malformed or breaks a promise of SPEC section 3."""
+
+
+class FormatVersionError(ArchiveError):
+    """An archive, bundle or lock file is of a format version this skillpack cannot read."""
+
+
+class IntegrityError(SkillpackError, ValueError):
+    """Bytes do not hash to what was recorded or pinned: a digest or file hash mismatch."""
+
+
+class ResourceError(SkillpackError, LookupError):
+    """A path was asked of a skill that does not carry it (or that no skill could carry)."""
+
+
+class WriteError(SkillpackError, OSError):
+    """An output (archive, bundle, lock file) could not be written; nothing was left behind."""

@@ -1,0 +1,55 @@
+"""`skillpack check`: parse and validate skills of both dialects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from skillpack.cli import main
+from skillpack.cli._common import EXIT_FAILED, EXIT_OK, echo_json, fail
+from skillpack.errors import SkillpackError
+from skillpack.validate import CheckResult, check_skill
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of results.")
+def check(paths: tuple[str, ...], strict: bool, as_json: bool) -> None:
+    """Validate skills. PATH is a skill folder, its SKILL.md, or a folder searched for skills.
+
+    Exit 0 when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for
+    misuse.
+    """
+    from skillpack.discover import find_skills
+
+    results: list[CheckResult] = []
+    empty: list[str] = []
+    for path in paths:
+        try:
+            folders = find_skills(Path(path))
+        except SkillpackError as err:
+            fail(str(err))
+        if not folders:
+            empty.append(path)
+        results.extend(check_skill(folder, strict=strict) for folder in folders)
+    if as_json:
+        echo_json([r.to_dict() for r in results])
+    else:
+        for result in results:
+            for problem in result.problems:
+                click.echo(str(problem))
+        errors = sum(p.severity == "error" for r in results for p in r.problems)
+        warnings = sum(p.severity == "warning" for r in results for p in r.problems)
+        invalid = sum(not r.valid for r in results)
+        click.echo(
+            f"checked {len(results)} skill{'s' * (len(results) != 1)}: "
+            f"{len(results) - invalid} valid, {invalid} invalid "
+            f"({errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)})"
+        )
+    for path in empty:
+        click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
+    failed = empty or any(not r.valid for r in results)
+    raise SystemExit(EXIT_FAILED if failed else EXIT_OK)

@@ -1,0 +1,229 @@
+"""Split a SKILL.md into frontmatter and body, and parse the frontmatter failsafe.
+
+The frontmatter is YAML between ``---`` lines at the very start of the file (a UTF-8 BOM and
+CRLF line ends are accepted). It is parsed with PyYAML's failsafe ``BaseLoader``: every scalar
+stays a string (``version: 1.10`` is ``"1.10"``, ``on: yes`` is ``"yes"``). Duplicate keys,
+anchors and aliases, explicit tags and a frontmatter that is not a mapping are errors, each
+reported with its line in the file.
+
+PyYAML is imported when first needed, not when this module is imported: the serverless
+runtime imports this module and must not pay for YAML until it reads a frontmatter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from skillpack.errors import Problem, SkillError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import yaml
+
+__all__ = ["MAX_FRONTMATTER_BYTES", "Frontmatter", "normalise_text", "split_frontmatter"]
+
+#: Frontmatter larger than this is refused before YAML sees it (a skill's frontmatter is a
+#: few hundred bytes; this bounds the work an adversarial file can cause).
+MAX_FRONTMATTER_BYTES = 64 * 1024
+
+_DELIMITER = "---"
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    """The parsed frontmatter and where things are in the file.
+
+    ``data`` holds strings, lists and dicts only. ``lines`` maps each top-level key (and each
+    ``metadata.<key>``) to its 1-based line in the file. ``body`` is the markdown after the
+    closing delimiter and ``body_line`` the file line where it starts.
+    """
+
+    data: dict[str, Any]
+    lines: dict[str, int] = field(default_factory=dict)
+    body: str = ""
+    body_line: int = 1
+
+
+def normalise_text(source: str) -> str:
+    """Drop a leading BOM and turn CRLF (and lone CR) line ends into LF."""
+    if source.startswith("\ufeff"):
+        source = source[1:]
+    if "\r" in source:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
+    return source
+
+
+def split_frontmatter(source: str, *, file: str | None = None) -> Frontmatter:
+    """Parse the frontmatter of an (already normalised) SKILL.md text.
+
+    Raises `SkillError` naming the file and line for a missing or unterminated frontmatter,
+    invalid YAML, duplicate keys, anchors/aliases, tags, or a non-mapping frontmatter.
+    """
+    first, sep, rest = source.partition("\n")
+    if first.rstrip() != _DELIMITER:
+        raise _error(
+            "frontmatter-missing",
+            "SKILL.md must start with YAML frontmatter: a '---' line, the fields "
+            "(name, description, ...), then a closing '---' line",
+            file,
+            1,
+        )
+    # find the closing delimiter line
+    offset = 0
+    closing = -1
+    line_no = 1
+    while offset <= len(rest):
+        end = rest.find("\n", offset)
+        line = rest[offset:] if end < 0 else rest[offset:end]
+        line_no += 1
+        if line.rstrip() == _DELIMITER:
+            closing = offset
+            break
+        if end < 0:
+            break
+        offset = end + 1
+    if closing < 0:
+        raise _error(
+            "frontmatter-unterminated",
+            "the frontmatter is never closed: add a '---' line after the last field",
+            file,
+            1,
+        )
+    yaml_text = rest[:closing]
+    if len(yaml_text.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
+        raise _error(
+            "frontmatter-too-large",
+            f"the frontmatter is over {MAX_FRONTMATTER_BYTES // 1024} KiB; keep long text in "
+            "the body or in references/",
+            file,
+            2,
+        )
+    after = rest.find("\n", closing)
+    body = "" if after < 0 else rest[after + 1 :]
+    data, lines = _load_failsafe(yaml_text, file)
+    return Frontmatter(data=data, lines=lines, body=body, body_line=line_no + 1)
+
+
+def _error(code: str, message: str, file: str | None, line: int | None) -> SkillError:
+    problem = Problem("error", code, message, file, line)
+    return SkillError(message, path=file, line=line, problems=[problem])
+
+
+def _loader_class() -> type[yaml.BaseLoader]:
+    import yaml
+
+    class FailsafeLoader(yaml.BaseLoader):
+        """BaseLoader that refuses anchors, aliases and explicit tags."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
+                raise _YamlRefusal("yaml-alias", "aliases (*name) are not allowed", event)
+            anchor = getattr(event, "anchor", None)
+            if anchor is not None:
+                raise _YamlRefusal("yaml-anchor", "anchors (&name) are not allowed", event)
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag != "!":
+                raise _YamlRefusal("yaml-tag", f"explicit tags ({tag}) are not allowed", event)
+            return super().compose_node(parent, index)
+
+    return FailsafeLoader
+
+
+class _YamlRefusal(Exception):
+    def __init__(self, code: str, message: str, event: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        mark = getattr(event, "start_mark", None)
+        self.line: int | None = None if mark is None else mark.line
+
+
+def _load_failsafe(text: str, file: str | None) -> tuple[dict[str, Any], dict[str, int]]:
+    import yaml
+
+    base = 2  # the frontmatter's first line is line 2 of the file
+    loader = _loader_class()(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except _YamlRefusal as refusal:
+            line = None if refusal.line is None else refusal.line + base
+            raise _error(refusal.code, f"frontmatter: {refusal.message}", file, line) from None
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = None if mark is None else mark.line + base
+            what = exc.problem or "invalid YAML"
+            raise _error("yaml-syntax", f"frontmatter is not valid YAML: {what}", file, line) from None
+        except yaml.YAMLError as exc:  # reader errors (e.g. control characters)
+            raise _error("yaml-syntax", f"frontmatter is not valid YAML: {exc}", file, base) from None
+        if node is None:
+            raise _error(
+                "frontmatter-not-mapping",
+                "the frontmatter is empty; it must hold 'name: ...' and 'description: ...'",
+                file,
+                1,
+            )
+        if not isinstance(node, yaml.MappingNode):
+            raise _error(
+                "frontmatter-not-mapping",
+                "the frontmatter must be a mapping of fields ('name: ...'), not a "
+                + ("list" if isinstance(node, yaml.SequenceNode) else "single value"),
+                file,
+                node.start_mark.line + base,
+            )
+        lines: dict[str, int] = {}
+        problems: list[Problem] = []
+        _check_duplicates(node, "", lines, problems, file, base)
+        if problems:
+            raise SkillError(problems[0].message, path=file, line=problems[0].line,
+                             problems=problems)
+        data = loader.construct_document(node)
+    finally:
+        loader.dispose()
+    if not isinstance(data, dict):  # pragma: no cover - guarded by the node check
+        raise _error("frontmatter-not-mapping", "the frontmatter must be a mapping", file, 1)
+    return data, lines
+
+
+def _check_duplicates(
+    node: Any,
+    prefix: str | None,
+    lines: dict[str, int],
+    problems: list[Problem],
+    file: str | None,
+    base: int,
+) -> None:
+    """Find duplicate and non-string keys in every mapping.
+
+    Records the line of each key of this mapping under ``prefix + key`` when ``prefix`` is
+    not None: the top level (prefix ``""``) and the keys of ``metadata`` (``"metadata."``).
+    """
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _check_duplicates(item, None, lines, problems, file, base)
+        return
+    if not isinstance(node, yaml.MappingNode):
+        return
+    seen: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        line = key_node.start_mark.line + base
+        if not isinstance(key_node, yaml.ScalarNode):
+            problems.append(Problem("error", "yaml-key", "frontmatter keys must be plain names",
+                                    file, line))
+            continue
+        key = str(key_node.value)
+        if key in seen:
+            shown = f"{prefix or ''}{key}"
+            problems.append(Problem(
+                "error", "duplicate-key",
+                f"frontmatter key '{shown}' appears twice (lines {seen[key]} and {line}); "
+                "keep one", file, line))
+            continue
+        seen[key] = line
+        if prefix is not None:
+            lines.setdefault(f"{prefix}{key}", line)
+        child = "metadata." if prefix == "" and key == "metadata" else None
+        _check_duplicates(value_node, child, lines, problems, file, base)

@@ -1,0 +1,170 @@
+"""`skillpack pack`, `inspect`, `lock` and `verify`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from skillpack.cli import main
+from skillpack.cli._common import EXIT_FAILED, EXIT_USAGE, echo_json, errors_exit
+from skillpack.digest import DIGEST_RE
+
+_EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
+_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+_PROGRESS_FROM = 256 * 1024 * 1024  # show a progress bar from this many bytes on
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Any]:
+    """A progress bar on stderr when stderr is a terminal and the work is long."""
+    if total < _PROGRESS_FROM or not sys.stderr.isatty():
+        yield None
+        return
+    with click.progressbar(length=total, label="packing", file=sys.stderr) as bar:
+        yield bar.update
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=_EXISTING)
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the archives to (created if missing).")
+@_JSON
+def pack(paths: tuple[str, ...], out_dir: str, as_json: bool) -> None:
+    """Pack each skill under PATH into OUT as <name>-<digest16>.skill.
+
+    Every skill is checked first: if any is invalid or refused, nothing is written.
+    """
+    from skillpack.archive import pack_prepared, prepare_many
+
+    with errors_exit():
+        prepared = prepare_many(paths)
+        total = sum(f.size for p in prepared for f in p.manifest.files)
+        with _progress(total) as update:
+            results = pack_prepared(prepared, out_dir, progress=update)
+    if as_json:
+        echo_json([{"name": r.name, "digest": r.digest, "archive": str(r.path),
+                    "written": r.written, "source": r.source} for r in results])
+        return
+    for r in results:
+        state = "packed" if r.written else "unchanged, not rewritten"
+        click.echo(f"{r.path}  {r.digest}  ({state})")
+
+
+@main.command()
+@click.argument("archive", type=click.Path(exists=True, dir_okay=False))
+@_JSON
+def inspect(archive: str, as_json: bool) -> None:
+    """Show the manifest of a .skill archive or of each skill of a bundle (after verifying)."""
+    from skillpack.verify import verify_file
+
+    with errors_exit():
+        report = verify_file(archive)
+        manifests = [s.manifest.to_dict() for s in report.skills]
+    if as_json:
+        echo_json({"target": archive, "kind": report.kind, "digest": report.digest,
+                   "skills": manifests})
+        return
+    if report.kind == "bundle":
+        click.echo(f"{archive}: bundle of {len(manifests)} skill(s), digest {report.digest}")
+    else:
+        click.echo(f"{archive}: archive of one skill")
+    for m in manifests:
+        click.echo(f"\nname:        {m['name']}\ndigest:      {m['digest']}")
+        click.echo(f"description: {m['description']}")
+        click.echo(f"files ({len(m['files'])}):")
+        for f in m["files"]:
+            click.echo(f"  {f['mode']} {f['size']:>9} {f['blake3'][:16]}  {f['path']}")
+        click.echo(f"programs ({len(m['programs'])}):")
+        for p in m["programs"]:
+            flag = " (dynamic)" if p["dynamic"] else ""
+            click.echo(f"  {p['name']}{flag}  from {', '.join(p['sources'])}")
+        click.echo(f"tools ({len(m['tools'])}):")
+        for t in m["tools"]:
+            params = ", ".join(t["schema"]["properties"])
+            click.echo(f"  {t['id']}({params}): {t['description']}")
+        click.echo(f"allowances: {', '.join(m['allowances']) or 'none'}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=_EXISTING)
+@click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
+              help="The lock file to write (atomically), e.g. skills.lock.")
+def lock(paths: tuple[str, ...], dest: str) -> None:
+    """Pin each skill's digest, programs and files in a lock file an approver can diff."""
+    from skillpack.lock import LockEntry, write_lock
+    from skillpack.verify import verify_target
+
+    with errors_exit():
+        entries = []
+        for path in paths:
+            report = verify_target(path)
+            for s in report.skills:
+                entries.append((s.name, LockEntry(s.digest, s.files, s.programs), path))
+        written = write_lock(entries, dest)
+    click.echo(f"locked {len(written.skills)} skill(s) in {dest}")
+
+
+@main.command()
+@click.argument("targets", nargs=-1, required=True, type=_EXISTING)
+@click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
+              help="Compare with the digests pinned in this lock file.")
+@click.option("--digest", "expected", help="Compare with this digest (blake3:...).")
+@_JSON
+def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None,
+           as_json: bool) -> None:
+    """Verify skill folders, .skill archives or bundles, optionally against a lock or digest.
+
+    Exit 0 when everything verifies and matches, 1 on any difference (listing the files
+    added, removed or changed), 2 for misuse.
+    """
+    from skillpack.lock import read_lock
+    from skillpack.verify import diff_files, verify_target
+
+    if lock_file and expected:
+        click.echo("skillpack: give --lock or --digest, not both", err=True)
+        sys.exit(EXIT_USAGE)
+    if expected is not None and not DIGEST_RE.fullmatch(expected):
+        click.echo(f"skillpack: --digest {expected!r} is not 'blake3:' and 64 hex digits",
+                   err=True)
+        sys.exit(EXIT_USAGE)
+    failed = False
+    results: list[dict[str, Any]] = []
+    with errors_exit():
+        pins = read_lock(lock_file) if lock_file else None
+    for target in targets:
+        with errors_exit():
+            report = verify_target(target)
+        for s in report.skills:
+            result: dict[str, Any] = {"target": target, "name": s.name, "digest": s.digest,
+                                      "ok": True}
+            lines: list[str] = []
+            if pins is not None:
+                entry = pins.skills.get(s.name)
+                if entry is None:
+                    result.update(ok=False, reason="not in the lock file")
+                elif entry.digest != s.digest:
+                    d = diff_files(entry.files, s.files)
+                    result.update(ok=False, reason=f"digest differs from the lock's "
+                                  f"{entry.digest}", added=list(d.added),
+                                  removed=list(d.removed), changed=list(d.changed))
+                    lines = d.lines()
+            elif expected is not None and s.digest != expected:
+                result.update(ok=False, reason=f"digest differs from {expected}")
+            failed = failed or not result["ok"]
+            results.append(result)
+            if not as_json:
+                if result["ok"]:
+                    click.echo(f"ok        {s.digest}  {s.name}  ({target})")
+                else:
+                    click.echo(f"MISMATCH  {s.digest}  {s.name}  ({target}): {result['reason']}")
+                    for line in lines:
+                        click.echo(line)
+    if as_json:
+        echo_json(results)
+    if failed:
+        sys.exit(EXIT_FAILED)
+

@@ -1,0 +1,191 @@
+"""Verify skills: a folder, a `.skill` archive or a bundle, alone or against approved digests.
+
+An archive or bundle is loaded by the runtime (strict zip structure, manifests hashing to
+their digests, members matching manifests), then every file is hashed, the manifests and the
+index must be in canonical form, and every field a manifest declares beyond its files (name,
+description, programs, tools, allowances) is re-derived from the verified SKILL.md and must
+be equal. Carried files are checked against the secret rules again, and SKILL.md against the
+Agent Skills rules: an archive built by hand cannot smuggle what `pack` refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillpack.digest import FileRecord
+from skillpack.errors import IntegrityError, Problem, SkillpackError
+from skillpack.manifest import MANIFEST_PATH, Manifest, canonical_json
+
+__all__ = [
+    "FileDiff",
+    "SkillReport",
+    "VerifyReport",
+    "diff_files",
+    "verify_bytes",
+    "verify_file",
+    "verify_folder",
+    "verify_target",
+]
+
+BUNDLE_INDEX = ".skillpack/bundle.json"
+
+
+@dataclass(frozen=True)
+class SkillReport:
+    """One verified skill: its name, digest and files."""
+
+    name: str
+    digest: str
+    files: tuple[FileRecord, ...]
+    programs: tuple[dict[str, Any], ...]
+    manifest: Manifest
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What was verified: a folder, an archive or a bundle, and each of its skills."""
+
+    target: str
+    kind: str
+    skills: tuple[SkillReport, ...]
+    digest: str | None = None  # the bundle digest, for bundles and archives
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """Paths added, removed or changed between an approved file list and the actual one."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        return ([f"  added:   {p}" for p in self.added]
+                + [f"  removed: {p}" for p in self.removed]
+                + [f"  changed: {p}" for p in self.changed])
+
+
+def diff_files(expected: Iterable[FileRecord], actual: Iterable[FileRecord]) -> FileDiff:
+    """Compare two file lists by path (changed: other bytes, size or mode)."""
+    old = {r.path: r for r in expected}
+    new = {r.path: r for r in actual}
+
+    def key(p: str) -> bytes:
+        return p.encode("utf-8")
+
+    return FileDiff(
+        added=tuple(sorted(set(new) - set(old), key=key)),
+        removed=tuple(sorted(set(old) - set(new), key=key)),
+        changed=tuple(sorted((p for p in set(old) & set(new) if old[p] != new[p]), key=key)),
+    )
+
+
+def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
+    """Check every skill under a folder as `pack` would, and report their digests."""
+    from skillpack.archive import prepare_many
+
+    prepared = prepare_many([path])
+    return VerifyReport(os.fspath(path), "folder", tuple(
+        SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest)
+        for p in prepared))
+
+
+def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
+    """Verify a `.skill` archive or a bundle file completely."""
+    where = os.fspath(path)
+    try:
+        data = Path(where).read_bytes()
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=where) from None
+    return verify_bytes(data, source=where)
+
+
+def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
+    """A folder is checked like `pack` checks it; a file is verified as an archive/bundle."""
+    return verify_file(path) if os.path.isfile(path) else verify_folder(path)
+
+
+def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:
+    """Verify an archive or bundle held in memory; raise listing every difference."""
+    from skillpack.runtime import load
+    from skillpack.zipread import read_zip
+
+    bundle = load(data, source=source)
+    bundle.verify_all()
+    index = read_zip(data, source=source)
+    problems: list[Problem] = []
+    if bundle.kind == "bundle":
+        entry = index.get(BUNDLE_INDEX)
+        assert entry is not None
+        raw = bytes(index.data(entry))
+        if canonical_json(json.loads(raw)) != raw:
+            problems.append(Problem("error", "index-not-canonical", "the bundle index is not "
+                                    "in canonical form: it was altered after bundling",
+                                    BUNDLE_INDEX))
+    reports: list[SkillReport] = []
+    for name in bundle.names:
+        loaded = bundle[name]
+        member = f"{name}/{MANIFEST_PATH}"
+        entry = index.get(member)
+        assert entry is not None
+        if loaded.manifest.to_bytes() != bytes(index.data(entry)):
+            problems.append(Problem("error", "manifest-not-canonical", "the manifest is not in "
+                                    "canonical form: it was altered after packing", member))
+        try:
+            problems.extend(_rederive(loaded, member))
+        except SkillpackError as err:
+            problems.extend(err.problems or [Problem("error", "skill-md", err.message, member)])
+        reports.append(SkillReport(name, loaded.digest, loaded.manifest.files,
+                                   loaded.manifest.programs, loaded.manifest))
+    if problems:
+        raise IntegrityError(
+            f"{problems[0].file}: {problems[0].message}"
+            + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""),
+            path=source, problems=problems,
+            hint="do not use it; rebuild it from the skill with `skillpack pack`")
+    return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest)
+
+
+def _rederive(loaded: Any, member: str) -> list[Problem]:
+    """Compare the manifest's declared fields with what the verified SKILL.md gives."""
+    from skillpack.secrets import contains_private_key, secret_name_reason
+    from skillpack.validate import validate_skill
+
+    problems: list[Problem] = []
+    skill, manifest = loaded.skill, loaded.manifest
+    for problem in validate_skill(skill):
+        if problem.severity == "error" and problem.code != "name-mismatch":
+            problems.append(problem)
+    paths = {r.path for r in manifest.files}
+    allowances = tuple(sorted(
+        {unicodedata.normalize("NFC", a) for a in skill.secret_allowances} & paths,
+        key=lambda p: p.encode("utf-8")))
+    derived = {
+        "description": skill.description,
+        "programs": [p.to_dict() for p in loaded.programs],
+        "tools": [t.to_dict() for t in skill.tools],
+        "allowances": list(allowances),
+    }
+    declared = manifest.to_dict()
+    for field, value in derived.items():
+        if json.dumps(declared[field], sort_keys=True) != json.dumps(value, sort_keys=True):
+            problems.append(Problem(
+                "error", "manifest-field", f"manifest field '{field}' of '{loaded.name}' does "
+                "not match what its SKILL.md and files give", member))
+    for record in manifest.files:
+        if record.path in allowances:
+            continue
+        reason = secret_name_reason(record.path)
+        if reason is None and contains_private_key(loaded.file(record.path).bytes()):
+            reason = "it holds a PEM private key"
+        if reason is not None:
+            problems.append(Problem("error", "secret", f"'{record.path}' is a secret file "
+                                    f"({reason}) that no allowance covers",
+                                    f"{loaded.name}/{record.path}"))
+    return problems

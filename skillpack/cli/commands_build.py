@@ -168,3 +168,27 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
     if failed:
         sys.exit(EXIT_FAILED)
 
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=_EXISTING)
+@click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
+              help="The bundle file to write (atomically).")
+@click.option("--python-module", "module", type=click.Path(dir_okay=False),
+              help="Also write a Python module whose DATA is the bundle's bytes.")
+@_JSON
+def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool) -> None:
+    """Bundle skill folders, folders of skills and .skill archives into one file."""
+    from skillpack.bundle import write_bundle
+
+    with errors_exit():
+        result = write_bundle(paths, dest, python_module=module)
+    if as_json:
+        echo_json(result.to_dict())
+        return
+    for name, digest, source in result.skills:
+        click.echo(f"{digest}  {name}  ({source})")
+    click.echo(f"bundled {len(result.skills)} skill(s) into {result.path} "
+               f"({result.size:,} bytes), digest {result.digest}")
+    if module:
+        click.echo(f"python module: {module}")

@@ -1,0 +1,192 @@
+"""Atomic writes: no partial file under the final name, no temp file left, WriteError on OS
+failures, and clean-up of temp files left by a killed pack."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from skillpack.atomic import atomic_write, clean_stale_temps
+from skillpack.errors import SkillpackError, WriteError
+from skillpack.zipread import read_zip
+from skillpack.zipwrite import ZipWriter
+
+TEMP_NAME = re.compile(r"\.out\.skill\.skillpack-tmp-(\d+)-[0-9a-f]+")
+
+
+def test_success_replaces_dest_with_mode_0644_whatever_the_umask(tmp_path: Path) -> None:
+    dest = tmp_path / "out.skill"
+    dest.write_bytes(b"old")
+    dest.chmod(0o600)
+    old = os.umask(0o077)
+    try:
+        with atomic_write(dest) as fh:
+            fh.write(b"new bytes")
+            # While writing, the final name still holds the old file; the temp file is hidden.
+            assert dest.read_bytes() == b"old"
+            [tmp] = [p.name for p in tmp_path.iterdir() if p.name != "out.skill"]
+            match = TEMP_NAME.fullmatch(tmp)
+            assert match is not None and int(match.group(1)) == os.getpid()
+    finally:
+        os.umask(old)
+    assert dest.read_bytes() == b"new bytes"
+    assert dest.stat().st_mode & 0o7777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["out.skill"]
+
+
+def test_zip_writer_inside_atomic_write(tmp_path: Path) -> None:
+    dest = tmp_path / "out.skill"
+    with atomic_write(str(dest)) as fh, ZipWriter(fh) as zw:
+        zw.add_bytes("s/SKILL.md", b"# s\n")
+        zw.add_bytes("s/run.sh", b"#!/bin/sh\n", executable=True)
+    assert read_zip(dest.read_bytes()).names == ("s/SKILL.md", "s/run.sh")
+
+
+@pytest.mark.parametrize("exc", [RuntimeError("boom"), KeyboardInterrupt(),
+                                 FileNotFoundError(errno.ENOENT, "source vanished")])
+def test_failure_leaves_no_file_and_reraises_unchanged(tmp_path: Path,
+                                                      exc: BaseException) -> None:
+    dest = tmp_path / "out.skill"
+    with pytest.raises(type(exc)) as info, atomic_write(dest) as fh:
+        fh.write(b"partial" * 1000)
+        raise exc
+    assert info.value is exc  # a caller's own OSError is not turned into a WriteError
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failure_keeps_the_previous_file(tmp_path: Path) -> None:
+    dest = tmp_path / "out.skill"
+    dest.write_bytes(b"previous")
+    with pytest.raises(RuntimeError), atomic_write(dest) as fh:
+        fh.write(b"half")
+        raise RuntimeError
+    assert dest.read_bytes() == b"previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.skill"]
+
+
+def _assert_write_error(err: WriteError, dest: Path) -> None:
+    assert isinstance(err, SkillpackError) and isinstance(err, OSError)
+    assert str(dest) in str(err)
+    assert err.hint
+
+
+def test_missing_folder_is_a_write_error(tmp_path: Path) -> None:
+    dest = tmp_path / "missing" / "out.skill"
+    with pytest.raises(WriteError) as info, atomic_write(dest):
+        pytest.fail("must not get here")
+    _assert_write_error(info.value, dest)
+    assert info.value.errno == errno.ENOENT
+    assert "create the output folder" in str(info.value)
+
+
+def test_dest_is_a_folder_is_a_write_error(tmp_path: Path) -> None:
+    dest = tmp_path / "out.skill"
+    dest.mkdir()
+    with pytest.raises(WriteError) as info, atomic_write(dest) as fh:
+        fh.write(b"x")
+    _assert_write_error(info.value, dest)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.skill"] and dest.is_dir()
+
+
+@pytest.mark.parametrize(("where", "code", "hint"), [
+    ("open", errno.EACCES, "make the folder writable"),
+    ("open", errno.EROFS, "make the folder writable"),
+    ("fsync", errno.ENOSPC, "free some disk space"),
+    ("replace", errno.EACCES, "make the folder writable"),
+])
+def test_os_errors_become_write_errors_with_nothing_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, code: int, hint: str,
+) -> None:
+    # Tests run as root, which ignores permission bits: inject the error the kernel would give.
+    real = getattr(os, where)
+
+    def failing(*args: object, **kwargs: object) -> object:
+        if where == "open" and not str(args[0]).startswith(str(tmp_path)):
+            return real(*args, **kwargs)
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, where, failing)
+    dest = tmp_path / "out.skill"
+    with pytest.raises(WriteError) as info, atomic_write(dest) as fh:
+        fh.write(b"data")
+    monkeypatch.undo()
+    _assert_write_error(info.value, dest)
+    assert info.value.errno == code and hint in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+_FILE_TOO_BIG = textwrap.dedent(
+    """
+    import json, resource, signal, sys
+    from skillpack.atomic import atomic_write
+    from skillpack.errors import WriteError
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
+    try:
+        with atomic_write(sys.argv[1]) as fh:
+            for _ in range(64):  # past the 1 MiB buffer: the file object's own write fails
+                fh.write(b"x" * 65536)
+    except WriteError as err:
+        print(json.dumps({"type": "WriteError", "errno": err.errno, "message": str(err)}))
+    """
+)
+
+
+def test_a_real_failed_write_is_a_write_error(tmp_path: Path) -> None:
+    # The kernel refuses writes past RLIMIT_FSIZE (EFBIG), as a full disk refuses (ENOSPC).
+    dest = tmp_path / "out.skill"
+    done = subprocess.run([sys.executable, "-c", _FILE_TOO_BIG, str(dest)],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    assert result["type"] == "WriteError" and result["errno"] == errno.EFBIG
+    assert str(dest) in result["message"] and "free some disk space" in result["message"]
+    assert list(tmp_path.iterdir()) == []
+
+
+_KILLED = textwrap.dedent(
+    """
+    import os, signal, sys
+    from skillpack.atomic import atomic_write
+    with atomic_write(sys.argv[1]) as fh:
+        fh.write(b"half an archive")
+        fh.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    """
+)
+
+
+def test_clean_stale_temps_removes_what_a_killed_pack_left(tmp_path: Path) -> None:
+    dest = tmp_path / "out.skill"
+    done = subprocess.run([sys.executable, "-c", _KILLED, str(dest)], check=False)
+    assert done.returncode == -9
+    [left] = list(tmp_path.iterdir())
+    assert TEMP_NAME.fullmatch(left.name) and not dest.exists()
+    assert clean_stale_temps(tmp_path) == [str(left)]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_clean_stale_temps_spares_live_and_unrelated_files(tmp_path: Path) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f".a.skill.skillpack-tmp-{gone.pid}-0badc0de"
+    mine = tmp_path / f".b.skill.skillpack-tmp-{os.getpid()}-0badc0de"
+    init = tmp_path / ".c.skill.skillpack-tmp-1-0badc0de"
+    folder = tmp_path / f".d.skill.skillpack-tmp-{gone.pid}-0badc0de"
+    link = tmp_path / f".e.skill.skillpack-tmp-{gone.pid}-0badc0de"
+    other = tmp_path / f"notes-skillpack-tmp-{gone.pid}-x.txt"
+    for path in (dead, mine, init, other):
+        path.write_bytes(b"x")
+    folder.mkdir()
+    link.symlink_to(other)
+    assert clean_stale_temps(tmp_path) == [str(dead)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        p.name for p in (mine, init, folder, link, other))
+    assert clean_stale_temps(tmp_path / "missing") == []

@@ -1,0 +1,61 @@
+"""`skillpack compile` and `skillpack resolve`: the model-facing layer from the command line."""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+import click
+
+from skillpack.cli import main
+from skillpack.cli._common import EXIT_FAILED, EXIT_OK, echo_json, errors_exit, fail
+from skillpack.errors import SkillError
+
+_SKILL = click.argument("path", type=click.Path(exists=True, file_okay=True, dir_okay=True))
+
+
+@main.command("compile")
+@_SKILL
+def compile_command(path: str) -> None:
+    """Print the system text for a skill: its prose, then how to call its tools.
+
+    PATH is a skill folder or its SKILL.md. Exit 1 when the SKILL.md cannot be parsed.
+    """
+    from skillpack.model import compile
+    from skillpack.skill import parse_skill_file
+
+    with errors_exit():
+        skill = parse_skill_file(path)
+    click.echo(compile(skill), nl=False)
+
+
+@main.command("resolve")
+@_SKILL
+@click.option("--answer", "answer", type=click.File("rb"), default="-", show_default=True,
+              help="File holding the model's answer ('-' reads stdin).")
+def resolve_command(path: str, answer: BinaryIO) -> None:
+    """Read a model's answer and print the tool call it makes, as JSON with its argv.
+
+    The answer is model text (a JSON call, bare or in a ```json block) or a structured call
+    (Anthropic tool_use, OpenAI function call). Nothing is run. Exit 0 with the call on
+    stdout; exit 1 with the message for the model on stdout when the call is refused; exit 1
+    when the answer holds no call or the SKILL.md cannot be parsed.
+    """
+    from skillpack.model import resolve
+    from skillpack.skill import parse_skill_file
+
+    with errors_exit():
+        skill = parse_skill_file(path)
+    try:
+        text = answer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail(f"the answer is not valid UTF-8 (byte {exc.start})")
+    try:
+        call = resolve(skill, text)
+    except SkillError as err:
+        click.echo(err.message)
+        raise SystemExit(EXIT_FAILED) from None
+    if call is None:
+        fail("the answer holds no tool call")
+    echo_json(call.to_dict())
+    raise SystemExit(EXIT_OK)
+

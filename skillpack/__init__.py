@@ -45,10 +45,19 @@ _EXPORTS: dict[str, str] = {
     "programs": "skillpack.programs",
     # archives, locks, bundles
     "Manifest": "skillpack.manifest",
+    "find_skills": "skillpack.discover",
+    "PackResult": "skillpack.archive",
     "pack": "skillpack.archive",
-    "verify": "skillpack.archive",
+    "pack_skills": "skillpack.archive",
+    "archive_digest": "skillpack.archive",
+    "VerifyReport": "skillpack.verify",
+    "verify_target": "skillpack.verify",
+    "verify_bytes": "skillpack.verify",
+    "Lock": "skillpack.lock",
+    "LockEntry": "skillpack.lock",
     "write_lock": "skillpack.lock",
     "read_lock": "skillpack.lock",
+    "BundleResult": "skillpack.bundle",
     "write_bundle": "skillpack.bundle",
     # runtime and the model-facing layer
     "load": "skillpack.runtime",
@@ -76,26 +85,50 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from skillpack.archive import pack, verify
-    from skillpack.bundle import write_bundle
-    from skillpack.digest import FileRecord, bundle_digest, digest
-    from skillpack.errors import (
-        ArchiveError,
-        FormatVersionError,
-        IntegrityError,
-        Problem,
-        RefusedError,
-        ResourceError,
-        SkillError,
-        SkillpackError,
-        WriteError,
-    )
-    from skillpack.lock import read_lock, write_lock
-    from skillpack.manifest import Manifest
-    from skillpack.model import Call, compile, resolve, tool_definitions
-    from skillpack.programs import Program, programs
-    from skillpack.runtime import Bundle, load
-    from skillpack.skill import Skill, parse_skill, parse_skill_file
-    from skillpack.tools import Param, Tool
-    from skillpack.validate import CheckResult, check_skill, validate_skill
-    from skillpack.walk import FileSet, LeftOut, included_files, walk
+    from skillpack.archive import PackResult as PackResult
+    from skillpack.archive import archive_digest as archive_digest
+    from skillpack.archive import pack as pack
+    from skillpack.archive import pack_skills as pack_skills
+    from skillpack.bundle import BundleResult as BundleResult
+    from skillpack.bundle import write_bundle as write_bundle
+    from skillpack.digest import FileRecord as FileRecord
+    from skillpack.digest import bundle_digest as bundle_digest
+    from skillpack.digest import digest as digest
+    from skillpack.discover import find_skills as find_skills
+    from skillpack.errors import ArchiveError as ArchiveError
+    from skillpack.errors import FormatVersionError as FormatVersionError
+    from skillpack.errors import IntegrityError as IntegrityError
+    from skillpack.errors import Problem as Problem
+    from skillpack.errors import RefusedError as RefusedError
+    from skillpack.errors import ResourceError as ResourceError
+    from skillpack.errors import SkillError as SkillError
+    from skillpack.errors import SkillpackError as SkillpackError
+    from skillpack.errors import WriteError as WriteError
+    from skillpack.lock import Lock as Lock
+    from skillpack.lock import LockEntry as LockEntry
+    from skillpack.lock import read_lock as read_lock
+    from skillpack.lock import write_lock as write_lock
+    from skillpack.manifest import Manifest as Manifest
+    from skillpack.model import Call as Call
+    from skillpack.model import compile as compile
+    from skillpack.model import resolve as resolve
+    from skillpack.model import tool_definitions as tool_definitions
+    from skillpack.programs import Program as Program
+    from skillpack.programs import programs as programs
+    from skillpack.runtime import Bundle as Bundle
+    from skillpack.runtime import load as load
+    from skillpack.skill import Skill as Skill
+    from skillpack.skill import parse_skill as parse_skill
+    from skillpack.skill import parse_skill_file as parse_skill_file
+    from skillpack.tools import Param as Param
+    from skillpack.tools import Tool as Tool
+    from skillpack.validate import CheckResult as CheckResult
+    from skillpack.validate import check_skill as check_skill
+    from skillpack.validate import validate_skill as validate_skill
+    from skillpack.verify import VerifyReport as VerifyReport
+    from skillpack.verify import verify_bytes as verify_bytes
+    from skillpack.verify import verify_target as verify_target
+    from skillpack.walk import FileSet as FileSet
+    from skillpack.walk import LeftOut as LeftOut
+    from skillpack.walk import included_files as included_files
+    from skillpack.walk import walk as walk

@@ -73,7 +73,7 @@ def _collect(paths: Iterable[str | os.PathLike[str]]) -> dict[str, tuple[str, st
         skills.setdefault(name, (digest, source, members))
 
     folders: list[str] = []
-    for path in map(os.fspath, paths):
+    for path in (os.fspath(p) for p in paths):
         if os.path.isfile(path) and (path.endswith(ARCHIVE_SUFFIX) or not path.endswith(".md")):
             for name, digest, members in _archive_members(path):
                 add(name, digest, path, members)

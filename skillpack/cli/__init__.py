@@ -19,7 +19,7 @@ def main() -> None:
 
 
 # Each module registers its commands on `main` when imported.
+from skillpack.cli import commands_build as _commands_build  # noqa: E402,F401
 from skillpack.cli import commands_format as _commands_format  # noqa: E402,F401
 from skillpack.cli import commands_model as _commands_model  # noqa: E402,F401
 from skillpack.cli import commands_walk as _commands_walk  # noqa: E402,F401
-from skillpack.cli import commands_build as _commands_build  # noqa: E402,F401

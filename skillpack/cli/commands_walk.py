@@ -1,0 +1,190 @@
+"""`skillpack files`, `skillpack digest` and `skillpack programs`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import click
+
+from skillpack.cli import main
+from skillpack.cli._common import EXIT_FAILED, EXIT_OK, echo_json, report_error
+from skillpack.errors import SkillpackError
+
+_PATHS = click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True)
+)
+_JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+def _skill_folders(paths: tuple[str, ...], *, archives: bool = False) -> tuple[list[Path], bool]:
+    """The skill folders under every PATH (archive files kept as they are when `archives`),
+    and whether some PATH held none (said on stderr)."""
+    from skillpack.discover import find_skills
+
+    found: list[Path] = []
+    empty = False
+    for path in paths:
+        if archives and os.path.isfile(path) and os.path.basename(path) != "SKILL.md":
+            found.append(Path(path))
+            continue
+        try:
+            folders = find_skills(path)
+        except SkillpackError as err:
+            report_error(err)
+            empty = True
+            continue
+        if not folders:
+            click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
+            empty = True
+        found.extend(folders)
+    return found, empty
+
+
+@main.command()
+@_PATHS
+@_JSON
+def files(paths: tuple[str, ...], as_json: bool) -> None:
+    """List what a skill carries, then what was left out and by which rule.
+
+    PATH is a skill folder, its SKILL.md, or a folder searched for skills. The skill is
+    checked as pack checks it (validation, the walk, every file's content): exit 1 when pack
+    would refuse it, listing every problem.
+    """
+    from skillpack.digest import record_files
+    from skillpack.walk import display_path, load_skill, require_valid, skill_fileset
+
+    folders, failed = _skill_folders(paths)
+    results: list[dict[str, Any]] = []
+    for index, folder in enumerate(folders):
+        try:
+            skill = load_skill(folder)
+            require_valid(skill)
+            fileset = skill_fileset(skill)
+            records = record_files(fileset)
+        except SkillpackError as err:
+            failed = True
+            if as_json:
+                results.append(
+                    {"path": str(folder), "problems": [p.to_dict() for p in err.problems]}
+                    | ({} if err.problems else {"error": str(err)})
+                )
+            else:
+                report_error(err)
+            continue
+        if as_json:
+            data = fileset.to_dict()
+            data["files"] = [r.to_dict() for r in records]
+            results.append({"name": skill.name, "path": str(folder), **data})
+            continue
+        if len(folders) > 1:
+            click.echo(("\n" if index else "") + f"# {skill.name} ({folder})")
+        for record in records:
+            click.echo(record.path)
+        if fileset.left_out:
+            click.echo(f"\nleft out ({len(fileset.left_out)}):")
+            for item in fileset.left_out:
+                click.echo(f"  {display_path(item.path)}  ({item.rule})")
+        if fileset.allowed:
+            click.echo(f"\nallowed past the secret filter ({len(fileset.allowed)}):")
+            for path in fileset.allowed:
+                click.echo(f"  {path}")
+    if as_json:
+        echo_json(results)
+    raise SystemExit(EXIT_FAILED if failed else EXIT_OK)
+
+
+@main.command()
+@_PATHS
+@_JSON
+def digest(paths: tuple[str, ...], as_json: bool) -> None:
+    """Print `<digest>  <name>` for each skill (folder, SKILL.md, folder of skills, archive)."""
+    from skillpack.digest import digest as archive_or_skill_digest
+    from skillpack.digest import digest_records, record_skill
+
+    targets, failed = _skill_folders(paths, archives=True)
+    results: list[dict[str, str]] = []
+    for target in targets:
+        try:
+            if target.is_file():
+                name, value = str(target), archive_or_skill_digest(target)
+            else:
+                skill, _, records = record_skill(target)
+                name, value = skill.name, digest_records(records)
+        except SkillpackError as err:
+            report_error(err)
+            failed = True
+            continue
+        results.append({"name": name, "path": str(target), "digest": value})
+        if not as_json:
+            click.echo(f"{value}  {name}")
+    if as_json:
+        echo_json(results)
+    raise SystemExit(EXIT_FAILED if failed else EXIT_OK)
+
+
+def _missing(name: str, workdir: str | None) -> str | None:
+    """Why program `name` cannot run here, or None when it can."""
+    if "/" not in name:
+        return None if shutil.which(name) else f"needs {name}, which is not on PATH"
+    if os.path.isabs(name):
+        ok = os.path.isfile(name) and os.access(name, os.X_OK)
+        return None if ok else f"needs {name}, which is not an executable file"
+    full = os.path.join(workdir or ".", name)
+    ok = os.path.isfile(full) and os.access(full, os.X_OK)
+    return None if ok else f"needs {name}, which is not an executable file in the skill"
+
+
+@main.command()
+@_PATHS
+@_JSON
+@click.option(
+    "--check", is_flag=True, help="Look every program up on PATH; exit 1 if one is missing."
+)
+def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
+    """List the programs each skill runs: tool commands, allowed Bash commands, `#!` lines.
+
+    Dynamic programs (named by a tool argument) are listed but never looked up.
+    """
+    from skillpack.programs import programs as skill_programs
+    from skillpack.walk import load_skill, skill_fileset
+
+    folders, failed = _skill_folders(paths)
+    results: list[dict[str, Any]] = []
+    for folder in folders:
+        try:
+            skill = load_skill(folder)
+            found = skill_programs(skill, skill_fileset(skill))
+        except SkillpackError as err:
+            report_error(err)
+            failed = True
+            continue
+        missing = [
+            why
+            for program in found
+            if check and not program.dynamic
+            for why in [_missing(program.name, skill.workdir)]
+            if why is not None
+        ]
+        failed = failed or bool(missing)
+        if as_json:
+            entry: dict[str, Any] = {
+                "name": skill.name,
+                "path": str(folder),
+                "programs": [p.to_dict() for p in found],
+            }
+            if check:
+                entry["missing"] = missing
+            results.append(entry)
+            continue
+        click.echo(f"{skill.name}:" + ("" if found else " (runs no program)"))
+        for program in found:
+            kind = "  (dynamic: named by a tool argument)" if program.dynamic else ""
+            click.echo(f"  {program.name}{kind}  [{', '.join(program.sources)}]")
+        for why in missing:
+            click.echo(f"skillpack: {skill.name} {why}", err=True)
+    if as_json:
+        echo_json(results)
+    raise SystemExit(EXIT_FAILED if failed else EXIT_OK)

@@ -1,0 +1,58 @@
+"""Finding skills under a path: a SKILL.md, a skill folder, or a folder of skills."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from skillpack.errors import SkillpackError
+
+__all__ = ["SKIP_DIRS", "find_skills"]
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "__pycache__", ".skillpack"})
+
+
+def _is_skill_dir(path: str) -> bool:
+    skill_md = os.path.join(path, "SKILL.md")
+    return os.path.isfile(skill_md) and not os.path.islink(skill_md)
+
+
+def find_skills(path: str | os.PathLike[str]) -> list[Path]:
+    """The skill folders at `path`, sorted by path.
+
+    A SKILL.md gives its folder; a folder holding SKILL.md is one skill (not searched further);
+    any other folder is searched, without following symlinks and skipping version-control and
+    ``__pycache__`` folders. Returns [] when there is none; raises `SkillpackError` when
+    `path` does not exist.
+    """
+    text = os.fspath(path)
+    if not os.path.lexists(text):
+        raise SkillpackError(
+            "no such file or folder", path=text, hint="give a skill folder, its SKILL.md, or "
+            "a folder of skills"
+        )
+    if os.path.isfile(text):
+        return [Path(text).parent] if os.path.basename(text) == "SKILL.md" else []
+    if not os.path.isdir(text):
+        return []
+    if _is_skill_dir(text):
+        return [Path(text)]
+    found: list[Path] = []
+    stack = [text]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name, reverse=True)
+        except OSError as err:
+            raise SkillpackError(
+                f"cannot list this folder ({err.strerror})", path=folder
+            ) from None
+        for entry in entries:
+            if entry.name in SKIP_DIRS or not entry.is_dir(follow_symlinks=False):
+                continue
+            if _is_skill_dir(entry.path):
+                found.append(Path(entry.path))
+            else:
+                stack.append(entry.path)
+    return sorted(found)

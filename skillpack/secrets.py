@@ -1,0 +1,122 @@
+"""The secret deny list: file names and contents a skill must never carry.
+
+Names are matched case-insensitively against whole names or glob-like patterns, never against
+substrings, so ordinary documents such as ``references/secrets.md`` or ``token-counting.md``
+pass. The list is documented in docs/SECRETS.md; keep the two in step.
+
+A skill that really must carry such a file (a CA certificate, a test fixture) names it in its
+frontmatter, ``metadata: {skillpack-allow-secrets: "certs/ca.pem"}``; the walk then lets that
+exact path through both checks and records it, so an approver sees it.
+
+Standard library only: the runtime and digest.py import this module.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+
+__all__ = [
+    "ENV_TEMPLATE_SUFFIXES",
+    "PRIVATE_KEY_MARKER",
+    "SECRET_DATA_EXTENSIONS",
+    "SECRET_DIRS",
+    "SECRET_EXTENSIONS",
+    "SECRET_NAMES",
+    "contains_private_key",
+    "secret_name_reason",
+]
+
+# Whole file names (compared after lower-casing).
+SECRET_NAMES: dict[str, str] = {
+    ".env": "a .env file holds environment secrets",
+    ".envrc": "an .envrc (direnv) file exports environment secrets",
+    ".npmrc": "an .npmrc file can hold npm registry tokens",
+    ".pypirc": "a .pypirc file can hold PyPI upload credentials",
+    ".netrc": "a .netrc file holds login credentials",
+    "_netrc": "a _netrc file holds login credentials",
+    ".git-credentials": "a .git-credentials file holds git passwords and tokens",
+    ".pgpass": "a .pgpass file holds PostgreSQL passwords",
+    ".htpasswd": "an .htpasswd file holds password hashes",
+    "credentials.json": "a credentials.json file holds service credentials",
+    "id_rsa": "an SSH private key (id_rsa)",
+    "id_dsa": "an SSH private key (id_dsa)",
+    "id_ecdsa": "an SSH private key (id_ecdsa)",
+    "id_ed25519": "an SSH private key (id_ed25519)",
+    "id_ecdsa_sk": "an SSH private key (id_ecdsa_sk)",
+    "id_ed25519_sk": "an SSH private key (id_ed25519_sk)",
+}
+
+# Last extension of the name (lower-cased, with its dot).
+SECRET_EXTENSIONS: dict[str, str] = {
+    ".pem": "a .pem file can hold a private key",
+    ".key": "a .key file holds a private key",
+    ".p12": "a .p12 (PKCS#12) file holds a private key and certificate",
+    ".pfx": "a .pfx (PKCS#12) file holds a private key and certificate",
+    ".jks": "a .jks Java keystore holds private keys",
+    ".keystore": "a .keystore file holds private keys",
+    ".kdbx": "a .kdbx file is a KeePass password database",
+    ".ppk": "a .ppk file is a PuTTY private key",
+}
+
+# Folders whose every file is a secret (any depth in the skill).
+SECRET_DIRS: dict[str, str] = {
+    ".aws": "files under .aws/ hold AWS credentials",
+    ".ssh": "files under .ssh/ hold SSH keys and host credentials",
+    ".gnupg": "files under .gnupg/ hold GnuPG private keys",
+}
+
+# `.env.<x>` passes when its last suffix marks a template.
+ENV_TEMPLATE_SUFFIXES = frozenset({"example", "sample", "template", "dist"})
+
+# `secret` / `secrets` with one of these extensions (or none) is a secret.
+SECRET_DATA_EXTENSIONS = frozenset(
+    {"", ".json", ".yaml", ".yml", ".toml", ".env", ".ini", ".txt", ".cfg", ".conf"}
+)
+
+PRIVATE_KEY_MARKER = b"PRIVATE KEY"
+# `-----BEGIN PRIVATE KEY-----`, `-----BEGIN RSA PRIVATE KEY-----`, `... EC ...`,
+# `... OPENSSH ...`, `... ENCRYPTED ...`, `-----BEGIN PGP PRIVATE KEY BLOCK-----`.
+_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+# Longest header the pattern above can match, for callers that scan in windows.
+PRIVATE_KEY_HEADER_MAX = 128
+
+
+def secret_name_reason(path: str) -> str | None:
+    """Why the file at relative `path` (``/``-separated) is a secret by its name, or None."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    for folder in parts[:-1]:
+        reason = SECRET_DIRS.get(folder)
+        if reason is not None:
+            return reason
+    if name == "config.json" and len(parts) >= 2 and parts[-2] == ".docker":
+        return "a .docker/config.json file holds registry credentials"
+    reason = SECRET_NAMES.get(name)
+    if reason is not None:
+        return reason
+    if name.startswith(".env."):
+        suffix = name.rsplit(".", 1)[1]
+        if suffix in ENV_TEMPLATE_SUFFIXES:
+            return None
+        return "a .env.* file holds environment secrets (templates ending in .example pass)"
+    if name.startswith(".dev.vars"):
+        return "a .dev.vars file holds Cloudflare Workers secrets"
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem:  # no extension, or a dot-file like `.key`
+        stem, ext = name, ""
+    else:
+        ext = "." + ext
+        reason = SECRET_EXTENSIONS.get(ext)
+        if reason is not None:
+            return reason
+    if stem in ("secret", "secrets") and ext in SECRET_DATA_EXTENSIONS:
+        return f"a file named {name!r} holds secrets by its name"
+    return None
+
+
+def contains_private_key(data: bytes | bytearray | memoryview | mmap.mmap) -> bool:
+    """Whether `data` holds a PEM private-key header (``-----BEGIN ... PRIVATE KEY-----``)."""
+    if isinstance(data, bytes | bytearray | mmap.mmap) and data.find(PRIVATE_KEY_MARKER) < 0:
+        return False
+    return _PRIVATE_KEY.search(data) is not None

@@ -1,0 +1,43 @@
+"""Shared paths and helpers for the test suite.
+
+``REPO`` is the repository root, ``FIXTURES`` its ``fixtures/`` folder, ``CORPUS`` the
+read-only corpus of real skills (``../shared/corpus`` beside the repository), and
+``CORPUS_SKILLS`` every skill folder in it, sorted. Import them (``from conftest import
+CORPUS``) or use the fixtures of the same names in lower case.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+CORPUS = (REPO.parent / "shared" / "corpus").resolve()
+CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
+
+
+def write_skill(folder: Path, text: str | bytes, files: dict[str, str] | None = None) -> Path:
+    """Create ``folder`` holding a SKILL.md with ``text`` (and ``files``); return the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "SKILL.md"
+    if isinstance(text, bytes):
+        target.write_bytes(text)
+    else:
+        target.write_text(text, encoding="utf-8", newline="")
+    for rel, content in (files or {}).items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def corpus() -> Path:
+    return CORPUS
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES

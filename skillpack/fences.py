@@ -148,7 +148,10 @@ def _parse_tool(
                 err("tool-syntax", f"'{text.strip()}' belongs to no param", line_no)
                 continue
             key, value = _split(text[4:])
-            if key not in _PARAM_KEYS or value is None:
+            if key in _PARAM_KEYS and value is None:
+                err("tool-syntax", f"param '{current}': '{key}:' has no value; write "
+                    f"'{key}: ...' or leave the line out", line_no)
+            elif key not in _PARAM_KEYS or value is None:
                 err("tool-syntax", f"param '{current}': '{text.strip()}' is not one of "
                     "'type: ...', 'format: ...', 'enum: ...', 'description: ...', "
                     "'default: ...'", line_no)
@@ -235,7 +238,7 @@ def _build(
     if "run" in fields:
         run = fields["run"][0] if run_items is None else tuple(run_items)
         words = run.split() if isinstance(run, str) else list(run)
-        if not words:
+        if not words or not words[0]:
             err("tool-run-empty", f"tool '{tool_id}': 'run' names no command", run_line)
             ok = False
         used: set[str] = set()
@@ -266,16 +269,21 @@ def _build_param(
         err("tool-param-type", f"{where}: type '{type_text}' must be string, integer, number "
             "or boolean", type_line)
         return None
-    kind: ParamType = type_text  # type: ignore[assignment]
+    kind: ParamType = type_text
     enum: tuple[Value, ...] | None = None
     if "enum" in keys:
         text, enum_line = keys["enum"]
         items = [item.strip() for item in text.split(",")]
         values: list[Value] = []
         for item in items:
-            value = convert_text(item, kind) if item else None
+            if not item:
+                err("tool-param-enum", f"{where}: enum has an empty item; separate the items "
+                    "with single commas", enum_line)
+                return None
+            value = convert_text(item, kind)
             if value is None:
-                err("tool-param-enum", f"{where}: enum item '{item}' is not {kind}", enum_line)
+                err("tool-param-enum", f"{where}: enum item '{item}' is not {_a(kind)}",
+                    enum_line)
                 return None
             values.append(value)
         enum = tuple(values)
@@ -284,7 +292,8 @@ def _build_param(
         text, default_line = keys["default"]
         default = convert_text(text, kind)
         if default is None:
-            err("tool-param-default", f"{where}: default '{text}' is not {kind}", default_line)
+            err("tool-param-default", f"{where}: default '{text}' is not {_a(kind)}",
+                default_line)
             return None
         if enum is not None and default not in enum:
             allowed = ", ".join(render_value(v) for v in enum)
@@ -300,3 +309,8 @@ def _build_param(
         default=default,
         line=line,
     )
+
+
+def _a(kind: str) -> str:
+    """``integer`` as "an integer", ``string`` as "a string"."""
+    return f"an {kind}" if kind == "integer" else f"a {kind}"

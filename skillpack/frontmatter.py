@@ -59,7 +59,7 @@ def split_frontmatter(source: str, *, file: str | None = None) -> Frontmatter:
     Raises `SkillError` naming the file and line for a missing or unterminated frontmatter,
     invalid YAML, duplicate keys, anchors/aliases, tags, or a non-mapping frontmatter.
     """
-    first, sep, rest = source.partition("\n")
+    first, _sep, rest = source.partition("\n")
     if first.rstrip() != _DELIMITER:
         raise _error(
             "frontmatter-missing",
@@ -116,7 +116,7 @@ def _loader_class() -> type[yaml.BaseLoader]:
         """BaseLoader that refuses anchors, aliases and explicit tags."""
 
         def compose_node(self, parent: Any, index: Any) -> Any:
-            event = self.peek_event()
+            event: Any = self.peek_event()  # type: ignore[no-untyped-call]
             if isinstance(event, yaml.AliasEvent):
                 raise _YamlRefusal("yaml-alias", "aliases (*name) are not allowed", event)
             anchor = getattr(event, "anchor", None)
@@ -143,7 +143,13 @@ def _load_failsafe(text: str, file: str | None) -> tuple[dict[str, Any], dict[st
     import yaml
 
     base = 2  # the frontmatter's first line is line 2 of the file
-    loader = _loader_class()(text)
+    try:
+        # the reader checks every character when it is built: a NUL or a lone surrogate
+        # raises here, so building it belongs inside the try
+        loader = _loader_class()(text)
+    except yaml.YAMLError as exc:
+        raise _error("yaml-syntax", f"frontmatter is not valid YAML: {_reader_problem(exc)}",
+                     file, _reader_line(exc, text, base)) from None
     try:
         try:
             node = loader.get_single_node()
@@ -152,11 +158,19 @@ def _load_failsafe(text: str, file: str | None) -> tuple[dict[str, Any], dict[st
             raise _error(refusal.code, f"frontmatter: {refusal.message}", file, line) from None
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
+            if mark is not None and exc.context_mark is not None and mark.index >= len(
+                text.rstrip()
+            ):  # "unexpected end": the construct left open is where to look
+                mark = exc.context_mark
             line = None if mark is None else mark.line + base
-            what = exc.problem or "invalid YAML"
-            raise _error("yaml-syntax", f"frontmatter is not valid YAML: {what}", file, line) from None
-        except yaml.YAMLError as exc:  # reader errors (e.g. control characters)
-            raise _error("yaml-syntax", f"frontmatter is not valid YAML: {exc}", file, base) from None
+            raise _error("yaml-syntax", f"frontmatter is not valid YAML: {_marked_problem(exc)}",
+                         file, line) from None
+        except yaml.YAMLError as exc:  # reader errors met while scanning
+            raise _error("yaml-syntax", f"frontmatter is not valid YAML: {_reader_problem(exc)}",
+                         file, _reader_line(exc, text, base)) from None
+        except RecursionError:
+            raise _error("yaml-syntax", "frontmatter is not valid YAML: it is nested too deeply",
+                         file, base) from None
         if node is None:
             raise _error(
                 "frontmatter-not-mapping",
@@ -178,12 +192,43 @@ def _load_failsafe(text: str, file: str | None) -> tuple[dict[str, Any], dict[st
         if problems:
             raise SkillError(problems[0].message, path=file, line=problems[0].line,
                              problems=problems)
-        data = loader.construct_document(node)
+        try:
+            data = loader.construct_document(node)
+        except RecursionError:  # pragma: no cover - the composer recurses deeper first
+            raise _error("yaml-syntax", "frontmatter is not valid YAML: it is nested too deeply",
+                         file, base) from None
     finally:
         loader.dispose()
     if not isinstance(data, dict):  # pragma: no cover - guarded by the node check
         raise _error("frontmatter-not-mapping", "the frontmatter must be a mapping", file, 1)
     return data, lines
+
+
+def _marked_problem(exc: Any) -> str:
+    """A PyYAML parse error as one phrase: the problem, then its context."""
+    what = str(exc.problem or "invalid YAML")
+    if what == "mapping values are not allowed here":
+        what += " (put a value holding ': ' in quotes)"
+    elif exc.context:
+        what += f" ({exc.context})"
+    return what
+
+
+def _reader_problem(exc: Any) -> str:
+    """A PyYAML reader error (a character YAML refuses) as one phrase."""
+    character = getattr(exc, "character", None)
+    if isinstance(character, str) and len(character) == 1:
+        character = ord(character)
+    if isinstance(character, int):
+        return f"it holds the character U+{character:04X}, which YAML does not allow"
+    return str(exc)
+
+
+def _reader_line(exc: Any, text: str, base: int) -> int:
+    position = getattr(exc, "position", None)
+    if not isinstance(position, int):
+        return base
+    return text.count("\n", 0, position) + base
 
 
 def _check_duplicates(

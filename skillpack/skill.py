@@ -81,7 +81,9 @@ class Skill:
         return None
 
 
-def split_entries(value: str | tuple[str, ...] | list[Any], *, commas_only: bool = False) -> list[str]:
+def split_entries(
+    value: str | tuple[str, ...] | list[Any], *, commas_only: bool = False
+) -> list[str]:
     """Split a declared list: a YAML list, or a comma (and, unless ``commas_only``, space)
     separated string. Parentheses keep their content together: ``Bash(git status:*)``."""
     if not isinstance(value, str):
@@ -94,7 +96,7 @@ def split_entries(value: str | tuple[str, ...] | list[Any], *, commas_only: bool
 def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
     """Read and parse a SKILL.md (or the SKILL.md of a skill folder)."""
     path = Path(path)
-    if path.is_dir():
+    if path.is_dir() and path.name != "SKILL.md":  # a SKILL.md that is a folder is unreadable
         path = path / "SKILL.md"
     where = str(path)
     try:
@@ -174,6 +176,10 @@ def _includes(value: Any, workdir: str | None, err: Any) -> str | tuple[str, ...
         err("includes-type", "'includes' must be a comma-separated string or a list of paths",
             "includes")
         return None
+    if isinstance(declared, str) and not declared.strip():
+        err("include-empty", "'includes' is empty; list the files the skill carries, or "
+            "remove the key", "includes")
+        return declared
     for entry in split_entries(declared, commas_only=True):
         if not entry:
             err("include-empty", "'includes' has an empty entry; remove the stray comma",

@@ -143,9 +143,8 @@ class Tool:
             assert value is not None
             if param.enum is not None and not _in_enum(value, param.enum):
                 allowed = ", ".join(render_value(v) for v in param.enum)
-                problems.append(
-                    f"{prefix}: '{param.name}' must be one of {allowed}; got {_show(args[param.name])}"
-                )
+                got = _show(args[param.name])
+                problems.append(f"{prefix}: '{param.name}' must be one of {allowed}; got {got}")
                 continue
             result[param.name] = value
         if problems:
@@ -189,10 +188,13 @@ def convert_text(text: str, type_: ParamType) -> Value | None:
     if type_ == "boolean":
         return {"true": True, "false": False}.get(text.strip().lower())
     stripped = text.strip()
-    if type_ == "integer":
-        return int(stripped) if _INTEGER.fullmatch(stripped) else None
-    if _INTEGER.fullmatch(stripped):
-        return int(stripped)
+    try:
+        if type_ == "integer":
+            return int(stripped) if _INTEGER.fullmatch(stripped) else None
+        if _INTEGER.fullmatch(stripped):
+            return int(stripped)
+    except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+        return None
     if _NUMBER.fullmatch(stripped):
         number = float(stripped)
         return number if math.isfinite(number) else None

@@ -93,7 +93,8 @@ def validate_skill(skill: Skill) -> list[Problem]:
     problems: list[Problem] = []
 
     def add(severity: str, code: str, message: str, key: str | None) -> None:
-        line = None if key is None else skill.lines.get(key)
+        # a missing key has no line of its own: point at the frontmatter's opening line
+        line = 1 if key is None else skill.lines.get(key)
         problems.append(Problem("error" if severity == "error" else "warning", code, message,
                                 file, line))
 
@@ -196,14 +197,15 @@ def _check_description(data: dict[str, Any], add: Any) -> None:
 
 
 def _check_metadata(data: dict[str, Any], add: Any) -> None:
-    if "metadata" not in data:
+    # 'metadata:' with no value is YAML null, read failsafe as "": no metadata, not a bad type
+    if "metadata" not in data or data["metadata"] == "":
         return
     metadata = data["metadata"]
     if not isinstance(metadata, dict):
         add("error", "metadata-type", "'metadata' must be a map of names to strings", "metadata")
         return
     for key, value in metadata.items():
-        if not isinstance(value, str):
+        if not isinstance(value, str) and key != ALLOW_SECRETS_KEY:  # that one is an error
             add("warning", "metadata-not-string",
                 f"metadata '{key}' is a {'list' if isinstance(value, list) else 'map'}; the "
                 "spec wants string values", f"metadata.{key}")

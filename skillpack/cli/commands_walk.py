@@ -100,26 +100,28 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
 @_PATHS
 @_JSON
 def digest(paths: tuple[str, ...], as_json: bool) -> None:
-    """Print `<digest>  <name>` for each skill (folder, SKILL.md, folder of skills, archive)."""
-    from skillpack.digest import digest as archive_or_skill_digest
+    """Print `<digest>  <name>` for each skill (folder, SKILL.md, folder of skills, archive
+    or bundle: an archive or bundle is verified member by member first)."""
     from skillpack.digest import digest_records, record_skill
+    from skillpack.verify import verify_file
 
     targets, failed = _skill_folders(paths, archives=True)
     results: list[dict[str, str]] = []
     for target in targets:
         try:
             if target.is_file():
-                name, value = str(target), archive_or_skill_digest(target)
+                found = [(s.name, s.digest) for s in verify_file(target).skills]
             else:
                 skill, _, records = record_skill(target)
-                name, value = skill.name, digest_records(records)
+                found = [(skill.name, digest_records(records))]
         except SkillpackError as err:
             report_error(err)
             failed = True
             continue
-        results.append({"name": name, "path": str(target), "digest": value})
-        if not as_json:
-            click.echo(f"{value}  {name}")
+        for name, value in found:
+            results.append({"name": name, "path": str(target), "digest": value})
+            if not as_json:
+                click.echo(f"{value}  {name}")
     if as_json:
         echo_json(results)
     raise SystemExit(EXIT_FAILED if failed else EXIT_OK)

@@ -1,0 +1,230 @@
+"""Cold start of `skillpack.runtime` on the corpus bundle, against a bare interpreter and zipfile.
+
+Usage::
+
+    /work/venv/bin/python benchmarks/runtime_coldstart.py [--runs 40] [--bundle FILE] [--json]
+
+Each measured run is a fresh interpreter that reads the bundle's bytes with one open() and
+then either does nothing more, loads them with `skillpack.runtime.load` (eager, the default,
+or ``lazy=True``) and reads one SKILL.md, or opens the same bytes with
+``zipfile.ZipFile(io.BytesIO(data))`` and reads the same member. Wall times are taken by this
+process around each child; variants run round-robin in shuffled order after warm-up rounds, and
+medians are reported. Children run in a throwaway venv whose site-packages only points at the
+repository and at the packages skillpack needs (no editable-install finder pre-importing
+modules), with bytecode caching on (in a temporary PYTHONPYCACHEPREFIX), as a deployment runs.
+
+In-process figures come from the same kind of child: where import time goes, load's parts,
+and reading a ~4 KiB file after load, first (hashed) and again (cached).
+Targets (issue 4): load + read at most 10 ms over the bare interpreter; the 4 KiB read at most
+50 us. This is a measurement, not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SKILL = "adaptyv"  # the first skill of the corpus bundle
+
+READ = "f = open(BUNDLE, 'rb'); data = f.read(); f.close()\n"
+VARIANTS = {
+    "bare": "pass",
+    "read bytes": READ,
+    "import typing+dataclasses": "import typing, dataclasses",
+    "import runtime": "import skillpack.runtime",
+    "runtime load+read": READ + textwrap.dedent("""
+        import skillpack.runtime as rt
+        rt.load(data)[SKILL].file("SKILL.md").bytes()
+    """),
+    "runtime lazy load+read": READ + textwrap.dedent("""
+        import skillpack.runtime as rt
+        rt.load(data, lazy=True)[SKILL].file("SKILL.md").bytes()
+    """),
+    "zipfile open+read": READ + textwrap.dedent("""
+        import io, zipfile
+        zipfile.ZipFile(io.BytesIO(data)).read(SKILL + "/SKILL.md")
+    """),
+}
+
+INSIDE = textwrap.dedent("""
+    import json, sys, time
+    clock = time.perf_counter
+    t0 = clock()
+    import skillpack.errors
+    t1 = clock()
+    import skillpack.zipread
+    t2 = clock()
+    import skillpack.manifest
+    t3 = clock()
+    import skillpack.runtime as rt
+    t4 = clock()
+    import blake3
+    t5 = clock()
+    f = open(BUNDLE, 'rb'); data = f.read(); f.close()
+    from skillpack.zipread import read_zip
+    out = {"import skillpack.errors (+ skillpack, typing, dataclasses)": t1 - t0,
+           "import skillpack.zipread": t2 - t1,
+           "import skillpack.manifest (+ digest, secrets, json)": t3 - t2,
+           "import skillpack.runtime (+ its two helpers)": t4 - t3,
+           "import blake3": t5 - t4}
+    parts = {"read_zip": [], "load lazy": [], "load eager": [], "first skill (lazy)": [],
+             "4 KiB first read (hashed)": [], "4 KiB read again (cached)": [],
+             "4 KiB text() again": []}
+    a = clock(); first = rt.load(data, lazy=True); b = clock()
+    first[SKILL].file("SKILL.md").bytes(); c = clock()
+    out["first lazy load in this process"] = b - a
+    out["first skill + its SKILL.md read"] = c - b
+    bundle = rt.load(data)
+    size, name, path = min((abs(bundle[n].file(p).size - 4096), n, p)
+                           for n in bundle.names for p in bundle[n].files()
+                           if not p.endswith((".png", ".pdf", ".ttf")))
+    out["4 KiB file"] = f"{name}/{path} ({bundle[name].file(path).size} bytes)"
+    for _ in range(RUNS):
+        a = clock(); read_zip(data); b = clock()
+        parts["read_zip"].append(b - a)
+        a = clock(); rt.load(data); b = clock()
+        parts["load eager"].append(b - a)
+        a = clock(); lazy = rt.load(data, lazy=True); b = clock()
+        parts["load lazy"].append(b - a)
+        a = clock(); skill = lazy[name]; b = clock()
+        parts["first skill (lazy)"].append(b - a)
+        a = clock(); skill.file(path).bytes(); b = clock()
+        skill.file(path).bytes(); c = clock()
+        skill.file(path).text(); d = clock()
+        parts["4 KiB first read (hashed)"].append(b - a)
+        parts["4 KiB read again (cached)"].append(c - b)
+        parts["4 KiB text() again"].append(d - c)
+    for key, values in parts.items():
+        out[key] = sorted(values)[len(values) // 2]
+    a = clock(); rt.load(data, lazy=True).catalog_text(); b = clock()
+    out["catalog_text() on a fresh load (parses 180 SKILL.md)"] = b - a
+    print(json.dumps(out))
+""")
+
+
+def corpus_bundle(dest: Path) -> Path:
+    """Write the corpus bundle (the 180 skills of the tests) to `dest`."""
+    sys.path[:0] = [str(REPO / "tests"), str(REPO)]
+    from test_runtime import BUNDLE_SKILLS, build_bundle  # type: ignore[import-not-found,unused-ignore]
+
+    dest.write_bytes(build_bundle(BUNDLE_SKILLS))
+    return dest
+
+
+def clean_python(root: Path) -> str:
+    """A venv whose site-packages points at the repository and skillpack's dependencies."""
+    import blake3
+    import yaml
+
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(root)], check=True)
+    python = root / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path("
+                           "'purelib'))"], check=True, capture_output=True, text=True)
+    deps = {str(Path(m.__file__ or "").resolve().parent.parent) for m in (blake3, yaml)}
+    Path(site.stdout.strip(), "skillpack-bench.pth").write_text(
+        "\n".join([str(REPO), *sorted(deps)]) + "\n")
+    return str(python)
+
+
+def child_env(pycache: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "PYTHONSTARTUP")}
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def run_child(python: str, code: str, env: dict[str, str], bundle: Path, runs: int = 0) -> str:
+    prelude = f"BUNDLE = {str(bundle)!r}; SKILL = {SKILL!r}; RUNS = {runs}\n"
+    result = subprocess.run([python, "-c", prelude + code], env=env, capture_output=True,
+                            text=True, check=False)
+    if result.returncode:
+        raise SystemExit(f"child failed:\n{code}\n{result.stderr}")
+    return result.stdout
+
+
+def measure(python: str, env: dict[str, str], bundle: Path, runs: int,
+            warmup: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    rng = random.Random(0)
+    for round_no in range(warmup + runs):
+        order = list(VARIANTS)
+        rng.shuffle(order)
+        for name in order:
+            start = time.perf_counter()
+            run_child(python, VARIANTS[name], env, bundle)
+            elapsed = time.perf_counter() - start
+            if round_no >= warmup:
+                times[name].append(elapsed)
+    return times
+
+
+def report(times: dict[str, list[float]], inside: dict[str, Any], bundle: Path,
+           python: str) -> dict[str, Any]:
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    bare, read = medians["bare"], medians["read bytes"]
+    result: dict[str, Any] = {
+        "bundle": str(bundle), "bundle_bytes": bundle.stat().st_size, "python": python,
+        "runs": len(times["bare"]), "median_ms": {k: v * 1e3 for k, v in medians.items()},
+        "min_ms": {k: min(v) * 1e3 for k, v in times.items()},
+        "over_bare_ms": {k: (v - bare) * 1e3 for k, v in medians.items()},
+        "over_read_ms": {k: (v - read) * 1e3 for k, v in medians.items()},
+        "inside": inside,
+    }
+    return result
+
+
+def print_report(result: dict[str, Any]) -> None:
+    print(f"bundle: {result['bundle']} ({result['bundle_bytes']:,} bytes); "
+          f"{result['runs']} runs per variant; python {result['python']}")
+    print(f"{'variant':<26}{'median ms':>11}{'min ms':>9}{'over bare':>11}{'over read':>11}")
+    for name, value in result["median_ms"].items():
+        print(f"{name:<26}{value:>11.2f}{result['min_ms'][name]:>9.2f}"
+              f"{result['over_bare_ms'][name]:>11.2f}{result['over_read_ms'][name]:>11.2f}")
+    print("(medians; 'over read' subtracts the bare interpreter plus reading the bundle's "
+          "bytes)")
+    print("\nin-process (medians):")
+    for name, value in result["inside"].items():
+        if isinstance(value, float):
+            shown = f"{value * 1e6:.1f} us" if value < 1e-3 else f"{value * 1e3:.2f} ms"
+        else:
+            shown = str(value)
+        print(f"  {name:<58}{shown}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=40, help="measured runs per variant")
+    parser.add_argument("--warmup", type=int, default=3, help="unmeasured rounds first")
+    parser.add_argument("--bundle", type=Path, help="a bundle to use instead of the corpus")
+    parser.add_argument("--python", help="interpreter for the children (default: a clean "
+                        "throwaway venv over this interpreter)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="skillpack-bench-") as tmp:
+        root = Path(tmp)
+        bundle = args.bundle or corpus_bundle(root / "corpus.bundle")
+        python = args.python or clean_python(root / "venv")
+        env = child_env(root / "pycache")
+        times = measure(python, env, bundle, args.runs, args.warmup)
+        inside = json.loads(run_child(python, INSIDE, env, bundle, runs=max(args.runs, 30)))
+        result = report(times, inside, bundle, python)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_report(result)
+
+
+if __name__ == "__main__":
+    main()

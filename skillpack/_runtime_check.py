@@ -1,0 +1,279 @@
+"""The checks `skillpack.runtime.load` runs on a bundle or archive before serving anything.
+
+Split from :mod:`skillpack.runtime` to keep each module short. Three levels:
+
+* the layout (`read_index`, `archive_name`, `layout`): the index's format and bundle digest,
+  every member under a listed skill's folder, each skill with its manifest member;
+* one skill (`check_skill`): its manifest parsed, named after its folder, hashing to its
+  digest, equal to the index's digest, and its members exactly the manifest's files with the
+  recorded sizes and modes;
+* the approved digests (`pins`, `check_expect`).
+
+Problems are collected in a `Problems` and raised once, listing them all.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_left
+from collections.abc import Mapping
+from typing import Any
+
+from skillpack._runtime_skill import SKILL_MD, LoadedSkill
+from skillpack.digest import DIGEST_RE, FileRecord, bundle_digest
+from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackError
+from skillpack.manifest import FORMAT, MANIFEST_PATH, Manifest, check_format
+from skillpack.zipread import ZipIndex
+
+__all__ = [
+    "BUNDLE_INDEX",
+    "HINT",
+    "Problems",
+    "archive_name",
+    "check_expect",
+    "check_skill",
+    "layout",
+    "pins",
+    "read_index",
+]
+
+BUNDLE_INDEX = ".skillpack/bundle.json"
+HINT = "rebuild it with `skillpack bundle` or `skillpack pack`; do not edit bundles by hand"
+_ALTERED = "do not use this bundle; rebuild it or fetch it again"
+_INDEX_KEYS = frozenset({"format", "digest", "skills"})
+_ENTRY_KEYS = frozenset({"name", "digest"})
+
+#: What `layout` knows of a listed skill: (digest in the index or None, first member, end).
+Span = tuple[str | None, int, int]
+
+
+class Problems:
+    """Problems found while checking, collected so that one error lists them all."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.found: list[tuple[type[SkillpackError], Problem, str | None]] = []
+
+    def add(self, kind: type[SkillpackError], code: str, message: str, member: str | None = None,
+            hint: str | None = None) -> None:
+        self.found.append((kind, Problem("error", code, message, member), hint))
+
+    def take(self, exc: SkillpackError, code: str, member: str) -> None:
+        message = exc.message if member in exc.message else f"member {member!r}: {exc.message}"
+        self.add(type(exc), code, message, member, exc.hint)
+
+    def error(self) -> SkillpackError | None:
+        """One error of the first problem's kind, listing every problem; None if none."""
+        if not self.found:
+            return None
+        kind, first, hint = self.found[0]
+        more = len(self.found) - 1
+        message = first.message + (f" (and {more} more problem{'s' if more > 1 else ''})"
+                                   if more else "")
+        return kind(message, path=self.source, hint=hint or HINT,
+                    problems=[problem for _, problem, _ in self.found])
+
+    def raise_any(self) -> None:
+        error = self.error()
+        if error is not None:
+            raise error
+
+
+def read_index(index: ZipIndex, source: str) -> tuple[str, list[tuple[str, str]]]:
+    """Parse and check ``.skillpack/bundle.json``: (bundle digest, [(name, digest)])."""
+    where = f"{source}/{BUNDLE_INDEX}"
+    entry = index.get(BUNDLE_INDEX)
+    assert entry is not None
+    try:
+        data = json.loads(str(index.data(entry), "utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ArchiveError(f"the bundle index is not valid UTF-8 JSON: {exc}", path=where,
+                           hint=HINT) from None
+    if not isinstance(data, dict):
+        raise ArchiveError("the bundle index is not a JSON object", path=where, hint=HINT)
+    check_format(data.get("format"), what="the bundle index", source=where)
+    if data.get("format") == FORMAT and set(data) != _INDEX_KEYS:
+        odd = ", ".join(sorted(set(data) ^ _INDEX_KEYS))
+        raise ArchiveError(f"the bundle index has unexpected or missing fields: {odd}",
+                           path=where, hint=HINT)
+    digest, skills = data.get("digest"), data.get("skills")
+    if not isinstance(digest, str) or not DIGEST_RE.fullmatch(digest):
+        raise ArchiveError(f"the bundle index has an invalid digest {digest!r}", path=where,
+                           hint=HINT)
+    if not isinstance(skills, list) or not all(
+        isinstance(s, dict) and set(s) == _ENTRY_KEYS and isinstance(s["name"], str)
+        and isinstance(s["digest"], str) for s in skills
+    ):
+        raise ArchiveError("the bundle index's 'skills' is not a list of {name, digest} "
+                           "objects", path=where, hint=HINT)
+    pairs = [(s["name"], s["digest"]) for s in skills]
+    names = [name for name, _ in pairs]
+    if names != sorted(set(names)):
+        raise ArchiveError("the bundle index's skills are not unique and sorted by name",
+                           path=where, hint=HINT)
+    bad = [name for name in names if "/" in name or name in (".", "..", ".skillpack")]
+    if bad:
+        raise ArchiveError(f"the bundle index lists an invalid skill name {bad[0]!r}",
+                           path=where, hint=HINT)
+    actual = bundle_digest(pairs)  # also refuses empty names, whitespace, invalid digests
+    if actual != digest:
+        raise IntegrityError(
+            f"the bundle index lists skills whose bundle digest is {actual}, but records "
+            f"{digest}: the index was altered", path=where, hint=_ALTERED)
+    return digest, pairs
+
+
+def archive_name(names: tuple[str, ...], source: str) -> str:
+    """The one top folder of a single `.skill` archive."""
+    loose = [name for name in names if "/" not in name]
+    if loose:
+        raise ArchiveError(f"member {loose[0]!r} is outside the skill's folder (a .skill "
+                           "archive holds one top folder)", path=source, hint=HINT)
+    heads = sorted({name.partition("/")[0] for name in names})
+    if len(heads) != 1:
+        found = ", ".join(heads) if heads else "no members at all"
+        raise ArchiveError(f"a .skill archive holds one top folder; found {found}",
+                           path=source, hint=HINT)
+    return heads[0]
+
+
+def layout(
+    names: tuple[str, ...], listed: list[tuple[str, str | None]], bundle: bool, source: str,
+) -> dict[str, Span]:
+    """Where each listed skill's members are; refuse members outside every listed skill and
+    skills without a manifest member. `names` is sorted, so a skill's members are contiguous."""
+    spans: dict[str, Span] = {}
+    owned = 1 if bundle else 0  # the index
+    problems = Problems(source)
+    for name, digest in listed:
+        start = bisect_left(names, name + "/")
+        end = bisect_left(names, name + "0", start)  # "0" follows "/"
+        spans[name] = (digest, start, end)
+        owned += end - start
+        manifest = f"{name}/{MANIFEST_PATH}"
+        at = bisect_left(names, manifest, start, end)
+        if at == end or names[at] != manifest:
+            problems.add(ArchiveError, "manifest-missing",
+                         f"skill '{name}' has no manifest member {manifest!r}", manifest)
+    if owned != len(names):
+        for member in names:
+            head = member.partition("/")[0]
+            if member != BUNDLE_INDEX and head not in spans:
+                problems.add(ArchiveError, "member-outside", f"member {member!r} is outside "
+                             "every skill the bundle lists", member)
+    problems.raise_any()
+    return spans
+
+
+def check_skill(
+    index: ZipIndex, view: memoryview, name: str, span: Span, problems: Problems, source: str,
+) -> LoadedSkill | None:
+    """Check one skill's manifest and members; return it, or None with `problems` said."""
+    listed, start, end = span
+    before = len(problems.found)
+    member = f"{name}/{MANIFEST_PATH}"
+    where = f"{source}/{member}"
+    entry = index.get(member)
+    assert entry is not None  # layout() checked it
+    try:
+        manifest = Manifest.from_bytes(index.data(entry), source=where)
+    except SkillpackError as exc:
+        problems.take(exc, "manifest-invalid", member)
+        return None
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        problems.add(ArchiveError, "manifest-invalid", f"manifest {member!r} is malformed: "
+                     f"{exc}", member)
+        return None
+    if manifest.name != name:
+        problems.add(ArchiveError, "name-mismatch", f"manifest {member!r} names the skill "
+                     f"{manifest.name!r}, not its folder's name {name!r}", member)
+        return None
+    try:
+        manifest.check_digest(source=where)
+    except IntegrityError as exc:
+        problems.take(exc, "manifest-digest", member)
+    if listed is not None and manifest.digest != listed:
+        problems.add(IntegrityError, "index-digest", f"skill '{name}': its manifest has "
+                     f"digest {manifest.digest}, the bundle index lists {listed}", member,
+                     _ALTERED)
+    prefix = name + "/"
+    get = index.get
+    files: dict[str, tuple[FileRecord, int]] = {}
+    for record in manifest.files:
+        path = record.path
+        found = None if path.startswith(".skillpack/") else get(prefix + path)
+        if found is None and path.startswith(".skillpack/"):
+            problems.add(ArchiveError, "member-reserved", f"the manifest of '{name}' lists "
+                         f"{path!r}: '.skillpack/' holds the manifest, never a file of the "
+                         "skill", prefix + path)
+        elif found is None:
+            problems.add(ArchiveError, "member-missing", f"the manifest of '{name}' lists "
+                         f"{path!r}, but there is no member {prefix + path!r}", prefix + path)
+        elif found.size != record.size:
+            problems.add(IntegrityError, "size-mismatch", f"member {found.name!r} is "
+                         f"{found.size} bytes; the manifest records {record.size}", found.name)
+        elif found.executable != (record.mode == "100755"):
+            mode = "executable" if found.executable else "not executable"
+            problems.add(IntegrityError, "mode-mismatch", f"member {found.name!r} is {mode}; "
+                         f"the manifest records mode {record.mode}", found.name)
+        else:
+            files[path] = (record, found.data_offset)
+    if end - start != len(manifest.files) + 1 or len(files) != len(manifest.files):
+        listed_paths = {record.path for record in manifest.files}
+        for other in index.names[start:end]:
+            rest = other[len(prefix):]
+            if rest != MANIFEST_PATH and rest not in listed_paths:
+                problems.add(ArchiveError, "member-unlisted", f"member {other!r} is not in "
+                             f"the manifest of '{name}'", other)
+    if manifest.file(SKILL_MD) is None:
+        problems.add(ArchiveError, "skill-md-missing", f"skill '{name}' carries no SKILL.md",
+                     prefix + SKILL_MD)
+    if len(problems.found) != before:
+        return None
+    return LoadedSkill(manifest, view, files, source)
+
+
+def pins(expect: Mapping[str, Any], source: str) -> dict[str, str]:
+    """Approved digests by name, from a name -> digest mapping or a lock file's content
+    (``{"skills": {name: {"digest": ...}}}``, or a list of ``{"name", "digest"}``)."""
+    if not isinstance(expect, Mapping):
+        raise IntegrityError(f"expect must map skill names to digests, not "
+                             f"{type(expect).__name__}", path=source)
+    skills = expect.get("skills")
+    lock = isinstance(skills, Mapping | list)  # a lock file's content
+    items: Any = expect.items()
+    if isinstance(skills, Mapping):
+        items = skills.items()
+    elif isinstance(skills, list):
+        items = [(s.get("name"), s) if isinstance(s, Mapping) else (None, s) for s in skills]
+    if lock and "format" in expect:
+        check_format(expect["format"], what="the lock file given as expect", source=source)
+    found: dict[str, str] = {}
+    for name, value in items:
+        digest = value.get("digest") if isinstance(value, Mapping) else value
+        if not isinstance(name, str) or not isinstance(digest, str) or not DIGEST_RE.fullmatch(
+            digest
+        ):
+            raise IntegrityError(f"expect: the approved digest of {name!r} is not a skillpack "
+                                 f"digest ('blake3:' and 64 hex digits): {digest!r}",
+                                 path=source, hint="pass a lock file's content or name -> digest")
+        found[name] = digest
+    return found
+
+
+def check_expect(approved: dict[str, str], digests: dict[str, str], problems: Problems) -> None:
+    """Refuse a skill whose digest differs from its approved one, missing, or not approved."""
+    hint = "approve the bundle's digests (a new lock file), or deploy the approved bundle"
+    for name, digest in approved.items():
+        actual = digests.get(name)
+        if actual is None:
+            problems.add(IntegrityError, "expect-missing", f"skill '{name}' is approved with "
+                         f"digest {digest}, but the bundle does not hold it (digest: none)",
+                         hint=hint)
+        elif actual != digest:
+            problems.add(IntegrityError, "expect-mismatch", f"skill '{name}' has digest "
+                         f"{actual}, but the approved digest is {digest}", hint=hint)
+    for name, actual in digests.items():
+        if name not in approved:
+            problems.add(IntegrityError, "expect-extra", f"skill '{name}' (digest {actual}) "
+                         "is not approved: expect does not list it", hint=hint)

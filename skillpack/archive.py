@@ -11,12 +11,14 @@ hashed stops the pack and leaves nothing under the final name.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO, cast
 
 from skillpack.digest import digest_records, record_files
 from skillpack.errors import IntegrityError, Problem, RefusedError, SkillError, SkillpackError
@@ -27,6 +29,7 @@ from skillpack.zipwrite import ZipWriter
 
 __all__ = [
     "ARCHIVE_SUFFIX",
+    "ByteComparer",
     "Member",
     "PackResult",
     "PreparedSkill",
@@ -202,17 +205,81 @@ def _copy_disk_member(writer: ZipWriter, member: Member) -> None:
         os.close(fd)
 
 
-def _existing_is_current(path: Path, digest: str) -> bool:
-    """True when ``path`` already is a valid archive of ``digest`` (so nothing is rewritten)."""
-    from skillpack.runtime import load
+class ByteComparer:
+    """A write-only, seekable file that compares what is written with the bytes already there.
 
+    ``read_at(offset, size)`` gives the existing bytes. A `ZipWriter` writing into it tells,
+    without writing anything or holding more than one chunk, whether the archive it would
+    write is byte for byte the existing one (`same`). A later write over the same place (the
+    CRC patched into a local header) settles the earlier difference there.
+    """
+
+    _MAX_DIFFS = 64  # a header being patched differs in 4 bytes; more means another file
+
+    class Differs(Exception):
+        """Raised by `write` once the bytes differ too much to be settled later: stop early."""
+
+    def __init__(self, read_at: Callable[[int, int], bytes | memoryview], size: int) -> None:
+        self._read_at = read_at
+        self._size = size
+        self._pos = 0
+        self.end = 0
+        self.diffs: set[int] = set()
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self._pos = offset if whence == os.SEEK_SET else self._pos + offset
+        return self._pos
+
+    def flush(self) -> None:
+        pass
+
+    def write(self, data: bytes | memoryview) -> int:
+        start, size = self._pos, len(data)
+        if self.diffs:
+            self.diffs = {o for o in self.diffs if not start <= o < start + size}
+        old = self._read_at(start, size) if start < self._size else b""
+        if old != data:
+            for i in range(size):
+                if i >= len(old) or old[i] != data[i]:
+                    self.diffs.add(start + i)
+                    if len(self.diffs) > self._MAX_DIFFS:
+                        raise ByteComparer.Differs
+        self._pos += size
+        self.end = max(self.end, self._pos)
+        return size
+
+    @property
+    def same(self) -> bool:
+        """True when everything written equals the existing bytes, and covers them all."""
+        return not self.diffs and self.end == self._size
+
+
+def _existing_is_current(path: Path, item: PreparedSkill) -> bool:
+    """True when ``path`` already holds, byte for byte, the archive ``item`` would write.
+
+    The archive is written into a `ByteComparer` over the existing file: each file of the
+    skill is streamed (and checked against its recorded BLAKE3) and compared chunk by chunk,
+    so memory stays flat whatever the size. A file that changed since it was hashed raises.
+    """
     try:
-        data = path.read_bytes()
-        bundle = load(data, source=str(path))
-        bundle.verify_all()
-    except (OSError, SkillpackError):
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
         return False
-    return bundle.kind == "archive" and [bundle[n].digest for n in bundle.names] == [digest]
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        comparer = ByteComparer(lambda offset, size: os.pread(fd, size, offset), st.st_size)
+        with ZipWriter(cast(BinaryIO, comparer)) as writer:
+            write_members(writer, item.members())
+        return comparer.same
+    except (OSError, ByteComparer.Differs):
+        return False
+    finally:
+        os.close(fd)
 
 
 def pack_skills(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
@@ -236,16 +303,26 @@ def pack_prepared(prepared: Sequence[PreparedSkill], out_dir: str | os.PathLike[
                          hint="choose a folder you can write to") from None
     clean_stale_temps(out)
     results: list[PackResult] = []
-    for item in prepared:
-        dest = out / archive_name(item.name, item.digest)
-        if dest.is_file() and _existing_is_current(dest, item.digest):
-            results.append(PackResult(item.name, item.digest, dest, False, item.source))
-            if progress is not None:
-                progress(sum(f.size for f in item.manifest.files))
-            continue
-        with atomic_write(dest) as handle, ZipWriter(handle) as writer:
-            write_members(writer, item.members(), progress)
-        results.append(PackResult(item.name, item.digest, dest, True, item.source))
+    created: list[Path] = []  # removed again if a later skill fails: all or nothing
+    try:
+        for item in prepared:
+            dest = out / archive_name(item.name, item.digest)
+            if dest.is_file() and _existing_is_current(dest, item):
+                results.append(PackResult(item.name, item.digest, dest, False, item.source))
+                if progress is not None:
+                    progress(sum(f.size for f in item.manifest.files))
+                continue
+            existed = os.path.lexists(dest)
+            with atomic_write(dest) as handle, ZipWriter(handle) as writer:
+                write_members(writer, item.members(), progress)
+            if not existed:
+                created.append(dest)
+            results.append(PackResult(item.name, item.digest, dest, True, item.source))
+    except BaseException:
+        for path in created:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
     return results
 
 
@@ -253,8 +330,9 @@ def pack(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str],
          out_dir: str | os.PathLike[str]) -> list[Path]:
     """Pack each skill found under ``paths`` into ``out_dir``; return the archive paths.
 
-    Every skill is checked first; if any is invalid or refused, nothing is written. An
-    archive that already exists with the same digest and verifies is left as it is.
+    Every skill is checked first; if any is invalid or refused, nothing is written (and if
+    writing one fails, the archives this call created are removed). An archive that already
+    holds, byte for byte, what would be written is left as it is.
     """
     if isinstance(paths, str | os.PathLike):
         paths = [paths]

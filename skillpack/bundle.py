@@ -18,7 +18,7 @@ from pathlib import Path
 
 from skillpack.archive import ARCHIVE_SUFFIX, Member, PreparedSkill, prepare_many, write_members
 from skillpack.digest import bundle_digest
-from skillpack.errors import SkillpackError
+from skillpack.errors import SkillpackError, WriteError
 from skillpack.manifest import FORMAT, MANIFEST_PATH, canonical_json
 
 __all__ = ["BUNDLE_INDEX", "BundleResult", "write_bundle", "write_python_module"]
@@ -106,15 +106,25 @@ def write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLik
     for _, _, skill_members in skills.values():
         members.extend(skill_members)
     out = Path(dest)
-    if out.parent and not out.parent.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
+    _make_parent(out)
     clean_stale_temps(out.parent)
-    with atomic_write(out) as handle, ZipWriter(handle) as writer:
-        write_members(writer, members)
-    if python_module is not None:
-        write_python_module(out.read_bytes(), digest, python_module)
+    with atomic_write(out) as handle:
+        with ZipWriter(handle) as writer:
+            write_members(writer, members)
+        if python_module is not None:  # before the bundle takes its name: all or nothing
+            handle.flush()
+            handle.seek(0)
+            write_python_module(handle.read(), digest, python_module)
     return BundleResult(out, digest, tuple((n, d, skills[n][1]) for n, d in ordered),
                         out.stat().st_size)
+
+
+def _make_parent(out: Path) -> None:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WriteError(f"cannot create the folder to write {out.name} in: {err.strerror}",
+                         path=str(out.parent), hint="choose a folder you can write to") from None
 
 
 _MODULE_HEAD = '''"""A skillpack bundle carried as code: {count} skills, digest {digest}.
@@ -145,6 +155,7 @@ def write_python_module(data: bytes, digest: str, dest: str | os.PathLike[str]) 
 
     count = sum(1 for e in read_zip(data).entries if e.name.endswith("/" + MANIFEST_PATH))
     out = Path(dest)
+    _make_parent(out)
     module = out.stem
     head = _MODULE_HEAD.format(count=count, digest=digest, module=module)
     with atomic_write(out) as handle:

@@ -16,11 +16,14 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from skillpack.digest import FileRecord
 from skillpack.errors import IntegrityError, Problem, SkillpackError
 from skillpack.manifest import MANIFEST_PATH, Manifest, canonical_json
+
+if TYPE_CHECKING:
+    from skillpack.zipread import ZipIndex
 
 __all__ = [
     "FileDiff",
@@ -38,13 +41,15 @@ BUNDLE_INDEX = ".skillpack/bundle.json"
 
 @dataclass(frozen=True)
 class SkillReport:
-    """One verified skill: its name, digest and files."""
+    """One verified skill: its name, digest and files, and where it was found (``source``:
+    its folder, or the archive or bundle file)."""
 
     name: str
     digest: str
     files: tuple[FileRecord, ...]
     programs: tuple[dict[str, Any], ...]
     manifest: Manifest
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,8 @@ def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
 
     prepared = prepare_many([path])
     return VerifyReport(os.fspath(path), "folder", tuple(
-        SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest)
+        SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
+                    p.source)
         for p in prepared))
 
 
@@ -142,7 +148,8 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
         except SkillpackError as err:
             problems.extend(err.problems or [Problem("error", "skill-md", err.message, member)])
         reports.append(SkillReport(name, loaded.digest, loaded.manifest.files,
-                                   loaded.manifest.programs, loaded.manifest))
+                                   loaded.manifest.programs, loaded.manifest, source))
+    problems.extend(_zip_problems(index, data))
     if problems:
         raise IntegrityError(
             f"{problems[0].file}: {problems[0].message}"
@@ -150,6 +157,65 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
             path=source, problems=problems,
             hint="do not use it; rebuild it from the skill with `skillpack pack`")
     return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest)
+
+
+# Where the fields of a header lie, for saying which one was altered: (start, end, label).
+_Fields = tuple[tuple[int, int, str], ...]
+_LOCAL_FIELDS: _Fields = (
+    (4, 6, "version needed"), (6, 8, "flags"), (8, 10, "method"), (10, 14, "timestamp"),
+    (14, 18, "CRC-32"), (18, 26, "sizes"))
+_CENTRAL_FIELDS: _Fields = (
+    (4, 6, "version made by"), (6, 8, "version needed"), (8, 10, "flags"), (10, 12, "method"),
+    (12, 16, "timestamp"), (16, 20, "CRC-32"), (20, 28, "sizes"), (36, 38, "internal attributes"),
+    (38, 42, "external attributes (the file mode)"), (42, 46, "offset"))
+
+
+def _zip_problems(index: ZipIndex, data: bytes | memoryview) -> list[Problem]:
+    """Refuse a zip that is not byte for byte what `ZipWriter` writes for its members.
+
+    The reader checks the structure; this also covers what it leaves alone (each CRC-32, the
+    "made by" system, the file modes an unzip applies), so that an unzip of a verified
+    archive gives exactly the 0644/0755 files `pack` wrote.
+    """
+    from skillpack.archive import ByteComparer
+    from skillpack.zipread import CENTRAL
+    from skillpack.zipwrite import ZipWriter
+
+    view = memoryview(data).cast("B")
+    comparer = ByteComparer(lambda offset, size: view[offset : offset + size], len(view))
+    try:
+        with ZipWriter(cast(BinaryIO, comparer)) as writer:
+            for entry in index.entries:
+                # a zero-copy slice: ZipWriter only takes its length, its CRC-32 and its bytes
+                writer.add_bytes(entry.name, cast(bytes, index.data(entry)),
+                                 executable=entry.executable)
+    except ByteComparer.Differs:
+        pass
+    if comparer.same:
+        return []
+    first = min(comparer.diffs, default=min(comparer.end, len(view)))
+    last = index.entries[-1] if len(index) else None
+    cd_at = last.data_offset + last.size if last is not None else 0
+    if first < cd_at:
+        entry = max((e for e in index.entries if e.header_offset <= first),
+                    key=lambda e: e.header_offset)
+        member: str | None = entry.name
+        at, fields, where = first - entry.header_offset, _LOCAL_FIELDS, "local header"
+    else:
+        member, at, fields, where = None, first - cd_at, _CENTRAL_FIELDS, "central directory"
+        for entry in index.entries:
+            size = CENTRAL.size + len(entry.name.encode("utf-8"))
+            if at < size:
+                member = entry.name
+                break
+            at -= size
+    if member is None:
+        return [Problem("error", "zip-not-canonical", f"the zip end record is not what "
+                        f"skillpack writes (at byte {first}): the archive was altered")]
+    field = next((label for lo, hi, label in fields if lo <= at < hi), "name")
+    return [Problem("error", "zip-not-canonical", f"member {member!r}: {where} field "
+                    f"'{field}' differs from what skillpack writes (byte {first}): the archive "
+                    "was altered after packing", member)]
 
 
 def _rederive(loaded: Any, member: str) -> list[Problem]:

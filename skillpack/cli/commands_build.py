@@ -103,7 +103,8 @@ def lock(paths: tuple[str, ...], dest: str) -> None:
         for path in paths:
             report = verify_target(path)
             for s in report.skills:
-                entries.append((s.name, LockEntry(s.digest, s.files, s.programs), path))
+                entries.append((s.name, LockEntry(s.digest, s.files, s.programs),
+                                s.source or path))
         written = write_lock(entries, dest)
     click.echo(f"locked {len(written.skills)} skill(s) in {dest}")
 
@@ -112,14 +113,16 @@ def lock(paths: tuple[str, ...], dest: str) -> None:
 @click.argument("targets", nargs=-1, required=True, type=_EXISTING)
 @click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
               help="Compare with the digests pinned in this lock file.")
-@click.option("--digest", "expected", help="Compare with this digest (blake3:...).")
+@click.option("--digest", "expected",
+              help="Compare with this digest (blake3:...): a skill's, or a bundle's own.")
 @_JSON
 def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None,
            as_json: bool) -> None:
     """Verify skill folders, .skill archives or bundles, optionally against a lock or digest.
 
-    Exit 0 when everything verifies and matches, 1 on any difference (listing the files
-    added, removed or changed), 2 for misuse.
+    --digest is compared with each skill's digest, or with a bundle's own digest for a
+    bundle. Exit 0 when everything verifies and matches, 1 on any difference (listing the
+    files added, removed or changed), 2 for misuse.
     """
     from skillpack.lock import read_lock
     from skillpack.verify import diff_files, verify_target
@@ -138,6 +141,18 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
     for target in targets:
         with errors_exit():
             report = verify_target(target)
+        if expected is not None and report.kind == "bundle" and report.digest is not None:
+            # a bundle is named by its own digest (SPEC section 2), not by its skills'
+            ok = report.digest == expected
+            results.append({"target": target, "name": None, "digest": report.digest, "ok": ok}
+                           | ({} if ok else {"reason": f"bundle digest differs from {expected}"}))
+            failed = failed or not ok
+            if not as_json:
+                state = "ok      " if ok else "MISMATCH"
+                why = "" if ok else f": bundle digest differs from {expected}"
+                click.echo(f"{state}  {report.digest}  bundle of {len(report.skills)} "
+                           f"skill(s)  ({target}){why}")
+            continue
         for s in report.skills:
             result: dict[str, Any] = {"target": target, "name": s.name, "digest": s.digest,
                                       "ok": True}
@@ -152,6 +167,10 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                                   f"{entry.digest}", added=list(d.added),
                                   removed=list(d.removed), changed=list(d.changed))
                     lines = d.lines()
+                elif list(entry.programs) != list(s.programs):
+                    # the digest covers the files, not the lock's list of programs
+                    result.update(ok=False, reason="the programs it runs differ from the "
+                                  "lock's list (the lock was edited); lock it again")
             elif expected is not None and s.digest != expected:
                 result.update(ok=False, reason=f"digest differs from {expected}")
             failed = failed or not result["ok"]
@@ -167,7 +186,6 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
         echo_json(results)
     if failed:
         sys.exit(EXIT_FAILED)
-
 
 
 @main.command()

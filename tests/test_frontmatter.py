@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, write_skill
+from conftest import CORPUS, FIXTURES, write_skill
 
 from skillpack.errors import SkillError, SkillpackError
 from skillpack.frontmatter import MAX_FRONTMATTER_BYTES, normalise_text, split_frontmatter
@@ -198,3 +198,29 @@ def test_missing_skill_md(tmp_path: Path) -> None:
         parse_skill_file(tmp_path)
     assert str(info.value) == (f"{tmp_path / 'SKILL.md'}: there is no SKILL.md here (a skill "
                                "is a folder holding SKILL.md)")
+
+
+def test_libyaml_fast_path_parses_every_corpus_and_fixture_frontmatter_like_pure_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The libyaml composer (taken when PyYAML has it) and the pure-Python one must agree
+    on data and key lines for every real SKILL.md; and the fast path must really be taken."""
+    import yaml
+
+    from skillpack import frontmatter
+
+    if not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("this PyYAML was built without libyaml: only the pure-Python path exists")
+    files = sorted(CORPUS.glob("*/*/SKILL.md")) + sorted(FIXTURES.glob("*/SKILL.md"))
+    assert len(files) >= 184
+    taken = 0
+    for path in files:
+        text = frontmatter.normalise_text(path.read_text(encoding="utf-8"))
+        fast = frontmatter.split_frontmatter(text, file=str(path))
+        taken += frontmatter._compose_fast(text.split("\n---", 1)[0][4:]) is not None
+        with monkeypatch.context() as patched:
+            patched.setattr(frontmatter, "_compose_fast", lambda _text: None)
+            slow = frontmatter.split_frontmatter(text, file=str(path))
+        assert (fast.data, fast.lines, fast.body, fast.body_line) == (
+            slow.data, slow.lines, slow.body, slow.body_line), path
+    assert taken == len(files)

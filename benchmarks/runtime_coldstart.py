@@ -15,8 +15,12 @@ modules), with bytecode caching on (in a temporary PYTHONPYCACHEPREFIX), as a de
 
 In-process figures come from the same kind of child: where import time goes, load's parts,
 and reading a ~4 KiB file after load, first (hashed) and again (cached).
-Targets (issue 4): load + read at most 10 ms over the bare interpreter; the 4 KiB read at most
-50 us. This is a measurement, not a test: nothing here asserts a time.
+
+Targets (issue 4): load + read one SKILL.md at most 10 ms over the bare interpreter; the 4 KiB
+read at most 50 us. Both the runtime and zipfile need the bundle's bytes, so each cold-start
+variant is reported over the bare interpreter and over the bare interpreter that also reads
+the bytes (the fair comparison), each with its verdict against the target. This is a
+measurement, not a test: nothing here asserts a time, and the exit status is 0 either way.
 """
 
 from __future__ import annotations
@@ -36,12 +40,20 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SKILL = "adaptyv"  # the first skill of the corpus bundle
+TARGET_MS = 10.0  # load + read one SKILL.md, over the bare interpreter (issue 4)
+TARGET_READ_US = 50.0  # reading a ~4 KiB file after load (issue 4)
+# The cold-start variants the target applies to, and how the report names them.
+TARGETED = {
+    "runtime load+read": "load(data) + read (eager, the default)",
+    "runtime lazy load+read": "load(data, lazy=True) + read",
+    "zipfile open+read": "zipfile.ZipFile(BytesIO(data)).read",
+}
 
 READ = "f = open(BUNDLE, 'rb'); data = f.read(); f.close()\n"
 VARIANTS = {
     "bare": "pass",
     "read bytes": READ,
-    "import typing+dataclasses": "import typing, dataclasses",
+    "import typing+dataclasses": "import typing, dataclasses",  # what the runtime avoids
     "import runtime": "import skillpack.runtime",
     "runtime load+read": READ + textwrap.dedent("""
         import skillpack.runtime as rt
@@ -58,7 +70,7 @@ VARIANTS = {
 }
 
 INSIDE = textwrap.dedent("""
-    import json, sys, time
+    import sys, time
     clock = time.perf_counter
     t0 = clock()
     import skillpack.errors
@@ -71,13 +83,19 @@ INSIDE = textwrap.dedent("""
     t4 = clock()
     import blake3
     t5 = clock()
+    heavy = sorted({"typing", "dataclasses", "inspect", "json", "re"} & set(sys.modules))
     f = open(BUNDLE, 'rb'); data = f.read(); f.close()
     from skillpack.zipread import read_zip
-    out = {"import skillpack.errors (+ skillpack, typing, dataclasses)": t1 - t0,
-           "import skillpack.zipread": t2 - t1,
-           "import skillpack.manifest (+ digest, secrets, json)": t3 - t2,
-           "import skillpack.runtime (+ its two helpers)": t4 - t3,
-           "import blake3": t5 - t4}
+    rt.load(data)[SKILL].file("SKILL.md").bytes()
+    heavy_after = sorted({"typing", "dataclasses", "inspect", "json", "re"} & set(sys.modules))
+    import json
+    out = {"import skillpack.errors (+ skillpack, _record)": t1 - t0,
+           "import skillpack.zipread (+ struct)": t2 - t1,
+           "import skillpack.manifest (+ digest, secrets)": t3 - t2,
+           "import skillpack.runtime (+ its two helpers, bisect)": t4 - t3,
+           "import blake3": t5 - t4,
+           "typing/dataclasses/inspect/json/re after the imports": ", ".join(heavy) or "none",
+           "... after load() + reading SKILL.md": ", ".join(heavy_after) or "none"}
     parts = {"read_zip": [], "load lazy": [], "load eager": [], "first skill (lazy)": [],
              "4 KiB first read (hashed)": [], "4 KiB read again (cached)": [],
              "4 KiB text() again": []}
@@ -170,19 +188,49 @@ def measure(python: str, env: dict[str, str], bundle: Path, runs: int,
     return times
 
 
+FIRST_EAGER = textwrap.dedent("""
+    import json, time
+    f = open(BUNDLE, 'rb'); data = f.read(); f.close()
+    import skillpack.runtime as rt
+    a = time.perf_counter(); bundle = rt.load(data); b = time.perf_counter()
+    bundle[SKILL].file("SKILL.md").bytes(); c = time.perf_counter()
+    print(json.dumps([b - a, c - b]))
+""")
+
+
 def report(times: dict[str, list[float]], inside: dict[str, Any], bundle: Path,
            python: str) -> dict[str, Any]:
     medians = {name: statistics.median(values) for name, values in times.items()}
     bare, read = medians["bare"], medians["read bytes"]
+    over_bare = {k: (v - bare) * 1e3 for k, v in medians.items()}
+    over_read = {k: (v - read) * 1e3 for k, v in medians.items()}
+    first_read_us = inside["4 KiB first read (hashed)"] * 1e6
     result: dict[str, Any] = {
         "bundle": str(bundle), "bundle_bytes": bundle.stat().st_size, "python": python,
         "runs": len(times["bare"]), "median_ms": {k: v * 1e3 for k, v in medians.items()},
         "min_ms": {k: min(v) * 1e3 for k, v in times.items()},
-        "over_bare_ms": {k: (v - bare) * 1e3 for k, v in medians.items()},
-        "over_read_ms": {k: (v - read) * 1e3 for k, v in medians.items()},
+        "over_bare_ms": over_bare,
+        "over_read_ms": over_read,
+        "target": {
+            "cold_start_ms": TARGET_MS,
+            "cold_start": {name: {"over_bare_ms": over_bare[name],
+                                  "over_bare_met": over_bare[name] <= TARGET_MS,
+                                  "over_read_ms": over_read[name],
+                                  "over_read_met": over_read[name] <= TARGET_MS}
+                           for name in TARGETED},
+            "read_4kib_us": TARGET_READ_US,
+            "read_4kib_first_us": first_read_us,
+            "read_4kib_met": first_read_us <= TARGET_READ_US,
+        },
         "inside": inside,
     }
     return result
+
+
+def verdict(value: float, target: float, unit: str = "ms") -> str:
+    if value <= target:
+        return f"met ({target - value:.1f} {unit} to spare)"
+    return f"MISSED by {value - target:.1f} {unit}"
 
 
 def print_report(result: dict[str, Any]) -> None:
@@ -194,6 +242,19 @@ def print_report(result: dict[str, Any]) -> None:
               f"{result['over_bare_ms'][name]:>11.2f}{result['over_read_ms'][name]:>11.2f}")
     print("(medians; 'over read' subtracts the bare interpreter plus reading the bundle's "
           "bytes)")
+    target = result["target"]
+    print(f"\ntarget (issue 4): load + read one SKILL.md in at most {target['cold_start_ms']:.0f} "
+          "ms over the bare interpreter;\n'over bare+read' is the fair comparison: every "
+          "variant needs the bytes first")
+    print(f"  {'(medians, ms)':<40}{'over bare':<28}over bare+read")
+    for name, label in TARGETED.items():
+        row = target["cold_start"][name]
+        print(f"  {label:<40}{row['over_bare_ms']:>5.1f} "
+              f"{verdict(row['over_bare_ms'], TARGET_MS):<22}{row['over_read_ms']:>5.1f} "
+              f"{verdict(row['over_read_ms'], TARGET_MS)}")
+    first = target["read_4kib_first_us"]
+    print(f"  reading a ~4 KiB file after load, first time (hashed): {first:.1f} us, target "
+          f"{TARGET_READ_US:.0f} us: {verdict(first, TARGET_READ_US, 'us')}")
     print("\nin-process (medians):")
     for name, value in result["inside"].items():
         if isinstance(value, float):
@@ -219,6 +280,9 @@ def main() -> None:
         env = child_env(root / "pycache")
         times = measure(python, env, bundle, args.runs, args.warmup)
         inside = json.loads(run_child(python, INSIDE, env, bundle, runs=max(args.runs, 30)))
+        firsts = [json.loads(run_child(python, FIRST_EAGER, env, bundle)) for _ in range(9)]
+        inside["first eager load in this process"] = statistics.median(f[0] for f in firsts)
+        inside["first SKILL.md read after it"] = statistics.median(f[1] for f in firsts)
         result = report(times, inside, bundle, python)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -13,16 +13,17 @@ parser when a SKILL.md is first parsed.
 from __future__ import annotations
 
 import builtins
-import re
-import unicodedata
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from skillpack.errors import IntegrityError, ResourceError, SkillError
 
+# Neither `re`, `unicodedata`, `typing` nor `dataclasses` at import (the runtime's cold
+# start): `re` and `unicodedata` are imported when a path is refused.
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
-    from skillpack.digest import FileRecord
-    from skillpack.manifest import Manifest
+    from collections.abc import Callable
+    from typing import Any, TypeAlias
+
+    from skillpack.manifest import Manifest, ManifestFields
     from skillpack.programs import Program
     from skillpack.skill import Skill
     from skillpack.tools import Tool
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["LoadedSkill", "Resource", "path_refusal"]
 
 SKILL_MD = "SKILL.md"
+if TYPE_CHECKING:
+    #: What a loaded skill knows of a file: size, BLAKE3 hex, executable, offset of its data.
+    FileEntry: TypeAlias = tuple[int, str, bool, int]
 # Only compiled when a path is refused (the `re` module caches them), not at import.
 _DRIVE = r"[A-Za-z]:"
 _PERCENT = r"(?i)%(?:2e|2f|5c|00)"
@@ -52,6 +56,8 @@ def path_refusal(path: object) -> str:
     """Why `path` cannot name a file of a skill (for a path its manifest does not list)."""
     if not isinstance(path, str):
         return f"a path is a string, not {type(path).__name__}"
+    import re
+
     if not path:
         return "the path is empty"
     if "\x00" in path:
@@ -83,12 +89,12 @@ class Resource:
 
     __slots__ = ("_skill", "blake3", "executable", "path", "size")
 
-    def __init__(self, skill: LoadedSkill, record: FileRecord) -> None:
+    def __init__(self, skill: LoadedSkill, path: str, entry: FileEntry) -> None:
         self._skill = skill
-        self.path: str = record.path
-        self.size: int = record.size
-        self.executable: bool = record.mode == "100755"
-        self.blake3: str = record.blake3
+        self.path: str = path
+        self.size: int = entry[0]
+        self.blake3: str = entry[1]
+        self.executable: bool = entry[2]
 
     def view(self) -> memoryview:
         """The file's bytes as a read-only, zero-copy slice of the bundle (verified)."""
@@ -122,23 +128,36 @@ class Resource:
 class LoadedSkill:
     """A skill of a loaded bundle or archive. Built by :func:`skillpack.runtime.load` only."""
 
-    __slots__ = ("_files", "_parsed", "_programs", "_resources", "_verified", "_view",
-                 "digest", "manifest", "name", "source")
+    __slots__ = ("_files", "_manifest", "_parsed", "_programs", "_resources", "_verified",
+                 "_view", "digest", "name", "source")
 
     def __init__(
-        self, manifest: Manifest, view: memoryview, files: dict[str, tuple[FileRecord, int]],
-        source: str,
+        self, manifest: Manifest | ManifestFields, view: memoryview,
+        files: dict[str, FileEntry], source: str,
     ) -> None:
-        self.name: str = manifest.name
-        self.digest: str = manifest.digest
-        self.manifest = manifest
+        if isinstance(manifest, tuple):  # checked fields (skillpack.manifest.checked_fields)
+            self.name: str = manifest[0]
+            self.digest: str = manifest[2]
+        else:
+            self.name, self.digest = manifest.name, manifest.digest
+        self._manifest = manifest
         self.source = source
         self._view = view
-        self._files = files  # path -> (record, offset of its data in the bundle)
+        self._files = files  # path -> (size, blake3, executable, offset of its data)
         self._verified: set[str] = set()
         self._resources: dict[str, Resource] = {}
         self._parsed: Skill | None = None
         self._programs: tuple[Program, ...] | None = None
+
+    @property
+    def manifest(self) -> Manifest:
+        """The skill's checked manifest (made on first use from the fields load checked)."""
+        manifest = self._manifest
+        if isinstance(manifest, tuple):
+            from skillpack.manifest import Manifest
+
+            manifest = self._manifest = Manifest.from_fields(manifest)
+        return manifest
 
     # -- files ------------------------------------------------------------------------------
 
@@ -154,13 +173,15 @@ class LoadedSkill:
         found = self._files.get(path) if isinstance(path, str) else None
         if found is None:
             raise self._refuse(path)
-        resource = self._resources[path] = Resource(self, found[0])
+        resource = self._resources[path] = Resource(self, path, found)
         return resource
 
     def _refuse(self, path: object) -> ResourceError:
         reason = path_refusal(path)
         hint = "call files() for the paths it carries"
         if isinstance(path, str) and reason == "the skill carries no such file":
+            import unicodedata
+
             nfc = unicodedata.normalize("NFC", path)
             if nfc != path and nfc in self._files:
                 reason = f"the path is not in Unicode NFC form; the skill carries {nfc!r}"
@@ -177,27 +198,27 @@ class LoadedSkill:
 
     def _serve(self, path: str) -> memoryview:
         """The verified bytes of a listed file: hashed the first time, then trusted."""
-        record, offset = self._files[path]
-        data = self._view[offset : offset + record.size]
+        size, expected, _, offset = self._files[path]
+        data = self._view[offset : offset + size]
         if path not in self._verified:
-            self._check(record, data)
+            self._check(path, expected, data)
             self._verified.add(path)
         return data
 
-    def _check(self, record: FileRecord, data: memoryview) -> None:
+    def _check(self, path: str, expected: str, data: memoryview) -> None:
         actual = _blake3_hex(data)
-        if actual != record.blake3:
+        if actual != expected:
             raise IntegrityError(
-                f"skill '{self.name}', file '{record.path}': its bytes hash to {actual}, the "
-                f"manifest records {record.blake3}: the file was altered or damaged",
+                f"skill '{self.name}', file '{path}': its bytes hash to {actual}, the "
+                f"manifest records {expected}: the file was altered or damaged",
                 path=self.source, hint="do not use this bundle; rebuild it or fetch it again")
 
     def verify(self) -> list[IntegrityError]:
         """Hash every file now (cached verdicts are not trusted); return the mismatches."""
         failures: list[IntegrityError] = []
-        for path, (record, offset) in self._files.items():
+        for path, (size, expected, _, offset) in self._files.items():
             try:
-                self._check(record, self._view[offset : offset + record.size])
+                self._check(path, expected, self._view[offset : offset + size])
             except IntegrityError as exc:
                 self._verified.discard(path)
                 failures.append(exc)
@@ -260,8 +281,8 @@ class LoadedSkill:
         from skillpack.programs import SHEBANG_MAX, shebang_line
 
         found: dict[str, str] = {}
-        for path, (record, _) in self._files.items():
-            if record.mode == "100755":
+        for path, (_, _, executable, _) in self._files.items():
+            if executable:
                 line = shebang_line(self._serve(path)[:SHEBANG_MAX].tobytes())
                 if line is not None:
                     found[path] = line

@@ -6,13 +6,20 @@ resource, ``OSError`` for a failed write). An error carries the path it is about
 where there is one, and a hint saying what to do. Checks collect every problem of a skill
 first and raise once, with all of them in ``.problems``.
 
-This module imports the standard library only: the runtime imports it.
+This module imports the standard library only: the runtime imports it, so it imports
+neither `typing` nor `dataclasses` at run time (`Problem` is a :class:`skillpack._record.Record`,
+which behaves as a frozen dataclass; see that module for the measured cost).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from skillpack._record import Record
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
+    Severity: TypeAlias = Literal["error", "warning"]
 
 __all__ = [
     "ArchiveError",
@@ -26,11 +33,8 @@ __all__ = [
     "WriteError",
 ]
 
-Severity = Literal["error", "warning"]
 
-
-@dataclass(frozen=True)
-class Problem:
+class Problem(Record):
     """One finding about a skill: where it is, how bad it is, and what is wrong.
 
     ``code`` is stable (``name-mismatch``, ``symlink``, ``secret``...) so that tools can match on

@@ -18,9 +18,10 @@ The formats and the API are described in docs/RUNTIME.md.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+# `_collections_abc.Mapping` is `collections.abc.Mapping`, without importing `collections`
+# (see _runtime_check). Neither `json`, `typing` nor `dataclasses` at import: the cold start
+# of a deployment pays for every module imported (docs/RUNTIME.md, "Performance").
+from _collections_abc import Mapping
 
 from skillpack._runtime_check import (
     BUNDLE_INDEX,
@@ -36,10 +37,15 @@ from skillpack._runtime_check import (
 from skillpack._runtime_skill import LoadedSkill, Resource
 from skillpack.digest import bundle_digest
 from skillpack.errors import ArchiveError, IntegrityError, Problem, ResourceError, SkillpackError
-from skillpack.zipread import ZipIndex, read_zip
+from skillpack.zipread import read_zip
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
     from skillpack.model import Call, compile, resolve, tool_definitions
+    from skillpack.zipread import ZipIndex
 
 __all__ = [
     "BUNDLE_INDEX",
@@ -183,6 +189,8 @@ class Bundle(Mapping[str, LoadedSkill]):
         parts = [f"<skill_instructions>\n{body}\n</skill_instructions>"]
         others = [path for path in skill.files() if path != "SKILL.md"]
         if others:
+            import json
+
             quoted = json.dumps(name, ensure_ascii=False)
             lines = ["<skill_resources>",
                      f"The skill '{name}' carries these files. Read one with the call shown:"]

@@ -13,8 +13,12 @@ Standard library only: the runtime and digest.py import this module.
 
 from __future__ import annotations
 
-import mmap
-import re
+# Neither `re` nor `mmap` here: digest.py imports this module, and the runtime imports
+# digest.py at cold start; the pattern below is compiled the first time it is needed.
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    import mmap
+    import re
 
 __all__ = [
     "ENV_TEMPLATE_SUFFIXES",
@@ -77,7 +81,8 @@ SECRET_DATA_EXTENSIONS = frozenset(
 PRIVATE_KEY_MARKER = b"PRIVATE KEY"
 # `-----BEGIN PRIVATE KEY-----`, `-----BEGIN RSA PRIVATE KEY-----`, `... EC ...`,
 # `... OPENSSH ...`, `... ENCRYPTED ...`, `-----BEGIN PGP PRIVATE KEY BLOCK-----`.
-_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_PRIVATE_KEY = rb"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+_private_key: re.Pattern[bytes] | None = None
 # Longest header the pattern above can match, for callers that scan in windows.
 PRIVATE_KEY_HEADER_MAX = 128
 
@@ -117,6 +122,17 @@ def secret_name_reason(path: str) -> str | None:
 
 def contains_private_key(data: bytes | bytearray | memoryview | mmap.mmap) -> bool:
     """Whether `data` holds a PEM private-key header (``-----BEGIN ... PRIVATE KEY-----``)."""
-    if isinstance(data, bytes | bytearray | mmap.mmap) and data.find(PRIVATE_KEY_MARKER) < 0:
-        return False
-    return _PRIVATE_KEY.search(data) is not None
+    global _private_key
+    if isinstance(data, bytes | bytearray):
+        if data.find(PRIVATE_KEY_MARKER) < 0:
+            return False
+    elif not isinstance(data, memoryview):
+        import mmap
+
+        if isinstance(data, mmap.mmap) and data.find(PRIVATE_KEY_MARKER) < 0:
+            return False
+    if _private_key is None:
+        import re
+
+        _private_key = re.compile(_PRIVATE_KEY)
+    return _private_key.search(data) is not None

@@ -14,14 +14,17 @@ calls it at cold start (~2,300 members in a few milliseconds).
 
 from __future__ import annotations
 
-import re
 import struct
-import unicodedata
-import zlib
-from collections.abc import Iterator
-from dataclasses import dataclass
 
+from skillpack._record import Record
 from skillpack.errors import ArchiveError, IntegrityError
+
+# Not imported here, to keep the runtime's cold start short: `re` (for names only once a name
+# is refused), `unicodedata` (non-ASCII names), `zlib` (check_crc), `typing`, `dataclasses`.
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Iterator
 
 __all__ = ["ZipEntry", "ZipIndex", "collision_key", "name_problem", "read_zip"]
 
@@ -42,19 +45,34 @@ EXEC_BIT = 0o100 << 16  # owner-execute bit of the Unix mode in the external att
 # xlen, clen, disk, external attributes, offset (made-by, time, date, CRC, internal skipped:
 # the local header must repeat them byte for byte, and ZipIndex reads the CRC when needed).
 _CENTRAL_USED = struct.Struct("<I2xHHH8xIIHHHH2xII")
+# What ZipIndex.facts reads of a central-directory entry: size, name length, external
+# attributes, local header offset.
+_CENTRAL_FACTS = struct.Struct("<24xIH8xII")
 _END_SIG_BYTES = b"PK\x05\x06"
 LOCAL_SIG_BYTES = b"PK\x03\x04"
 _HINT = "rebuild it with `skillpack pack` or `skillpack bundle`; do not edit archives by hand"
 
 # Anything a portable member name must not have: an absolute path, a drive letter, a
 # backslash, a control character (C0, DEL, C1), an empty, `.` or `..` segment, a trailing `/`.
-_BAD_NAME = re.compile(r"\A/|\A[A-Za-z]:|\\|[\x00-\x1f\x7f-\x9f]|(?:\A|/)\.{0,2}(?:/|\Z)")
+# Compiled on first use (read_zip screens names without it).
+_BAD_NAME = r"\A/|\A[A-Za-z]:|\\|[\x00-\x1f\x7f-\x9f]|(?:\A|/)\.{0,2}(?:/|\Z)"
+_bad_name: re.Pattern[str] | None = None
+
+
+def _compile_bad_name() -> re.Pattern[str]:
+    global _bad_name
+    import re
+
+    _bad_name = re.compile(_BAD_NAME)
+    return _bad_name
 
 
 def name_problem(name: str) -> str | None:
     """Why `name` is not a portable member name, or None when it is."""
-    if not _BAD_NAME.search(name):
+    if not (_bad_name or _compile_bad_name()).search(name):
         return None
+    import re
+
     if name == "":
         return "empty name"
     if name.endswith("/"):
@@ -74,6 +92,8 @@ def collision_key(name: str) -> str:
     """The key two names collide on: case folding of the NFC form (ASCII: lower case)."""
     if name.isascii():
         return name.lower()
+    import unicodedata
+
     return unicodedata.normalize("NFC", name).casefold()
 
 
@@ -81,13 +101,14 @@ def collision_reason(first: str, second: str) -> str:
     """Say how two names with the same `collision_key` collide."""
     if first == second:
         return f"duplicate name (appears twice): {second!r}"
+    import unicodedata
+
     if unicodedata.normalize("NFC", first) == unicodedata.normalize("NFC", second):
         return f"{second!r} and {first!r} are the same name after Unicode NFC normalisation"
     return f"{second!r} and {first!r} differ only by case (they collide on case-insensitive disks)"
 
 
-@dataclass(frozen=True)
-class ZipEntry:
+class ZipEntry(Record):
     """One member: its name, where its local header and data are, and what it declares."""
 
     name: str
@@ -107,7 +128,7 @@ class ZipIndex:
     does not pay for thousands of records.
     """
 
-    __slots__ = ("_entries", "_made", "_names", "_rows", "_view", "source")
+    __slots__ = ("_entries", "_made", "_names", "_positions", "_rows", "_view", "source")
 
     def __init__(self, view: memoryview, rows: dict[str, int], source: str) -> None:
         self._view = view
@@ -115,6 +136,7 @@ class ZipIndex:
         self._made: dict[str, ZipEntry] = {}
         self._entries: tuple[ZipEntry, ...] | None = None
         self._names: tuple[str, ...] | None = None
+        self._positions: tuple[int, ...] | None = None
         self.source = source
 
     def _make(self, name: str, pos: int) -> ZipEntry:
@@ -141,6 +163,17 @@ class ZipIndex:
         if self._names is None:
             self._names = tuple(self._rows)
         return self._names
+
+    def facts(self, start: int, end: int) -> tuple[list[int], list[bool], list[int]]:
+        """The sizes, executable bits and data offsets of the members ``names[start:end]``,
+        as three lists, without making a ZipEntry for each (what a bundle's load checks)."""
+        if self._positions is None:
+            self._positions = tuple(self._rows.values())
+        unpack, view = _CENTRAL_FACTS.unpack_from, self._view
+        rows = [unpack(view, pos) for pos in self._positions[start:end]]
+        return ([size for size, _, _, _ in rows],
+                [bool(eattr & EXEC_BIT) for _, _, eattr, _ in rows],
+                [offset + LOCAL.size + nlen for _, nlen, _, offset in rows])
 
     def get(self, name: str) -> ZipEntry | None:
         """The member named `name`, or None."""
@@ -169,6 +202,8 @@ class ZipIndex:
 
     def check_crc(self, entry: ZipEntry) -> None:
         """Raise IntegrityError naming the member if its bytes do not match its CRC-32."""
+        import zlib
+
         actual = zlib.crc32(self.data(entry))
         if actual != entry.crc32:
             raise IntegrityError(
@@ -321,17 +356,15 @@ def _entry_refusal(
     return _refuse(source, "malformed entry", member)  # pragma: no cover - unreachable
 
 
-_SEGMENT_RE = re.compile(r"/\.{0,2}/")  # an empty, '.' or '..' segment once wrapped in '/'
-
-
 def _screen_names(names: dict[str, int], source: str) -> None:
     """Refuse the first bad or colliding name; fast over a whole list of good ones."""
     # Wrap every name in '/' and join with '\\' (itself refused in names): a few scans of the
     # joined text find any empty, '.' or '..' segment, absolute or directory name, backslash,
     # drive letter (':') or control character in any of them; only then look name by name.
+    # An empty, '.' or '..' segment, once wrapped in '/', is one of '//', '/./', '/../'.
     joined = "/" + "/\\/".join(names) + "/"
     if (
-        _SEGMENT_RE.search(joined) or ":" in joined
+        "//" in joined or "/./" in joined or "/../" in joined or ":" in joined
         or joined.count("\\") != max(len(names) - 1, 0) or not joined.isprintable()
     ):
         for name in names:

@@ -2,11 +2,14 @@
 
 Each check runs in a fresh interpreter, since this test process has imported everything.
 A serverless cold start pays for every module imported; YAML, blake3, click and pathspec
-must wait until they are needed (blake3 at load, YAML when a SKILL.md is parsed).
+must wait until they are needed (blake3 at load, YAML when a SKILL.md is parsed). Nor may
+the standard library's costly modules be on the path (COLD_FORBIDDEN): the runtime's
+modules use `skillpack._record` for their records, `load_json` and string checks.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -16,6 +19,11 @@ import pytest
 from conftest import FIXTURES, REPO
 
 HEAVY = ("yaml", "blake3", "click", "pathspec", "skillpack.walk", "skillpack.cli")
+# Measured in a fresh interpreter (docs/RUNTIME.md, "Performance"): `typing` costs 3 to 8 ms,
+# `dataclasses` ~12 ms (it imports `inspect`, `ast`, `dis`, `tokenize`, `re`...), `json`
+# ~6 ms (it imports `re`, with `enum`, `functools`, `collections`); the whole cold-start
+# budget of issue 4 (load a bundle, read one file) is 10 ms.
+COLD_FORBIDDEN = ("typing", "dataclasses", "inspect", "json", "re")
 
 
 def modules_after(code: str) -> set[str]:
@@ -36,6 +44,55 @@ def test_import_pulls_in_the_standard_library_only(statement: str) -> None:
 
 def test_the_guard_sees_a_heavy_import() -> None:
     assert "yaml" in modules_after("import skillpack.runtime, skillpack.frontmatter, yaml")
+
+
+def modules_without_site(code: str) -> set[str]:
+    """The modules an interpreter started without `site` holds after running `code`.
+
+    A development venv's .pth files (the editable install's finder) import `re` and more at
+    start-up, which would hide them; skillpack is found in the repository, blake3 where it is
+    installed (without running that folder's .pth files).
+    """
+    import blake3
+
+    deps = str(Path(blake3.__file__).resolve().parent.parent)
+    script = (f"import sys; sys.path[:0] = [{str(REPO)!r}]; sys.path.append({deps!r})\n"
+              f"{code}\nprint(sorted(sys.modules))")
+    result = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True,
+                            text=True, cwd=REPO, check=True, timeout=60)
+    return set(ast.literal_eval(result.stdout.splitlines()[-1]))
+
+
+@pytest.mark.parametrize("statement", ["import skillpack.runtime", "import skillpack",
+                                       "from skillpack import load, Bundle",
+                                       "import skillpack; skillpack.load"])
+def test_import_pulls_in_no_typing_dataclasses_inspect_json_or_re(statement: str) -> None:
+    loaded = modules_without_site(statement)
+    assert "skillpack" in loaded
+    assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
+
+
+def test_load_and_read_pull_in_no_typing_dataclasses_inspect_json_or_re(tmp_path: Path) -> None:
+    from test_runtime import build_bundle
+
+    bundle = tmp_path / "fixtures.bundle"
+    bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
+    for lazy in (False, True):
+        loaded = modules_without_site(
+            f"import skillpack.runtime as rt\n"
+            f"b = rt.load(open({str(bundle)!r}, 'rb').read(), lazy={lazy})\n"
+            f"assert b['waitlist'].file('data/waitlist.csv').text()")
+        assert {"blake3", "skillpack.manifest", "_json"} <= loaded  # it did load and read
+        assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
+
+
+def test_the_cold_path_guard_sees_what_it_forbids() -> None:
+    # Modules off the cold path keep their dataclasses; JSON output imports `json`.
+    assert {"typing", "dataclasses", "inspect"} <= modules_without_site(
+        "import skillpack.runtime, skillpack.verify")
+    assert {"json", "re"} <= modules_without_site(
+        "from skillpack.manifest import canonical_json\ncanonical_json({})")
+    assert not set(COLD_FORBIDDEN) & modules_without_site("pass")
 
 
 def test_load_imports_blake3_but_no_yaml_until_a_skill_md_is_read(tmp_path: Path) -> None:

@@ -1,0 +1,117 @@
+"""Frozen, slotted records for the modules `skillpack.runtime` imports at cold start.
+
+The house style for records is ``@dataclass(frozen=True)``. The runtime's modules (errors,
+zipread, digest, manifest) cannot afford it: in a fresh interpreter, importing
+``dataclasses`` costs about 12 ms (it imports ``inspect``, hence ``ast``, ``dis``,
+``tokenize``, ``re``, ``enum``...) and each decorated class another ~0.4 ms of generated
+code, while issue 4's whole cold-start budget (load a bundle and read one file) is 10 ms
+(figures in docs/RUNTIME.md, "Performance"). Modules off that path keep their dataclasses.
+
+A `Record` subclass declares its fields once, as annotations (a default after ``=``), and
+gets what a frozen dataclass gives, with the same behaviour: ``__init__`` (positional or
+keyword arguments, defaults), ``__repr__`` (``Name(field=value, ...)``), ``__eq__`` (same
+class and equal fields), ``__hash__`` (of the fields), ``__match_args__``, and
+``__setattr__``/``__delattr__`` raising :class:`dataclasses.FrozenInstanceError` (an
+``AttributeError``; ``dataclasses`` is imported only then). Instances have ``__slots__``,
+pickle and copy by their fields. ``dataclasses.fields()``, ``replace()`` and ``asdict()`` do
+not apply: use the record's ``to_dict``.
+
+Only the standard library's builtins are used; ``__init__`` is generated (like a
+dataclass's) the first time a class is instantiated, so a record class that a cold start
+never builds costs nothing more than its class statement.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing `typing` costs 3 to 8 ms cold
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, dataclass_transform
+else:
+    def dataclass_transform(**_: object) -> Any:
+        return lambda cls: cls
+
+__all__ = ["Record"]
+
+_setattr = object.__setattr__
+
+
+def _frozen(name: str, verb: str) -> AttributeError:
+    from dataclasses import FrozenInstanceError
+
+    return FrozenInstanceError(f"cannot {verb} field {name!r}")
+
+
+@dataclass_transform(frozen_default=True)
+class _RecordType(type):
+    """Turns the annotations of a `Record` subclass into slots, defaults and methods."""
+
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any,
+    ) -> _RecordType:
+        inherited: tuple[str, ...] = ()
+        defaults: dict[str, Any] = {}
+        for base in bases:
+            inherited += getattr(base, "_fields", ())
+            defaults.update(getattr(base, "_defaults", {}))
+        own = [f for f in namespace.get("__annotations__", {}) if f not in inherited]
+        for field in own:
+            if field in namespace:
+                defaults[field] = namespace.pop(field)
+            elif defaults:
+                raise TypeError(f"non-default argument {field!r} follows default argument")
+        namespace.setdefault("__slots__", tuple(own))
+        fields = inherited + tuple(own)
+        namespace["_fields"] = fields
+        namespace["_defaults"] = defaults
+        namespace["__match_args__"] = fields
+        if "__init__" not in namespace:
+            namespace["__init__"] = _first_init
+        return super().__new__(mcls, name, bases, namespace, **kwargs)
+
+
+def _first_init(self: Record, *args: Any, **kwargs: Any) -> None:
+    """Generate the class's ``__init__`` (as dataclasses does), install it, and run it."""
+    cls = type(self)
+    fields, defaults = cls._fields, cls._defaults
+    params = ", ".join(f"{f}=_d[{f!r}]" if f in defaults else f for f in fields)
+    body = "".join(f"\n    _set(self, {f!r}, {f})" for f in fields) or "\n    pass"
+    scope: dict[str, Any] = {"_set": _setattr, "_d": defaults}
+    exec(f"def __init__(self, {params}):{body}", scope)  # field names from our own classes
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    type.__setattr__(cls, "__init__", init)
+    init(self, *args, **kwargs)
+
+
+class Record(metaclass=_RecordType):
+    """Base of a frozen record: declare fields as annotations, as on a frozen dataclass."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        _fields: ClassVar[tuple[str, ...]]
+        _defaults: ClassVar[dict[str, Any]]
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple([getattr(self, f) for f in self._fields])
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__qualname__}({fields})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__ and isinstance(other, Record):
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise _frozen(name, "assign to")
+
+    def __delattr__(self, name: str) -> None:
+        raise _frozen(name, "delete")
+
+    def __reduce__(self) -> tuple[type[Record], tuple[Any, ...]]:
+        return type(self), self._values()

@@ -45,6 +45,9 @@ _BUILTIN_SUFFIXES = (
     (".swo", "built-in: *.swo (editor swap file)"),
     ("~", "built-in: *~ (editor backup file)"),
 )
+# the same rules, arranged for one lookup each on the hot path of `_Walker.rule`
+_BUILTIN_EXACT = {**{name: f"built-in: {name}/" for name in BUILTIN_DIRS}, **_BUILTIN_NAMES}
+_BUILTIN_SUFFIX_ONLY = tuple(suffix for suffix, _ in _BUILTIN_SUFFIXES)
 _LEAVE_OUT_HINT = "or leave it out with a line in .skillignore"
 
 
@@ -129,6 +132,8 @@ def _sort_key(path: str) -> bytes:
 
 
 def _fold(name: str) -> str:
+    if name.isascii():  # the common case: NFC leaves ASCII alone, casefold is lower there
+        return name.lower()
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 
@@ -216,18 +221,18 @@ class _Walker:
                 return f"{SKILLIGNORE} (never carried)"
             if name == MANIFEST_DIR:
                 return f"built-in: {MANIFEST_DIR}/ (manifest of a packed skill)"
-        if name in BUILTIN_DIRS:
-            return f"built-in: {name}/"
-        builtin = _BUILTIN_NAMES.get(name)
+        builtin = _BUILTIN_EXACT.get(name)
         if builtin is not None:
             return builtin
-        for suffix, why in _BUILTIN_SUFFIXES:
-            if name.endswith(suffix):
-                return why
-        if name.startswith(".#"):
-            return "built-in: .#* (editor lock file)"
-        if len(name) > 1 and name.startswith("#") and name.endswith("#"):
-            return "built-in: #*# (editor autosave file)"
+        if name.endswith(_BUILTIN_SUFFIX_ONLY):
+            for suffix, why in _BUILTIN_SUFFIXES:
+                if name.endswith(suffix):
+                    return why
+        if name.startswith((".#", "#")):
+            if name.startswith(".#"):
+                return "built-in: .#* (editor lock file)"
+            if len(name) > 1 and name.endswith("#"):
+                return "built-in: #*# (editor autosave file)"
         if self.ignore is not None:
             return self.ignore.rule(rel, is_dir)
         return None
@@ -235,6 +240,8 @@ class _Walker:
     # -- entries -----------------------------------------------------------------------------
 
     def _check_name(self, rel: str, name: str) -> None:
+        if name.isascii() and name.isprintable() and "\\" not in name:
+            return  # the common case, and a fast one: nothing below can apply
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
@@ -263,7 +270,7 @@ class _Walker:
 
     def add_file(self, rel: str, st: os.stat_result) -> None:
         self._register(rel)
-        path = unicodedata.normalize("NFC", rel)
+        path = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
         mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
         self.files[path] = WalkedFile(
             path, st.st_size, mode, st.st_dev, st.st_ino, None if path == rel else rel
@@ -303,21 +310,21 @@ class _Walker:
                     f"make it readable, {_LEAVE_OUT_HINT}"
                 )
                 continue
+            rule, add_file, is_reg = self.rule, self.add_file, stat.S_ISREG
             for entry in entries:
                 name = entry.name
                 child = f"{rel}/{name}" if rel else name
                 try:
-                    is_link = entry.is_symlink()
-                    is_dir = not is_link and entry.is_dir(follow_symlinks=False)
-                    why = self.rule(child, name, is_dir)
+                    is_dir = entry.is_dir(follow_symlinks=False)  # False for a symlink
+                    why = rule(child, name, is_dir)
                     if why is not None:
                         self.leave_out(child + "/" if is_dir else child, why)
                     elif is_dir:
                         stack.append(child)
                     else:
                         st = entry.stat(follow_symlinks=False)
-                        if stat.S_ISREG(st.st_mode):
-                            self.add_file(child, st)
+                        if is_reg(st.st_mode):
+                            add_file(child, st)
                         else:
                             self.other(child, st.st_mode)
                 except OSError as err:

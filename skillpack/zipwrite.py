@@ -3,9 +3,10 @@
 The same members give the same bytes on every machine, whatever the mtimes, umask, time zone
 or locale: members go in the order of their names' UTF-8 bytes, every member is STORED with
 the UTF-8 name flag and nothing else, dated 1980-01-01 00:00:00, made by Unix with mode 0644
-or 0755, with no extra fields, comments, data descriptors or directory entries. Large files
-stream through in 1 MiB chunks (CRC-32 and BLAKE3 computed while copying, the CRC patched
-into the local header afterwards), so memory stays flat. No Zip64: what would need it is
+or 0755, with no extra fields, comments, data descriptors or directory entries. A file under
+1 MiB is read whole and written after its header in one go; larger ones stream through in
+1 MiB chunks (CRC-32 and BLAKE3 computed while copying, the CRC patched into the local header
+afterwards), so memory stays flat. No Zip64: what would need it is
 refused. :func:`skillpack.zipread.read_zip` accepts exactly this output.
 """
 
@@ -15,7 +16,7 @@ import os
 import struct
 import zlib
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, NoReturn
 
 from blake3 import blake3
 
@@ -173,6 +174,8 @@ class ZipWriter:
         """
         self._usable()
         encoded = self._admit(name, size)
+        if size < CHUNK_SIZE:
+            return self._add_small_fd(name, encoded, fd, size, executable, expect_blake3)
         header_at = self._offset
         hasher = blake3()
         crc = 0
@@ -190,23 +193,37 @@ class ZipWriter:
                 remaining -= len(chunk)
             grew = remaining == 0 and os.read(fd, 1) != b""
             if remaining or grew:
-                got = "more" if grew else f"only {size - remaining:,}"
-                raise IntegrityError(
-                    f"member {name!r} changed while being packed: it was {size:,} bytes when "
-                    f"listed, {got} bytes were read",
-                    hint="stop whatever is writing to the skill's files, then pack again",
-                )
+                _changed_size(name, size, None if grew else size - remaining)
             digest: str = hasher.hexdigest()
-            if expect_blake3 is not None and digest != expect_blake3.lower():
-                raise IntegrityError(
-                    f"member {name!r} changed while being packed: its BLAKE3 is {digest}, "
-                    f"{expect_blake3} was recorded when it was listed",
-                    hint="stop whatever is writing to the skill's files, then pack again",
-                )
+            _check_blake3(name, digest, expect_blake3)
             end = self._file.tell()
             self._file.seek(header_at + _CRC_AT)
             write(struct.pack("<I", crc))
             self._file.seek(end)
+        except BaseException:
+            self._broken = True
+            raise
+        self._record(encoded, crc, size, executable)
+        return digest
+
+    def _add_small_fd(self, name: str, encoded: bytes, fd: int, size: int, executable: bool,
+                      expect_blake3: str | None) -> str:
+        """`add_fd` for a file under CHUNK_SIZE: read whole (asking one byte more, so that a
+        file that grew is caught), then header and data written at once, with no CRC patch."""
+        try:
+            data = os.read(fd, size + 1)
+            while len(data) < size:  # a short read: read on until the end of the file
+                more = os.read(fd, size + 1 - len(data))
+                if not more:
+                    break
+                data += more
+            if len(data) != size:
+                _changed_size(name, size, len(data) if len(data) < size else None)
+            digest: str = blake3(data).hexdigest()
+            _check_blake3(name, digest, expect_blake3)
+            crc = zlib.crc32(data)
+            self._file.write(self._local_header(encoded, crc, size))
+            self._file.write(data)
         except BaseException:
             self._broken = True
             raise
@@ -229,3 +246,22 @@ class ZipWriter:
             self._broken = True
             raise
         self._closed = True
+
+
+def _changed_size(name: str, size: int, got: int | None) -> NoReturn:
+    """Raise: the member gave `got` bytes (None: more than `size`) where `size` was listed."""
+    read = "more" if got is None else f"only {got:,}"
+    raise IntegrityError(
+        f"member {name!r} changed while being packed: it was {size:,} bytes when listed, "
+        f"{read} bytes were read",
+        hint="stop whatever is writing to the skill's files, then pack again",
+    )
+
+
+def _check_blake3(name: str, digest: str, expect: str | None) -> None:
+    if expect is not None and digest != expect.lower():
+        raise IntegrityError(
+            f"member {name!r} changed while being packed: its BLAKE3 is {digest}, "
+            f"{expect} was recorded when it was listed",
+            hint="stop whatever is writing to the skill's files, then pack again",
+        )

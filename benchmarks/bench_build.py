@@ -1,0 +1,574 @@
+"""Build benchmarks: `skillpack digest` and `skillpack pack` against b3sum, dirhash, a DEFLATE
+zip and plain reads of the same files, with the targets of the build-pipeline issue.
+
+    python benchmarks/bench_build.py [--quick] [--runs N] [--json FILE] [--tmp DIR]
+
+Workloads (generated data goes in a temp folder removed at the end):
+
+* ``corpus``: the 182 skills of ``../shared/corpus``; ``digest`` runs on all 182, ``pack`` on
+  the 181 valid ones (``anthropics-skills/claude-api`` is refused by design);
+* ``small``: one generated skill holding 10,000 files of 4 KiB of random bytes (100 folders of
+  100 files) beside its SKILL.md;
+* ``big``: one generated skill holding a single 256 MiB file of random bytes;
+* ``memory``: peak RSS of packing (and digesting) a skill holding one 1 GiB file, measured in
+  a fresh interpreter with ``resource.getrusage(...).ru_maxrss`` minus the RSS of that
+  interpreter once skillpack is imported.
+
+Every comparator works on exactly the files skillpack carries (the walk's file list):
+
+* ``read``: open/read/close each file with Python's ``open`` (the baseline "merely reading");
+* ``skillpack digest``: ``skillpack.digest.digest(folder)`` for each skill folder;
+* ``skillpack pack``: ``skillpack.archive.pack_skills(folders, out)`` into a fresh folder each
+  run (fsync'd atomic writes, one archive per skill);
+* ``b3sum``: ``b3sum FILE...`` (default threads; mmap; includes its process start);
+* ``dirhash``: ``dirhash.dirhash(folder, ALGORITHM)`` for each skill folder, with the fastest
+  algorithm of hashlib on this machine (chosen by a short probe; printed);
+* ``zip DEFLATE``: ``zipfile.ZipFile(..., ZIP_DEFLATED)`` (default level) of the same files
+  into one zip (no fsync);
+* the CLI (``skillpack digest ...``, ``skillpack pack ... -o DIR``) once, in a subprocess, for
+  honesty: that figure includes interpreter start and imports.
+
+Times are the median of N runs after one warm-up run, so the page cache is warm; the tools of
+a workload take their runs in turn (round-robin), so that load elsewhere on the machine falls
+on all of them alike. ``--quick``
+shrinks everything (1,000 small files, a 32 MiB file, a 128 MiB memory run, 3 runs) for a
+smoke run; its figures say nothing about the targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = (REPO.parent / "shared" / "corpus").resolve()
+REFUSED = "anthropics-skills/claude-api"  # invalid: pack refuses it, by design
+MiB = 1 << 20
+
+
+# -- measuring ------------------------------------------------------------------------------
+
+@dataclass
+class Job:
+    """One thing to time: `fn`, with untimed `before` and `after` around each run."""
+
+    tool: str
+    fn: Callable[[], object]
+    nbytes: int
+    nfiles: int
+    runs: int
+    note: str = ""
+    before: Callable[[], object] | None = None
+    after: Callable[[], object] | None = None
+
+
+def run_jobs(jobs: Sequence[Job]) -> dict[str, list[float]]:
+    """Wall times of each job, taken round-robin (one run of each job in turn, so that a
+    burst of load elsewhere on the machine hits every tool alike), after one untimed warm-up
+    round that also fills the page cache."""
+    times: dict[str, list[float]] = {job.tool: [] for job in jobs}
+    for round_ in range(max(job.runs for job in jobs) + 1):
+        for job in jobs:
+            if round_ > job.runs:
+                continue
+            if job.before is not None:
+                job.before()
+            start = time.perf_counter()
+            job.fn()
+            elapsed = time.perf_counter() - start
+            if job.after is not None:
+                job.after()
+            if round_:
+                times[job.tool].append(elapsed)
+    return times
+
+
+@dataclass
+class Row:
+    tool: str
+    seconds: float
+    nbytes: int
+    nfiles: int
+    runs: int
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "seconds": self.seconds, "bytes": self.nbytes,
+                "files": self.nfiles, "runs": self.runs, "note": self.note}
+
+
+@dataclass
+class Workload:
+    key: str
+    title: str
+    digest_folders: list[Path]
+    pack_folders: list[Path]
+    digest_files: list[Path] = field(default_factory=list)
+    pack_skills: list[list[tuple[Path, str]]] = field(default_factory=list)  # (path, arcname)
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def pack_files(self) -> list[tuple[Path, str]]:
+        return [item for skill in self.pack_skills for item in skill]
+
+    def row(self, tool: str) -> Row:
+        return next(r for r in self.rows if r.tool == tool)
+
+
+def carried(folders: Sequence[Path], base: Path) -> list[list[tuple[Path, str]]]:
+    """Every file skillpack carries, per skill of `folders`, as (path on disk, zip name): the
+    path relative to `base` (two corpus skills share a name, never a path)."""
+    from skillpack.walk import skill_fileset
+
+    out: list[list[tuple[Path, str]]] = []
+    for folder in folders:
+        fileset = skill_fileset(folder)
+        prefix = folder.relative_to(base).as_posix()
+        out.append([(Path(fileset.root) / w.disk_path, f"{prefix}/{w.path}")
+                    for w in fileset.files])
+    return out
+
+
+# -- the comparators ------------------------------------------------------------------------
+
+def read_files(files: Sequence[Path]) -> None:
+    for path in files:
+        with open(path, "rb") as handle:
+            handle.read()
+
+
+def skillpack_digest(folders: Sequence[Path]) -> None:
+    from skillpack.digest import digest
+
+    for folder in folders:
+        digest(folder)
+
+
+def b3sum(files: Sequence[Path]) -> None:
+    subprocess.run(["b3sum", "--", *map(str, files)], stdout=subprocess.DEVNULL, check=True)
+
+
+def dirhash_all(folders: Sequence[Path], algorithm: str) -> None:
+    import dirhash  # type: ignore[import-untyped, unused-ignore]
+
+    for folder in folders:
+        dirhash.dirhash(folder, algorithm)
+
+
+def zip_deflate(items: Sequence[tuple[Path, str]], dest: Path) -> None:
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path, arcname in items:
+            archive.write(path, arcname)
+
+
+def fastest_hashlib(candidates: Sequence[str]) -> tuple[str, dict[str, float]]:
+    """The hashlib algorithm dirhash offers that hashes 32 MiB fastest here."""
+    data = os.urandom(32 * MiB)
+    speeds: dict[str, float] = {}
+    for name in candidates:
+        best = min(_time(hashlib.new(name).update, data) for _ in range(3))
+        speeds[name] = len(data) / best
+    return max(speeds, key=lambda n: speeds[n]), speeds
+
+
+def _time(fn: Callable[[bytes], object], data: bytes) -> float:
+    start = time.perf_counter()
+    fn(data)
+    return time.perf_counter() - start
+
+
+def cli_command() -> list[str]:
+    script = Path(sys.executable).with_name("skillpack")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "from skillpack.cli import main; main()"]
+
+
+def time_cli(args: Sequence[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([*cli_command(), *args], stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def no_fsync() -> Iterator[None]:
+    """Turn os.fsync into a no-op (only for the informational breakdown of pack)."""
+    real = os.fsync
+    os.fsync = lambda fd: None
+    try:
+        yield
+    finally:
+        os.fsync = real
+
+
+# -- generated skills -----------------------------------------------------------------------
+
+def write_skill_md(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {folder.name}\ndescription: A generated skill for skillpack's build "
+        "benchmarks.\n---\n\n# Benchmark\n\nData only.\n", encoding="utf-8")
+
+
+def make_small(folder: Path, count: int, size: int = 4096) -> None:
+    write_skill_md(folder)
+    per_folder = 100
+    for i in range(count):
+        sub = folder / "data" / f"{i // per_folder:03d}"
+        if i % per_folder == 0:
+            sub.mkdir(parents=True)
+        (sub / f"f{i:05d}.bin").write_bytes(os.urandom(size))
+
+
+def make_big(folder: Path, size: int, name: str = "big.bin") -> None:
+    """A skill holding one file of `size` bytes of random data, every byte written (not
+    sparse), 1 MiB at a time (so that a child forked afterwards inherits a small peak RSS)."""
+    write_skill_md(folder)
+    with open(folder / name, "wb") as handle:
+        left = size
+        while left:
+            chunk = os.urandom(min(MiB, left))
+            handle.write(chunk)
+            left -= len(chunk)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+# -- one workload ---------------------------------------------------------------------------
+
+def run_workload(work: Workload, tmp: Path, runs: int, algorithm: str, *,
+                 breakdown: bool = False) -> None:
+    from skillpack.archive import pack_prepared, pack_skills, prepare_many
+
+    out = tmp / "out"
+    zip_path = tmp / "deflate.zip"
+    files = work.digest_files
+    nbytes = sum(p.stat().st_size for p in files)
+    pack_bytes = sum(p.stat().st_size for p, _ in work.pack_files)
+    nfiles, pack_nfiles = len(files), len(work.pack_files)
+    slow = min(runs, 3)  # the slow comparators on the big workloads
+
+    def clean_out() -> None:
+        shutil.rmtree(out, ignore_errors=True)
+
+    big = pack_bytes > 64 * MiB
+    pack_files = work.pack_files
+    jobs = [
+        Job("read (open/read/close)", lambda: read_files(files), nbytes, nfiles, runs),
+        Job("skillpack digest", lambda: skillpack_digest(work.digest_folders), nbytes, nfiles,
+            runs),
+    ]
+    if shutil.which("b3sum"):
+        jobs.append(Job("b3sum", lambda: b3sum(files), nbytes, nfiles, runs))
+    jobs += [
+        Job(f"dirhash ({algorithm})", lambda: dirhash_all(work.digest_folders, algorithm),
+            nbytes, nfiles, slow if big else runs),
+        Job("skillpack pack", lambda: pack_skills(work.pack_folders, out), pack_bytes,
+            pack_nfiles, slow if big else runs, before=clean_out, after=clean_out),
+        Job("zip DEFLATE (zipfile, one zip)", lambda: zip_deflate(pack_files, zip_path),
+            pack_bytes, pack_nfiles, slow if big else runs, after=zip_path.unlink),
+    ]
+    if breakdown:
+        zips = tmp / "zips"
+
+        def zip_each() -> None:
+            zips.mkdir()
+            for i, items in enumerate(work.pack_skills):
+                zip_deflate(items, zips / f"{i}.zip")
+
+        def write_no_fsync() -> None:
+            with no_fsync():
+                pack_prepared(prepared, out)
+
+        prepared = prepare_many(work.pack_folders)
+        jobs += [
+            Job("zip DEFLATE (one zip per skill)", zip_each, pack_bytes, pack_nfiles, runs,
+                "informational", after=lambda: shutil.rmtree(zips)),
+            Job("pack: prepare only", lambda: prepare_many(work.pack_folders), pack_bytes,
+                pack_nfiles, runs, "parse, validate, walk, hash"),
+            Job("pack: parse SKILL.md only", lambda: _parse_all(work.pack_folders),
+                pack_bytes, pack_nfiles, runs, "frontmatter YAML and body"),
+            Job("pack: write only", lambda: pack_prepared(prepared, out), pack_bytes,
+                pack_nfiles, runs, f"{len(prepared)} fsync'd atomic archives",
+                before=clean_out, after=clean_out),
+            Job("pack: write only, fsync disabled", write_no_fsync, pack_bytes, pack_nfiles,
+                runs, "informational only", before=clean_out, after=clean_out),
+        ]
+    print(f"\n{work.title}", flush=True)
+    times = run_jobs(jobs)
+    for job in jobs:
+        seconds = statistics.median(times[job.tool])
+        work.rows.append(Row(job.tool, seconds, job.nbytes, job.nfiles, job.runs, job.note))
+        print(f"  {job.tool:<34} {seconds * 1000:10.1f} ms", flush=True)
+    # the CLI, once, for honesty (interpreter start and imports included)
+    folders = [str(f) for f in work.digest_folders]
+    seconds = time_cli(["digest", *folders])
+    work.rows.append(Row("CLI: skillpack digest", seconds, nbytes, nfiles, 1,
+                         "one run, includes interpreter start"))
+    print(f"  {'CLI: skillpack digest (1 run)':<34} {seconds * 1000:10.1f} ms", flush=True)
+    clean_out()
+    seconds = time_cli(["pack", *map(str, work.pack_folders), "-o", str(out)])
+    clean_out()
+    work.rows.append(Row("CLI: skillpack pack", seconds, pack_bytes, pack_nfiles, 1,
+                         "one run, includes interpreter start"))
+    print(f"  {'CLI: skillpack pack (1 run)':<34} {seconds * 1000:10.1f} ms", flush=True)
+
+
+def _parse_all(folders: Sequence[Path]) -> None:
+    from skillpack.skill import parse_skill_file
+
+    for folder in folders:
+        parse_skill_file(folder / "SKILL.md")
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+_MEMORY_CHILD = textwrap.dedent("""
+    import json, os, resource, sys
+    def rss():
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    def hwm():  # the same peak, from this process image only (Linux), as a cross-check
+        try:
+            with open("/proc/self/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return 0
+    bare, bare_hwm = rss(), hwm()
+    import blake3, yaml, pathspec
+    from skillpack.archive import pack_skills
+    from skillpack.digest import digest
+    from skillpack import atomic, discover, programs, runtime, validate, verify, zipwrite
+    imported, imported_hwm = rss(), hwm()
+    what, skill, out = sys.argv[1:4]
+    if what == "pack":
+        pack_skills([skill], out)
+    else:
+        digest(skill)
+    print(json.dumps({"bare": bare, "imported": imported, "peak": rss(), "bare_hwm": bare_hwm,
+                      "imported_hwm": imported_hwm, "peak_hwm": hwm()}))
+""")
+
+
+def measure_memory(tmp: Path, size: int) -> dict[str, Any]:
+    folder = tmp / "bench-memory"
+    make_big(folder, size)
+    out = tmp / "memory-out"
+    import resource
+
+    result: dict[str, Any] = {"file_bytes": size, "parent_rss": resource.getrusage(
+        resource.RUSAGE_SELF).ru_maxrss * 1024}
+    try:
+        for what in ("digest", "pack"):
+            proc = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, what, str(folder),
+                                   str(out)], capture_output=True, text=True, check=True)
+            result[what] = json.loads(proc.stdout)
+            shutil.rmtree(out, ignore_errors=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+    return result
+
+
+# -- report ---------------------------------------------------------------------------------
+
+def machine() -> dict[str, Any]:
+    model = ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    b3 = ""
+    if shutil.which("b3sum"):
+        b3 = subprocess.run(["b3sum", "--version"], capture_output=True, text=True).stdout
+    import blake3
+    import dirhash  # type: ignore[import-untyped, unused-ignore]
+
+    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
+            "platform": platform.platform(), "blake3": blake3.__version__,
+            "dirhash": getattr(dirhash, "__version__", "?"), "b3sum": b3.strip()}
+
+
+def print_table(works: Sequence[Workload]) -> None:
+    print("\nMedian wall time, warm page cache (MB = 10^6 bytes)")
+    print(f"{'workload':<8} {'tool':<34} {'median':>11} {'MB/s':>9} {'files/s':>10}  note")
+    for work in works:
+        for r in work.rows:
+            rate = r.nbytes / r.seconds / 1e6
+            fps = r.nfiles / r.seconds
+            print(f"{work.key:<8} {r.tool:<34} {r.seconds * 1000:8.1f} ms {rate:9.1f} "
+                  f"{fps:10,.0f}  {r.note or f'n={r.runs}'}")
+
+
+def targets(works: dict[str, Workload], memory: dict[str, Any] | None,
+            algorithm: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+
+    def target(name: str, value: float, goal: float, unit: str, higher: bool = True) -> None:
+        met = value >= goal if higher else value < goal
+        out.append({"target": name, "value": value, "goal": goal, "unit": unit,
+                    "higher_is_better": higher, "met": met})
+
+    big, small, corpus = works.get("big"), works.get("small"), works.get("corpus")
+    if big is not None and any(r.tool == "b3sum" for r in big.rows):
+        target("big file: digest speed / b3sum speed", big.row("b3sum").seconds
+               / big.row("skillpack digest").seconds, 0.8, "x")
+    if small is not None:
+        digest_s = small.row("skillpack digest").seconds
+        target("small files: digest rate / read rate",
+               small.row("read (open/read/close)").seconds / digest_s, 0.6, "x")
+        target(f"small files: digest speed / dirhash ({algorithm}) speed",
+               small.row(f"dirhash ({algorithm})").seconds / digest_s, 5.0, "x")
+    if corpus is not None:
+        target("corpus: pack speed / zip DEFLATE speed",
+               corpus.row("zip DEFLATE (zipfile, one zip)").seconds
+               / corpus.row("skillpack pack").seconds, 5.0, "x")
+    if memory is not None:
+        pack = memory["pack"]
+        # ru_maxrss of a child starts at its parent's peak (Linux keeps it across fork and
+        # exec), which can hide growth: judge on the larger of it and VmHWM's
+        growth = max(pack["peak"] - pack["imported"], pack["peak_hwm"] - pack["imported_hwm"])
+        target(f"memory: pack of a {memory['file_bytes'] // MiB} MiB file, peak RSS over "
+               "the imported interpreter", growth / MiB, 64.0, "MiB", higher=False)
+    return out
+
+
+def print_targets(results: Sequence[dict[str, Any]]) -> None:
+    print("\nTargets")
+    for t in results:
+        sign = ">=" if t["higher_is_better"] else "<"
+        print(f"  {t['target']:<72} {t['value']:8.2f} {t['unit']:<3} (goal {sign} "
+              f"{t['goal']:g} {t['unit']}): {'MET' if t['met'] else 'MISSED'}")
+
+
+# -- main -----------------------------------------------------------------------------------
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, 3 runs: a smoke run")
+    parser.add_argument("--runs", type=int, help="timed runs per measurement (default 5)")
+    parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument("--tmp", type=Path, help="folder for the generated data (a temp "
+                        "folder inside it is removed at the end)")
+    parser.add_argument("--only", choices=["corpus", "small", "big", "memory"], action="append",
+                        help="run only these workloads (repeatable)")
+    args = parser.parse_args(argv)
+    runs = args.runs or (3 if args.quick else 5)
+    small_count = 1000 if args.quick else 10_000
+    big_size = (32 if args.quick else 256) * MiB
+    memory_size = (128 if args.quick else 1024) * MiB
+    only = set(args.only or ["corpus", "small", "big", "memory"])
+
+    load_before = os.getloadavg()
+    root = Path(tempfile.mkdtemp(prefix="skillpack-bench-build-", dir=args.tmp))
+    memory: dict[str, Any] | None = None
+    if "memory" in only:
+        # first, while this process is small: Linux carries a process's peak RSS across
+        # fork and exec into the child's ru_maxrss
+        try:
+            memory = measure_memory(root, memory_size)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+
+    import dirhash  # type: ignore[import-untyped, unused-ignore]
+
+    candidates = [a for a in ("md5", "sha1", "sha256", "sha512", "blake2b", "blake2s")
+                  if a in dirhash.algorithms_available]
+    algorithm, speeds = fastest_hashlib(candidates)
+    info = machine()
+    print(f"{info['cpu']}, {info['nproc']} CPUs, Python {info['python']}, blake3 "
+          f"{info['blake3']}, dirhash {info['dirhash']}, {info['b3sum']}")
+    print("dirhash algorithm: " + algorithm + " (fastest hashlib here: " + ", ".join(
+        f"{n} {s / 1e6:.0f} MB/s" for n, s in sorted(speeds.items(), key=lambda i: -i[1]))
+        + ")")
+    print(f"{runs} timed runs per figure after one warm-up run (warm page cache), taken "
+          "round-robin; median")
+    print("load average at start: " + " ".join(f"{x:.2f}" for x in load_before))
+    if memory is not None:
+        print(f"\nmemory: pack and digest of one {memory_size // MiB} MiB file, each in a fresh "
+              f"interpreter (this process's peak RSS when it started them: "
+              f"{memory['parent_rss'] / MiB:.1f} MiB)")
+        for what in ("digest", "pack"):
+            m = memory[what]
+            print(f"  {what:<7} ru_maxrss: bare {m['bare'] / MiB:6.1f} MiB, skillpack imported "
+                  f"{m['imported'] / MiB:6.1f} MiB, peak {m['peak'] / MiB:6.1f} MiB: "
+                  f"+{(m['peak'] - m['imported']) / MiB:.1f} MiB")
+            print(f"  {'':<7} VmHWM:     bare {m['bare_hwm'] / MiB:6.1f} MiB, skillpack imported "
+                  f"{m['imported_hwm'] / MiB:6.1f} MiB, peak {m['peak_hwm'] / MiB:6.1f} MiB: "
+                  f"+{(m['peak_hwm'] - m['imported_hwm']) / MiB:.1f} MiB")
+
+    works: dict[str, Workload] = {}
+    try:
+        if "corpus" in only:
+            every = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
+            valid = [f for f in every if f.relative_to(CORPUS).as_posix() != REFUSED]
+            work = Workload("corpus", f"corpus: {len(every)} skills (digest), {len(valid)} "
+                            "valid skills (pack)", every, valid)
+            work.digest_files = [p for skill in carried(every, CORPUS) for p, _ in skill]
+            work.pack_skills = carried(valid, CORPUS)
+            run_workload(work, root, runs, algorithm, breakdown=True)
+            works["corpus"] = work
+        if "small" in only:
+            folder = root / "bench-small-files"
+            make_small(folder, small_count)
+            work = Workload("small", f"small: {small_count:,} files of 4 KiB (+ SKILL.md)",
+                            [folder], [folder])
+            work.pack_skills = carried([folder], root)
+            work.digest_files = [p for p, _ in work.pack_files]
+            run_workload(work, root, runs, algorithm)
+            shutil.rmtree(folder)
+            works["small"] = work
+        if "big" in only:
+            folder = root / "bench-big-file"
+            make_big(folder, big_size)
+            work = Workload("big", f"big: one file of {big_size // MiB} MiB (+ SKILL.md)",
+                            [folder], [folder])
+            work.pack_skills = carried([folder], root)
+            work.digest_files = [p for p, _ in work.pack_files]
+            run_workload(work, root, runs, algorithm)
+            shutil.rmtree(folder)
+            works["big"] = work
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    load_after = os.getloadavg()
+    print("\nload average at end: " + " ".join(f"{x:.2f}" for x in load_after)
+          + " (other work on the machine slows every figure, and fsync most)")
+    print_table(list(works.values()))
+    results = targets(works, memory, algorithm)
+    print_targets(results)
+    if args.quick:
+        print("(--quick: smaller workloads; these figures do not judge the targets)")
+    if args.json is not None:
+        args.json.write_text(json.dumps({
+            "machine": info, "load_before": load_before, "load_after": load_after,
+            "runs": runs, "quick": args.quick, "dirhash_algorithm": algorithm,
+            "hashlib_speeds": speeds,
+            "workloads": {k: {"title": w.title, "rows": [r.to_dict() for r in w.rows]}
+                          for k, w in works.items()},
+            "memory": memory, "targets": results}, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

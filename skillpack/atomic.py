@@ -5,7 +5,8 @@
 moves it onto the destination with ``os.replace`` and fsyncs the folder. On any failure,
 including KeyboardInterrupt, the temp file is removed and the destination is left as it
 was. A pack killed outright (SIGKILL, power loss) can leave a temp file behind:
-:func:`clean_stale_temps` removes those whose process is gone.
+:func:`clean_stale_temps` removes those whose process is gone, and the next `atomic_write`
+of the same destination does so for its own name.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ def atomic_write(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """
     dest_path = os.fspath(dest)
     folder, base = os.path.split(os.path.abspath(dest_path))
+    clean_stale_temps(folder, dest=base)  # what a killed write of this file left behind
     tmp = os.path.join(
         folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(6)}"
     )
@@ -139,19 +141,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def clean_stale_temps(folder: str | os.PathLike[str]) -> list[str]:
+def clean_stale_temps(folder: str | os.PathLike[str], *, dest: str | None = None) -> list[str]:
     """Remove temp files of `atomic_write` left in `folder` by processes that are gone.
 
     Only regular files named ``.<name>.skillpack-tmp-<pid>-<hex>`` whose pid is no longer
-    alive are removed. Return the paths removed, sorted; a missing folder gives [].
+    alive are removed; with `dest`, only those of the destination file named `dest`. Return
+    the paths removed, sorted; a missing folder gives [].
     """
     folder_path = os.fspath(folder)
     try:
         names = os.listdir(folder_path)
     except OSError:
         return []
+    prefix = None if dest is None else f".{dest[:_MAX_BASE]}{TEMP_MARK}"
     removed: list[str] = []
     for name in sorted(names):
+        if prefix is not None and not name.startswith(prefix):
+            continue
         match = _TEMP_RE.match(name)
         if match is None or _alive(int(match.group(1))):
             continue

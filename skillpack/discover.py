@@ -13,8 +13,12 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "__pycache__", ".skillpack
 
 
 def _is_skill_dir(path: str) -> bool:
+    """A folder holding an entry named SKILL.md that is not a folder. A SKILL.md that is a
+    symlink, a fifo or a device still makes a skill, so that its checks refuse it saying
+    why, rather than it being skipped in silence (and the search never follows it)."""
     skill_md = os.path.join(path, "SKILL.md")
-    return os.path.isfile(skill_md) and not os.path.islink(skill_md)
+    return os.path.lexists(skill_md) and (os.path.islink(skill_md)
+                                          or not os.path.isdir(skill_md))
 
 
 def find_skills(path: str | os.PathLike[str]) -> list[Path]:
@@ -31,10 +35,8 @@ def find_skills(path: str | os.PathLike[str]) -> list[Path]:
             "no such file or folder", path=text, hint="give a skill folder, its SKILL.md, or "
             "a folder of skills"
         )
-    if os.path.isfile(text):
+    if not os.path.isdir(text):  # a SKILL.md (even a fifo or a link: its checks say why)
         return [Path(text).parent] if os.path.basename(text) == "SKILL.md" else []
-    if not os.path.isdir(text):
-        return []
     if _is_skill_dir(text):
         return [Path(text)]
     found: list[Path] = []

@@ -24,7 +24,6 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from skillpack.digest import DIGEST_RE, FileRecord, digest_records
@@ -113,9 +112,11 @@ class Lock:
 
 def read_lock(path: str | os.PathLike[str]) -> Lock:
     """Read and check a lock file."""
+    from skillpack.skill import read_regular
+
     where = os.fspath(path)
     try:
-        data = json.loads(Path(where).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(where).decode("utf-8"))
     except OSError as err:
         raise SkillpackError(f"cannot read the lock file: {err.strerror}", path=where) from None
     except ValueError as exc:

@@ -17,9 +17,11 @@ Standard library only at import (YAML is loaded when a frontmatter is parsed).
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,8 @@ from skillpack.fences import parse_body
 from skillpack.frontmatter import normalise_text, split_frontmatter
 from skillpack.tools import Tool
 
-__all__ = ["ALLOW_SECRETS_KEY", "Skill", "parse_skill", "parse_skill_file", "split_entries"]
+__all__ = ["ALLOW_SECRETS_KEY", "Skill", "parse_skill", "parse_skill_file", "read_regular",
+           "split_entries"]
 
 #: The metadata key through which a skill allows named files past the secret filter.
 ALLOW_SECRETS_KEY = "skillpack-allow-secrets"
@@ -100,7 +103,7 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
         path = path / "SKILL.md"
     where = str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except FileNotFoundError:
         raise SkillError("there is no SKILL.md here", path=where,
                          hint="a skill is a folder holding SKILL.md") from None
@@ -114,6 +117,23 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
         raise SkillError(message, path=where, line=line,
                          problems=[Problem("error", "encoding", message, where, line)]) from None
     return parse_skill(source, file=where, workdir=str(path.parent))
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at `path`. Opened without blocking and checked before a
+    byte is read: a fifo would block forever, a device (``/dev/zero``) never ends. Raises
+    `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
+                    else "a device or socket")
+            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
 
 
 def parse_skill(source: str, *, file: str | None = None, workdir: str | None = None) -> Skill:

@@ -15,7 +15,6 @@ import os
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from skillpack.digest import FileRecord
@@ -104,9 +103,11 @@ def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a `.skill` archive or a bundle file completely."""
+    from skillpack.skill import read_regular
+
     where = os.fspath(path)
     try:
-        data = Path(where).read_bytes()
+        data = read_regular(where)  # a fifo or a device named as an archive must not hang
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=where) from None
     return verify_bytes(data, source=where)

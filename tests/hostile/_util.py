@@ -1,0 +1,218 @@
+"""Helpers of the hostile suite: the tally of every hostile input, good inputs to spoil, and
+guards (a call that must not hang, a folder that must stay empty, a CLI run with no traceback).
+
+The tally
+---------
+Every hostile input a test tries goes through `TALLY.refused(...)` (it must be refused with
+the given `SkillpackError` subclass and a message holding the given fragments),
+`TALLY.handled(...)` (a stress input that must work, such as a tree 1,000 folders deep) or
+`TALLY.neutralised(...)` (an input the runtime loads but which changes nothing it serves or
+runs). conftest.py writes the records as JSON at the end of the session, to the path in
+``$SKILLPACK_HOSTILE_TALLY`` (default: ``<tmp>/skillpack-hostile-tally.json``), and prints
+the counts; ``python benchmarks/hostile_counts.py`` runs the suite and prints them.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import traceback
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from skillpack.errors import SkillpackError
+
+TALLY_ENV = "SKILLPACK_HOSTILE_TALLY"
+OUTCOMES = ("refused", "neutralised", "handled", "accepted", "wrong-error", "crashed")
+
+DEMO_MD = """\
+---
+name: demo
+description: A demo skill that greets someone, used to build hostile inputs.
+---
+
+# Demo
+
+Greet someone with the tool below.
+
+```tool
+id: hello
+description: Say hello to someone.
+params:
+  who:
+    type: string
+    default: world
+run: python3 scripts/run.py --who $who
+```
+"""
+
+HELPER_MD = """\
+---
+name: helper
+description: A second small skill, so that a bundle holds more than one.
+---
+
+# Helper
+
+Read notes.txt when asked.
+"""
+
+
+# -- the tally -------------------------------------------------------------------------------
+
+class Tally:
+    """Every hostile input tried in this session, with what happened to it."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def add(self, category: str, case: str, entry: str, outcome: str, detail: str = "",
+            count: int = 1) -> None:
+        assert outcome in OUTCOMES, outcome
+        self.records.append({"category": category, "case": case, "entry": entry,
+                             "outcome": outcome, "detail": detail[:300], "count": count})
+
+    def refused(self, category: str, case: str, entry: str,
+                kind: type[SkillpackError] = SkillpackError, *fragments: str) -> Refusal:
+        """``with tally.refused(...) as r:`` the block must raise `kind` naming `fragments`."""
+        return Refusal(self, category, case, entry, kind, fragments)
+
+    def handled(self, category: str, case: str, entry: str, detail: str = "") -> None:
+        self.add(category, case, entry, "handled", detail)
+
+    def neutralised(self, category: str, case: str, entry: str, detail: str = "") -> None:
+        self.add(category, case, entry, "neutralised", detail)
+
+    def counts(self) -> dict[str, int]:
+        totals: Counter[str] = Counter()
+        for record in self.records:
+            totals[record["outcome"]] += record["count"]
+        return {outcome: totals[outcome] for outcome in OUTCOMES}
+
+
+class Refusal:
+    """Context manager behind `Tally.refused`; ``.value`` is the error once raised."""
+
+    def __init__(self, tally: Tally, category: str, case: str, entry: str,
+                 kind: type[SkillpackError], fragments: tuple[str, ...]) -> None:
+        self.tally, self.kind, self.fragments = tally, kind, fragments
+        self.where = (category, case, entry)
+        self.value: SkillpackError | None = None
+
+    def __enter__(self) -> Refusal:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        category, case, entry = self.where
+        if exc is None:
+            self.tally.add(category, case, entry, "accepted")
+            pytest.fail(f"{category}/{case} via {entry}: accepted, not refused")
+        if not isinstance(exc, SkillpackError):
+            if isinstance(exc, Exception):
+                shown = "".join(traceback.format_exception(exc))
+                self.tally.add(category, case, entry, "crashed", shown)
+            return False  # a traceback: let pytest show it
+        text = "\n".join([str(exc), *(str(p) for p in exc.problems)])  # what the CLI prints
+        if not isinstance(exc, self.kind):
+            self.tally.add(category, case, entry, "wrong-error", f"{type(exc).__name__}: {text}")
+            pytest.fail(f"{category}/{case} via {entry}: expected {self.kind.__name__}, got "
+                        f"{type(exc).__name__}: {text}")
+        missing = [f for f in self.fragments if f not in text]
+        if missing:
+            self.tally.add(category, case, entry, "wrong-error", f"unclear: {text}")
+            pytest.fail(f"{category}/{case} via {entry}: message {text!r} lacks {missing}")
+        self.tally.add(category, case, entry, "refused", f"{type(exc).__name__}: {text}")
+        self.value = exc
+        return True
+
+
+TALLY = Tally()
+
+
+def tally_path() -> Path:
+    return Path(os.environ.get(TALLY_ENV) or Path(tempfile.gettempdir(),
+                                                  "skillpack-hostile-tally.json"))
+
+
+# -- good inputs to spoil ----------------------------------------------------------------------
+
+def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+def demo_skill(folder: Path, extra: dict[str, str | bytes] | None = None) -> Path:
+    """A valid skill `demo` with a tool, an executable script and a note, in `folder`."""
+    make_tree(folder, {"SKILL.md": DEMO_MD,
+                       "scripts/run.py": "#!/usr/bin/env python3\nprint('hello')\n",
+                       "notes.txt": "Some notes.\n", **(extra or {})})
+    (folder / "scripts" / "run.py").chmod(0o755)
+    return folder
+
+
+def helper_skill(folder: Path) -> Path:
+    return make_tree(folder, {"SKILL.md": HELPER_MD, "notes.txt": "Helper notes.\n"})
+
+
+# -- guards ------------------------------------------------------------------------------------
+
+def run_cli(*args: str) -> Result:
+    """Run the `skillpack` command in-process; a traceback fails the test."""
+    from skillpack.cli import main
+
+    result = CliRunner().invoke(main, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        shown = "".join(traceback.format_exception(result.exception))
+        pytest.fail(f"skillpack {' '.join(args)} crashed:\n{shown}")
+    assert "Traceback" not in result.output
+    return result
+
+
+def files_under(folder: Path) -> list[str]:
+    """Every entry under `folder` (names relative to it), sorted; [] when it is missing."""
+    if not folder.exists():
+        return []
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def no_hang(func: Callable[[], Any], *, timeout: float = 30.0,
+            unblock: Sequence[Path] = ()) -> Any:
+    """Run `func` in a thread; fail if it has not returned within `timeout` seconds.
+
+    Fifos in `unblock` are opened for writing if it hangs, so that a blocked reader returns
+    and the thread ends. Returns what `func` returned; re-raises what it raised.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = func()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        for fifo in unblock:
+            fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+            os.close(fd)
+        thread.join(5)
+        pytest.fail(f"blocked for more than {timeout} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")

@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from skillpack.digest import digest_records, record_files
-from skillpack.errors import IntegrityError, Problem, RefusedError, SkillError, SkillpackError
+from skillpack.errors import (
+    ArchiveError,
+    IntegrityError,
+    Problem,
+    RefusedError,
+    SkillError,
+    SkillpackError,
+)
 from skillpack.manifest import MANIFEST_PATH, Manifest
 from skillpack.skill import Skill, parse_skill_file
 from skillpack.walk import FileSet, WalkedFile, skill_fileset
@@ -35,6 +42,7 @@ __all__ = [
     "PreparedSkill",
     "archive_digest",
     "archive_name",
+    "check_limits",
     "pack",
     "pack_prepared",
     "pack_skills",
@@ -135,7 +143,9 @@ def prepare_skill(folder: str | os.PathLike[str]) -> PreparedSkill:
         tools=tuple(t.to_dict() for t in skill.tools),
         allowances=tuple(fileset.allowed),
     )
-    return PreparedSkill(str(folder), skill, fileset, manifest)
+    prepared = PreparedSkill(str(folder), skill, fileset, manifest)
+    check_limits(prepared.members(), what=f"skill '{skill.name}'")
+    return prepared
 
 
 def prepare_many(paths: Iterable[str | os.PathLike[str]]) -> list[PreparedSkill]:
@@ -152,7 +162,7 @@ def prepare_many(paths: Iterable[str | os.PathLike[str]]) -> list[PreparedSkill]
         for folder in folders:
             try:
                 prepared.append(prepare_skill(folder))
-            except (SkillError, RefusedError) as err:
+            except (SkillError, RefusedError, ArchiveError) as err:
                 failures.append(err)
     if len(failures) == 1:
         raise failures[0]
@@ -169,9 +179,25 @@ def _as_problem(err: SkillpackError) -> tuple[Problem, ...]:
     return (Problem("error", "refused", err.message, err.path, err.line),)
 
 
+def check_limits(members: Sequence[Member], *, what: str) -> None:
+    """Refuse, before anything is written, members that no archive without Zip64 can hold."""
+    from skillpack.zipwrite import MAX_MEMBERS, MAX_SIZE
+
+    if len(members) >= MAX_MEMBERS:
+        raise ArchiveError(
+            f"{what} would need {len(members):,} zip members; an archive holds at most "
+            f"{MAX_MEMBERS - 1:,} members", hint="split the files into several skills")
+    total = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
+    if total >= MAX_SIZE:
+        raise ArchiveError(
+            f"{what} would be {total:,} bytes; an archive is at most {MAX_SIZE - 1:,} bytes",
+            hint="move large data out of the skill, or split it into several skills")
+
+
 def write_members(writer: ZipWriter, members: Sequence[Member],
                   progress: Progress | None = None) -> None:
     """Write ``members`` sorted by the UTF-8 bytes of their names, streaming disk files."""
+    check_limits(members, what="the archive")
     for member in sorted(members, key=lambda m: m.name.encode("utf-8")):
         if member.data is not None:
             writer.add_bytes(member.name, bytes(member.data), executable=member.executable)

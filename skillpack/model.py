@@ -122,11 +122,17 @@ def resolve(tools: Tools, answer: Any) -> Call | None:
     if not attempts:
         return None
     if len(attempts) > 1:
-        names = ", ".join(_shown(a.name) if isinstance(a.name, str) else "an unreadable call"
-                          for a in attempts)
+        shown = [_shown(a.name) if isinstance(a.name, str) else "an unreadable call"
+                 for a in attempts[:_CALLS_SHOWN]]
+        if len(attempts) > _CALLS_SHOWN:
+            shown.append(f"and {len(attempts) - _CALLS_SHOWN:,} more")
+        names = ", ".join(shown)
         raise _error("several-calls", f"the answer holds {len(attempts)} tool calls ({names}); "
                      "make one call per answer and wait for its result before the next")
     return _call(catalog, attempts[0])
+
+
+_CALLS_SHOWN = 10  # a "several calls" error names this many, so it stays short
 
 
 def tool_definitions(skill: Tools, style: str) -> list[dict[str, Any]]:

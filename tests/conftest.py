@@ -18,6 +18,18 @@ CORPUS = (REPO.parent / "shared" / "corpus").resolve()
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 
 
+def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Create ``files`` (relative path -> text or bytes) under ``root``; return ``root``."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
 def write_skill(folder: Path, text: str | bytes, files: dict[str, str] | None = None) -> Path:
     """Create ``folder`` holding a SKILL.md with ``text`` (and ``files``); return the folder."""
     folder.mkdir(parents=True, exist_ok=True)

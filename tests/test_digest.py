@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from blake3 import blake3
 from click.testing import CliRunner
+from conftest import make_tree as make
 
 from skillpack.digest import (
     LARGE_FILE,
@@ -53,17 +54,6 @@ def reference_digest(folder: Path, includes: tuple[str, ...] | None = None) -> s
             lines.append((rel.encode(), f"{mode} {len(data)} {blake3(data).hexdigest()} {rel}\n"))
     body = "".join(line for _, line in sorted(lines))
     return "blake3:" + blake3(b"skillpack-digest-v1\n" + body.encode()).hexdigest()
-
-
-def make(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    return root
 
 
 def test_digest_agrees_with_independent_implementation_on_the_corpus() -> None:

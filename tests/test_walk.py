@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import make_tree as make
 
 from skillpack.errors import RefusedError, SkillpackError
 from skillpack.walk import FileSet, LeftOut, walk
@@ -20,17 +21,6 @@ CORPUS = Path("/work/shared/corpus")
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 SKILL_MD = "---\nname: demo\ndescription: A demo skill.\n---\n\nBody.\n"
-
-
-def make(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    return root
 
 
 def refusal(root: Path, includes: list[str] | None = None, **kw: object) -> list[tuple[str, str]]:

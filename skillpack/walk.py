@@ -18,6 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from skillpack import secrets
 from skillpack.errors import Problem, RefusedError, SkillpackError
+from skillpack.ignore import (
+    BUILTIN_DIRS,
+    MANIFEST_DIR,
+    SKILLIGNORE,
+    SkillIgnore,
+    left_out_rule,
+    read_skillignore,
+)
 
 if TYPE_CHECKING:
     from skillpack.skill import Skill
@@ -35,19 +43,6 @@ __all__ = [
     "walk",
 ]
 
-SKILLIGNORE = ".skillignore"
-MANIFEST_DIR = ".skillpack"
-BUILTIN_DIRS = (".git", ".hg", ".svn", ".bzr", "__pycache__")
-_BUILTIN_NAMES = {".DS_Store": "built-in: .DS_Store"}
-_BUILTIN_SUFFIXES = (
-    (".pyc", "built-in: *.pyc"),
-    (".swp", "built-in: *.swp (editor swap file)"),
-    (".swo", "built-in: *.swo (editor swap file)"),
-    ("~", "built-in: *~ (editor backup file)"),
-)
-# the same rules, arranged for one lookup each on the hot path of `_Walker.rule`
-_BUILTIN_EXACT = {**{name: f"built-in: {name}/" for name in BUILTIN_DIRS}, **_BUILTIN_NAMES}
-_BUILTIN_SUFFIX_ONLY = tuple(suffix for suffix, _ in _BUILTIN_SUFFIXES)
 _LEAVE_OUT_HINT = "or leave it out with a line in .skillignore"
 
 
@@ -137,36 +132,13 @@ def _fold(name: str) -> str:
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 
-class _Ignore:
-    """The root `.skillignore`, compiled one line at a time so a match names its line."""
-
-    def __init__(self, text: str) -> None:
-        import pathspec  # only when a skill has a .skillignore
-
-        patterns: list[Any] = []
-        self._lines: list[tuple[int, str]] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            for pattern in pathspec.GitIgnoreSpec.from_lines([line]).patterns:
-                if pattern.include is not None:
-                    patterns.append(pattern)
-                    self._lines.append((number, line.strip()))
-        self._spec = pathspec.GitIgnoreSpec(patterns)
-
-    def rule(self, path: str, is_dir: bool) -> str | None:
-        result = self._spec.check_file(path + "/" if is_dir else path)
-        if result.include is not True or result.index is None:
-            return None
-        number, line = self._lines[result.index]
-        return f"{SKILLIGNORE}:{number}: {line}"
-
-
 class _Walker:
     def __init__(self, root: str) -> None:
         self.root = root
         self.files: dict[str, WalkedFile] = {}
         self.left_out: dict[str, LeftOut] = {}
         self.problems: dict[tuple[str, str], Problem] = {}
-        self.ignore: _Ignore | None = None
+        self.ignore: SkillIgnore | None = None
         # parent (disk path) -> folded child name -> child names as on disk
         self._children: dict[str, dict[str, set[str]]] = {}
         self._seen_dirs: set[str] = {""}
@@ -186,56 +158,13 @@ class _Walker:
     # -- rules -------------------------------------------------------------------------------
 
     def load_skillignore(self) -> None:
-        full = os.path.join(self.root, SKILLIGNORE)
-        try:
-            st = os.lstat(full)
-        except FileNotFoundError:
-            return
-        except OSError as err:
-            self.problem("unreadable", SKILLIGNORE, f"cannot read it: {err.strerror}")
-            return
-        if stat.S_ISLNK(st.st_mode):
-            self.problem("symlink", SKILLIGNORE, "is a symbolic link; make it a regular file")
-            return
-        if not stat.S_ISREG(st.st_mode):
-            return  # a folder or other thing by that name is left out below, never read
-        try:
-            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-            try:
-                data = os.read(fd, 1 << 20)
-            finally:
-                os.close(fd)
-            text = data.decode("utf-8-sig")
-        except OSError as err:
-            self.problem("unreadable", SKILLIGNORE, f"cannot read it: {err.strerror}")
-            return
-        except UnicodeDecodeError:
-            self.problem("unreadable", SKILLIGNORE, "is not valid UTF-8; save it as UTF-8")
-            return
-        self.ignore = _Ignore(text)
+        self.ignore, problem = read_skillignore(self.root)
+        if problem is not None:
+            self.problem(*problem)
 
     def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
         """Why `rel` is left out, or None when it is walked."""
-        if "/" not in rel:
-            if name == SKILLIGNORE:
-                return f"{SKILLIGNORE} (never carried)"
-            if name == MANIFEST_DIR:
-                return f"built-in: {MANIFEST_DIR}/ (manifest of a packed skill)"
-        builtin = _BUILTIN_EXACT.get(name)
-        if builtin is not None:
-            return builtin
-        if name.endswith(_BUILTIN_SUFFIX_ONLY):
-            for suffix, why in _BUILTIN_SUFFIXES:
-                if name.endswith(suffix):
-                    return why
-        if name.startswith((".#", "#")):
-            if name.startswith(".#"):
-                return "built-in: .#* (editor lock file)"
-            if len(name) > 1 and name.endswith("#"):
-                return "built-in: #*# (editor autosave file)"
-        if self.ignore is not None:
-            return self.ignore.rule(rel, is_dir)
-        return None
+        return left_out_rule(rel, name, is_dir, self.ignore)
 
     # -- entries -----------------------------------------------------------------------------
 

@@ -42,12 +42,10 @@ class BundleResult:
 
 def _archive_members(path: str) -> list[tuple[str, str, list[Member]]]:
     """(name, digest, members) of each skill of a verified archive or bundle file."""
-    from skillpack.runtime import load
-    from skillpack.verify import verify_bytes
+    from skillpack.verify import verify_file
 
-    data = Path(path).read_bytes()
-    verify_bytes(data, source=path)
-    bundle = load(data, source=path)
+    bundle = verify_file(path).loaded  # read without following a fifo, verified completely
+    assert bundle is not None
     found = []
     for name in bundle.names:
         skill = bundle[name]

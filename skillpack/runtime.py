@@ -95,6 +95,11 @@ class Bundle(Mapping[str, LoadedSkill]):
         self._skills: dict[str, LoadedSkill] = {}
         self._failed: dict[str, SkillpackError] = {}
 
+    @property
+    def zip_index(self) -> ZipIndex:
+        """The strict zip index the bundle was read with (members, offsets, sizes)."""
+        return self._index
+
     # -- the skills, checked on first use ----------------------------------------------------
 
     def _check(self, name: str, problems: Problems) -> LoadedSkill | None:

@@ -14,7 +14,7 @@ import json
 import os
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from skillpack.digest import FileRecord
@@ -22,6 +22,7 @@ from skillpack.errors import IntegrityError, Problem, SkillpackError
 from skillpack.manifest import MANIFEST_PATH, Manifest, canonical_json
 
 if TYPE_CHECKING:
+    from skillpack.runtime import Bundle
     from skillpack.zipread import ZipIndex
 
 __all__ = [
@@ -59,6 +60,7 @@ class VerifyReport:
     kind: str
     skills: tuple[SkillReport, ...]
     digest: str | None = None  # the bundle digest, for bundles and archives
+    loaded: Bundle | None = field(default=None, compare=False, repr=False)  # what was verified
 
 
 @dataclass(frozen=True)
@@ -121,11 +123,10 @@ def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
 def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:
     """Verify an archive or bundle held in memory; raise listing every difference."""
     from skillpack.runtime import load
-    from skillpack.zipread import read_zip
 
     bundle = load(data, source=source)
     bundle.verify_all()
-    index = read_zip(data, source=source)
+    index = bundle.zip_index
     problems: list[Problem] = []
     if bundle.kind == "bundle":
         entry = index.get(BUNDLE_INDEX)
@@ -157,7 +158,7 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
             + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""),
             path=source, problems=problems,
             hint="do not use it; rebuild it from the skill with `skillpack pack`")
-    return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest)
+    return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest, bundle)
 
 
 # Where the fields of a header lie, for saying which one was altered: (start, end, label).
@@ -213,9 +214,9 @@ def _zip_problems(index: ZipIndex, data: bytes | memoryview) -> list[Problem]:
     if member is None:
         return [Problem("error", "zip-not-canonical", f"the zip end record is not what "
                         f"skillpack writes (at byte {first}): the archive was altered")]
-    field = next((label for lo, hi, label in fields if lo <= at < hi), "name")
+    which = next((label for lo, hi, label in fields if lo <= at < hi), "name")
     return [Problem("error", "zip-not-canonical", f"member {member!r}: {where} field "
-                    f"'{field}' differs from what skillpack writes (byte {first}): the archive "
+                    f"'{which}' differs from what skillpack writes (byte {first}): the archive "
                     "was altered after packing", member)]
 
 
@@ -240,10 +241,10 @@ def _rederive(loaded: Any, member: str) -> list[Problem]:
         "allowances": list(allowances),
     }
     declared = manifest.to_dict()
-    for field, value in derived.items():
-        if json.dumps(declared[field], sort_keys=True) != json.dumps(value, sort_keys=True):
+    for key, value in derived.items():
+        if json.dumps(declared[key], sort_keys=True) != json.dumps(value, sort_keys=True):
             problems.append(Problem(
-                "error", "manifest-field", f"manifest field '{field}' of '{loaded.name}' does "
+                "error", "manifest-field", f"manifest field '{key}' of '{loaded.name}' does "
                 "not match what its SKILL.md and files give", member))
     for record in manifest.files:
         if record.path in allowances:

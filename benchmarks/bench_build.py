@@ -17,7 +17,7 @@ Workloads (generated data goes in a temp folder removed at the end):
 Every comparator works on exactly the files skillpack carries (the walk's file list):
 
 * ``read``: open/read/close each file with Python's ``open`` (the baseline "merely reading");
-* ``skillpack digest``: ``skillpack.digest.digest(folder)`` for each skill folder;
+* ``skillpack digest``: ``skillpack.hashing.digest(folder)`` for each skill folder;
 * ``skillpack pack``: ``skillpack.archive.pack_skills(folders, out)`` into a fresh folder each
   run (fsync'd atomic writes, one archive per skill);
 * ``b3sum``: ``b3sum FILE...`` (default threads; mmap; includes its process start);
@@ -134,7 +134,7 @@ class Workload:
 def carried(folders: Sequence[Path], base: Path) -> list[list[tuple[Path, str]]]:
     """Every file skillpack carries, per skill of `folders`, as (path on disk, zip name): the
     path relative to `base` (two corpus skills share a name, never a path)."""
-    from skillpack.walk import skill_fileset
+    from skillpack.fileset import skill_fileset
 
     out: list[list[tuple[Path, str]]] = []
     for folder in folders:
@@ -154,7 +154,7 @@ def read_files(files: Sequence[Path]) -> None:
 
 
 def skillpack_digest(folders: Sequence[Path]) -> None:
-    from skillpack.digest import digest
+    from skillpack.hashing import digest
 
     for folder in folders:
         digest(folder)
@@ -355,7 +355,7 @@ _MEMORY_CHILD = textwrap.dedent("""
     bare, bare_hwm = rss(), hwm()
     import blake3, yaml, pathspec
     from skillpack.archive import pack_skills
-    from skillpack.digest import digest
+    from skillpack.hashing import digest
     from skillpack import atomic, discover, programs, runtime, validate, verify, zipwrite
     imported, imported_hwm = rss(), hwm()
     what, skill, out = sys.argv[1:4]

@@ -36,15 +36,15 @@ _EXPORTS: dict[str, str] = {
     "validate_skill": "skillpack.validate",
     "check_skill": "skillpack.validate",
     # walk, digest, programs
-    "FileSet": "skillpack.walk",
-    "LeftOut": "skillpack.walk",
-    "walk": "skillpack.walk",
-    "included_files": "skillpack.walk",
-    "FileRecord": "skillpack.digest",
-    "digest": "skillpack.digest",
-    "bundle_digest": "skillpack.digest",
-    "Program": "skillpack.programs",
-    "programs": "skillpack.programs",
+    "FileSet": "skillpack.fileset",
+    "LeftOut": "skillpack.fileset",
+    "walk": "skillpack.fileset",
+    "included_files": "skillpack.fileset",
+    "FileRecord": "skillpack.hashing",
+    "digest": "skillpack.hashing",
+    "bundle_digest": "skillpack.hashing",
+    "Program": "skillpack.program",
+    "programs": "skillpack.program",
     # archives, locks, bundles
     "Manifest": "skillpack.manifest",
     "find_skills": "skillpack.discover",
@@ -95,9 +95,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.archive import pack_skills as pack_skills
     from skillpack.bundle import BundleResult as BundleResult
     from skillpack.bundle import write_bundle as write_bundle
-    from skillpack.digest import FileRecord as FileRecord
-    from skillpack.digest import bundle_digest as bundle_digest
-    from skillpack.digest import digest as digest
     from skillpack.discover import find_skills as find_skills
     from skillpack.errors import ArchiveError as ArchiveError
     from skillpack.errors import FormatVersionError as FormatVersionError
@@ -108,6 +105,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.errors import SkillError as SkillError
     from skillpack.errors import SkillpackError as SkillpackError
     from skillpack.errors import WriteError as WriteError
+    from skillpack.fileset import FileSet as FileSet
+    from skillpack.fileset import LeftOut as LeftOut
+    from skillpack.fileset import included_files as included_files
+    from skillpack.fileset import walk as walk
+    from skillpack.hashing import FileRecord as FileRecord
+    from skillpack.hashing import bundle_digest as bundle_digest
+    from skillpack.hashing import digest as digest
     from skillpack.lock import Lock as Lock
     from skillpack.lock import LockEntry as LockEntry
     from skillpack.lock import read_lock as read_lock
@@ -117,8 +121,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.model import compile as compile
     from skillpack.model import resolve as resolve
     from skillpack.model import tool_definitions as tool_definitions
-    from skillpack.programs import Program as Program
-    from skillpack.programs import programs as programs
+    from skillpack.program import Program as Program
+    from skillpack.program import programs as programs
     from skillpack.runtime import Bundle as Bundle
     from skillpack.runtime import load as load
     from skillpack.skill import Skill as Skill
@@ -132,7 +136,3 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.verify import VerifyReport as VerifyReport
     from skillpack.verify import verify_bytes as verify_bytes
     from skillpack.verify import verify_target as verify_target
-    from skillpack.walk import FileSet as FileSet
-    from skillpack.walk import LeftOut as LeftOut
-    from skillpack.walk import included_files as included_files
-    from skillpack.walk import walk as walk

@@ -21,8 +21,8 @@ from _collections_abc import Mapping
 from bisect import bisect_left
 
 from skillpack._runtime_skill import SKILL_MD, LoadedSkill
-from skillpack.digest import bundle_digest, digest_columns, is_digest
 from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackError
+from skillpack.hashing import bundle_digest, digest_columns, is_digest
 from skillpack.manifest import (
     FORMAT,
     MANIFEST_PATH,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeAlias
 
     from skillpack.manifest import Manifest, ManifestFields
-    from skillpack.programs import Program
+    from skillpack.program import Program
     from skillpack.skill import Skill
     from skillpack.tools import Tool
 
@@ -270,15 +270,15 @@ class LoadedSkill:
     def programs(self) -> tuple[Program, ...]:
         """The programs the skill runs: from its tools, allowed-tools and `#!` lines."""
         if self._programs is None:
-            from skillpack.programs import derive_programs
+            from skillpack.program import derive_programs
 
             self._programs = tuple(derive_programs(self.skill, self.shebangs()))
         return self._programs
 
     def shebangs(self) -> dict[str, str]:
         """Each executable file's `#!` line, from its verified bytes, by path (read as
-        :func:`skillpack.programs.shebang_line` reads a file when packing)."""
-        from skillpack.programs import SHEBANG_MAX, shebang_line
+        :func:`skillpack.program.shebang_line` reads a file when packing)."""
+        from skillpack.program import SHEBANG_MAX, shebang_line
 
         found: dict[str, str] = {}
         for path, (_, _, executable, _) in self._files.items():

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from skillpack.digest import digest_records, record_files
 from skillpack.errors import (
     ArchiveError,
     IntegrityError,
@@ -29,9 +28,10 @@ from skillpack.errors import (
     SkillError,
     SkillpackError,
 )
+from skillpack.fileset import FileSet, WalkedFile, skill_fileset
+from skillpack.hashing import digest_records, record_files
 from skillpack.manifest import MANIFEST_PATH, Manifest
 from skillpack.skill import Skill, parse_skill_file
-from skillpack.walk import FileSet, WalkedFile, skill_fileset
 from skillpack.zipwrite import ZipWriter
 
 __all__ = [
@@ -122,7 +122,7 @@ def prepare_skill(folder: str | os.PathLike[str]) -> PreparedSkill:
     Raises `SkillError` when `check` finds an error in it (warnings pass), `RefusedError`
     when its file set is refused.
     """
-    from skillpack.programs import programs
+    from skillpack.program import programs
     from skillpack.validate import validate_skill
 
     skill = parse_skill_file(Path(folder) / "SKILL.md")

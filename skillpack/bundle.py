@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillpack.archive import ARCHIVE_SUFFIX, Member, PreparedSkill, prepare_many, write_members
-from skillpack.digest import bundle_digest
 from skillpack.errors import SkillpackError, WriteError
+from skillpack.hashing import bundle_digest
 from skillpack.manifest import FORMAT, MANIFEST_PATH, canonical_json
 
 __all__ = ["BUNDLE_INDEX", "BundleResult", "write_bundle", "write_python_module"]

@@ -3,7 +3,7 @@
 SPEC section 1: names matched by `.skillignore` (gitignore syntax, through pathspec) or by
 the built-in list (version-control folders, `__pycache__`, `*.pyc`, `.DS_Store`, editor swap
 and backup files) are left out and reported with the rule that matched; `.skillignore`
-itself and `.skillpack/` at the root are never carried. The walk (skillpack.walk) asks
+itself and `.skillpack/` at the root are never carried. The walk (skillpack.fileset) asks
 `left_out_rule` about every entry it meets.
 """
 

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from skillpack.digest import DIGEST_RE, FileRecord, digest_records
 from skillpack.errors import IntegrityError, SkillpackError
+from skillpack.hashing import DIGEST_RE, FileRecord, digest_records
 from skillpack.manifest import FORMAT, check_format
 
 __all__ = ["Lock", "LockEntry", "read_lock", "write_lock"]

@@ -15,8 +15,8 @@ Standard library only: the runtime imports this module.
 from __future__ import annotations
 
 from skillpack._record import Record
-from skillpack.digest import FileRecord, digest_records, file_columns, is_digest
 from skillpack.errors import ArchiveError, FormatVersionError, IntegrityError
+from skillpack.hashing import FileRecord, digest_records, file_columns, is_digest
 
 # Neither `json` (which imports `re`), `typing` nor `dataclasses` at run time: the runtime
 # imports this module at cold start. `Manifest` is a `skillpack._record.Record`.
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeAlias
 
-    from skillpack.digest import FileColumns
+    from skillpack.hashing import FileColumns
 
     #: What `checked_fields` returns: name, description, digest, files (as columns),
     #: programs, tools, allowances, format.

@@ -35,8 +35,8 @@ from skillpack._runtime_check import (
     read_index,
 )
 from skillpack._runtime_skill import LoadedSkill, Resource
-from skillpack.digest import bundle_digest
 from skillpack.errors import ArchiveError, IntegrityError, Problem, ResourceError, SkillpackError
+from skillpack.hashing import bundle_digest
 from skillpack.zipread import read_zip
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record

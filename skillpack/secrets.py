@@ -8,13 +8,13 @@ A skill that really must carry such a file (a CA certificate, a test fixture) na
 frontmatter, ``metadata: {skillpack-allow-secrets: "certs/ca.pem"}``; the walk then lets that
 exact path through both checks and records it, so an approver sees it.
 
-Standard library only: the runtime and digest.py import this module.
+Standard library only: the runtime and hashing.py import this module.
 """
 
 from __future__ import annotations
 
-# Neither `re` nor `mmap` here: digest.py imports this module, and the runtime imports
-# digest.py at cold start; the pattern below is compiled the first time it is needed.
+# Neither `re` nor `mmap` here: hashing.py imports this module, and the runtime imports
+# hashing.py at cold start; the pattern below is compiled the first time it is needed.
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
     import mmap

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
-from skillpack.digest import FileRecord
 from skillpack.errors import IntegrityError, Problem, SkillpackError
+from skillpack.hashing import FileRecord
 from skillpack.manifest import MANIFEST_PATH, Manifest, canonical_json
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from conftest import CORPUS
 from test_pack import CLAUDE_API, NOTES, WAITLIST, cli, make_skill, only_archive, zip_members
 
 from skillpack.archive import pack
-from skillpack.digest import digest
+from skillpack.hashing import digest
 
 
 @pytest.fixture(scope="module")

@@ -31,8 +31,8 @@ import skillpack.runtime as rt
 from skillpack import atomic
 from skillpack.archive import pack
 from skillpack.bundle import write_bundle
-from skillpack.digest import bundle_digest, digest
 from skillpack.errors import SkillpackError, WriteError
+from skillpack.hashing import bundle_digest, digest
 from skillpack.manifest import canonical_json
 
 BUNDLED = [folder for folder in CORPUS_SKILLS if folder not in (CLAUDE_API, CREATOR_O)]

@@ -41,14 +41,14 @@ from test_runtime import (
 import skillpack.runtime as rt
 from skillpack import _runtime_check, manifest
 from skillpack._record import Record
-from skillpack.digest import (
+from skillpack.errors import Problem
+from skillpack.hashing import (
     FileRecord,
     digest_columns,
     digest_records,
     file_columns,
     is_digest,
 )
-from skillpack.errors import Problem
 from skillpack.manifest import Manifest, load_json
 from skillpack.zipread import ZipEntry
 
@@ -271,7 +271,7 @@ def test_digest_columns_is_digest_records(rows: list[tuple[str, str, int, str]])
     "blake3:" + "\u0663" * 64, "blake3:" + " " * 64, 5, None, b"blake3:" + HEX.encode(),
 ])
 def test_is_digest_is_digest_re(value: Any) -> None:
-    from skillpack.digest import DIGEST_RE  # compiled on first use
+    from skillpack.hashing import DIGEST_RE  # compiled on first use
 
     assert isinstance(DIGEST_RE, re.Pattern)
     expected = isinstance(value, str) and DIGEST_RE.fullmatch(value) is not None

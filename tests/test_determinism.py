@@ -22,7 +22,7 @@ from test_pack import NOTES, WAITLIST, copy_skill, only_archive
 
 from skillpack.archive import pack, pack_skills
 from skillpack.bundle import write_bundle
-from skillpack.digest import digest
+from skillpack.hashing import digest
 
 # The files of a skill built at test time: nested folders, an executable, an empty file,
 # a binary, and names whose UTF-8 order differs from their code-point-agnostic disk order.

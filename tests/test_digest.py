@@ -15,7 +15,9 @@ from blake3 import blake3
 from click.testing import CliRunner
 from conftest import make_tree as make
 
-from skillpack.digest import (
+from skillpack.errors import ArchiveError, RefusedError
+from skillpack.fileset import walk
+from skillpack.hashing import (
     LARGE_FILE,
     READ_CHUNK,
     FileRecord,
@@ -25,8 +27,6 @@ from skillpack.digest import (
     hash_file,
     record_files,
 )
-from skillpack.errors import ArchiveError, RefusedError
-from skillpack.walk import walk
 
 CORPUS = Path("/work/shared/corpus")
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
@@ -57,7 +57,7 @@ def reference_digest(folder: Path, includes: tuple[str, ...] | None = None) -> s
 
 
 def test_digest_agrees_with_independent_implementation_on_the_corpus() -> None:
-    from skillpack.walk import load_skill
+    from skillpack.fileset import load_skill
 
     assert len(CORPUS_SKILLS) == 182
     for folder in CORPUS_SKILLS:
@@ -176,7 +176,7 @@ def test_memory_stays_flat_for_a_1_gib_file(tmp_path: Path) -> None:
     # VmHWM is this process's peak RSS (ru_maxrss would include the forked pytest's)
     code = (
         "import sys\n"
-        "from skillpack.digest import hash_file\n"
+        "from skillpack.hashing import hash_file\n"
         "size, hexd = hash_file(sys.argv[1])\n"
         "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
         "print(size, hexd, hwm.split()[1])\n"
@@ -350,7 +350,7 @@ def test_bundle_digest_refuses_bad_pairs(pairs: list[tuple[str, str]]) -> None:
 
 def test_digest_module_imports_only_the_standard_library() -> None:
     code = (
-        "import sys, skillpack.digest\n"
+        "import sys, skillpack.hashing\n"
         "third = {'blake3', 'pathspec', 'yaml', 'click'} & set(sys.modules)\n"
         "print(sorted(third))\n"
     )

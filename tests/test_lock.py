@@ -17,8 +17,8 @@ import skillpack.runtime as rt
 from skillpack import atomic
 from skillpack.archive import pack
 from skillpack.bundle import write_bundle
-from skillpack.digest import digest
 from skillpack.errors import FormatVersionError, IntegrityError, SkillpackError, WriteError
+from skillpack.hashing import digest
 from skillpack.lock import Lock, LockEntry, read_lock, write_lock
 from skillpack.verify import verify_folder
 

@@ -36,8 +36,8 @@ from skillpack.archive import (
     prepare_skill,
 )
 from skillpack.cli import main
-from skillpack.digest import digest
 from skillpack.errors import IntegrityError, SkillError, SkillpackError, WriteError
+from skillpack.hashing import digest
 from skillpack.zipwrite import ZipWriter
 
 WAITLIST = FIXTURES / "waitlist"

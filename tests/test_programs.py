@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from skillpack.programs import Program, allowed_tool_command, programs, shebang_program
+from skillpack.program import Program, allowed_tool_command, programs, shebang_program
 
 CORPUS = Path("/work/shared/corpus")
 REPO = Path(__file__).resolve().parent.parent
@@ -100,7 +100,7 @@ def test_programs_are_sorted_by_code_point(tmp_path: Path) -> None:
 
 
 def test_programs_of_a_corpus_skill() -> None:
-    from skillpack.walk import load_skill
+    from skillpack.fileset import load_skill
 
     found = programs(load_skill(CORPUS / "anthropics-skills" / "web-artifacts-builder"))
     assert [p.name for p in found] == ["bash"]
@@ -110,7 +110,7 @@ def test_programs_of_a_corpus_skill() -> None:
 
 
 def test_programs_of_the_waitlist_fixture() -> None:
-    from skillpack.walk import load_skill
+    from skillpack.fileset import load_skill
 
     found = programs(load_skill(REPO / "fixtures" / "waitlist"))
     python = [p for p in found if p.name == "python3"]

@@ -21,7 +21,6 @@ from conftest import CORPUS, CORPUS_SKILLS, FIXTURES
 
 import skillpack.runtime as rt
 from skillpack import _runtime_skill
-from skillpack.digest import FileRecord, bundle_digest, digest_records, record_files
 from skillpack.errors import (
     ArchiveError,
     FormatVersionError,
@@ -29,9 +28,10 @@ from skillpack.errors import (
     ResourceError,
     SkillpackError,
 )
+from skillpack.fileset import load_skill, skill_fileset
+from skillpack.hashing import FileRecord, bundle_digest, digest_records, record_files
 from skillpack.manifest import FORMAT, Manifest, canonical_json
 from skillpack.skill import parse_skill_file
-from skillpack.walk import load_skill, skill_fileset
 from skillpack.zipread import read_zip
 from skillpack.zipwrite import ZipWriter
 
@@ -552,9 +552,9 @@ def test_programs_come_from_the_verified_files() -> None:
     notes = rt.load(build_bundle([NOTES]))["release-notes"]
     first = (NOTES / "scripts/collect.py").read_bytes().split(b"\n", 1)[0].decode()
     assert notes.shebangs() == {"scripts/collect.py": first}
-    programs = importlib.import_module("skillpack.programs")
+    programs = importlib.import_module("skillpack.program")
     if not hasattr(programs, "derive_programs"):
-        pytest.skip("skillpack.programs.derive_programs (the lead's) does not exist yet")
+        pytest.skip("skillpack.program.derive_programs (the lead's) does not exist yet")
     folder = load_skill(NOTES)
     expected = programs.programs(folder, skill_fileset(folder))
     assert list(notes.programs) == expected

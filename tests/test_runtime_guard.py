@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO
 
-HEAVY = ("yaml", "blake3", "click", "pathspec", "skillpack.walk", "skillpack.cli")
+HEAVY = ("yaml", "blake3", "click", "pathspec", "skillpack.fileset", "skillpack.cli")
 # Measured in a fresh interpreter (docs/RUNTIME.md, "Performance"): `typing` costs 3 to 8 ms,
 # `dataclasses` ~12 ms (it imports `inspect`, `ast`, `dis`, `tokenize`, `re`...), `json`
 # ~6 ms (it imports `re`, with `enum`, `functools`, `collections`); the whole cold-start
@@ -105,5 +105,23 @@ def test_load_imports_blake3_but_no_yaml_until_a_skill_md_is_read(tmp_path: Path
             f"b['waitlist'].file('data/waitlist.csv').text()")
     loaded = modules_after(load)
     assert "blake3" in loaded
-    assert not loaded & {"yaml", "click", "pathspec", "skillpack.walk", "skillpack.skill"}
+    assert not loaded & {"yaml", "click", "pathspec", "skillpack.fileset", "skillpack.skill"}
     assert "yaml" in modules_after(load + "\nb['waitlist'].description")
+
+
+def test_every_public_name_is_reachable_whatever_was_imported_first() -> None:
+    """A public function must not share its name with a submodule: importing the submodule
+    would replace `skillpack.<name>` with the module (it once did for digest, walk and
+    programs). Checked in a fresh interpreter after importing every submodule."""
+    code = (
+        "import importlib, pkgutil, skillpack\n"
+        "for info in pkgutil.iter_modules(skillpack.__path__, 'skillpack.'):\n"
+        "    importlib.import_module(info.name)\n"
+        "import skillpack.cli\n"
+        "clashes = [n for n in skillpack.__all__ if n != '__version__' and\n"
+        "           type(getattr(skillpack, n)).__name__ == 'module']\n"
+        "print(','.join(clashes))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == ""

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from skillpack.errors import RefusedError
+from skillpack.fileset import walk
 from skillpack.secrets import contains_private_key, secret_name_reason
-from skillpack.walk import walk
 
 DOT = "."
 SECRET_PATHS = [
@@ -170,7 +170,7 @@ def test_public_material_and_prose_pass(text: str) -> None:
 
 def test_key_in_harmless_name_is_refused_by_content(tmp_path: Path) -> None:
     """The name passes, so the walk accepts it; reading it (pack, files) refuses it."""
-    from skillpack.walk import included_files
+    from skillpack.fileset import included_files
 
     folder = tmp_path / "demo"
     folder.mkdir()

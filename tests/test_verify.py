@@ -31,8 +31,8 @@ from test_pack import (
 
 from skillpack.archive import pack
 from skillpack.bundle import write_bundle
-from skillpack.digest import FileRecord, digest, digest_records
 from skillpack.errors import SkillpackError
+from skillpack.hashing import FileRecord, digest, digest_records
 from skillpack.lock import read_lock, write_lock
 from skillpack.manifest import canonical_json
 from skillpack.verify import diff_files, verify_bytes, verify_file, verify_folder, verify_target

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from conftest import make_tree as make
 
 from skillpack.errors import RefusedError, SkillpackError
-from skillpack.walk import FileSet, LeftOut, walk
+from skillpack.fileset import FileSet, LeftOut, walk
 
 CORPUS = Path("/work/shared/corpus")
 REPO = Path(__file__).resolve().parent.parent
@@ -70,7 +70,7 @@ def test_corpus_modes_follow_owner_execute_bit() -> None:
 
 
 def test_included_files_on_corpus_skills_via_the_parser() -> None:
-    from skillpack.walk import included_files
+    from skillpack.fileset import included_files
 
     folder = CORPUS / "kdense-scientific-skills" / "modal"
     assert "references/secrets.md" in included_files(folder)
@@ -160,7 +160,7 @@ def test_include_dot_means_the_whole_folder(skill: Path) -> None:
 
 
 def test_fixture_with_includes_via_the_parser() -> None:
-    from skillpack.walk import included_files, load_skill
+    from skillpack.fileset import included_files, load_skill
 
     skill = load_skill(REPO / "fixtures" / "waitlist")
     assert skill.include_list is not None
@@ -319,7 +319,7 @@ def test_collision_outside_the_includes_does_not_count(skill: Path) -> None:
 
 
 def test_nfd_name_is_written_nfc_and_read_from_disk(skill: Path) -> None:
-    from skillpack.digest import record_files
+    from skillpack.hashing import record_files
 
     nfd = unicodedata.normalize("NFD", "résumé.md")
     make(skill, {nfd: "cv"})
@@ -382,7 +382,7 @@ def test_allowance_for_a_path_not_carried_is_an_error(skill: Path) -> None:
 
 
 def test_allowance_from_frontmatter(tmp_path: Path) -> None:
-    from skillpack.walk import included_files, skill_fileset
+    from skillpack.fileset import included_files, skill_fileset
 
     key = "fixtures/test" + ".key"
     skill = make(tmp_path / "s", {
@@ -507,7 +507,7 @@ def test_included_files_refuses_what_pack_refuses() -> None:
     """claude-api's description is over the 1,024-character limit: pack refuses it."""
     from skillpack.cli import main
     from skillpack.errors import SkillError
-    from skillpack.walk import included_files
+    from skillpack.fileset import included_files
 
     folder = CORPUS / "anthropics-skills" / "claude-api"
     assert "SKILL.md" in walk(folder).paths  # the file set itself is fine

@@ -11,7 +11,7 @@ import click
 
 from skillpack.cli import main
 from skillpack.cli._common import EXIT_FAILED, EXIT_USAGE, echo_json, errors_exit
-from skillpack.digest import DIGEST_RE
+from skillpack.hashing import DIGEST_RE
 
 _EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")

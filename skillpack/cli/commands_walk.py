@@ -53,8 +53,8 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
     checked as pack checks it (validation, the walk, every file's content): exit 1 when pack
     would refuse it, listing every problem.
     """
-    from skillpack.digest import record_files
-    from skillpack.walk import display_path, load_skill, require_valid, skill_fileset
+    from skillpack.fileset import display_path, load_skill, require_valid, skill_fileset
+    from skillpack.hashing import record_files
 
     folders, failed = _skill_folders(paths)
     results: list[dict[str, Any]] = []
@@ -102,7 +102,7 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
 def digest(paths: tuple[str, ...], as_json: bool) -> None:
     """Print `<digest>  <name>` for each skill (folder, SKILL.md, folder of skills, archive
     or bundle: an archive or bundle is verified member by member first)."""
-    from skillpack.digest import digest_records, record_skill
+    from skillpack.hashing import digest_records, record_skill
     from skillpack.verify import verify_file
 
     targets, failed = _skill_folders(paths, archives=True)
@@ -150,8 +150,8 @@ def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
 
     Dynamic programs (named by a tool argument) are listed but never looked up.
     """
-    from skillpack.programs import programs as skill_programs
-    from skillpack.walk import load_skill, skill_fileset
+    from skillpack.fileset import load_skill, skill_fileset
+    from skillpack.program import programs as skill_programs
 
     folders, failed = _skill_folders(paths)
     results: list[dict[str, Any]] = []

@@ -19,7 +19,7 @@ import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from skillpack.digest import FileRecord, bundle_digest, digest_records
+from skillpack.hashing import FileRecord, bundle_digest, digest_records
 from skillpack.manifest import canonical_json
 from skillpack.zipread import read_zip
 

@@ -28,13 +28,13 @@ from typing import Any
 
 import pytest
 
-from skillpack.digest import FileRecord, digest_records
 from skillpack.errors import (
     ArchiveError,
     FormatVersionError,
     IntegrityError,
     SkillpackError,
 )
+from skillpack.hashing import FileRecord, digest_records
 from skillpack.model import resolve
 from skillpack.runtime import load
 from skillpack.verify import verify_bytes

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from skillpack.digest import bundle_digest
 from skillpack.errors import ArchiveError, FormatVersionError, IntegrityError, SkillpackError
+from skillpack.hashing import bundle_digest
 from skillpack.manifest import canonical_json
 from skillpack.runtime import load
 from skillpack.verify import verify_bytes

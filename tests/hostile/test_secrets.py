@@ -15,8 +15,8 @@ import pytest
 from conftest import CORPUS_SKILLS
 
 from skillpack.archive import pack
-from skillpack.digest import record_skill
 from skillpack.errors import IntegrityError, RefusedError
+from skillpack.hashing import record_skill
 from skillpack.runtime import load
 from skillpack.verify import verify_bytes
 

@@ -27,12 +27,12 @@ import pytest
 
 import skillpack.archive
 from skillpack.archive import pack
-from skillpack.digest import digest
-from skillpack.digest import record_files as record_files_unpatched
 from skillpack.errors import ArchiveError, IntegrityError, RefusedError, SkillError
+from skillpack.fileset import walk
+from skillpack.hashing import digest
+from skillpack.hashing import record_files as record_files_unpatched
 from skillpack.runtime import load
 from skillpack.verify import verify_bytes, verify_file
-from skillpack.walk import walk
 
 from ._util import TALLY, demo_skill, files_under, make_tree, no_hang, run_cli
 

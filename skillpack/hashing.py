@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any, TypeAlias, TypeGuard
 
+    from skillpack.fileset import FileSet
     from skillpack.skill import Skill
-    from skillpack.walk import FileSet
 
     #: File records as four columns: paths, modes, sizes and BLAKE3 hex digests.
     FileColumns: TypeAlias = tuple[list[str], list[str], list[int], list[str]]
@@ -382,7 +382,7 @@ def record_skill(
     skill: Skill | str | os.PathLike[str],
 ) -> tuple[Skill, FileSet, list[FileRecord]]:
     """Parse (when given a path), walk and record a skill: what `pack` and `digest` start from."""
-    from skillpack.walk import load_skill, skill_fileset
+    from skillpack.fileset import load_skill, skill_fileset
 
     if isinstance(skill, str | os.PathLike):
         skill = load_skill(skill)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from skillpack.fileset import FileSet
     from skillpack.skill import Skill
-    from skillpack.walk import FileSet
 
 __all__ = [
     "SHEBANG_MAX",
@@ -200,7 +200,7 @@ def programs(skill: Skill, files: FileSet | None = None) -> list[Program]:
     `RefusedError`).
     """
     if files is None and skill.workdir is not None:
-        from skillpack.walk import skill_fileset
+        from skillpack.fileset import skill_fileset
 
         files = skill_fileset(skill)
     shebangs: dict[str, str] = {}

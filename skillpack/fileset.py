@@ -459,7 +459,7 @@ def included_files(skill: Skill | str | os.PathLike[str]) -> list[str]:
     """The paths `pack` would carry for `skill`, after every check pack runs: validation,
     the walk, and the content check. Raises `SkillError` or `RefusedError` when pack would
     refuse the skill."""
-    from skillpack.digest import record_files
+    from skillpack.hashing import record_files
 
     if isinstance(skill, str | os.PathLike):
         skill = load_skill(skill)

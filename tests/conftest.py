@@ -30,6 +30,23 @@ def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+Members = dict[str, tuple[bytes, bool]]  # zip member name -> (bytes, executable)
+
+
+def zip_of(members: Members) -> bytes:
+    """A zip of ``members`` written by skillpack's own writer (valid, self-consistent)."""
+    import io
+
+    from skillpack.zipwrite import ZipWriter
+
+    out = io.BytesIO()
+    with ZipWriter(out) as writer:
+        for name in sorted(members, key=lambda n: n.encode("utf-8")):
+            data, executable = members[name]
+            writer.add_bytes(name, data, executable=executable)
+    return out.getvalue()
+
+
 def write_skill(folder: Path, text: str | bytes, files: dict[str, str] | None = None) -> Path:
     """Create ``folder`` holding a SKILL.md with ``text`` (and ``files``); return the folder."""
     folder.mkdir(parents=True, exist_ok=True)

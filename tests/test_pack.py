@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from blake3 import blake3
 from click.testing import CliRunner, Result
-from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, write_skill
+from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, Members, write_skill, zip_of
 
 from skillpack import atomic
 from skillpack.archive import (
@@ -47,7 +47,6 @@ CREATOR_A = CORPUS / "anthropics-skills" / "skill-creator"
 CREATOR_O = CORPUS / "openai-skills" / "skill-creator"
 VALID = [folder for folder in CORPUS_SKILLS if folder != CLAUDE_API]
 ARCHIVE_RE = re.compile(r"(?P<name>[a-z0-9-]+)-(?P<hex>[0-9a-f]{16})\.skill")
-Members = dict[str, tuple[bytes, bool]]
 
 MINIMAL = "---\nname: {name}\ndescription: A small skill built at test time.\n---\n\nBody.\n"
 
@@ -81,14 +80,7 @@ def zip_members(data: bytes) -> Members:
                 for info in archive.infolist()}
 
 
-def rezip(members: Members) -> bytes:
-    """A zip of ``members`` written by skillpack's own writer (valid, self-consistent)."""
-    out = io.BytesIO()
-    with ZipWriter(out) as writer:
-        for name in sorted(members, key=lambda n: n.encode("utf-8")):
-            data, executable = members[name]
-            writer.add_bytes(name, data, executable=executable)
-    return out.getvalue()
+rezip = zip_of  # other build tests import it from here
 
 
 def cli(*args: object) -> Result:

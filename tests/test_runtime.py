@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from conftest import CORPUS, CORPUS_SKILLS, FIXTURES
+from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, Members, zip_of
 
 import skillpack.runtime as rt
 from skillpack import _runtime_skill
@@ -33,9 +33,7 @@ from skillpack.hashing import FileRecord, bundle_digest, digest_records, record_
 from skillpack.manifest import FORMAT, Manifest, canonical_json
 from skillpack.skill import parse_skill_file
 from skillpack.zipread import read_zip
-from skillpack.zipwrite import ZipWriter
 
-Members = dict[str, tuple[bytes, bool]]
 INDEX = ".skillpack/bundle.json"
 LEFT_OUT = (CORPUS / "anthropics-skills" / "claude-api",  # invalid (description too long)
             CORPUS / "openai-skills" / "skill-creator")  # the second `skill-creator`
@@ -89,13 +87,7 @@ def bundle_members(folders: list[Path]) -> Members:
     return members
 
 
-def zip_bytes(members: Members) -> bytes:
-    out = io.BytesIO()
-    with ZipWriter(out) as writer:
-        for name in sorted(members, key=lambda n: n.encode("utf-8")):
-            data, executable = members[name]
-            writer.add_bytes(name, data, executable=executable)
-    return out.getvalue()
+zip_bytes = zip_of  # the nofs test and the benchmark import it from here
 
 
 def build_bundle(folders: list[Path]) -> bytes:

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import make_tree
 
 from skillpack.errors import SkillpackError
 
@@ -143,17 +144,6 @@ def tally_path() -> Path:
 
 
 # -- good inputs to spoil ----------------------------------------------------------------------
-
-def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-    return root
-
 
 def demo_skill(folder: Path, extra: dict[str, str | bytes] | None = None) -> Path:
     """A valid skill `demo` with a tool, an executable script and a note, in `folder`."""

@@ -29,7 +29,7 @@ from skillpack.errors import (
     SkillpackError,
 )
 from skillpack.fileset import FileSet, WalkedFile, skill_fileset
-from skillpack.hashing import digest_records, record_files
+from skillpack.hashing import OPEN_FLAGS, digest_records, record_files
 from skillpack.manifest import MANIFEST_PATH, Manifest
 from skillpack.skill import Skill, parse_skill_file
 from skillpack.zipwrite import ZipWriter
@@ -52,7 +52,6 @@ __all__ = [
 ]
 
 ARCHIVE_SUFFIX = ".skill"
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 Progress = Callable[[int], None]
 
 
@@ -211,7 +210,7 @@ def write_members(writer: ZipWriter, members: Sequence[Member],
 def _copy_disk_member(writer: ZipWriter, member: Member) -> None:
     assert member.disk is not None
     try:
-        fd = os.open(member.disk, _OPEN_FLAGS)
+        fd = os.open(member.disk, OPEN_FLAGS)
     except OSError as err:
         why = "it became a symlink" if err.errno == errno.ELOOP else err.strerror
         raise RefusedError(f"cannot open {member.name} to pack it: {why}", path=member.disk,
@@ -291,7 +290,7 @@ def _existing_is_current(path: Path, item: PreparedSkill) -> bool:
     so memory stays flat whatever the size. A file that changed since it was hashed raises.
     """
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, OPEN_FLAGS)
     except OSError:
         return False
     try:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUNDLE_HEADER",
     "DIGEST_HEADER",
+    "OPEN_FLAGS",
     "FileRecord",
     "bundle_digest",
     "digest",
@@ -58,7 +59,8 @@ BUNDLE_HEADER = b"skillpack-bundle-v1\n"
 _DIGEST_PATTERN = r"blake3:[0-9a-f]{64}"  # what `is_digest` accepts
 _HEX = b"0123456789abcdef"
 _MODES = ("100644", "100755")
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+#: How every carried file is opened: never through a link, never blocking (a fifo).
+OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 LARGE_FILE = 4 * 1024 * 1024  # from this size on: streamed, hashed on several threads
 READ_CHUNK = 4 * 1024 * 1024
 
@@ -245,7 +247,7 @@ def _hash_fd(fd: int, size: int) -> tuple[str, bool]:
 def hash_file(path: str | os.PathLike[str]) -> tuple[int, str]:
     """(size, BLAKE3 hex) of the regular file at `path`, opened without following a link."""
     name = os.fspath(path)
-    fd = os.open(name, _OPEN_FLAGS)
+    fd = os.open(name, OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -278,7 +280,7 @@ def record_files(fileset: FileSet) -> list[FileRecord]:
     for walked in fileset.files:
         full = base + (walked.path if walked.fs_path is None else walked.fs_path)
         try:
-            fd = open_(full, _OPEN_FLAGS)
+            fd = open_(full, OPEN_FLAGS)
         except OSError as err:
             code = "symlink" if err.errno == errno.ELOOP else "unreadable"  # now a link
             problems.append(Problem("error", code, f"cannot open it ({err.strerror})", walked.path))

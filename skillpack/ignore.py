@@ -13,6 +13,8 @@ import os
 import stat
 from typing import Any
 
+from skillpack.hashing import OPEN_FLAGS
+
 __all__ = [
     "BUILTIN_DIRS",
     "MANIFEST_DIR",
@@ -76,7 +78,7 @@ def read_skillignore(root: str) -> tuple[SkillIgnore | None, tuple[str, str, str
     if not stat.S_ISREG(st.st_mode):
         return None, None  # a folder or other thing by that name is left out, never read
     try:
-        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(full, OPEN_FLAGS)
         try:
             data = os.read(fd, 1 << 20)
         finally:

@@ -148,9 +148,10 @@ def shebang_program(line: str | bytes) -> str | None:
 
 
 def _read_head(path: str) -> bytes:
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    from skillpack.hashing import OPEN_FLAGS
+
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, OPEN_FLAGS)
     except OSError:
         return b""
     try:

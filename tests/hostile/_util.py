@@ -1,5 +1,6 @@
 """Helpers of the hostile suite: the tally of every hostile input, good inputs to spoil, and
-guards (a call that must not hang, a folder that must stay empty, a CLI run with no traceback).
+guards (a call that must not hang, a folder that must stay empty, a CLI run with no traceback,
+a runtime that reads nothing but the bytes it is given).
 
 The tally
 ---------
@@ -14,8 +15,13 @@ the counts; ``python benchmarks/hostile_counts.py`` runs the suite and prints th
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
+import subprocess
+import sys
 import tempfile
+import textwrap
 import threading
 import traceback
 from collections import Counter
@@ -30,6 +36,7 @@ from conftest import make_tree
 
 from skillpack.errors import SkillpackError
 
+REPO = Path(__file__).resolve().parents[2]
 TALLY_ENV = "SKILLPACK_HOSTILE_TALLY"
 OUTCOMES = ("refused", "neutralised", "handled", "accepted", "wrong-error", "crashed")
 
@@ -206,3 +213,88 @@ def no_hang(func: Callable[[], Any], *, timeout: float = 30.0,
     if "error" in box:
         raise box["error"]
     return box.get("value")
+
+
+# -- the runtime reads nothing but the bytes it is given ----------------------------------------
+
+# What `audited_outcomes` runs in a fresh interpreter: every case through `load` (then
+# `verify_all`, every file read, description, tools, programs) and `verify_bytes`, twice: first
+# to do the lazy imports, then under an audit hook and spies on stat/lstat/fstat (which raise no
+# audit event) that record any open, os.*, shutil.*, glob.*, pathlib.* or subprocess.* call.
+# After that, a control open, listing and stat show that the hook and spies do see such calls.
+NOFS = textwrap.dedent('''
+    import json, os, pickle, posix, sys
+    with open(sys.argv[1], "rb") as f:
+        cases = pickle.load(f)
+    from skillpack.runtime import load
+    from skillpack.verify import verify_bytes
+    from skillpack.errors import SkillpackError
+
+    def run_all():
+        seen = {}
+        for name, data in cases.items():
+            outcome = []
+            try:
+                bundle = load(data, source="hostile.skill")
+                bundle.verify_all()
+                for skill_name in bundle.names:
+                    skill = bundle[skill_name]
+                    for path in skill.files():
+                        skill.file(path).bytes()
+                    skill.description, skill.tools, skill.programs
+                outcome.append("loaded")
+            except SkillpackError as exc:
+                outcome.append(type(exc).__name__)
+            try:
+                verify_bytes(data, source="hostile.skill")
+                outcome.append("verified")
+            except SkillpackError as exc:
+                outcome.append(type(exc).__name__)
+            seen[name] = outcome
+        return seen
+
+    first = run_all()  # lazy imports happen here
+    events = []
+    def hook(event, args):
+        if event.startswith(("open", "os.", "shutil.", "glob.", "pathlib.", "subprocess.")):
+            events.append(f"{event} {args!r:.150}")
+    def spy(name, real):
+        def wrapper(*args, **kwargs):
+            events.append(f"{name} {args!r:.150}")
+            return real(*args, **kwargs)
+        return wrapper
+    for name in ("stat", "lstat", "fstat"):
+        setattr(posix, name, spy(name, getattr(posix, name)))
+        setattr(os, name, getattr(posix, name))
+    sys.addaudithook(hook)
+    second = run_all()
+    during = list(events)
+    with open(sys.argv[1], "rb"):  # control: the harness sees an open, a listing, a stat
+        pass
+    os.listdir(".")
+    os.stat(sys.argv[1])
+    print(json.dumps({"first": first, "second": second, "during": during, "control": events}))
+''')
+
+
+def audited_outcomes(cases: dict[str, bytes], tmp_path: Path) -> dict[str, list[str]]:
+    """What the runtime did with each case (see `NOFS`), audited in a fresh interpreter.
+
+    For each case name, the outcome of `load` and of `verify_bytes`: ``"loaded"``,
+    ``"verified"`` or the name of the `SkillpackError` raised. Fails the test if the audited run
+    touched the filesystem in any way (or spawned anything), if the hook missed the control
+    accesses (a blind hook proves nothing), or if its outcomes differ from the first run's.
+    """
+    blob = tmp_path / "cases.pickle"
+    blob.write_bytes(pickle.dumps(cases))
+    done = subprocess.run([sys.executable, "-c", NOFS, str(blob)], capture_output=True,
+                          text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    # (pytest does not rewrite asserts in this module: each says what it saw)
+    assert result["during"] == [], f"the runtime touched the filesystem: {result['during']}"
+    seen = {e.split(" ", 1)[0] for e in result["control"]}
+    assert seen >= {"open", "os.listdir", "stat"}, f"the audit missed the control: {seen}"
+    assert result["first"] == result["second"], (result["first"], result["second"])
+    second: dict[str, list[str]] = result["second"]
+    return second

@@ -16,10 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
-import subprocess
-import sys
-import textwrap
 import zlib
 from collections.abc import Callable
 from dataclasses import replace
@@ -39,7 +35,7 @@ from skillpack.model import resolve
 from skillpack.runtime import load
 from skillpack.verify import verify_bytes
 
-from ._util import TALLY, files_under, no_hang, run_cli
+from ._util import TALLY, audited_outcomes, files_under, no_hang, run_cli
 from ._zip import (
     MANIFEST,
     MODE_EXEC,
@@ -57,7 +53,6 @@ from ._zip import (
     set_manifest,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 M = f"demo/{MANIFEST}"
 NOTES, RUN, SKILL = "demo/notes.txt", "demo/scripts/run.py", "demo/SKILL.md"
 
@@ -473,61 +468,6 @@ def test_every_one_byte_change_of_the_archive_is_refused_by_verify(good_archive:
 
 # -- nothing but the archive's bytes is read ----------------------------------------------------
 
-NOFS = textwrap.dedent('''
-    import json, os, pickle, posix, sys
-    with open(sys.argv[1], "rb") as f:
-        cases = pickle.load(f)
-    from skillpack.runtime import load
-    from skillpack.verify import verify_bytes
-    from skillpack.errors import SkillpackError
-
-    def run_all():
-        seen = {}
-        for name, data in cases.items():
-            outcome = []
-            try:
-                bundle = load(data, source="hostile.skill")
-                bundle.verify_all()
-                for skill_name in bundle.names:
-                    skill = bundle[skill_name]
-                    for path in skill.files():
-                        skill.file(path).bytes()
-                    skill.description, skill.tools, skill.programs
-                outcome.append("loaded")
-            except SkillpackError as exc:
-                outcome.append(type(exc).__name__)
-            try:
-                verify_bytes(data, source="hostile.skill")
-                outcome.append("verified")
-            except SkillpackError as exc:
-                outcome.append(type(exc).__name__)
-            seen[name] = outcome
-        return seen
-
-    first = run_all()  # lazy imports happen here
-    events = []
-    def hook(event, args):
-        if event.startswith(("open", "os.", "shutil.", "glob.", "pathlib.", "subprocess.")):
-            events.append(f"{event} {args!r:.150}")
-    def spy(name, real):
-        def wrapper(*args, **kwargs):
-            events.append(f"{name} {args!r:.150}")
-            return real(*args, **kwargs)
-        return wrapper
-    for name in ("stat", "lstat", "fstat"):
-        setattr(posix, name, spy(name, getattr(posix, name)))
-        setattr(os, name, getattr(posix, name))
-    sys.addaudithook(hook)
-    second = run_all()
-    during = list(events)
-    with open(sys.argv[1], "rb"):  # control: the harness sees an open, a listing, a stat
-        pass
-    os.listdir(".")
-    os.stat(sys.argv[1])
-    print(json.dumps({"first": first, "second": second, "during": during, "control": events}))
-''')
-
-
 def test_the_runtime_reads_nothing_but_the_archive_bytes(
     good_archive: bytes, good_members: Ms, tmp_path: Path,
 ) -> None:
@@ -539,20 +479,12 @@ def test_the_runtime_reads_nothing_but_the_archive_bytes(
     altered = f"one byte of {NOTES} altered, CRC-32 fixed"  # as in the test above
     cases[altered] = build(change(good_members, NOTES, data=flip(
         good_members[at].data, len(good_members[at].data) // 2)))
-    blob = tmp_path / "cases.pickle"
-    blob.write_bytes(pickle.dumps(cases))
-    done = subprocess.run([sys.executable, "-c", NOFS, str(blob)], capture_output=True,
-                          text=True, cwd=REPO, timeout=300)
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.splitlines()[-1])
-    assert result["during"] == []
-    assert {e.split(" ", 1)[0] for e in result["control"]} >= {"open", "os.listdir", "stat"}
-    assert result["first"] == result["second"]
+    second = audited_outcomes(cases, tmp_path)
     for name, (_, kind, _) in REFUSED_AT_LOAD.items():
-        assert result["second"][name] == [kind.__name__, kind.__name__], name
+        assert second[name] == [kind.__name__, kind.__name__], name
     for name in REFUSED_BY_VERIFY:
-        assert result["second"][name] == ["loaded", "IntegrityError"], name
-    assert result["second"][altered] == ["IntegrityError", "IntegrityError"]
+        assert second[name] == ["loaded", "IntegrityError"], name
+    assert second[altered] == ["IntegrityError", "IntegrityError"]
     for name in cases:
         TALLY.add("archive", name, "load, audited: no file touched",
                   "neutralised" if name in REFUSED_BY_VERIFY else "refused")

@@ -131,7 +131,7 @@ def prepare_skill(folder: str | os.PathLike[str]) -> PreparedSkill:
             f"skill '{skill.name or Path(folder).name}' is invalid and cannot be packed: "
             f"{errors[0].message}", path=str(folder), problems=errors,
             hint="fix what `skillpack check` reports, then pack again")
-    fileset = skill_fileset(skill)
+    fileset = skill_fileset(skill, read=True)
     records = record_files(fileset)
     manifest = Manifest(
         name=skill.name,

@@ -1,17 +1,14 @@
-"""File hashing and the skill digest, version 1 (SPEC section 2).
+"""File records and the skill digest, version 1 (SPEC section 2).
 
-Each carried file is opened without following links and without blocking, checked to be the
-very regular file the walk saw (same device, inode, size and mode), hashed with BLAKE3 and
-scanned for a PEM private-key block on the same bytes. Small files are read whole, in one
-``read`` call when they can be (the hot path of a tree of many small files: six system calls
-a file). Large ones stream through one fixed buffer, so memory stays flat whatever the file
-size (a buffer rather than mmap: a file truncated under an mmap kills the process with
-SIGBUS, and mapped pages would count in the process's RSS); each chunk is hashed with
-multi-threaded BLAKE3 (which releases the GIL) while a helper thread scans it for the key
-header, the two costing about the same.
+`record_files` gives each carried file its record (path, mode, size, BLAKE3). A walk that
+read the file (`walk(read=True)`, what `digest` and `pack` run) already hashed it through the
+descriptor that classified it; any other file is opened now, without following a link or
+blocking, relative to its folder, and checked to be the very regular file the walk saw
+(same device, inode, size and mode) before it is read (`skillpack._readfile`: BLAKE3 and
+the PEM private-key scan on the same bytes).
 
 Only the standard library is imported at module level (the runtime imports this module);
-blake3 and the walk are imported inside the functions that need them.
+blake3, the readers and the walk are imported inside the functions that need them.
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ import stat
 
 from skillpack._record import Record
 from skillpack.errors import ArchiveError, Problem, RefusedError, SkillpackError
-from skillpack.secrets import PRIVATE_KEY_HEADER_MAX, PRIVATE_KEY_MARKER, contains_private_key
 
 # Neither `re`, `typing` nor `dataclasses` at run time: the runtime imports this module at cold
 # start (`FileRecord` is a `skillpack._record.Record`; DIGEST_RE is compiled on first use).
@@ -59,6 +55,8 @@ BUNDLE_HEADER = b"skillpack-bundle-v1\n"
 _DIGEST_PATTERN = r"blake3:[0-9a-f]{64}"  # what `is_digest` accepts
 _HEX = b"0123456789abcdef"
 _MODES = ("100644", "100755")
+#: File type and owner-execute bits of ``st_mode`` for each mode of the digest.
+_MODE_BITS = {"100644": stat.S_IFREG, "100755": stat.S_IFREG | stat.S_IXUSR}
 #: How every carried file is opened: never through a link, never blocking (a fifo).
 OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 LARGE_FILE = 4 * 1024 * 1024  # from this size on: streamed, hashed on several threads
@@ -151,101 +149,10 @@ def file_columns(items: list[dict[str, Any]]) -> FileColumns:
             [r.blake3 for r in records])
 
 
-class _Changed(Exception):
-    """The file is not the one the walk saw, or changed while being read."""
-
-
-def _read_small(fd: int, size: int, *, confirm_eof: bool = True) -> bytes:
-    """The `size` bytes of the open file `fd`, read whole; raises `_Changed` otherwise.
-
-    One byte more than expected is asked for, so a file that grew is caught. When the first
-    read returns exactly `size` bytes, the read that would confirm the end of the file is
-    skipped if `confirm_eof` is false: the caller checks the size and mtime again afterwards.
-    """
-    data = os.read(fd, size + 1)
-    got = len(data)
-    if got == size and not confirm_eof:
-        return data
-    chunks = [data]
-    while data and got <= size:
-        data = os.read(fd, size + 1 - got)
-        chunks.append(data)
-        got += len(data)
-    if got != size:
-        raise _Changed
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-class _KeyScan:
-    """The private-key check of a file streamed in chunks (the header may straddle two)."""
-
-    def __init__(self, buf: bytearray) -> None:
-        self.buf = buf
-        self.view = memoryview(buf)
-        self.tail = b""
-        self.found = False
-
-    def chunk(self, n: int) -> bool:
-        """Scan the first `n` bytes of the buffer, the next chunk of the file."""
-        if not self.found:
-            view = self.view
-            seam = self.tail + bytes(view[: min(n, PRIVATE_KEY_HEADER_MAX)])
-            self.found = contains_private_key(seam) or (
-                self.buf.find(PRIVATE_KEY_MARKER, 0, n) >= 0 and contains_private_key(view[:n])
-            )
-            self.tail = bytes(view[max(0, n - PRIVATE_KEY_HEADER_MAX) : n])
-        return self.found
-
-
-def _hash_large(fd: int, size: int) -> tuple[str, bool]:
-    """`_hash_fd` for a large file: one buffer; hash and key scan of a chunk run together."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from blake3 import blake3
-
-    hasher = blake3(max_threads=blake3.AUTO)
-    buf = bytearray(READ_CHUNK)
-    scan = _KeyScan(buf)
-    view = memoryview(buf)
-    total = 0
-    try:
-        # the scan (bytes.find holds the GIL) runs in the helper while this thread hashes
-        # (BLAKE3 releases the GIL); both finish before the buffer is read into again
-        with ThreadPoolExecutor(1, thread_name_prefix="skillpack-keyscan") as helper:
-            while True:
-                n = os.readv(fd, [buf])
-                if n == 0:
-                    break
-                total += n
-                if total > size:
-                    raise _Changed
-                scanned = helper.submit(scan.chunk, n) if not scan.found else None
-                hasher.update(view[:n])
-                if scanned is not None:
-                    scanned.result()
-    finally:
-        view.release()
-        scan.view.release()
-    if total != size:
-        raise _Changed
-    return hasher.hexdigest(), scan.found
-
-
-def _hash_fd(fd: int, size: int) -> tuple[str, bool]:
-    """BLAKE3 hex of the open file `fd` of expected `size`, and whether it holds a private key.
-
-    Raises `_Changed` when the bytes read do not add up to `size`.
-    """
-    if size < LARGE_FILE:
-        from blake3 import blake3
-
-        data = _read_small(fd, size)
-        return blake3(data).hexdigest(), contains_private_key(data)
-    return _hash_large(fd, size)
-
-
 def hash_file(path: str | os.PathLike[str]) -> tuple[int, str]:
     """(size, BLAKE3 hex) of the regular file at `path`, opened without following a link."""
+    from skillpack._readfile import Changed, hash_fd
+
     name = os.fspath(path)
     fd = os.open(name, OPEN_FLAGS)
     try:
@@ -253,8 +160,8 @@ def hash_file(path: str | os.PathLike[str]) -> tuple[int, str]:
         if not stat.S_ISREG(st.st_mode):
             raise SkillpackError("not a regular file", path=name)
         try:
-            hex_digest, _ = _hash_fd(fd, st.st_size)
-        except _Changed:
+            hex_digest, _ = hash_fd(fd, st.st_size)
+        except Changed:
             raise SkillpackError(
                 "changed while being read", path=name, hint="try again once it is written"
             ) from None
@@ -269,63 +176,77 @@ def record_files(fileset: FileSet) -> list[FileRecord]:
     Raises `RefusedError` once, listing every file that could not be read, changed since the
     walk, or holds a private key (unless allowed).
     """
-    from blake3 import blake3
+    from skillpack._readfile import DIR_FLAGS, ROOT_FLAGS, Changed, hash_large, small_file_reader
 
     records: list[FileRecord] = []
     problems: list[Problem] = []
-    allowed = set(fileset.allowed)
-    changed = "changed while being read (it is not the file the walk saw); try again"
     base = os.path.join(fileset.root, "")  # the root and one separator: base + relative path
-    open_, fstat, close, is_reg = os.open, os.fstat, os.close, stat.S_ISREG
-    for walked in fileset.files:
-        full = base + (walked.path if walked.fs_path is None else walked.fs_path)
-        try:
-            fd = open_(full, OPEN_FLAGS)
-        except OSError as err:
-            code = "symlink" if err.errno == errno.ELOOP else "unreadable"  # now a link
-            problems.append(Problem("error", code, f"cannot open it ({err.strerror})", walked.path))
-            continue
-        try:
-            st = fstat(fd)
-            size = st.st_size
-            mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
-            walked_facts = (walked.dev, walked.ino, walked.size, walked.mode)
-            if not is_reg(st.st_mode) or (st.st_dev, st.st_ino, size, mode) != walked_facts:
-                problems.append(Problem("error", "changed", changed, walked.path))
+    open_, fstat, close, new_record = os.open, os.fstat, os.close, FileRecord
+    read_small_file = small_file_reader()
+    already = fileset.read  # what the walk hashed through the descriptor it classified by
+    # Each file is opened relative to its folder, kept open while the next files share it (as
+    # sorted paths mostly do): the kernel then resolves one name a file, not the whole path.
+    # A folder is opened without following a link (the root may be one), like the walk.
+    folder, folder_fd = "\0", -1  # "\0": no folder open
+    try:
+        for walked in fileset.files:
+            path = walked.path
+            found = already.get(path)
+            if found is not None and found[0] is walked:
+                _, hex_digest, has_key = found
+                if has_key and path not in fileset.allowed:
+                    problems.append(_key_problem(path))
+                else:
+                    records.append(new_record(path, walked.mode, walked.size, hex_digest))
                 continue
-            if size < LARGE_FILE:  # inline: the hot path of a tree of many small files
-                data = _read_small(fd, size, confirm_eof=False)  # size and mtime checked below
-                hex_digest = blake3(data).hexdigest()
-                has_key = PRIVATE_KEY_MARKER in data and contains_private_key(data)
-            else:
-                hex_digest, has_key = _hash_large(fd, size)
-            after = fstat(fd)
-            if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
-                raise _Changed
-        except _Changed:
-            problems.append(Problem("error", "changed", changed, walked.path))
-            continue
-        except OSError as err:
-            problems.append(
-                Problem("error", "unreadable", f"cannot read it ({err.strerror})", walked.path)
-            )
-            continue
-        finally:
-            close(fd)
-        if has_key and walked.path not in allowed:
-            problems.append(
-                Problem(
-                    "error",
-                    "secret",
-                    "holds a PEM private key block (-----BEGIN ... PRIVATE KEY-----); skillpack "
-                    "refuses to carry secrets. Remove the key, or leave the file out with "
-                    ".skillignore; if it is a harmless test key, allow it in the frontmatter "
-                    f'with metadata: {{skillpack-allow-secrets: "{walked.path}"}}',
-                    walked.path,
+            parent, _, name = (path if walked.fs_path is None else walked.fs_path).rpartition("/")
+            try:
+                if parent != folder:
+                    if folder_fd >= 0:
+                        close(folder_fd)
+                    folder, folder_fd = "\0", -1
+                    folder_fd = open_(base + parent, DIR_FLAGS) if parent else open_(
+                        fileset.root, ROOT_FLAGS)
+                    folder = parent
+                fd = open_(name, OPEN_FLAGS, dir_fd=folder_fd)
+            except OSError as err:
+                code = "symlink" if err.errno == errno.ELOOP else "unreadable"  # now a link
+                problems.append(Problem("error", code, f"cannot open it ({err.strerror})", path))
+                continue
+            try:
+                st = fstat(fd)
+                size = st.st_size
+                # the very file the walk saw: same inode and size, still regular, same mode
+                if (st.st_ino != walked.ino or st.st_dev != walked.dev or size != walked.size
+                        or st.st_mode & 0o170100 != _MODE_BITS[walked.mode]):
+                    raise Changed
+                if size < LARGE_FILE:
+                    found_now = read_small_file(fd, size)
+                    if found_now is None:
+                        raise Changed
+                    hex_digest, has_key = found_now
+                else:  # read in many calls: check it was not rewritten meanwhile
+                    hex_digest, has_key = hash_large(fd, size)
+                    after = fstat(fd)
+                    if (after.st_size, after.st_mtime_ns) != (size, st.st_mtime_ns):
+                        raise Changed
+            except Changed:
+                problems.append(Problem("error", "changed", _CHANGED, path))
+                continue
+            except OSError as err:
+                problems.append(
+                    Problem("error", "unreadable", f"cannot read it ({err.strerror})", path)
                 )
-            )
-            continue
-        records.append(FileRecord(walked.path, mode, size, hex_digest))
+                continue
+            finally:
+                close(fd)
+            if has_key and path not in fileset.allowed:
+                problems.append(_key_problem(path))
+                continue
+            records.append(new_record(path, walked.mode, size, hex_digest))
+    finally:
+        if folder_fd >= 0:
+            close(folder_fd)
     if problems:
         count = len(problems)
         raise RefusedError(
@@ -337,15 +258,36 @@ def record_files(fileset: FileSet) -> list[FileRecord]:
     return records
 
 
+_CHANGED = "changed while being read (it is not the file the walk saw); try again"
+
+
+def _key_problem(path: str) -> Problem:
+    return Problem(
+        "error",
+        "secret",
+        "holds a PEM private key block (-----BEGIN ... PRIVATE KEY-----); skillpack "
+        "refuses to carry secrets. Remove the key, or leave the file out with "
+        ".skillignore; if it is a harmless test key, allow it in the frontmatter "
+        f'with metadata: {{skillpack-allow-secrets: "{path}"}}',
+        path,
+    )
+
+
 def _utf8(path: str) -> bytes:
     return path.encode("utf-8")
 
 
 def digest_records(records: Iterable[FileRecord]) -> str:
     """The digest v1 of a file set's records (SPEC section 2)."""
+    from blake3 import blake3
+
     ordered = list(records)
-    return digest_columns([r.path for r in ordered], [r.mode for r in ordered],
-                          [r.size for r in ordered], [r.blake3 for r in ordered])
+    paths = [r.path for r in ordered]
+    if "".join(paths).isascii() and paths == sorted(paths):  # as record_files gives them
+        lines = "".join([f"{r.mode} {r.size} {r.blake3} {r.path}\n" for r in ordered])
+        return "blake3:" + blake3(DIGEST_HEADER + lines.encode("ascii")).hexdigest()
+    return digest_columns(paths, [r.mode for r in ordered], [r.size for r in ordered],
+                          [r.blake3 for r in ordered])
 
 
 def digest_columns(paths: list[str], modes: list[str], sizes: list[int], hexes: list[str]) -> str:
@@ -388,7 +330,7 @@ def record_skill(
 
     if isinstance(skill, str | os.PathLike):
         skill = load_skill(skill)
-    fileset = skill_fileset(skill)
+    fileset = skill_fileset(skill, read=True)
     return skill, fileset, record_files(fileset)
 
 

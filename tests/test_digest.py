@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from blake3 import blake3
 from click.testing import CliRunner
+from conftest import CORPUS, FIXTURES
 from conftest import make_tree as make
 
 from skillpack.errors import ArchiveError, RefusedError
@@ -28,7 +29,6 @@ from skillpack.hashing import (
     record_files,
 )
 
-CORPUS = Path("/work/shared/corpus")
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 SKILL_MD = "---\nname: demo\ndescription: A demo skill.\n---\n\nBody.\n"
 KEY_HEADER = b"-----BEGIN " + b"RSA PRIVATE" + b" KEY-----"
@@ -63,6 +63,24 @@ def test_digest_agrees_with_independent_implementation_on_the_corpus() -> None:
     for folder in CORPUS_SKILLS:
         includes = load_skill(folder).include_list
         assert digest(folder) == reference_digest(folder, includes), folder
+
+
+def test_a_reading_walk_records_what_a_names_only_walk_and_a_read_record() -> None:
+    """`digest` and `pack` hash each small file while walking (`walk(read=True)`); the
+    records must be those of the two-step path (`walk`, then `record_files` opening every
+    file again), and the walk must really have read the files."""
+    from skillpack.fileset import load_skill, skill_fileset
+
+    read = 0
+    for folder in [*CORPUS_SKILLS, FIXTURES / "waitlist", FIXTURES / "release-notes"]:
+        skill = load_skill(folder)
+        reading = skill_fileset(skill, read=True)
+        names_only = skill_fileset(skill)
+        assert reading.files == names_only.files and names_only.read == {}
+        assert set(reading.read) == {f.path for f in reading.files if f.size < LARGE_FILE}
+        assert record_files(reading) == record_files(names_only), folder
+        read += len(reading.read)
+    assert read > 2000
 
 
 def test_same_name_different_content_differ() -> None:
@@ -246,10 +264,10 @@ def test_unreadable_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     else:  # root opens anything: simulate the permission error
         real_open = os.open
 
-        def fake_open(path: str, flags: int, *args: int) -> int:
+        def fake_open(path: str, flags: int, *args: int, **kwargs: int) -> int:
             if str(path).endswith("locked.txt"):
                 raise PermissionError(13, "Permission denied", path)
-            return real_open(path, flags, *args)
+            return real_open(path, flags, *args, **kwargs)
 
         monkeypatch.setattr(os, "open", fake_open)
     with pytest.raises(RefusedError) as info:

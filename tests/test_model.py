@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ from skillpack.tools import Tool
 REPO = Path(__file__).resolve().parent.parent
 WAITLIST_DIR = REPO / "fixtures" / "waitlist"
 WAITLIST = parse_skill_file(WAITLIST_DIR)
-CORPUS = Path("/work/shared/corpus")
+
 ANTHROPIC_SKILLS = sorted(p.parent for p in (CORPUS / "anthropics-skills").glob("*/SKILL.md"))
 
 TYPED_MD = """---

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CORPUS  # ../shared/corpus beside the repository
 
 from skillpack.program import Program, allowed_tool_command, programs, shebang_program
 
-CORPUS = Path("/work/shared/corpus")
 REPO = Path(__file__).resolve().parent.parent
 
 

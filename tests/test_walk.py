@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import CORPUS  # ../shared/corpus beside the repository
 from conftest import make_tree as make
 
 from skillpack.errors import RefusedError, SkillpackError
 from skillpack.fileset import FileSet, LeftOut, walk
 
-CORPUS = Path("/work/shared/corpus")
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 SKILL_MD = "---\nname: demo\ndescription: A demo skill.\n---\n\nBody.\n"
@@ -344,14 +344,14 @@ def test_unreadable_folder_is_named_not_a_traceback(skill: Path) -> None:
 
 def test_unreadable_folder_simulated(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make(skill, {"locked/a.txt": ""})
-    real_scandir = os.scandir
+    real_open = os.open
 
-    def scandir(path: str) -> object:
-        if str(path).endswith("locked"):
+    def fake_open(path: str, flags: int, *args: int, **kwargs: int) -> int:
+        if str(path).endswith("locked"):  # what opening a folder of mode 000 gives
             raise PermissionError(13, "Permission denied", path)
-        return real_scandir(path)
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "open", fake_open)
     with pytest.raises(RefusedError) as info:
         walk(skill)
     [problem] = info.value.problems

@@ -230,7 +230,11 @@ def test_unreadable_file_simulated(skill: Path, tmp_path: Path,
     locked = str(skill / "notes.txt")
 
     def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if os.fspath(path) == locked:
+        # by its whole path, or by its name in its folder's descriptor (how the walk opens it)
+        dir_fd = kwargs.get("dir_fd")
+        if os.fspath(path) == locked or (
+                dir_fd is not None and os.fspath(path) == "notes.txt"
+                and os.path.samefile(f"/proc/self/fd/{dir_fd}", skill)):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
         return real_open(path, flags, *args, **kwargs)
 
@@ -243,15 +247,15 @@ def test_unreadable_file_simulated(skill: Path, tmp_path: Path,
 
 def test_unreadable_folder_simulated(skill: Path, tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    real_scandir = os.scandir
+    real_open = os.open
     locked = str(skill / "scripts")
 
-    def fake_scandir(path: Any = ".") -> Any:
-        if os.fspath(path) == locked:
+    def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path) == locked:  # as opening a folder of mode 000 fails
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-        return real_scandir(path)
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(os, "scandir", fake_scandir)
+    monkeypatch.setattr(os, "open", fake_open)
     error = refused_pack("unreadable folder (EACCES, simulated)", skill, tmp_path / "out")
     assert problems_of(error) == [("unreadable", "scripts")]
     assert "cannot list this folder" in error.problems[0].message
@@ -363,14 +367,18 @@ def _rewritten(path: Path) -> Callable[[], None]:
 
 
 RACES: dict[str, tuple[str, Callable[[Path, Path], Callable[[], None]], type, tuple[str, ...]]] = {
-    "swapped for a symlink between walk and read": (
-        "before", lambda f, o: _to_symlink(f, o / "canary.txt"), RefusedError, ("1 problem",)),
-    "swapped for a fifo between walk and read": (
-        "before", lambda f, o: _to_fifo(f), RefusedError, ("1 problem",)),
-    "replaced by another file between walk and read": (
-        "before", lambda f, o: _replaced(f), RefusedError, ("1 problem",)),
-    "grown between walk and read": ("before", lambda f, o: _appended(f), RefusedError,
-                                    ("1 problem",)),
+    # pack's walk hashes each small file as it finds it: a change after the walk is caught
+    # when the file is copied into the archive
+    "swapped for a symlink between walk and record": (
+        "before", lambda f, o: _to_symlink(f, o / "canary.txt"), RefusedError,
+        ("notes.txt", "it became a symlink")),
+    "swapped for a fifo between walk and record": (
+        "before", lambda f, o: _to_fifo(f), IntegrityError, ("notes.txt", "replaced")),
+    "replaced by another file between walk and record": (
+        "before", lambda f, o: _replaced(f), IntegrityError, ("notes.txt", "replaced")),
+    "grown between walk and record": (
+        "before", lambda f, o: _appended(f), IntegrityError,
+        ("'demo/notes.txt'", "changed while being packed", "more bytes")),
     "swapped for a symlink between hash and copy": (
         "after", lambda f, o: _to_symlink(f, o / "canary.txt"), RefusedError,
         ("notes.txt", "it became a symlink")),
@@ -400,6 +408,30 @@ def test_a_file_that_changes_under_the_packer(case: str, skill: Path, outside: P
     if isinstance(error, RefusedError) and error.problems:
         assert [p.file for p in error.problems] == ["notes.txt"]
         assert error.problems[0].code in ("symlink", "changed")
+    fifo = skill / "notes.txt"
+    if fifo.exists() and stat.S_ISFIFO(fifo.lstat().st_mode):
+        fifo.unlink()
+
+
+NAMES_ONLY_RACES: dict[str, Callable[[Path, Path], Callable[[], None]]] = {
+    "swapped for a symlink between walk and read": lambda f, o: _to_symlink(f, o / "canary.txt"),
+    "swapped for a fifo between walk and read": lambda f, o: _to_fifo(f),
+    "replaced by another file between walk and read": lambda f, o: _replaced(f),
+    "grown between walk and read": lambda f, o: _appended(f),
+}
+
+
+@pytest.mark.parametrize("case", list(NAMES_ONLY_RACES))
+def test_a_file_that_changes_after_a_names_only_walk(case: str, skill: Path,
+                                                     outside: Path) -> None:
+    """`walk` (names only, as `skillpack files` runs it) then `record_files`: the file read
+    must be the very file the walk saw, or it is refused, never followed, never blocking."""
+    fileset = walk(skill)
+    NAMES_ONLY_RACES[case](skill / "notes.txt", outside)()
+    with TALLY.refused("tree", case, "record_files", RefusedError, "1 problem") as refusal:
+        no_hang(lambda: record_files_unpatched(fileset), timeout=60)
+    assert [(p.file, p.code in ("symlink", "changed")) for p in refusal.value.problems] == [
+        ("notes.txt", True)]
     fifo = skill / "notes.txt"
     if fifo.exists() and stat.S_ISFIFO(fifo.lstat().st_mode):
         fifo.unlink()

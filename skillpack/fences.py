@@ -43,6 +43,8 @@ from skillpack.tools import (
 __all__ = ["ParsedBody", "parse_body"]
 
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+# Where a line ends in "tool" (blanks aside): every line that opens a tool fence does.
+_TOOL_AT_LINE_END = re.compile(r"tool[^\S\n]*$", re.MULTILINE)
 _TOOL_KEYS = ("id", "description", "params", "run")
 _PARAM_KEYS = ("type", "format", "enum", "description", "default")
 
@@ -62,6 +64,13 @@ def parse_body(body: str, *, file: str | None = None, first_line: int = 1) -> Pa
     Returns the tools, the body with each tool fence replaced by its tool id, and every
     problem found (the caller raises them together).
     """
+    if not _may_open_a_tool_fence(body):  # all prose, given back whole
+        return ParsedBody((), body, ())
+    return _parse_lines(body, file, first_line)
+
+
+def _parse_lines(body: str, file: str | None, first_line: int) -> ParsedBody:
+    """`parse_body`, line by line."""
     lines = body.split("\n")
     out: list[str] = []
     tools: list[Tool] = []
@@ -102,6 +111,17 @@ def parse_body(body: str, *, file: str | None = None, first_line: int = 1) -> Pa
             out.append(tool.id)
         i = end
     return ParsedBody(tuple(tools), "\n".join(out), tuple(problems))
+
+
+def _may_open_a_tool_fence(body: str) -> bool:
+    """Whether a line of `body` opens a fence whose info string is ``tool``, as parse_body
+    reads a line; found in one search for the lines that end in "tool" (a handful)."""
+    for found in _TOOL_AT_LINE_END.finditer(body):
+        line = body[body.rfind("\n", 0, found.start()) + 1 : found.end()]
+        match = _FENCE.match(line)
+        if match is not None and match.group(3).strip() == "tool":
+            return True
+    return False
 
 
 def _find_close(lines: list[str], start: int, marker: str) -> int | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import FIXTURES
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skillpack.errors import SkillError
 from skillpack.fences import parse_body
@@ -303,3 +305,32 @@ def test_parse_body_directly() -> None:
     assert parsed.rendered == "a\nhello\nb"
     assert [t.line for t in parsed.tools] == [11]
     assert parsed.problems == ()
+
+
+# -- the fast path: a body with no line that could open a tool fence ---------------------------
+
+_LINE_PIECES = ["```", "````", "~~~", "   ```", "    ```", "tool", " tool ", "tool\r", "tools",
+                "```tool", "~~~ tool", "``` tool`", "\u00a0tool", "x", "id: a", "run: echo $x",
+                "\t", " ", "`", "~"]
+
+
+@given(st.lists(st.lists(st.sampled_from(_LINE_PIECES) | st.text(max_size=3), max_size=4)
+                .map("".join), max_size=12).map("\n".join))
+def test_the_prefilter_never_hides_a_tool_fence(body: str) -> None:
+    """parse_body skips the line-by-line parse when no line could open a tool fence: that
+    must give exactly what the line-by-line parse gives."""
+    from skillpack.fences import _parse_lines
+
+    assert parse_body(body, file="SKILL.md", first_line=3) == _parse_lines(body, "SKILL.md", 3)
+
+
+def test_the_prefilter_finds_every_fixture_and_corpus_tool_fence() -> None:
+    from conftest import CORPUS
+
+    from skillpack.fences import _parse_lines
+
+    texts = [p.read_bytes().decode("utf-8", "replace") for p in sorted(
+        [*CORPUS.glob("*/*/SKILL.md"), *FIXTURES.rglob("SKILL.md")])]
+    assert len(texts) > 200
+    assert [parse_body(t) for t in texts] == [_parse_lines(t, None, 1) for t in texts]
+    assert sum(1 for t in texts if parse_body(t).tools) >= 2  # the hard-skill fixtures

@@ -11,7 +11,6 @@ hashed stops the pack and leaves nothing under the final name.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -316,7 +315,7 @@ def pack_skills(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathL
 def pack_prepared(prepared: Sequence[PreparedSkill], out_dir: str | os.PathLike[str], *,
                   progress: Progress | None = None) -> list[PackResult]:
     """Write an archive for each prepared skill into ``out_dir`` (created if missing)."""
-    from skillpack.atomic import atomic_write, clean_stale_temps
+    from skillpack.atomic import AtomicBatch
 
     out = Path(out_dir)
     try:
@@ -326,10 +325,10 @@ def pack_prepared(prepared: Sequence[PreparedSkill], out_dir: str | os.PathLike[
 
         raise WriteError(f"cannot create the output folder: {err.strerror}", path=str(out),
                          hint="choose a folder you can write to") from None
-    clean_stale_temps(out)
     results: list[PackResult] = []
-    created: list[Path] = []  # removed again if a later skill fails: all or nothing
-    try:
+    # all or nothing: every archive is written and fsync'd under a temp name before any is
+    # renamed onto its final name
+    with AtomicBatch() as batch:
         for item in prepared:
             dest = out / archive_name(item.name, item.digest)
             if dest.is_file() and _existing_is_current(dest, item):
@@ -337,17 +336,9 @@ def pack_prepared(prepared: Sequence[PreparedSkill], out_dir: str | os.PathLike[
                 if progress is not None:
                     progress(sum(f.size for f in item.manifest.files))
                 continue
-            existed = os.path.lexists(dest)
-            with atomic_write(dest) as handle, ZipWriter(handle) as writer:
+            with batch.write(dest) as handle, ZipWriter(handle) as writer:
                 write_members(writer, item.members(), progress)
-            if not existed:
-                created.append(dest)
             results.append(PackResult(item.name, item.digest, dest, True, item.source))
-    except BaseException:
-        for path in created:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        raise
     return results
 
 

@@ -1,12 +1,13 @@
 """Atomic file writes: no partial file ever carries the final name.
 
 :func:`atomic_write` writes into a temp file beside the destination, named
-``.<name>.skillpack-tmp-<pid>-<random>``; on success it flushes, fsyncs, sets mode 0644,
+``.<name>.skillpack-tmp-<pid>-<random>``; on success it flushes, sets mode 0644, fsyncs,
 moves it onto the destination with ``os.replace`` and fsyncs the folder. On any failure,
 including KeyboardInterrupt, the temp file is removed and the destination is left as it
-was. A pack killed outright (SIGKILL, power loss) can leave a temp file behind:
-:func:`clean_stale_temps` removes those whose process is gone, and the next `atomic_write`
-of the same destination does so for its own name.
+was. :class:`AtomicBatch` does the same for several files at once (what `pack` writes): all
+fsync'd together on a few threads, then all renamed, then each folder fsync'd once. A pack
+killed outright (SIGKILL, power loss) can leave a temp file behind: :func:`clean_stale_temps`
+removes those whose process is gone, and the next write into the same folder does so first.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import secrets
 import stat
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -26,12 +28,13 @@ from skillpack.errors import WriteError
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-__all__ = ["TEMP_MARK", "atomic_write", "clean_stale_temps"]
+__all__ = ["TEMP_MARK", "AtomicBatch", "atomic_write", "clean_stale_temps"]
 
 TEMP_MARK = ".skillpack-tmp-"
 _TEMP_RE = re.compile(r"\..*\.skillpack-tmp-(\d+)-[0-9a-f]+\Z", re.DOTALL)
 _MAX_BASE = 180  # keep temp names under NAME_MAX (255) whatever the destination's name
 _BUFFER = 1 << 20
+_MAX_PENDING = 128  # written files kept open for one parallel fsync round (a descriptor each)
 
 
 def _hint(err: OSError) -> str:
@@ -89,46 +92,173 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
 
 
+class _Staged:
+    """One file of a batch, written to its temp file and waiting to be renamed."""
+
+    __slots__ = ("dest", "existed", "synced", "tmp")
+
+    def __init__(self, tmp: str, dest: str, existed: bool, synced: Future[None] | None) -> None:
+        self.tmp, self.dest, self.existed, self.synced = tmp, dest, existed, synced
+
+
+def _sync_and_close(fd: int, dest: str) -> None:
+    try:
+        os.fsync(fd)
+    except OSError as err:
+        raise _write_error(dest, err) from err
+    finally:
+        os.close(fd)
+
+
+class AtomicBatch:
+    """Several files written all or nothing: each into a temp file beside it, every temp file
+    fsync'd (on `sync_threads` threads at once, in rounds of up to 128 files: concurrent
+    fsyncs share the filesystem's journal commits, where one after the other each waits for
+    its own), then all renamed onto their destinations, then each folder fsync'd once.
+
+    ``with AtomicBatch() as batch:``, then ``with batch.write(dest) as handle:`` for each
+    file. Leaving the batch's block normally commits it; any exception, in a write or after,
+    removes every temp file and leaves every destination as it was. Should a rename itself
+    fail part way, the destinations this batch created are removed again (one it replaced
+    keeps its new content). OS errors raise `WriteError` naming the destination.
+    """
+
+    def __init__(self, *, sync_threads: int = 8) -> None:
+        self._threads = sync_threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._staged: list[_Staged] = []
+        self._pending: list[tuple[int, int, str]] = []  # written, not yet handed to a sync
+        self._cleaned: set[str] = set()
+
+    def __enter__(self) -> AtomicBatch:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+    def _sync(self, fd: int, dest: str) -> Future[None]:
+        if self._threads <= 1:  # on this thread: no pool to start for one file
+            done: Future[None] = Future()
+            try:
+                _sync_and_close(fd, dest)
+            except WriteError as err:
+                done.set_exception(err)
+            else:
+                done.set_result(None)
+            return done
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skillpack-fsync")
+        return self._pool.submit(_sync_and_close, fd, dest)
+
+    @contextmanager
+    def write(self, dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+        """Yield a seekable binary file that becomes `dest` (mode 0644) when the batch
+        commits. An exception in the block removes its temp file and is raised unchanged."""
+        dest_path = os.fspath(dest)
+        folder, base = os.path.split(os.path.abspath(dest_path))
+        if folder not in self._cleaned:  # what killed writes left in this folder
+            clean_stale_temps(folder)
+            self._cleaned.add(folder)
+        tmp = os.path.join(
+            folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(6)}"
+        )
+        try:
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         0o600)
+        except OSError as err:
+            raise _write_error(dest_path, err) from err
+        raw = _TempFile(fd, "r+", closefd=False)
+        raw.dest = dest_path
+        file = io.BufferedRandom(raw, _BUFFER)
+        try:
+            yield file
+            try:
+                file.flush()
+                os.fchmod(fd, 0o644)
+            except WriteError:
+                raise
+            except OSError as err:
+                raise _write_error(dest_path, err) from err
+            file.close()
+        except BaseException:
+            with suppress(BaseException):  # closing after a failure: the first error wins
+                file.close()
+            os.close(fd)
+            _unlink_quietly(tmp)
+            raise
+        existed = os.path.lexists(dest_path)
+        self._pending.append((len(self._staged), fd, dest_path))
+        self._staged.append(_Staged(tmp, dest_path, existed, None))
+        if len(self._pending) >= _MAX_PENDING:
+            self._sync_pending()
+
+    def _sync_pending(self) -> None:
+        for index, fd, dest in self._pending:
+            self._staged[index].synced = self._sync(fd, dest)
+        self._pending = []
+
+    def _wait(self) -> WriteError | None:
+        self._sync_pending()
+        first: WriteError | None = None
+        for staged in self._staged:
+            assert staged.synced is not None
+            error = staged.synced.exception()  # waits for it
+            if first is None and isinstance(error, WriteError):
+                first = error
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        return first
+
+    def abort(self) -> None:
+        """Remove every temp file; no destination is touched."""
+        for _, fd, _ in self._pending:  # never synced: nothing of theirs will be kept
+            os.close(fd)
+        self._pending = []
+        with suppress(BaseException):
+            self._wait()
+        for staged in self._staged:
+            _unlink_quietly(staged.tmp)
+        self._staged = []
+
+    def commit(self) -> None:
+        """Rename every written file onto its destination, once all are on disk."""
+        error = self._wait()
+        if error is not None:
+            self.abort()
+            raise error
+        renamed: list[_Staged] = []
+        try:
+            for staged in self._staged:
+                try:
+                    os.replace(staged.tmp, staged.dest)
+                except OSError as err:
+                    raise _write_error(staged.dest, err) from err
+                renamed.append(staged)
+        except BaseException:
+            for staged in renamed:
+                if not staged.existed:
+                    _unlink_quietly(staged.dest)
+            self.abort()
+            raise
+        for folder in sorted({os.path.dirname(os.path.abspath(s.dest)) for s in renamed}):
+            _fsync_folder(folder)
+        self._staged = []
+
+
 @contextmanager
 def atomic_write(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """Yield a seekable binary file; on success it replaces `dest` atomically, mode 0644.
 
     OS errors while creating, writing, syncing or renaming raise
     :class:`~skillpack.errors.WriteError` naming `dest`; any exception leaves no temp file and
-    `dest` untouched.
+    `dest` untouched. (`AtomicBatch` of one file, fsync'd on this thread.)
     """
-    dest_path = os.fspath(dest)
-    folder, base = os.path.split(os.path.abspath(dest_path))
-    clean_stale_temps(folder, dest=base)  # what a killed write of this file left behind
-    tmp = os.path.join(
-        folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(6)}"
-    )
-    try:
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                     0o600)
-    except OSError as err:
-        raise _write_error(dest_path, err) from err
-    raw = _TempFile(fd, "r+", closefd=True)
-    raw.dest = dest_path
-    file = io.BufferedRandom(raw, _BUFFER)
-    try:
+    with AtomicBatch(sync_threads=1) as batch, batch.write(dest) as file:
         yield file
-        try:
-            file.flush()
-            os.fsync(fd)
-            os.fchmod(fd, 0o644)
-            file.close()
-            os.replace(tmp, dest_path)
-        except WriteError:
-            raise
-        except OSError as err:
-            raise _write_error(dest_path, err) from err
-    except BaseException:
-        with suppress(BaseException):  # closing after a failure: the first error wins
-            file.close()
-        _unlink_quietly(tmp)
-        raise
-    _fsync_folder(folder)
 
 
 def _alive(pid: int) -> bool:

@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import textwrap
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.atomic import atomic_write, clean_stale_temps
+from skillpack.atomic import AtomicBatch, atomic_write, clean_stale_temps
 from skillpack.errors import SkillpackError, WriteError
 from skillpack.zipread import read_zip
 from skillpack.zipwrite import ZipWriter
@@ -190,3 +191,74 @@ def test_clean_stale_temps_spares_live_and_unrelated_files(tmp_path: Path) -> No
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         p.name for p in (mine, init, folder, link, other))
     assert clean_stale_temps(tmp_path / "missing") == []
+
+
+# -- a batch: several files, all or nothing ------------------------------------------------------
+
+def _batch(tmp_path: Path, count: int, fail_at: int | None = None) -> list[Path]:
+    dests = [tmp_path / f"a{i:03d}.skill" for i in range(count)]
+    with AtomicBatch() as batch:
+        for i, dest in enumerate(dests):
+            with batch.write(dest) as handle:
+                handle.write(f"archive {i}\n".encode())
+                if i == fail_at:
+                    raise RuntimeError("the source went away")
+    return dests
+
+
+def test_a_batch_writes_every_file_past_one_sync_round(tmp_path: Path) -> None:
+    old_umask = os.umask(0o077)
+    try:
+        dests = _batch(tmp_path, 300)  # more than one round of parallel fsyncs
+    finally:
+        os.umask(old_umask)
+    assert sorted(tmp_path.iterdir()) == dests
+    assert [d.read_text() for d in dests] == [f"archive {i}\n" for i in range(300)]
+    assert {stat.S_IMODE(d.stat().st_mode) for d in dests} == {0o644}
+
+
+def test_a_failed_write_leaves_nothing_of_the_batch(tmp_path: Path) -> None:
+    (tmp_path / "a001.skill").write_bytes(b"previous")
+    with pytest.raises(RuntimeError):
+        _batch(tmp_path, 300, fail_at=200)  # after a round of fsyncs, before the renames
+    assert [p.name for p in tmp_path.iterdir()] == ["a001.skill"]
+    assert (tmp_path / "a001.skill").read_bytes() == b"previous"
+
+
+def test_a_failed_fsync_is_a_write_error_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real, calls = os.fsync, []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 7:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(WriteError) as info:
+        _batch(tmp_path, 20)
+    assert info.value.errno == errno.EIO and ".skill" in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_rename_failing_part_way_takes_back_what_the_batch_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "a000.skill").write_bytes(b"previous")
+    real, calls = os.replace, []
+
+    def replace(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 4:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(WriteError) as info:
+        _batch(tmp_path, 10)
+    assert "a003.skill" in str(info.value) and "free some disk space" in str(info.value)
+    # a000 existed (it was replaced, so it holds the new bytes); a001, a002 were created: gone
+    assert [p.name for p in tmp_path.iterdir()] == ["a000.skill"]
+    assert (tmp_path / "a000.skill").read_bytes() == b"archive 0\n"

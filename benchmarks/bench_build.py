@@ -81,7 +81,9 @@ class Job:
 def run_jobs(jobs: Sequence[Job]) -> dict[str, list[float]]:
     """Wall times of each job, taken round-robin (one run of each job in turn, so that a
     burst of load elsewhere on the machine hits every tool alike), after one untimed warm-up
-    round that also fills the page cache."""
+    round that also fills the page cache. Before each run, untimed, ``os.sync()`` writes back
+    what is dirty (the generated data, the last pack's archives), so that no run shares the
+    disk or the CPU with the writeback of another's writes."""
     times: dict[str, list[float]] = {job.tool: [] for job in jobs}
     for round_ in range(max(job.runs for job in jobs) + 1):
         for job in jobs:
@@ -89,6 +91,7 @@ def run_jobs(jobs: Sequence[Job]) -> dict[str, list[float]]:
                 continue
             if job.before is not None:
                 job.before()
+            os.sync()  # untimed: no run pays for the writeback of another's (or setup's) writes
             start = time.perf_counter()
             job.fn()
             elapsed = time.perf_counter() - start

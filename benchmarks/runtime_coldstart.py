@@ -104,7 +104,7 @@ INSIDE = textwrap.dedent("""
     heavy_after = sorted({"typing", "dataclasses", "inspect", "json", "re"} & set(sys.modules))
     import json
     out = {"import skillpack.errors (+ skillpack, _record)": t1 - t0,
-           "import skillpack.zipread (+ struct)": t2 - t1,
+           "import skillpack.zipread (+ _zipformat, struct)": t2 - t1,
            "import skillpack.manifest (+ digest, secrets)": t3 - t2,
            "import skillpack.runtime (+ its two helpers, bisect)": t4 - t3,
            "import blake3": t5 - t4,

@@ -86,17 +86,17 @@ class KeyScan:
         return self.found
 
 
-def small_file_reader() -> Callable[[int, int], tuple[str, bool] | None]:
+def small_file_reader() -> Callable[[int, int], tuple[str, bool, bytes] | None]:
     """A function reading a small file (under `LARGE_FILE`) whole from its open descriptor
-    `fd` of expected `size`: (BLAKE3 hex, whether it holds a private key), or None when the
-    bytes do not add up to `size`. Read errors raise `OSError`."""
+    `fd` of expected `size`: (BLAKE3 hex, whether it holds a private key, the bytes), or None
+    when the bytes do not add up to `size`. Read errors raise `OSError`."""
     from blake3 import blake3
 
     read, marker = os.read, PRIVATE_KEY_MARKER
     hasher = blake3()  # one hasher, reset after each file: cheaper than a new one each time
     update, finish, reset = hasher.update, hasher.digest, hasher.reset
 
-    def read_small_file(fd: int, size: int) -> tuple[str, bool] | None:
+    def read_small_file(fd: int, size: int) -> tuple[str, bool, bytes] | None:
         data = read(fd, size + 1)  # one byte more: see read_small
         if len(data) != size:
             try:
@@ -105,7 +105,7 @@ def small_file_reader() -> Callable[[int, int], tuple[str, bool] | None]:
                 return None
         reset()
         update(data)
-        return finish().hex(), marker in data and contains_private_key(data)
+        return finish().hex(), marker in data and contains_private_key(data), data
 
     return read_small_file
 

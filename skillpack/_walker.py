@@ -24,7 +24,11 @@ from skillpack.fileset import LeftOut, WalkedFile, display_path
 from skillpack.hashing import LARGE_FILE, OPEN_FLAGS
 from skillpack.ignore import SkillIgnore, left_out_rule, read_skillignore
 
-__all__ = ["Walker", "sort_key"]
+__all__ = ["KEEP_FILE", "Walker", "sort_key"]
+
+#: The largest file whose bytes a reading walk keeps (within its `keep` budget) for `pack` to
+#: write without reading it again: files written in one go by the zip writer.
+KEEP_FILE = 1 << 20
 
 _LEAVE_OUT_HINT = "or leave it out with a line in .skillignore"
 
@@ -43,11 +47,12 @@ def _fold(name: str) -> str:
 class Walker:
     """One walk of the skill folder `root`: what it carries, leaves out, and every problem."""
 
-    def __init__(self, root: str, read: bool = False) -> None:
+    def __init__(self, root: str, read: bool = False, keep: int = 0) -> None:
         self.root = root
         # when reading: the hasher of small open files, and what it found
-        self.reader: Callable[[int, int], tuple[str, bool] | None] | None = None
-        self.read: dict[str, tuple[WalkedFile, str, bool]] = {}
+        self.reader: Callable[[int, int], tuple[str, bool, bytes] | None] | None = None
+        self.read: dict[str, tuple[WalkedFile, str, bool, bytes | None]] = {}
+        self.keep = keep  # bytes of read files still to keep (files up to KEEP_FILE each)
         if read:
             from skillpack._readfile import small_file_reader
 
@@ -146,7 +151,11 @@ class Walker:
                 except OSError:
                     found = None
                 if found is not None:  # else read again by record_files, which says why
-                    self.read[walked.path] = (walked, found[0], found[1])
+                    data: bytes | None = None
+                    if size <= KEEP_FILE and size <= self.keep:
+                        data = found[2]
+                        self.keep -= size
+                    self.read[walked.path] = (walked, found[0], found[1], data)
         finally:
             os.close(fd)
 

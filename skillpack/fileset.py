@@ -85,9 +85,10 @@ class FileSet:
     left_out: tuple[LeftOut, ...]
     allowed: tuple[str, ...] = ()
     #: What a walk with ``read=True`` learnt of a small file through the descriptor that it
-    #: classified the file by: path -> (that `WalkedFile`, BLAKE3 hex, holds a private key).
-    #: `hashing.record_files` uses it instead of opening the file again.
-    read: Mapping[str, tuple[WalkedFile, str, bool]] = field(
+    #: classified the file by: path -> (that `WalkedFile`, BLAKE3 hex, holds a private key,
+    #: the bytes hashed when the walk kept them, else None). `hashing.record_files` uses it
+    #: instead of opening the file again, and `pack` writes the kept bytes.
+    read: Mapping[str, tuple[WalkedFile, str, bool, bytes | None]] = field(
         default_factory=dict, compare=False, repr=False)
 
     @property
@@ -125,6 +126,7 @@ def walk(
     *,
     allow: Sequence[str] = (),
     read: bool = False,
+    keep: int = 0,
 ) -> FileSet:
     """The file set of the skill folder `root` (SPEC section 1).
 
@@ -132,7 +134,8 @@ def walk(
     paths let past the secret checks. Raises `RefusedError` listing every problem at once.
     With `read`, each small regular file found by listing a folder is opened as it is found,
     described by ``fstat`` instead of ``lstat``, and hashed on the spot (`FileSet.read`):
-    what `digest` and `pack` do, saving a second look at every file.
+    what `digest` and `pack` do, saving a second look at every file. Up to `keep` bytes of
+    those files (each of at most 1 MiB) are kept in `FileSet.read` for `pack` to write.
     """
     root_str = os.fspath(root)
     if not os.path.isdir(root_str):
@@ -141,7 +144,7 @@ def walk(
         )
     from skillpack._walker import Walker, sort_key
 
-    walker = Walker(root_str, read)
+    walker = Walker(root_str, read, keep)
     walker.load_skillignore()
     if includes is None:
         walker.walk_tree("")
@@ -193,7 +196,9 @@ def load_skill(path: str | os.PathLike[str]) -> Skill:
     return parse_skill_file(skill_md)
 
 
-def skill_fileset(skill: Skill | str | os.PathLike[str], *, read: bool = False) -> FileSet:
+def skill_fileset(
+    skill: Skill | str | os.PathLike[str], *, read: bool = False, keep: int = 0,
+) -> FileSet:
     """The file set of a parsed skill (or of the skill at a path), walked with its includes
     and secret allowances. Names only (unless `read`, see `walk`): the content check is
     `hashing.record_files`."""
@@ -204,7 +209,8 @@ def skill_fileset(skill: Skill | str | os.PathLike[str], *, read: bool = False) 
             f"skill {skill.name!r} was not read from a folder, so it has no file set",
             hint="parse it with parse_skill_file",
         )
-    return walk(skill.workdir, skill.include_list, allow=skill.secret_allowances, read=read)
+    return walk(skill.workdir, skill.include_list, allow=skill.secret_allowances, read=read,
+                keep=keep)
 
 
 def require_valid(skill: Skill) -> None:

@@ -193,7 +193,7 @@ def record_files(fileset: FileSet) -> list[FileRecord]:
             path = walked.path
             found = already.get(path)
             if found is not None and found[0] is walked:
-                _, hex_digest, has_key = found
+                hex_digest, has_key = found[1], found[2]
                 if has_key and path not in fileset.allowed:
                     problems.append(_key_problem(path))
                 else:
@@ -224,7 +224,7 @@ def record_files(fileset: FileSet) -> list[FileRecord]:
                     found_now = read_small_file(fd, size)
                     if found_now is None:
                         raise Changed
-                    hex_digest, has_key = found_now
+                    hex_digest, has_key, _ = found_now
                 else:  # read in many calls: check it was not rewritten meanwhile
                     hex_digest, has_key = hash_large(fd, size)
                     after = fstat(fd)

@@ -98,6 +98,32 @@ def test_inspect_refuses_what_is_not_an_archive(tmp_path: Path) -> None:
 
 # -- pack ---------------------------------------------------------------------------------------
 
+def test_pack_on_a_terminal_shows_a_bar_and_writes_the_same_archives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a terminal `pack` checks every skill first (the bar needs the total), off one it
+    writes each skill as it is checked: the archives are the same bytes."""
+    import io
+    from types import SimpleNamespace
+
+    from skillpack.cli import commands_build
+
+    plain = cli("pack", WAITLIST, NOTES, "-o", tmp_path / "plain")
+    assert plain.exit_code == 0 and plain.stderr == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(commands_build, "sys", SimpleNamespace(stderr=terminal))
+    monkeypatch.setattr(commands_build, "_PROGRESS_FROM", 0)  # even a short pack shows it
+    barred = cli("pack", WAITLIST, NOTES, "-o", tmp_path / "bar")
+    assert barred.exit_code == 0 and "packing" in terminal.getvalue()
+    made = {p.name: p.read_bytes() for p in (tmp_path / "plain").iterdir()}
+    assert made == {p.name: p.read_bytes() for p in (tmp_path / "bar").iterdir()}
+    assert len(made) == 2
+
 def test_pack_prints_each_archive(tmp_path: Path) -> None:
     result = cli("pack", WAITLIST, NOTES, "-o", tmp_path / "out")
     assert result.exit_code == 0 and result.stderr == ""  # no progress bar off a terminal

@@ -410,3 +410,19 @@ def test_digest_of_a_packed_archive_matches_its_folder(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["digest", str(archive)])
     assert result.exit_code == 0
     assert result.output == f"{digest(folder)}  web-artifacts-builder\n"
+
+
+def test_a_reading_walk_keeps_no_more_bytes_than_asked(tmp_path: Path) -> None:
+    """`pack` keeps the bytes its walk read (to write them without reading again) within a
+    budget: never more than `keep` in all, never a file over 1 MiB."""
+    files = {f"part{i}.bin": os.urandom(300 << 10) for i in range(10)}
+    files["large.bin"] = os.urandom(3 << 19)  # 1.5 MiB: read and hashed, never kept
+    make(tmp_path, {"SKILL.md": SKILL_MD, **files})
+    for keep in (0, 1 << 20, 64 << 20):
+        fileset = walk(tmp_path, read=True, keep=keep)
+        kept = {path: data for path, (_, _, _, data) in fileset.read.items() if data is not None}
+        assert sum(map(len, kept.values())) <= keep
+        assert "large.bin" not in kept and "large.bin" in fileset.read
+        assert all(files.get(path, data) == data for path, data in kept.items())
+        assert record_files(fileset) == record_files(walk(tmp_path))
+    assert len(kept) == 11  # with room for them, every small file (SKILL.md too)

@@ -338,11 +338,13 @@ def test_nothing_is_written_when_an_invalid_skill_is_among_the_inputs(tmp_path: 
 
 def test_every_refused_skill_is_listed_at_once(tmp_path: Path) -> None:
     secret = make_skill(tmp_path / "leaky", {".e" + "nv": "TOKEN=x\n"})
-    with pytest.raises(SkillpackError) as info:
-        prepare_many([secret, CLAUDE_API, WAITLIST])
-    codes = sorted(p.code for p in info.value.problems)
-    assert codes == ["description-too-long", "secret"]
-    assert str(secret) in str(info.value) and str(CLAUDE_API) in str(info.value)
+    for refuse in (prepare_many, lambda paths: pack_skills(paths, tmp_path / "out")):
+        with pytest.raises(SkillpackError) as info:
+            refuse([WAITLIST, secret, CLAUDE_API, NOTES])
+        codes = sorted(p.code for p in info.value.problems)
+        assert codes == ["description-too-long", "secret"]
+        assert str(secret) in str(info.value) and str(CLAUDE_API) in str(info.value)
+    assert not (tmp_path / "out").exists()
 
 
 # -- where it is written ------------------------------------------------------------------------
@@ -443,7 +445,7 @@ def test_a_file_changed_while_it_is_copied_is_refused(
     with pytest.raises(IntegrityError) as info:
         pack(folder, tmp_path / "out")
     assert "changed while being packed" in str(info.value)
-    assert list((tmp_path / "out").iterdir()) == []
+    assert not (tmp_path / "out").exists()  # nothing left, not even the folder pack made
 
 
 # -- memory ----------------------------------------------------------------------------------

@@ -38,13 +38,17 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool) -> None:
 
     Every skill is checked first: if any is invalid or refused, nothing is written.
     """
-    from skillpack.archive import pack_prepared, prepare_many
+    from skillpack.archive import pack_prepared, pack_skills, prepare_many
 
     with errors_exit():
-        prepared = prepare_many(paths)
-        total = sum(f.size for p in prepared for f in p.manifest.files)
-        with _progress(total) as update:
-            results = pack_prepared(prepared, out_dir, progress=update)
+        if sys.stderr.isatty():
+            # a progress bar needs the total first: check every skill, then write them all
+            prepared = prepare_many(paths)
+            total = sum(f.size for p in prepared for f in p.manifest.files)
+            with _progress(total) as update:
+                results = pack_prepared(prepared, out_dir, progress=update)
+        else:  # no bar to show: each skill written as it is checked, its small files read once
+            results = pack_skills(paths, out_dir)
     if as_json:
         echo_json([{"name": r.name, "digest": r.digest, "archive": str(r.path),
                     "written": r.written, "source": r.source} for r in results])

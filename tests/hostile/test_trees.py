@@ -401,6 +401,9 @@ def test_a_file_that_changes_under_the_packer(case: str, skill: Path, outside: P
                                               tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     when, make_swap, kind, fragments = RACES[case]
+    # over 1 MiB: pack streams it from disk into the archive and hashes it again (a smaller
+    # file is written from the bytes the walk read: see the next test)
+    (skill / "notes.txt").write_bytes(b"notes, line after line\n" * 50_000)
     swap = make_swap(skill / "notes.txt", outside)
     _between(monkeypatch, **{when: swap})
     out = tmp_path / "out"
@@ -411,6 +414,41 @@ def test_a_file_that_changes_under_the_packer(case: str, skill: Path, outside: P
     fifo = skill / "notes.txt"
     if fifo.exists() and stat.S_ISFIFO(fifo.lstat().st_mode):
         fifo.unlink()
+
+
+SMALL_FILE_CHANGES: dict[str, Callable[[Path, Path], Callable[[], None]]] = {
+    "small file swapped for a symlink after the walk read it":
+        lambda f, o: _to_symlink(f, o / "canary.txt"),
+    "small file swapped for a fifo after the walk read it": lambda f, o: _to_fifo(f),
+    "small file replaced by another after the walk read it": lambda f, o: _replaced(f),
+    "small file grown after the walk read it": lambda f, o: _appended(f),
+    "small file shrunk after the walk read it": lambda f, o: _truncated(f),
+    "small file rewritten after the walk read it": lambda f, o: _rewritten(f),
+}
+
+
+@pytest.mark.parametrize("case", list(SMALL_FILE_CHANGES))
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_small_file_changed_after_the_walk_read_it_is_packed_as_read(
+    case: str, when: str, skill: Path, outside: Path, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pack writes a small file from the very bytes its walk read and hashed: whatever
+    happens to the file afterwards (a link to a secret, a fifo, new content), the archive
+    holds those bytes, agrees with its manifest, and nothing else is read."""
+    notes = skill / "notes.txt"
+    original = notes.read_bytes()
+    _between(monkeypatch, **{when: SMALL_FILE_CHANGES[case](notes, outside)})
+    [archive] = no_hang(lambda: pack(skill, tmp_path / "out"), timeout=60)
+    report = verify_file(archive)
+    with zipfile.ZipFile(archive) as opened:
+        held = opened.read("demo/notes.txt")
+    ok = held == original and report.skills[0].name == "demo"
+    TALLY.neutralised("tree", f"{case} ({when} the record)", "pack",
+                      "packed as read" if ok else f"held {held[:40]!r}")
+    assert ok
+    if notes.exists() and stat.S_ISFIFO(notes.lstat().st_mode):
+        notes.unlink()
 
 
 NAMES_ONLY_RACES: dict[str, Callable[[Path, Path], Callable[[], None]]] = {

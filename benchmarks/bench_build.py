@@ -110,10 +110,12 @@ class Row:
     nfiles: int
     runs: int
     note: str = ""
+    every: list[float] = field(default_factory=list)  # each timed run, in order
 
     def to_dict(self) -> dict[str, Any]:
         return {"tool": self.tool, "seconds": self.seconds, "bytes": self.nbytes,
-                "files": self.nfiles, "runs": self.runs, "note": self.note}
+                "files": self.nfiles, "runs": self.runs, "note": self.note,
+                "every_run": self.every}
 
 
 @dataclass
@@ -317,7 +319,8 @@ def run_workload(work: Workload, tmp: Path, runs: int, algorithm: str, *,
     times = run_jobs(jobs)
     for job in jobs:
         seconds = statistics.median(times[job.tool])
-        work.rows.append(Row(job.tool, seconds, job.nbytes, job.nfiles, job.runs, job.note))
+        work.rows.append(Row(job.tool, seconds, job.nbytes, job.nfiles, job.runs, job.note,
+                             times[job.tool]))
         print(f"  {job.tool:<34} {seconds * 1000:10.1f} ms", flush=True)
     # the CLI, once, for honesty (interpreter start and imports included)
     folders = [str(f) for f in work.digest_folders]

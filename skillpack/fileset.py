@@ -53,7 +53,7 @@ class LeftOut:
         return cls(path=str(data["path"]), rule=str(data["rule"]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: made once a file, 10,000 times in a big tree
 class WalkedFile:
     """A carried regular file, with the ``lstat`` facts the reader checks again on open.
 

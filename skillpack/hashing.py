@@ -341,5 +341,24 @@ def digest(path: str | os.PathLike[str]) -> str:
         from skillpack.archive import archive_digest
 
         return archive_digest(name)
-    _, _, records = record_skill(name)
-    return digest_records(records)
+    from skillpack.fileset import load_skill, skill_fileset
+
+    fileset = skill_fileset(load_skill(name), read=True)
+    columns = _columns_read_by_walk(fileset)
+    if columns is not None:  # every file hashed by the walk, none holding a key: no records
+        return digest_columns(*columns)
+    return digest_records(record_files(fileset))
+
+
+def _columns_read_by_walk(fileset: FileSet) -> FileColumns | None:
+    """The digest columns of `fileset` when its walk read every file and found no private
+    key in any (what `record_files` would then give, without making a record a file); else
+    None."""
+    read, files = fileset.read, fileset.files
+    if len(read) != len(files):
+        return None
+    found = [read.get(w.path) for w in files]
+    if any(f is None or f[0] is not w or f[2] for f, w in zip(found, files, strict=True)):
+        return None
+    return ([w.path for w in files], [w.mode for w in files], [w.size for w in files],
+            [f[1] for f in found if f is not None])

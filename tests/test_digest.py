@@ -179,6 +179,19 @@ def test_private_key_found_in_a_large_file_even_across_a_chunk_seam(
     assert [(p.code, p.file) for p in info.value.problems] == [("secret", "blob.bin")]
 
 
+def test_digest_refuses_a_small_file_holding_a_key_found_by_the_walk(tmp_path: Path) -> None:
+    """`digest` takes its lines straight from what the walk read, unless a file holds a key:
+    then it refuses, as `record_files` does."""
+    make(tmp_path, {"SKILL.md": SKILL_MD, "notes.txt": b"x\n" + KEY_HEADER + b"\nAAAA\n"})
+    with pytest.raises(RefusedError) as info:
+        digest(tmp_path)
+    assert [(p.code, p.file) for p in info.value.problems] == [("secret", "notes.txt")]
+    allowed = SKILL_MD.replace("---\n\n", 'metadata:\n  skillpack-allow-secrets: "notes.txt"\n'
+                               "---\n\n")
+    (tmp_path / "SKILL.md").write_text(allowed)
+    assert digest(tmp_path) == reference_digest(tmp_path)
+
+
 def test_allowed_private_key_passes_the_content_check(tmp_path: Path) -> None:
     make(tmp_path, {"SKILL.md": SKILL_MD, "test.txt": KEY_HEADER + b"\n"})
     records = record_files(walk(tmp_path, allow=["test.txt"]))

@@ -1,0 +1,145 @@
+"""How close `skillpack digest` is to the least any Python implementation could do, on the two
+workloads of bench_build.py whose targets it misses: the floors behind docs/PERFORMANCE.md.
+
+    python benchmarks/floors.py [--runs N] [--tmp DIR]
+
+* small (10,000 files of 4 KiB): Python's ``open``/``read`` (bench_build's "read"); a stripped
+  loop making only the calls a safe digest needs (list each folder, open each file without
+  following a link, ``fstat``, read, close, BLAKE3, look for the private-key marker), with no
+  checks, records or errors; and ``skillpack.hashing.digest``;
+* big (one 256 MiB file): b3sum; the private-key marker search alone over bytes already in
+  memory (``bytes.find``, one core: it holds the GIL); reading through one reused buffer and
+  hashing with multi-threaded BLAKE3, no search; and ``skillpack.hashing.digest``.
+
+Runs taken round-robin after a warm-up, ``os.sync()`` before each (untimed); medians printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_build import make_big, make_small
+
+MiB = 1 << 20
+FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+MARKER = b"PRIVATE KEY"
+
+
+def timed(jobs: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    for round_ in range(runs + 1):
+        for name, fn in jobs.items():
+            os.sync()
+            start = time.perf_counter()
+            fn()
+            if round_:
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def python_read(files: list[str]) -> None:
+    for path in files:
+        with open(path, "rb") as handle:
+            handle.read()
+
+
+def stripped_loop(root: str) -> None:
+    from blake3 import blake3
+
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with os.scandir(dir_fd) as listing:
+                entries = list(listing)
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(os.path.join(folder, entry.name))
+                    continue
+                fd = os.open(entry.name, FLAGS, dir_fd=dir_fd)
+                try:
+                    size = os.fstat(fd).st_size
+                    data = os.read(fd, size + 1)
+                finally:
+                    os.close(fd)
+                blake3(data).digest()
+                _ = MARKER in data
+        finally:
+            os.close(dir_fd)
+
+
+def buffered_hash(path: str) -> None:
+    from blake3 import blake3
+
+    hasher = blake3(max_threads=blake3.AUTO)
+    buf = bytearray(4 * MiB)
+    view = memoryview(buf)
+    fd = os.open(path, FLAGS)
+    try:
+        while n := os.readv(fd, [buf]):
+            hasher.update(view[:n])
+    finally:
+        os.close(fd)
+    hasher.digest()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--tmp", type=Path)
+    args = parser.parse_args()
+    from skillpack.hashing import digest
+
+    root = Path(tempfile.mkdtemp(prefix="skillpack-floors-", dir=args.tmp))
+    try:
+        small = root / "small"
+        make_small(small, 10_000)
+        files = sorted(str(p) for p in small.rglob("*") if p.is_file())
+        got = timed({
+            "python open/read/close": lambda: python_read(files),
+            "stripped loop": lambda: stripped_loop(str(small)),
+            "skillpack digest": lambda: digest(small),
+        }, args.runs)
+        base = got["python open/read/close"]
+        print(f"small: {len(files):,} files, median of {args.runs}")
+        for name, seconds in got.items():
+            print(f"  {name:<26} {seconds * 1e3:8.1f} ms   rate vs read {base / seconds:5.2f}x")
+        shutil.rmtree(small)
+
+        big = root / "big"
+        make_big(big, 256 * MiB)
+        data = (big / "big.bin").read_bytes()
+        jobs: dict[str, Callable[[], object]] = {}
+        if shutil.which("b3sum"):
+            jobs["b3sum"] = lambda: subprocess.run(
+                ["b3sum", str(big / "big.bin")], stdout=subprocess.DEVNULL, check=True)
+        jobs.update({
+            "marker search alone": lambda: data.find(MARKER),
+            "read + BLAKE3 (threads)": lambda: buffered_hash(str(big / "big.bin")),
+            "skillpack digest": lambda: digest(big),
+        })
+        got = timed(jobs, args.runs)
+        print(f"big: one file of 256 MiB, median of {args.runs}")
+        b3 = got.get("b3sum")
+        for name, seconds in got.items():
+            ratio = f"   speed vs b3sum {b3 / seconds:5.2f}x" if b3 else ""
+            print(f"  {name:<26} {seconds * 1e3:8.1f} ms{ratio}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,7 +9,10 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
   checks, records or errors; and ``skillpack.hashing.digest``;
 * big (one 256 MiB file): b3sum; the private-key marker search alone over bytes already in
   memory (``bytes.find``, one core: it holds the GIL); reading through one reused buffer and
-  hashing with multi-threaded BLAKE3, no search; and ``skillpack.hashing.digest``.
+  hashing with multi-threaded BLAKE3, no search; and ``skillpack.hashing.digest``;
+* corpus (the 181 valid skills of ../shared/corpus): ``pack_skills``; the stripped loop over
+  their folders; writing the bytes of their 181 archives (made beforehand, in memory) as 181
+  plain files, no fsync; and fsyncing 181 such files one after the other, and on 8 threads.
 
 Runs taken round-robin after a warm-up, ``os.sync()`` before each (untimed); medians printed.
 """
@@ -136,9 +139,70 @@ def main() -> int:
         for name, seconds in got.items():
             ratio = f"   speed vs b3sum {b3 / seconds:5.2f}x" if b3 else ""
             print(f"  {name:<26} {seconds * 1e3:8.1f} ms{ratio}")
+        shutil.rmtree(big)
+        corpus_floors(root, args.runs)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def corpus_floors(root: Path, runs: int) -> None:
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+
+    from skillpack.archive import pack_skills, prepare_many, write_members
+    from skillpack.zipwrite import ZipWriter
+
+    corpus = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+    folders = [p.parent for p in sorted(corpus.glob("*/*/SKILL.md"))
+               if p.parent.relative_to(corpus).as_posix() != "anthropics-skills/claude-api"]
+    archives = []
+    for item in prepare_many(folders):
+        buffer = io.BytesIO()
+        with ZipWriter(buffer) as writer:
+            write_members(writer, item.members())
+        archives.append(buffer.getvalue())
+    out = root / "out"
+
+    def fresh() -> Path:
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        return out
+
+    def plain_files(sync: int) -> None:
+        folder = fresh()
+        fds = []
+        for i, blob in enumerate(archives):
+            fd = os.open(folder / f"{i}.skill", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.write(fd, blob)
+            fds.append(fd)
+        start = time.perf_counter()
+        if sync == 1:
+            for fd in fds:
+                os.fsync(fd)
+        elif sync > 1:
+            with ThreadPoolExecutor(sync) as pool:
+                list(pool.map(os.fsync, fds))
+        synced.setdefault(sync, []).append(time.perf_counter() - start)
+        for fd in fds:
+            os.close(fd)
+
+    synced: dict[int, list[float]] = {}
+    got = timed({
+        "pack_skills": lambda: pack_skills(folders, fresh()),
+        "stripped loop (read, hash)": lambda: [stripped_loop(str(f)) for f in folders],
+        "181 plain files, no fsync": lambda: plain_files(0),
+        "181 plain files + fsync x1": lambda: plain_files(1),
+        "181 plain files + fsync x8": lambda: plain_files(8),
+    }, runs)
+    print(f"corpus: {len(folders)} skills, {sum(map(len, archives)):,} bytes of archives, "
+          f"median of {runs}")
+    for name, seconds in got.items():
+        print(f"  {name:<26} {seconds * 1e3:8.1f} ms")
+    for threads, values in synced.items():
+        if threads:
+            print(f"  of which the fsyncs ({'one after the other' if threads == 1 else '8 threads'}"
+                  f"): {statistics.median(values[1:]) * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -366,33 +366,27 @@ def _rewritten(path: Path) -> Callable[[], None]:
     return rewrite
 
 
-RACES: dict[str, tuple[str, Callable[[Path, Path], Callable[[], None]], type, tuple[str, ...]]] = {
-    # pack's walk hashes each small file as it finds it: a change after the walk is caught
-    # when the file is copied into the archive
-    "swapped for a symlink between walk and record": (
-        "before", lambda f, o: _to_symlink(f, o / "canary.txt"), RefusedError,
-        ("notes.txt", "it became a symlink")),
-    "swapped for a fifo between walk and record": (
-        "before", lambda f, o: _to_fifo(f), IntegrityError, ("notes.txt", "replaced")),
-    "replaced by another file between walk and record": (
-        "before", lambda f, o: _replaced(f), IntegrityError, ("notes.txt", "replaced")),
-    "grown between walk and record": (
-        "before", lambda f, o: _appended(f), IntegrityError,
-        ("'demo/notes.txt'", "changed while being packed", "more bytes")),
-    "swapped for a symlink between hash and copy": (
-        "after", lambda f, o: _to_symlink(f, o / "canary.txt"), RefusedError,
-        ("notes.txt", "it became a symlink")),
-    "swapped for a fifo between hash and copy": (
-        "after", lambda f, o: _to_fifo(f), IntegrityError, ("notes.txt", "replaced")),
-    "replaced by another file between hash and copy": (
-        "after", lambda f, o: _replaced(f), IntegrityError, ("notes.txt", "replaced")),
-    "grown while packed": ("after", lambda f, o: _appended(f), IntegrityError,
-                           ("'demo/notes.txt'", "changed while being packed", "more bytes")),
-    "shrunk while packed": ("after", lambda f, o: _truncated(f), IntegrityError,
-                            ("'demo/notes.txt'", "changed while being packed", "only 3")),
-    "rewritten (same size) while packed": (
-        "after", lambda f, o: _rewritten(f), IntegrityError,
-        ("'demo/notes.txt'", "changed while being packed", "BLAKE3")),
+_Swap = Callable[[Path, Path], Callable[[], None]]
+# how the file changes, and how pack refuses it (the same whenever the change comes: a file
+# over 1 MiB is opened again, checked and hashed again while it is copied)
+_CHANGES: dict[str, tuple[_Swap, type, tuple[str, ...]]] = {
+    "swapped for a symlink": (lambda f, o: _to_symlink(f, o / "canary.txt"), RefusedError,
+                              ("notes.txt", "it became a symlink")),
+    "swapped for a fifo": (lambda f, o: _to_fifo(f), IntegrityError, ("notes.txt", "replaced")),
+    "replaced by another file": (lambda f, o: _replaced(f), IntegrityError,
+                                 ("notes.txt", "replaced")),
+    "grown": (lambda f, o: _appended(f), IntegrityError,
+              ("'demo/notes.txt'", "changed while being packed", "more bytes")),
+    "shrunk": (lambda f, o: _truncated(f), IntegrityError,
+               ("'demo/notes.txt'", "changed while being packed", "only 3")),
+    "rewritten (same size)": (lambda f, o: _rewritten(f), IntegrityError,
+                              ("'demo/notes.txt'", "changed while being packed", "BLAKE3")),
+}
+_MOMENTS = {"before": "between walk and record", "after": "between hash and copy"}
+RACES: dict[str, tuple[str, _Swap, type, tuple[str, ...]]] = {
+    f"{change} {moment}": (when, swap, kind, fragments)
+    for when, moment in _MOMENTS.items()
+    for change, (swap, kind, fragments) in _CHANGES.items()
 }
 
 

@@ -445,6 +445,39 @@ def test_a_small_file_changed_after_the_walk_read_it_is_packed_as_read(
         notes.unlink()
 
 
+LISTING_RACES: dict[str, tuple[Callable[[Path, Path], Callable[[], None]], str]] = {
+    "swapped for a symlink between listing and open":
+        (lambda f, o: _to_symlink(f, o / "canary.txt"), "symlink"),
+    "swapped for a fifo between listing and open": (lambda f, o: _to_fifo(f), "special-file"),
+}
+
+
+@pytest.mark.parametrize("case", list(LISTING_RACES))
+def test_a_file_swapped_between_the_listing_and_its_open(
+    case: str, skill: Path, outside: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reading walk (digest, pack) lists a folder, then opens each regular file it listed:
+    a file swapped in between is opened without following the link (refused as a link) or,
+    a fifo, without blocking, and refused by what fstat says of the opened descriptor."""
+    swap, code = LISTING_RACES[case]
+    notes = skill / "notes.txt"
+    real_open = os.open
+
+    def open_after_swapping(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if kwargs.get("dir_fd") is not None and os.fspath(path) == "notes.txt" and (
+                not notes.is_symlink() and stat.S_ISREG(notes.lstat().st_mode)):
+            swap(notes, outside)()
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_after_swapping)
+    with TALLY.refused("tree", case, "digest", RefusedError, "notes.txt") as refusal:
+        no_hang(lambda: digest(skill), timeout=60)
+    assert [(p.code, p.file) for p in refusal.value.problems] == [(code, "notes.txt")]
+    monkeypatch.undo()
+    if notes.exists() and stat.S_ISFIFO(notes.lstat().st_mode):
+        notes.unlink()
+
+
 NAMES_ONLY_RACES: dict[str, Callable[[Path, Path], Callable[[], None]]] = {
     "swapped for a symlink between walk and read": lambda f, o: _to_symlink(f, o / "canary.txt"),
     "swapped for a fifo between walk and read": lambda f, o: _to_fifo(f),

@@ -120,10 +120,11 @@ class Walker:
         )
         return walked
 
-    def read_file(self, rel: str, name: str, dir_fd: int | None) -> None:
+    def read_file(self, rel: str, name: str, dir_fd: int | None,
+                  seen: os.stat_result | None = None) -> None:
         """Add the regular file `name` of the folder open as `dir_fd` (or at the path `name`)
         from what ``fstat`` tells of it once opened, and hash it (when small) through that
-        same descriptor."""
+        same descriptor. With `seen` (its ``lstat``), it must be that very file."""
         try:
             fd = os.open(name, OPEN_FLAGS, dir_fd=dir_fd)
         except OSError as err:
@@ -137,6 +138,10 @@ class Walker:
             mode, size = st.st_mode, st.st_size
             if not stat.S_ISREG(mode):
                 self.other(rel, mode)
+                return
+            if seen is not None and (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
+                self.problem("changed", rel, "changed while being read (it is not the file "
+                             "the walk saw); try again")
                 return
             if rel.isascii() and rel not in self.files:  # add_file's common case, inline
                 walked = self.files[rel] = WalkedFile(
@@ -179,11 +184,13 @@ class Walker:
             f"Remove it, {_LEAVE_OUT_HINT}"
         )
 
-    def walk_tree(self, start: str) -> None:
-        """Every file under folder `start` ('' for the root), without recursion."""
-        stack = [start]
+    def walk_tree(self, start: str, seen: os.stat_result | None = None) -> None:
+        """Every file under folder `start` ('' for the root; `seen`, its ``lstat``), without
+        recursion."""
+        stack: list[tuple[str, tuple[int, int] | None]] = [
+            (start, None if seen is None else (seen.st_dev, seen.st_ino))]
         while stack:
-            rel = stack.pop()
+            rel, expected = stack.pop()
             try:
                 # listed and stat'ed through one descriptor: each entry's lstat is then
                 # relative to it, and a folder swapped for a link is not followed
@@ -192,6 +199,13 @@ class Walker:
                 self._unlistable(rel, err)
                 continue
             try:
+                # opened by its path: the very folder its parent's listing saw (a folder on
+                # the way swapped for a link since would lead elsewhere)
+                st = os.fstat(dir_fd)
+                if expected is not None and (st.st_dev, st.st_ino) != expected:
+                    self.problem("changed", rel, "was replaced while the walk read it (it is "
+                                 "not the folder the walk saw); try again")
+                    continue
                 self._walk_listing(rel, dir_fd, stack)
             except OSError as err:
                 self._unlistable(rel, err)
@@ -204,7 +218,8 @@ class Walker:
             f"make it readable, {_LEAVE_OUT_HINT}"
         )
 
-    def _walk_listing(self, rel: str, dir_fd: int, stack: list[str]) -> None:
+    def _walk_listing(self, rel: str, dir_fd: int,
+                      stack: list[tuple[str, tuple[int, int] | None]]) -> None:
         """The entries of the folder `rel`, open as `dir_fd`: files added, folders stacked."""
         with os.scandir(dir_fd) as listing:
             entries = list(listing)
@@ -220,7 +235,8 @@ class Walker:
                 if why is not None:
                     self.leave_out(child + "/" if is_dir else child, why)
                 elif is_dir:
-                    stack.append(child)
+                    st = entry.stat(follow_symlinks=False)  # of this folder (a few a tree)
+                    stack.append((child, (st.st_dev, st.st_ino)))
                 elif reading and entry.is_file(follow_symlinks=False):
                     read_file(child, name, dir_fd)
                 else:
@@ -289,11 +305,11 @@ class Walker:
                 return
             if is_dir:
                 if last:
-                    self.walk_tree(rel)
+                    self.walk_tree(rel, st)
                 continue
             if last and stat.S_ISREG(st.st_mode):
-                if self.reader is not None:
-                    self.read_file(rel, self._full(rel), None)
+                if self.reader is not None:  # by its path: the very file lstat saw
+                    self.read_file(rel, self._full(rel), None, st)
                 else:
                     self.add_file(rel, st)
             elif stat.S_ISLNK(st.st_mode) or last:

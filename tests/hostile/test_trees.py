@@ -478,6 +478,60 @@ def test_a_file_swapped_between_the_listing_and_its_open(
         notes.unlink()
 
 
+def test_an_included_file_whose_folder_becomes_a_link_before_it_is_opened(
+    tmp_path: Path, outside: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A declared include is checked one path component at a time, then opened by its path:
+    a folder on that path swapped for a link to the outside in between leads the open
+    elsewhere, and the file it finds is not the one checked: refused, nothing carried."""
+    skill = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: A demo skill.\nincludes: docs/notes.txt\n"
+                    "---\n\nBody.\n",
+        "docs/notes.txt": "Some notes.\n"})
+    (outside / "notes.txt").write_bytes(CANARY)
+    target = str(skill / "docs" / "notes.txt")
+    real_open = os.open
+
+    def open_after_swapping(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path) == target and not (skill / "docs").is_symlink():
+            (skill / "docs").rename(skill / "docs.old")
+            (skill / "docs").symlink_to(outside)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_after_swapping)
+    case = "included file's folder swapped for a link before the open"
+    with TALLY.refused("tree", case, "digest", RefusedError, "docs/notes.txt") as refusal:
+        no_hang(lambda: digest(skill), timeout=60)
+    assert [(p.code, p.file) for p in refusal.value.problems] == [("changed", "docs/notes.txt")]
+
+
+@pytest.mark.parametrize("read", [True, False], ids=["reading walk", "names-only walk"])
+def test_a_folder_whose_parent_becomes_a_link_before_it_is_listed(
+    read: bool, skill: Path, outside: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The walk lists `a`, then opens `a/b` by its path to list it: `a` swapped for a link to
+    the outside in between leads that open elsewhere. The folder opened is not the one `a`'s
+    listing saw: refused, and nothing from the outside is listed or read."""
+    make_tree(skill, {"a/b/notes.md": "inside\n"})
+    make_tree(outside, {"b/stolen.txt": CANARY.decode()})
+    target = str(skill / "a" / "b")
+    real_open = os.open
+
+    def open_after_swapping(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path) == target and not (skill / "a").is_symlink():
+            (skill / "a").rename(skill / "a.old")
+            (skill / "a").symlink_to(outside)
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_after_swapping)
+    case = "folder's parent swapped for a link before it is listed"
+    with TALLY.refused("tree", case, "walk", RefusedError, "a/b") as refusal:
+        no_hang(lambda: walk(skill, read=read), timeout=60)
+    problems = [(p.code, p.file) for p in refusal.value.problems]
+    assert problems == [("changed", "a/b")]
+    assert "stolen" not in str(refusal.value)
+
+
 NAMES_ONLY_RACES: dict[str, Callable[[Path, Path], Callable[[], None]]] = {
     "swapped for a symlink between walk and read": lambda f, o: _to_symlink(f, o / "canary.txt"),
     "swapped for a fifo between walk and read": lambda f, o: _to_fifo(f),

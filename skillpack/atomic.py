@@ -226,7 +226,11 @@ class AtomicBatch:
 
     def commit(self) -> None:
         """Rename every written file onto its destination, once all are on disk."""
-        error = self._wait()
+        try:
+            error = self._wait()
+        except BaseException:  # an interrupt while waiting: as any other failure
+            self.abort()
+            raise
         if error is not None:
             self.abort()
             raise error

@@ -262,3 +262,22 @@ def test_a_rename_failing_part_way_takes_back_what_the_batch_created(
     # a000 existed (it was replaced, so it holds the new bytes); a001, a002 were created: gone
     assert [p.name for p in tmp_path.iterdir()] == ["a000.skill"]
     assert (tmp_path / "a000.skill").read_bytes() == b"archive 0\n"
+
+
+def test_an_interrupt_while_the_batch_waits_for_its_fsyncs_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from concurrent.futures import Future
+
+    real = Future.exception
+
+    def interrupted(self: Future[None], timeout: float | None = None) -> BaseException | None:
+        monkeypatch.setattr(Future, "exception", real)  # once: the clean-up waits again
+        raise KeyboardInterrupt
+
+    (tmp_path / "a000.skill").write_bytes(b"previous")
+    monkeypatch.setattr(Future, "exception", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _batch(tmp_path, 5)
+    assert [p.name for p in tmp_path.iterdir()] == ["a000.skill"]
+    assert (tmp_path / "a000.skill").read_bytes() == b"previous"

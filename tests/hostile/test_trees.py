@@ -445,6 +445,28 @@ def test_a_small_file_changed_after_the_walk_read_it_is_packed_as_read(
         notes.unlink()
 
 
+def _swap_when_opened(monkeypatch: pytest.MonkeyPatch, opens: Callable[[str, Any], bool],
+                      swap: Callable[[], None]) -> None:
+    """Run `swap` once, just before the first `os.open(path, ..., dir_fd=...)` for which
+    ``opens(path, dir_fd)`` is true: a race, lost by skillpack at the worst moment."""
+    real_open, done = os.open, []
+
+    def open_after_swapping(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if not done and opens(os.fspath(path), kwargs.get("dir_fd")):
+            done.append(True)
+            swap()
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_after_swapping)
+
+
+def _folder_to_symlink(folder: Path, target: Path) -> Callable[[], None]:
+    def swap() -> None:
+        folder.rename(folder.with_name(folder.name + ".old"))
+        folder.symlink_to(target)
+    return swap
+
+
 LISTING_RACES: dict[str, tuple[Callable[[Path, Path], Callable[[], None]], str]] = {
     "swapped for a symlink between listing and open":
         (lambda f, o: _to_symlink(f, o / "canary.txt"), "symlink"),
@@ -461,15 +483,8 @@ def test_a_file_swapped_between_the_listing_and_its_open(
     a fifo, without blocking, and refused by what fstat says of the opened descriptor."""
     swap, code = LISTING_RACES[case]
     notes = skill / "notes.txt"
-    real_open = os.open
-
-    def open_after_swapping(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if kwargs.get("dir_fd") is not None and os.fspath(path) == "notes.txt" and (
-                not notes.is_symlink() and stat.S_ISREG(notes.lstat().st_mode)):
-            swap(notes, outside)()
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", open_after_swapping)
+    _swap_when_opened(monkeypatch, lambda path, dir_fd: dir_fd is not None and path == "notes.txt",
+                      swap(notes, outside))
     with TALLY.refused("tree", case, "digest", RefusedError, "notes.txt") as refusal:
         no_hang(lambda: digest(skill), timeout=60)
     assert [(p.code, p.file) for p in refusal.value.problems] == [(code, "notes.txt")]
@@ -490,15 +505,8 @@ def test_an_included_file_whose_folder_becomes_a_link_before_it_is_opened(
         "docs/notes.txt": "Some notes.\n"})
     (outside / "notes.txt").write_bytes(CANARY)
     target = str(skill / "docs" / "notes.txt")
-    real_open = os.open
-
-    def open_after_swapping(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if os.fspath(path) == target and not (skill / "docs").is_symlink():
-            (skill / "docs").rename(skill / "docs.old")
-            (skill / "docs").symlink_to(outside)
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", open_after_swapping)
+    _swap_when_opened(monkeypatch, lambda path, _: path == target,
+                      _folder_to_symlink(skill / "docs", outside))
     case = "included file's folder swapped for a link before the open"
     with TALLY.refused("tree", case, "digest", RefusedError, "docs/notes.txt") as refusal:
         no_hang(lambda: digest(skill), timeout=60)
@@ -515,15 +523,8 @@ def test_a_folder_whose_parent_becomes_a_link_before_it_is_listed(
     make_tree(skill, {"a/b/notes.md": "inside\n"})
     make_tree(outside, {"b/stolen.txt": CANARY.decode()})
     target = str(skill / "a" / "b")
-    real_open = os.open
-
-    def open_after_swapping(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if os.fspath(path) == target and not (skill / "a").is_symlink():
-            (skill / "a").rename(skill / "a.old")
-            (skill / "a").symlink_to(outside)
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", open_after_swapping)
+    _swap_when_opened(monkeypatch, lambda path, _: path == target,
+                      _folder_to_symlink(skill / "a", outside))
     case = "folder's parent swapped for a link before it is listed"
     with TALLY.refused("tree", case, "walk", RefusedError, "a/b") as refusal:
         no_hang(lambda: walk(skill, read=read), timeout=60)

@@ -336,6 +336,19 @@ def run_workload(work: Workload, tmp: Path, runs: int, algorithm: str, *,
     print(f"  {'CLI: skillpack pack (1 run)':<34} {seconds * 1000:10.1f} ms", flush=True)
 
 
+def run_generated(key: str, title: str, make: Callable[[Path], None], root: Path, runs: int,
+                  algorithm: str) -> Workload:
+    """Generate one skill with `make`, run its workload, remove it."""
+    folder = root / f"bench-{key}"
+    make(folder)
+    work = Workload(key, title, [folder], [folder])
+    work.pack_skills = carried([folder], root)
+    work.digest_files = [p for p, _ in work.pack_files]
+    run_workload(work, root, runs, algorithm)
+    shutil.rmtree(folder)
+    return work
+
+
 def _parse_all(folders: Sequence[Path]) -> None:
     from skillpack.skill import parse_skill_file
 
@@ -345,11 +358,10 @@ def _parse_all(folders: Sequence[Path]) -> None:
 
 # -- memory ---------------------------------------------------------------------------------
 
-_MEMORY_CHILD = textwrap.dedent("""
-    import json, os, resource, sys
-    def rss():
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-    def hwm():  # the same peak, from this process image only (Linux), as a cross-check
+#: Source of ``hwm()`` for a child script: this process image's peak RSS in bytes (Linux's
+#: VmHWM; 0 where /proc is missing).
+HWM_SOURCE = textwrap.dedent("""
+    def hwm():
         try:
             with open("/proc/self/status") as status:
                 for line in status:
@@ -358,6 +370,13 @@ _MEMORY_CHILD = textwrap.dedent("""
         except OSError:
             pass
         return 0
+""")
+
+_MEMORY_CHILD = HWM_SOURCE + textwrap.dedent("""
+    import json, os, resource, sys
+    def rss():
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    # hwm(), above: the same peak, from this process image only, as a cross-check
     bare, bare_hwm = rss(), hwm()
     import blake3, yaml, pathspec
     from skillpack.archive import pack_skills
@@ -534,26 +553,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             work.pack_skills = carried(valid, CORPUS)
             run_workload(work, root, runs, algorithm, breakdown=True)
             works["corpus"] = work
-        if "small" in only:
-            folder = root / "bench-small-files"
-            make_small(folder, small_count)
-            work = Workload("small", f"small: {small_count:,} files of 4 KiB (+ SKILL.md)",
-                            [folder], [folder])
-            work.pack_skills = carried([folder], root)
-            work.digest_files = [p for p, _ in work.pack_files]
-            run_workload(work, root, runs, algorithm)
-            shutil.rmtree(folder)
-            works["small"] = work
-        if "big" in only:
-            folder = root / "bench-big-file"
-            make_big(folder, big_size)
-            work = Workload("big", f"big: one file of {big_size // MiB} MiB (+ SKILL.md)",
-                            [folder], [folder])
-            work.pack_skills = carried([folder], root)
-            work.digest_files = [p for p, _ in work.pack_files]
-            run_workload(work, root, runs, algorithm)
-            shutil.rmtree(folder)
-            works["big"] = work
+        generated = {
+            "small": (f"small: {small_count:,} files of 4 KiB (+ SKILL.md)",
+                      lambda folder: make_small(folder, small_count)),
+            "big": (f"big: one file of {big_size // MiB} MiB (+ SKILL.md)",
+                    lambda folder: make_big(folder, big_size)),
+        }
+        for key, (title, make) in generated.items():
+            if key in only:
+                works[key] = run_generated(key, title, make, root, runs, algorithm)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

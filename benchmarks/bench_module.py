@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench_build import HWM_SOURCE  # this folder is on sys.path when run as a script
+
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = (REPO.parent / "shared" / "corpus").resolve()
 LEFT_OUT = ("anthropics-skills/claude-api",  # invalid: its description is too long
@@ -47,17 +49,8 @@ LEFT_OUT = ("anthropics-skills/claude-api",  # invalid: its description is too l
 MODULE = "corpus_bundle"
 MiB = 1 << 20
 
-_CHILD = textwrap.dedent("""
+_CHILD = HWM_SOURCE + textwrap.dedent("""
     import json, sys, time
-    def hwm():
-        try:
-            with open("/proc/self/status") as status:
-                for line in status:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
-            pass
-        return 0
     what, where, load = sys.argv[1], sys.argv[2], sys.argv[3] == "load"
     if load:
         import skillpack.runtime

@@ -8,7 +8,11 @@ CORPUS``) or use the fixtures of the same names in lower case.
 
 from __future__ import annotations
 
+import errno
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,6 +35,30 @@ def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
 
 
 Members = dict[str, tuple[bytes, bool]]  # zip member name -> (bytes, executable)
+
+
+def intercept_open(monkeypatch: pytest.MonkeyPatch, picks: Callable[[str, int | None], bool],
+                   before: Callable[[str], None]) -> None:
+    """Call ``before(path)`` just ahead of each ``os.open(path, ..., dir_fd=...)`` that
+    ``picks(path, dir_fd)`` chooses; what `before` raises, that open raises."""
+    real_open = os.open
+
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if picks(os.fspath(path), kwargs.get("dir_fd")):
+            before(os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+
+
+def deny_open(monkeypatch: pytest.MonkeyPatch,
+              picks: Callable[[str, int | None], bool]) -> None:
+    """The opens `picks` chooses fail with EACCES, as the kernel fails them for a file or
+    folder the user may not read (the suite may run as root, which reads anything)."""
+    def refuse(path: str) -> None:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+
+    intercept_open(monkeypatch, picks, refuse)
 
 
 def zip_of(members: Members) -> bytes:

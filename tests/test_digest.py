@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from blake3 import blake3
 from click.testing import CliRunner
-from conftest import CORPUS, FIXTURES
+from conftest import CORPUS, FIXTURES, deny_open
 from conftest import make_tree as make
 
 from skillpack.errors import ArchiveError, RefusedError
@@ -275,14 +275,7 @@ def test_unreadable_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     if os.geteuid() != 0:
         (tmp_path / "locked.txt").chmod(0)
     else:  # root opens anything: simulate the permission error
-        real_open = os.open
-
-        def fake_open(path: str, flags: int, *args: int, **kwargs: int) -> int:
-            if str(path).endswith("locked.txt"):
-                raise PermissionError(13, "Permission denied", path)
-            return real_open(path, flags, *args, **kwargs)
-
-        monkeypatch.setattr(os, "open", fake_open)
+        deny_open(monkeypatch, lambda path, _: path.endswith("locked.txt"))
     with pytest.raises(RefusedError) as info:
         record_files(fileset)
     [problem] = info.value.problems

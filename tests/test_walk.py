@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS  # ../shared/corpus beside the repository
+from conftest import (
+    CORPUS,  # ../shared/corpus beside the repository
+    deny_open,
+)
 from conftest import make_tree as make
 
 from skillpack.errors import RefusedError, SkillpackError
@@ -344,14 +347,7 @@ def test_unreadable_folder_is_named_not_a_traceback(skill: Path) -> None:
 
 def test_unreadable_folder_simulated(skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make(skill, {"locked/a.txt": ""})
-    real_open = os.open
-
-    def fake_open(path: str, flags: int, *args: int, **kwargs: int) -> int:
-        if str(path).endswith("locked"):  # what opening a folder of mode 000 gives
-            raise PermissionError(13, "Permission denied", path)
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", fake_open)
+    deny_open(monkeypatch, lambda path, _: path.endswith("locked"))  # a folder of mode 000
     with pytest.raises(RefusedError) as info:
         walk(skill)
     [problem] = info.value.problems

@@ -8,7 +8,6 @@ documented limit with a clear error.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import socket
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import deny_open, intercept_open
 
 import skillpack.archive
 from skillpack.archive import pack
@@ -226,19 +226,11 @@ def test_device_is_refused(skill: Path, tmp_path: Path) -> None:
 def test_unreadable_file_simulated(skill: Path, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Root reads any file: make os.open raise EACCES for one path, as the kernel would."""
-    real_open = os.open
     locked = str(skill / "notes.txt")
-
-    def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        # by its whole path, or by its name in its folder's descriptor (how the walk opens it)
-        dir_fd = kwargs.get("dir_fd")
-        if os.fspath(path) == locked or (
-                dir_fd is not None and os.fspath(path) == "notes.txt"
-                and os.path.samefile(f"/proc/self/fd/{dir_fd}", skill)):
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", fake_open)
+    # by its whole path, or by its name in its folder's descriptor (how the walk opens it)
+    deny_open(monkeypatch, lambda path, dir_fd: path == locked or (
+        dir_fd is not None and path == "notes.txt"
+        and os.path.samefile(f"/proc/self/fd/{dir_fd}", skill)))
     error = refused_pack("unreadable file (EACCES, simulated)", skill, tmp_path / "out",
                          RefusedError, "1 problem")
     assert problems_of(error) == [("unreadable", "notes.txt")]
@@ -247,15 +239,8 @@ def test_unreadable_file_simulated(skill: Path, tmp_path: Path,
 
 def test_unreadable_folder_simulated(skill: Path, tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    real_open = os.open
     locked = str(skill / "scripts")
-
-    def fake_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if os.fspath(path) == locked:  # as opening a folder of mode 000 fails
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-        return real_open(path, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", fake_open)
+    deny_open(monkeypatch, lambda path, _: path == locked)  # as for a folder of mode 000
     error = refused_pack("unreadable folder (EACCES, simulated)", skill, tmp_path / "out")
     assert problems_of(error) == [("unreadable", "scripts")]
     assert "cannot list this folder" in error.problems[0].message
@@ -449,15 +434,15 @@ def _swap_when_opened(monkeypatch: pytest.MonkeyPatch, opens: Callable[[str, Any
                       swap: Callable[[], None]) -> None:
     """Run `swap` once, just before the first `os.open(path, ..., dir_fd=...)` for which
     ``opens(path, dir_fd)`` is true: a race, lost by skillpack at the worst moment."""
-    real_open, done = os.open, []
+    done: list[bool] = []
 
-    def open_after_swapping(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if not done and opens(os.fspath(path), kwargs.get("dir_fd")):
-            done.append(True)
-            swap()
-        return real_open(path, flags, *args, **kwargs)
+    def once(path: str, dir_fd: Any) -> bool:
+        if done or not opens(path, dir_fd):
+            return False
+        done.append(True)
+        return True
 
-    monkeypatch.setattr(os, "open", open_after_swapping)
+    intercept_open(monkeypatch, once, lambda _: swap())
 
 
 def _folder_to_symlink(folder: Path, target: Path) -> Callable[[], None]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import CORPUS
+from conftest import CORPUS, write_skill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -62,9 +62,7 @@ run: noargs
 
 @pytest.fixture(scope="module")
 def typed(tmp_path_factory: pytest.TempPathFactory) -> Skill:
-    folder = tmp_path_factory.mktemp("typed")
-    (folder / "SKILL.md").write_text(TYPED_MD, encoding="utf-8")
-    return parse_skill_file(folder)
+    return parse_skill_file(write_skill(tmp_path_factory.mktemp("typed"), TYPED_MD))
 
 
 def catalog_of(text: str) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import write_skill
 
 from skillpack.errors import SkillError
 from skillpack.model import Call, resolve
@@ -61,9 +62,7 @@ run:
 
 @pytest.fixture(scope="module")
 def deploy(tmp_path_factory: pytest.TempPathFactory) -> Skill:
-    folder = tmp_path_factory.mktemp("deploy")
-    (folder / "SKILL.md").write_text(DEPLOY_MD, encoding="utf-8")
-    return parse_skill_file(folder)
+    return parse_skill_file(write_skill(tmp_path_factory.mktemp("deploy"), DEPLOY_MD))
 
 
 def call(skill: Any, answer: Any) -> Call:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, zip_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -78,18 +78,10 @@ GOOD = [member("s/SKILL.md", b"# skill\n"), member("s/a.txt", b"aaaa"),
         member("s/run.sh", b"#!/bin/sh\n", eattr=0o100755 << 16)]
 
 
-def writer_zip(members: list[tuple[str, bytes, bool]]) -> bytes:
-    buf = io.BytesIO()
-    with ZipWriter(buf) as zw:
-        for name, data, executable in members:
-            zw.add_bytes(name, data, executable=executable)
-    return buf.getvalue()
-
-
 def test_raw_builder_models_the_writer() -> None:
-    assert raw_zip(GOOD) == writer_zip(
-        [("s/SKILL.md", b"# skill\n", False), ("s/a.txt", b"aaaa", False),
-         ("s/run.sh", b"#!/bin/sh\n", True)])
+    assert raw_zip(GOOD) == zip_of(
+        {"s/SKILL.md": (b"# skill\n", False), "s/a.txt": (b"aaaa", False),
+         "s/run.sh": (b"#!/bin/sh\n", True)})
 
 
 def test_index_api_and_zero_copy() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from blake3 import blake3
+from conftest import zip_of
 
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError
 from skillpack.zipread import read_zip
@@ -30,11 +31,8 @@ MEMBERS: list[tuple[str, bytes, bool]] = [
 
 
 def build(members: list[tuple[str, bytes, bool]]) -> bytes:
-    buf = io.BytesIO()
-    with ZipWriter(buf) as zw:
-        for name, data, executable in members:
-            zw.add_bytes(name, data, executable=executable)
-    return buf.getvalue()
+    """`zip_of` for a list of (name, data, executable)."""
+    return zip_of({name: (data, executable) for name, data, executable in members})
 
 
 def test_stdlib_zipfile_sees_members_modes_dates_and_stored() -> None:

@@ -78,6 +78,22 @@ OPERATIONS: dict[str, Callable[[Path, Path], object]] = {
 }
 
 
+def _refused_write(case: str, operation: str, src: Path, out: Path, reason: str,
+                   hint: str) -> Any:
+    """Run `operation` (the `lock` command through the CLI, which prints the error and exits
+    1): it must be refused for `reason`, with `hint` from the library. The library's error,
+    or None for the CLI."""
+    if operation == "lock":
+        result = run_cli("lock", str(src / "demo"), "-o", str(out / "skills.lock"))
+        ok = result.exit_code == 1 and reason in result.output
+        TALLY.add("write", case, "cli lock", "refused" if ok else "wrong-error", result.output)
+        assert ok, result.output
+        return None
+    with TALLY.refused("write", case, operation, WriteError, reason, hint) as refusal:
+        OPERATIONS[operation](src, out)
+    return refusal.value
+
+
 @pytest.fixture
 def src(tmp_path: Path) -> Path:
     """Two skills; `demo` carries a 2 MiB file, more than a full 1 MiB disk can take."""
@@ -103,15 +119,7 @@ def test_output_folder_not_writable_simulated(operation: str, src: Path, tmp_pat
 
     monkeypatch.setattr(os, "open", fake_open)
     case = "output folder not writable (EACCES, simulated)"
-    if operation == "lock":  # the CLI prints the error and exits 1
-        result = run_cli("lock", str(src / "demo"), "-o", str(out / "skills.lock"))
-        ok = result.exit_code == 1 and "Permission denied" in result.output
-        TALLY.add("write", case, "cli lock", "refused" if ok else "wrong-error", result.output)
-        assert ok, result.output
-    else:
-        with TALLY.refused("write", case, operation, WriteError, "Permission denied",
-                           "make the folder writable"):
-            OPERATIONS[operation](src, out)
+    _refused_write(case, operation, src, out, "Permission denied", "make the folder writable")
     assert files_under(out) == []
 
 
@@ -209,17 +217,10 @@ def test_full_disk(operation: str, src: Path, full_disk: tuple[Path, str]) -> No
     if operation in ("lock", "python module"):  # small outputs: fill the disk first
         _fill(disk / "filler")
     case = f"full disk ({how})"
-    if operation == "lock":
-        result = run_cli("lock", str(src / "demo"), "-o", str(out / "skills.lock"))
-        ok = result.exit_code == 1 and "No space left on device" in result.output
-        TALLY.add("write", case, "cli lock", "refused" if ok else "wrong-error", result.output)
-        assert ok, result.output
-    else:
-        with TALLY.refused("write", case, operation, WriteError, "No space left on device",
-                           "free some disk space") as refusal:
-            OPERATIONS[operation](src, out)
-        assert refusal.value is not None and getattr(refusal.value, "errno", None) == (
-            errno.ENOSPC)
+    error = _refused_write(case, operation, src, out, "No space left on device",
+                           "free some disk space")
+    if operation != "lock":
+        assert getattr(error, "errno", None) == errno.ENOSPC
     assert files_under(out) == []
     print(f"\nfull disk: {how}")
 

@@ -279,15 +279,9 @@ def _utf8(path: str) -> bytes:
 
 def digest_records(records: Iterable[FileRecord]) -> str:
     """The digest v1 of a file set's records (SPEC section 2)."""
-    from blake3 import blake3
-
     ordered = list(records)
-    paths = [r.path for r in ordered]
-    if "".join(paths).isascii() and paths == sorted(paths):  # as record_files gives them
-        lines = "".join([f"{r.mode} {r.size} {r.blake3} {r.path}\n" for r in ordered])
-        return "blake3:" + blake3(DIGEST_HEADER + lines.encode("ascii")).hexdigest()
-    return digest_columns(paths, [r.mode for r in ordered], [r.size for r in ordered],
-                          [r.blake3 for r in ordered])
+    return digest_columns([r.path for r in ordered], [r.mode for r in ordered],
+                          [r.size for r in ordered], [r.blake3 for r in ordered])
 
 
 def digest_columns(paths: list[str], modes: list[str], sizes: list[int], hexes: list[str]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,38 @@ def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
 
 
 Members = dict[str, tuple[bytes, bool]]  # zip member name -> (bytes, executable)
+
+
+#: Source for a child interpreter: ``audit()`` starts recording, in the list it returns, every
+#: open, os.*, shutil.*, glob.*, pathlib.* and subprocess.* audit event and every stat, lstat
+#: and fstat call (these raise no audit event); ``control(path)`` then opens `path`, lists a
+#: folder and stats `path`, accesses the audit must have seen (a blind audit proves nothing).
+AUDIT_SOURCE = textwrap.dedent('''
+    import os, posix, sys
+
+    def audit():
+        events = []
+        watched = ("open", "os.", "shutil.", "glob.", "pathlib.", "subprocess.")
+        def hook(event, args):
+            if event.startswith(watched):
+                events.append(f"{event} {args!r:.150}")
+        def spy(name, real):
+            def wrapper(*args, **kwargs):
+                events.append(f"{name} {args!r:.150}")
+                return real(*args, **kwargs)
+            return wrapper
+        for name in ("stat", "lstat", "fstat"):
+            setattr(posix, name, spy(name, getattr(posix, name)))
+            setattr(os, name, getattr(posix, name))
+        sys.addaudithook(hook)
+        return events
+
+    def control(path):
+        with open(path, "rb"):
+            pass
+        os.listdir(".")
+        os.stat(path)
+''')
 
 
 def intercept_open(monkeypatch: pytest.MonkeyPatch, picks: Callable[[str, int | None], bool],

@@ -15,11 +15,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-from conftest import REPO
+from conftest import AUDIT_SOURCE, REPO
 from test_runtime import BUNDLE_SKILLS, build_bundle
 
-SCRIPT = textwrap.dedent('''
-    import json, os, posix, sys
+SCRIPT = AUDIT_SOURCE + textwrap.dedent('''
+    import json
 
     with open(sys.argv[1], "rb") as f:
         data = f.read()
@@ -62,30 +62,11 @@ SCRIPT = textwrap.dedent('''
 
     exercise()  # lazy imports happen here
 
-    events = []
-    watched = ("open", "os.", "shutil.", "glob.", "pathlib.", "subprocess.")
-    def hook(event, args):
-        if event.startswith(watched):
-            events.append(f"{event} {args!r:.120}")
-    def spy(name, real):
-        def wrapper(*args, **kwargs):
-            events.append(f"{name} {args!r:.120}")
-            return real(*args, **kwargs)
-        return wrapper
-    for name in ("stat", "lstat", "fstat"):
-        real = getattr(posix, name)
-        setattr(posix, name, spy(name, real))
-        setattr(os, name, getattr(posix, name))
-    sys.addaudithook(hook)
-
+    events = audit()
     exercise()
     print(json.dumps(events))
 
-    # control: the harness sees a file opened, a folder listed and a stat
-    with open(sys.argv[1], "rb"):
-        pass
-    os.listdir(".")
-    os.stat(sys.argv[1])
+    control(sys.argv[1])
     print(json.dumps(events))
 ''')
 

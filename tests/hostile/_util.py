@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import make_tree
+from conftest import AUDIT_SOURCE, make_tree
 
 from skillpack.errors import SkillpackError
 
@@ -219,11 +219,10 @@ def no_hang(func: Callable[[], Any], *, timeout: float = 30.0,
 
 # What `audited_outcomes` runs in a fresh interpreter: every case through `load` (then
 # `verify_all`, every file read, description, tools, programs) and `verify_bytes`, twice: first
-# to do the lazy imports, then under an audit hook and spies on stat/lstat/fstat (which raise no
-# audit event) that record any open, os.*, shutil.*, glob.*, pathlib.* or subprocess.* call.
-# After that, a control open, listing and stat show that the hook and spies do see such calls.
-NOFS = textwrap.dedent('''
-    import json, os, pickle, posix, sys
+# to do the lazy imports, then under conftest's `audit()` (an audit hook, and spies on
+# stat/lstat/fstat). After that, its `control()` shows that the audit does see such calls.
+NOFS = AUDIT_SOURCE + textwrap.dedent('''
+    import json, pickle
     with open(sys.argv[1], "rb") as f:
         cases = pickle.load(f)
     from skillpack.runtime import load
@@ -254,25 +253,10 @@ NOFS = textwrap.dedent('''
         return seen
 
     first = run_all()  # lazy imports happen here
-    events = []
-    def hook(event, args):
-        if event.startswith(("open", "os.", "shutil.", "glob.", "pathlib.", "subprocess.")):
-            events.append(f"{event} {args!r:.150}")
-    def spy(name, real):
-        def wrapper(*args, **kwargs):
-            events.append(f"{name} {args!r:.150}")
-            return real(*args, **kwargs)
-        return wrapper
-    for name in ("stat", "lstat", "fstat"):
-        setattr(posix, name, spy(name, getattr(posix, name)))
-        setattr(os, name, getattr(posix, name))
-    sys.addaudithook(hook)
+    events = audit()
     second = run_all()
     during = list(events)
-    with open(sys.argv[1], "rb"):  # control: the harness sees an open, a listing, a stat
-        pass
-    os.listdir(".")
-    os.stat(sys.argv[1])
+    control(sys.argv[1])
     print(json.dumps({"first": first, "second": second, "during": during, "control": events}))
 ''')
 

@@ -43,6 +43,7 @@ __all__ = [
     "digest",
     "digest_columns",
     "digest_records",
+    "digest_skill",
     "file_columns",
     "hash_file",
     "is_digest",
@@ -319,7 +320,7 @@ def bundle_digest(pairs: Iterable[tuple[str, str]]) -> str:
 def record_skill(
     skill: Skill | str | os.PathLike[str],
 ) -> tuple[Skill, FileSet, list[FileRecord]]:
-    """Parse (when given a path), walk and record a skill: what `pack` and `digest` start from."""
+    """Parse (when given a path), walk and record a skill: what `pack` starts from."""
     from skillpack.fileset import load_skill, skill_fileset
 
     if isinstance(skill, str | os.PathLike):
@@ -335,13 +336,20 @@ def digest(path: str | os.PathLike[str]) -> str:
         from skillpack.archive import archive_digest
 
         return archive_digest(name)
+    return digest_skill(name)[1]
+
+
+def digest_skill(skill: Skill | str | os.PathLike[str]) -> tuple[Skill, str]:
+    """The skill (parsed, when given a path to a folder or its SKILL.md) and its digest."""
     from skillpack.fileset import load_skill, skill_fileset
 
-    fileset = skill_fileset(load_skill(name), read=True)
+    if isinstance(skill, str | os.PathLike):
+        skill = load_skill(skill)
+    fileset = skill_fileset(skill, read=True)
     columns = _columns_read_by_walk(fileset)
     if columns is not None:  # every file hashed by the walk, none holding a key: no records
-        return digest_columns(*columns)
-    return digest_records(record_files(fileset))
+        return skill, digest_columns(*columns)
+    return skill, digest_records(record_files(fileset))
 
 
 def _columns_read_by_walk(fileset: FileSet) -> FileColumns | None:

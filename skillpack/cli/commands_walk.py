@@ -102,7 +102,7 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
 def digest(paths: tuple[str, ...], as_json: bool) -> None:
     """Print `<digest>  <name>` for each skill (folder, SKILL.md, folder of skills, archive
     or bundle: an archive or bundle is verified member by member first)."""
-    from skillpack.hashing import digest_records, record_skill
+    from skillpack.hashing import digest_skill
     from skillpack.verify import verify_file
 
     targets, failed = _skill_folders(paths, archives=True)
@@ -112,8 +112,8 @@ def digest(paths: tuple[str, ...], as_json: bool) -> None:
             if target.is_file():
                 found = [(s.name, s.digest) for s in verify_file(target).skills]
             else:
-                skill, _, records = record_skill(target)
-                found = [(skill.name, digest_records(records))]
+                skill, value = digest_skill(target)
+                found = [(skill.name, value)]
         except SkillpackError as err:
             report_error(err)
             failed = True

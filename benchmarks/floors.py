@@ -6,10 +6,10 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
 * small (10,000 files of 4 KiB): Python's ``open``/``read`` (bench_build's "read"); a stripped
   loop making only the calls a safe digest needs (list each folder, open each file without
   following a link, ``fstat``, read, close, BLAKE3, look for the private-key marker), with no
-  checks, records or errors; and ``skillpack.hashing.digest``;
+  checks, records or errors; and ``skillpack.build.verify.digest``;
 * big (one 256 MiB file): b3sum; the private-key marker search alone over bytes already in
   memory (``bytes.find``, one core: it holds the GIL); reading through one reused buffer and
-  hashing with multi-threaded BLAKE3, no search; and ``skillpack.hashing.digest``;
+  hashing with multi-threaded BLAKE3, no search; and ``skillpack.build.verify.digest``;
 * corpus (the 181 valid skills of ../shared/corpus): ``pack_skills``; the stripped loop over
   their folders; writing the bytes of their 181 archives (made beforehand, in memory) as 181
   plain files, no fsync; and fsyncing 181 such files one after the other, and on 8 threads.
@@ -103,7 +103,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--tmp", type=Path)
     args = parser.parse_args()
-    from skillpack.hashing import digest
+    from skillpack.build.verify import digest
 
     root = Path(tempfile.mkdtemp(prefix="skillpack-floors-", dir=args.tmp))
     try:
@@ -150,8 +150,9 @@ def corpus_floors(root: Path, runs: int) -> None:
     import io
     from concurrent.futures import ThreadPoolExecutor
 
-    from skillpack.archive import pack_skills, prepare_many, write_members
-    from skillpack.zipwrite import ZipWriter
+    from skillpack.build.members import write_members
+    from skillpack.build.pack import pack_skills, prepare_many
+    from skillpack.storedzip.writer import ZipWriter
 
     corpus = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
     folders = [p.parent for p in sorted(corpus.glob("*/*/SKILL.md"))

@@ -89,9 +89,9 @@ INSIDE = textwrap.dedent("""
     t0 = clock()
     import skillpack.errors
     t1 = clock()
-    import skillpack.zipread
+    import skillpack.storedzip.reader
     t2 = clock()
-    import skillpack.manifest
+    import skillpack.spec.manifest
     t3 = clock()
     import skillpack.runtime as rt
     t4 = clock()
@@ -99,13 +99,13 @@ INSIDE = textwrap.dedent("""
     t5 = clock()
     heavy = sorted({"typing", "dataclasses", "inspect", "json", "re"} & set(sys.modules))
     f = open(BUNDLE, 'rb'); data = f.read(); f.close()
-    from skillpack.zipread import read_zip
+    from skillpack.storedzip.reader import read_zip
     rt.load(data)[SKILL].file("SKILL.md").bytes()
     heavy_after = sorted({"typing", "dataclasses", "inspect", "json", "re"} & set(sys.modules))
     import json
     out = {"import skillpack.errors (+ skillpack, _record)": t1 - t0,
-           "import skillpack.zipread (+ _zipformat, struct)": t2 - t1,
-           "import skillpack.manifest (+ digest, secrets)": t3 - t2,
+           "import skillpack.storedzip.reader (+ layout, spec.paths, struct)": t2 - t1,
+           "import skillpack.spec.manifest (+ digest, secrets)": t3 - t2,
            "import skillpack.runtime (+ its two helpers, bisect)": t4 - t3,
            "import blake3": t5 - t4,
            "typing/dataclasses/inspect/json/re after the imports": ", ".join(heavy) or "none",

@@ -13,9 +13,9 @@ import atheris
 
 with atheris.instrument_imports():
     from skillpack.errors import SkillError
-    from skillpack.frontmatter import split_frontmatter
-    from skillpack.skill import parse_skill
-    from skillpack.validate import validate_skill
+    from skillpack.skillmd.frontmatter import split_frontmatter
+    from skillpack.skillmd.skill import parse_skill
+    from skillpack.skillmd.validate import validate_skill
 
 
 def test_one_input(data: bytes) -> None:

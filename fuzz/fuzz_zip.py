@@ -14,10 +14,10 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
+    from skillpack.build.verify import verify_bytes
     from skillpack.errors import SkillpackError
     from skillpack.runtime import load
-    from skillpack.verify import verify_bytes
-    from skillpack.zipread import read_zip
+    from skillpack.storedzip.reader import read_zip
 
 
 def test_one_input(data: bytes) -> None:

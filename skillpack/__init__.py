@@ -27,47 +27,47 @@ _EXPORTS: dict[str, str] = {
     "WriteError": "skillpack.errors",
     "Problem": "skillpack.errors",
     # parsing and validation
-    "Skill": "skillpack.skill",
-    "parse_skill": "skillpack.skill",
-    "parse_skill_file": "skillpack.skill",
-    "Tool": "skillpack.tools",
-    "Param": "skillpack.tools",
-    "CheckResult": "skillpack.validate",
-    "validate_skill": "skillpack.validate",
-    "check_skill": "skillpack.validate",
+    "Skill": "skillpack.skillmd.skill",
+    "parse_skill": "skillpack.skillmd.skill",
+    "parse_skill_file": "skillpack.build.load",
+    "Tool": "skillpack.skillmd.tools",
+    "Param": "skillpack.skillmd.tools",
+    "CheckResult": "skillpack.build.check",
+    "validate_skill": "skillpack.skillmd.validate",
+    "check_skill": "skillpack.build.check",
     # walk, digest, programs
-    "FileSet": "skillpack.fileset",
-    "LeftOut": "skillpack.fileset",
-    "walk": "skillpack.fileset",
-    "included_files": "skillpack.fileset",
-    "FileRecord": "skillpack.hashing",
-    "digest": "skillpack.hashing",
-    "bundle_digest": "skillpack.hashing",
-    "Program": "skillpack.program",
-    "programs": "skillpack.program",
+    "FileSet": "skillpack.build.fileset",
+    "LeftOut": "skillpack.build.fileset",
+    "walk": "skillpack.build.walk",
+    "included_files": "skillpack.build.records",
+    "FileRecord": "skillpack.spec.digest",
+    "digest": "skillpack.build.verify",
+    "bundle_digest": "skillpack.spec.digest",
+    "Program": "skillpack.skillmd.programs",
+    "programs": "skillpack.build.records",
     # archives, locks, bundles
-    "Manifest": "skillpack.manifest",
-    "find_skills": "skillpack.discover",
-    "PackResult": "skillpack.archive",
-    "pack": "skillpack.archive",
-    "pack_skills": "skillpack.archive",
-    "archive_digest": "skillpack.archive",
-    "VerifyReport": "skillpack.verify",
-    "verify_target": "skillpack.verify",
-    "verify_bytes": "skillpack.verify",
-    "Lock": "skillpack.lock",
-    "LockEntry": "skillpack.lock",
-    "write_lock": "skillpack.lock",
-    "read_lock": "skillpack.lock",
-    "BundleResult": "skillpack.bundle",
-    "write_bundle": "skillpack.bundle",
+    "Manifest": "skillpack.spec.manifest",
+    "find_skills": "skillpack.build.discover",
+    "PackResult": "skillpack.build.pack",
+    "pack": "skillpack.build.pack",
+    "pack_skills": "skillpack.build.pack",
+    "archive_digest": "skillpack.build.verify",
+    "VerifyReport": "skillpack.build.verify",
+    "verify_target": "skillpack.build.verify",
+    "verify_bytes": "skillpack.build.verify",
+    "Lock": "skillpack.build.lock",
+    "LockEntry": "skillpack.build.lock",
+    "write_lock": "skillpack.build.lock",
+    "read_lock": "skillpack.build.lock",
+    "BundleResult": "skillpack.build.bundle",
+    "write_bundle": "skillpack.build.bundle",
     # runtime and the model-facing layer
     "load": "skillpack.runtime",
     "Bundle": "skillpack.runtime",
-    "compile": "skillpack.model",
-    "resolve": "skillpack.model",
-    "Call": "skillpack.model",
-    "tool_definitions": "skillpack.model",
+    "compile": "skillpack.model.calls",
+    "resolve": "skillpack.model.calls",
+    "Call": "skillpack.model.calls",
+    "tool_definitions": "skillpack.model.calls",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
@@ -89,13 +89,29 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from skillpack.archive import PackResult as PackResult
-    from skillpack.archive import archive_digest as archive_digest
-    from skillpack.archive import pack as pack
-    from skillpack.archive import pack_skills as pack_skills
-    from skillpack.bundle import BundleResult as BundleResult
-    from skillpack.bundle import write_bundle as write_bundle
-    from skillpack.discover import find_skills as find_skills
+    from skillpack.build.bundle import BundleResult as BundleResult
+    from skillpack.build.bundle import write_bundle as write_bundle
+    from skillpack.build.check import CheckResult as CheckResult
+    from skillpack.build.check import check_skill as check_skill
+    from skillpack.build.discover import find_skills as find_skills
+    from skillpack.build.fileset import FileSet as FileSet
+    from skillpack.build.fileset import LeftOut as LeftOut
+    from skillpack.build.load import parse_skill_file as parse_skill_file
+    from skillpack.build.lock import Lock as Lock
+    from skillpack.build.lock import LockEntry as LockEntry
+    from skillpack.build.lock import read_lock as read_lock
+    from skillpack.build.lock import write_lock as write_lock
+    from skillpack.build.pack import PackResult as PackResult
+    from skillpack.build.pack import pack as pack
+    from skillpack.build.pack import pack_skills as pack_skills
+    from skillpack.build.records import included_files as included_files
+    from skillpack.build.records import programs as programs
+    from skillpack.build.verify import VerifyReport as VerifyReport
+    from skillpack.build.verify import archive_digest as archive_digest
+    from skillpack.build.verify import digest as digest
+    from skillpack.build.verify import verify_bytes as verify_bytes
+    from skillpack.build.verify import verify_target as verify_target
+    from skillpack.build.walk import walk as walk
     from skillpack.errors import ArchiveError as ArchiveError
     from skillpack.errors import FormatVersionError as FormatVersionError
     from skillpack.errors import IntegrityError as IntegrityError
@@ -105,34 +121,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.errors import SkillError as SkillError
     from skillpack.errors import SkillpackError as SkillpackError
     from skillpack.errors import WriteError as WriteError
-    from skillpack.fileset import FileSet as FileSet
-    from skillpack.fileset import LeftOut as LeftOut
-    from skillpack.fileset import included_files as included_files
-    from skillpack.fileset import walk as walk
-    from skillpack.hashing import FileRecord as FileRecord
-    from skillpack.hashing import bundle_digest as bundle_digest
-    from skillpack.hashing import digest as digest
-    from skillpack.lock import Lock as Lock
-    from skillpack.lock import LockEntry as LockEntry
-    from skillpack.lock import read_lock as read_lock
-    from skillpack.lock import write_lock as write_lock
-    from skillpack.manifest import Manifest as Manifest
-    from skillpack.model import Call as Call
-    from skillpack.model import compile as compile
-    from skillpack.model import resolve as resolve
-    from skillpack.model import tool_definitions as tool_definitions
-    from skillpack.program import Program as Program
-    from skillpack.program import programs as programs
+    from skillpack.model.calls import Call as Call
+    from skillpack.model.calls import compile as compile
+    from skillpack.model.calls import resolve as resolve
+    from skillpack.model.calls import tool_definitions as tool_definitions
     from skillpack.runtime import Bundle as Bundle
     from skillpack.runtime import load as load
-    from skillpack.skill import Skill as Skill
-    from skillpack.skill import parse_skill as parse_skill
-    from skillpack.skill import parse_skill_file as parse_skill_file
-    from skillpack.tools import Param as Param
-    from skillpack.tools import Tool as Tool
-    from skillpack.validate import CheckResult as CheckResult
-    from skillpack.validate import check_skill as check_skill
-    from skillpack.validate import validate_skill as validate_skill
-    from skillpack.verify import VerifyReport as VerifyReport
-    from skillpack.verify import verify_bytes as verify_bytes
-    from skillpack.verify import verify_target as verify_target
+    from skillpack.skillmd.programs import Program as Program
+    from skillpack.skillmd.skill import Skill as Skill
+    from skillpack.skillmd.skill import parse_skill as parse_skill
+    from skillpack.skillmd.tools import Param as Param
+    from skillpack.skillmd.tools import Tool as Tool
+    from skillpack.skillmd.validate import validate_skill as validate_skill
+    from skillpack.spec.digest import FileRecord as FileRecord
+    from skillpack.spec.digest import bundle_digest as bundle_digest
+    from skillpack.spec.manifest import Manifest as Manifest

@@ -98,7 +98,7 @@ def zip_of(members: Members) -> bytes:
     """A zip of ``members`` written by skillpack's own writer (valid, self-consistent)."""
     import io
 
-    from skillpack.zipwrite import ZipWriter
+    from skillpack.storedzip.writer import ZipWriter
 
     out = io.BytesIO()
     with ZipWriter(out) as writer:

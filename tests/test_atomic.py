@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.atomic import AtomicBatch, atomic_write, clean_stale_temps
+from skillpack.build.atomic import AtomicBatch, atomic_write, clean_stale_temps
 from skillpack.errors import SkillpackError, WriteError
-from skillpack.zipread import read_zip
-from skillpack.zipwrite import ZipWriter
+from skillpack.storedzip.reader import read_zip
+from skillpack.storedzip.writer import ZipWriter
 
 TEMP_NAME = re.compile(r"\.out\.skill\.skillpack-tmp-(\d+)-[0-9a-f]+")
 
@@ -127,7 +127,7 @@ def test_os_errors_become_write_errors_with_nothing_left(
 _FILE_TOO_BIG = textwrap.dedent(
     """
     import json, resource, signal, sys
-    from skillpack.atomic import atomic_write
+    from skillpack.build.atomic import atomic_write
     from skillpack.errors import WriteError
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
@@ -155,7 +155,7 @@ def test_a_real_failed_write_is_a_write_error(tmp_path: Path) -> None:
 _KILLED = textwrap.dedent(
     """
     import os, signal, sys
-    from skillpack.atomic import atomic_write
+    from skillpack.build.atomic import atomic_write
     with atomic_write(sys.argv[1]) as fh:
         fh.write(b"half an archive")
         fh.flush()

@@ -11,8 +11,8 @@ import pytest
 from conftest import CORPUS
 from test_pack import CLAUDE_API, NOTES, WAITLIST, cli, make_skill, only_archive, zip_members
 
-from skillpack.archive import pack
-from skillpack.hashing import digest
+from skillpack.build.pack import pack
+from skillpack.build.verify import digest
 
 
 @pytest.fixture(scope="module")

@@ -28,12 +28,13 @@ from test_pack import (
 )
 
 import skillpack.runtime as rt
-from skillpack import atomic
-from skillpack.archive import pack
-from skillpack.bundle import write_bundle
+from skillpack.build import atomic
+from skillpack.build.bundle import write_bundle
+from skillpack.build.pack import pack
+from skillpack.build.verify import digest
 from skillpack.errors import SkillpackError, WriteError
-from skillpack.hashing import bundle_digest, digest
-from skillpack.manifest import canonical_json
+from skillpack.spec.digest import bundle_digest
+from skillpack.spec.manifest import canonical_json
 
 BUNDLED = [folder for folder in CORPUS_SKILLS if folder not in (CLAUDE_API, CREATOR_O)]
 

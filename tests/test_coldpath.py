@@ -5,8 +5,9 @@ bulk: each replacement must behave exactly as what it replaces.
 * `load_json` against `json.loads` (values and errors), also without the C scanner;
 * `file_columns` against `FileRecord.from_dict`, `digest_columns` against `digest_records`,
   `is_digest` against `DIGEST_RE`, and the name screen of `read_zip` against its regex;
-* the runtime's bulk check of a skill (`_vouch`) against its checks one by one, on the corpus
-  and on damaged skills: it accepts only what they accept, and serves the same files.
+* the runtime's bulk check of a skill (`check_skill_in_bulk`) against its checks one by
+  one, on the corpus and on damaged skills: it accepts only what they accept, and serves
+  the same files.
 """
 
 from __future__ import annotations
@@ -39,18 +40,19 @@ from test_runtime import (
 )
 
 import skillpack.runtime as rt
-from skillpack import _runtime_check, manifest
 from skillpack._record import Record
 from skillpack.errors import Problem
-from skillpack.hashing import (
+from skillpack.runtime import checks as _runtime_check
+from skillpack.spec import manifest
+from skillpack.spec.digest import (
     FileRecord,
     digest_columns,
     digest_records,
     file_columns,
     is_digest,
 )
-from skillpack.manifest import Manifest, load_json
-from skillpack.zipread import ZipEntry
+from skillpack.spec.manifest import Manifest, load_json
+from skillpack.storedzip.reader import ZipEntry
 
 # -- Record behaves as a frozen dataclass ------------------------------------------------------
 
@@ -271,7 +273,7 @@ def test_digest_columns_is_digest_records(rows: list[tuple[str, str, int, str]])
     "blake3:" + "\u0663" * 64, "blake3:" + " " * 64, 5, None, b"blake3:" + HEX.encode(),
 ])
 def test_is_digest_is_digest_re(value: Any) -> None:
-    from skillpack.hashing import DIGEST_RE  # compiled on first use
+    from skillpack.spec.digest import DIGEST_RE  # compiled on first use
 
     assert isinstance(DIGEST_RE, re.Pattern)
     expected = isinstance(value, str) and DIGEST_RE.fullmatch(value) is not None
@@ -289,16 +291,16 @@ def test_segment_screen_is_the_regex_it_replaces(text: str) -> None:
 def one_by_one(bundle: rt.Bundle, name: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     """check_skill without its bulk path: the LoadedSkill, or the problems found."""
     with monkeypatch.context() as patch:
-        patch.setattr(_runtime_check, "_vouch", lambda *args: None)
+        patch.setattr(_runtime_check, "check_skill_in_bulk", lambda *args: None)
         problems = _runtime_check.Problems(bundle.source)
-        skill = _runtime_check.check_skill(bundle._index, bundle._view, name,
+        skill = _runtime_check.check_packed_skill(bundle._index, bundle._view, name,
                                            bundle._spans[name], problems, bundle.source)
     return skill if skill is not None else [p.code for _, p, _ in problems.found]
 
 
 def in_bulk(bundle: rt.Bundle, name: str) -> rt.LoadedSkill | None:
-    return _runtime_check._vouch(bundle._index, bundle._view, name, bundle._spans[name],
-                                 bundle.source)
+    return _runtime_check.check_skill_in_bulk(bundle._index, bundle._view, name,
+                                              bundle._spans[name], bundle.source)
 
 
 def agree(bundle: rt.Bundle, name: str, monkeypatch: pytest.MonkeyPatch) -> bool:
@@ -389,7 +391,7 @@ def test_bulk_check_accepts_only_what_the_full_checks_accept(
 def test_a_small_bundle_loads_the_same_either_way(monkeypatch: pytest.MonkeyPatch) -> None:
     data = build_bundle([WAITLIST, NOTES])
     fast = rt.load(data)
-    monkeypatch.setattr(_runtime_check, "_vouch", lambda *args: None)
+    monkeypatch.setattr(_runtime_check, "check_skill_in_bulk", lambda *args: None)
     slow = rt.load(data)
     for name in fast.names:
         assert fast[name]._files == slow[name]._files

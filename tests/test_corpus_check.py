@@ -8,10 +8,10 @@ import yaml
 from click.testing import CliRunner
 from conftest import CORPUS, CORPUS_SKILLS
 
+from skillpack.build.check import CheckResult, check_skill
+from skillpack.build.discover import find_skills
+from skillpack.build.load import parse_skill_file
 from skillpack.cli import main
-from skillpack.discover import find_skills
-from skillpack.skill import parse_skill_file
-from skillpack.validate import CheckResult, check_skill
 
 RESULTS: dict[str, CheckResult] = {
     f"{p.parent.name}/{p.name}": check_skill(p) for p in CORPUS_SKILLS

@@ -16,18 +16,12 @@ from click.testing import CliRunner
 from conftest import CORPUS, FIXTURES, deny_open
 from conftest import make_tree as make
 
+from skillpack.build.readfile import LARGE_FILE, READ_CHUNK, hash_file
+from skillpack.build.records import record_files
+from skillpack.build.verify import digest
+from skillpack.build.walk import walk
 from skillpack.errors import ArchiveError, RefusedError
-from skillpack.fileset import walk
-from skillpack.hashing import (
-    LARGE_FILE,
-    READ_CHUNK,
-    FileRecord,
-    bundle_digest,
-    digest,
-    digest_records,
-    hash_file,
-    record_files,
-)
+from skillpack.spec.digest import FileRecord, bundle_digest, digest_records
 
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 SKILL_MD = "---\nname: demo\ndescription: A demo skill.\n---\n\nBody.\n"
@@ -57,7 +51,7 @@ def reference_digest(folder: Path, includes: tuple[str, ...] | None = None) -> s
 
 
 def test_digest_agrees_with_independent_implementation_on_the_corpus() -> None:
-    from skillpack.fileset import load_skill
+    from skillpack.build.load import load_skill
 
     assert len(CORPUS_SKILLS) == 182
     for folder in CORPUS_SKILLS:
@@ -69,17 +63,17 @@ def test_a_reading_walk_records_what_a_names_only_walk_and_a_read_record() -> No
     """`digest` and `pack` hash each small file while walking (`walk(read=True)`); the
     records must be those of the two-step path (`walk`, then `record_files` opening every
     file again), and the walk must really have read the files."""
-    from skillpack.fileset import load_skill, skill_fileset
+    from skillpack.build.load import load_skill, skill_fileset
 
     read = 0
     for folder in [*CORPUS_SKILLS, FIXTURES / "waitlist", FIXTURES / "release-notes"]:
         skill = load_skill(folder)
         reading = skill_fileset(skill, read=True)
         names_only = skill_fileset(skill)
-        assert reading.files == names_only.files and names_only.read == {}
-        assert set(reading.read) == {f.path for f in reading.files if f.size < LARGE_FILE}
+        assert reading.files == names_only.files and names_only.hashed == {}
+        assert set(reading.hashed) == {f.path for f in reading.files if f.size < LARGE_FILE}
         assert record_files(reading) == record_files(names_only), folder
-        read += len(reading.read)
+        read += len(reading.hashed)
     assert read > 2000
 
 
@@ -207,7 +201,7 @@ def test_memory_stays_flat_for_a_1_gib_file(tmp_path: Path) -> None:
     # VmHWM is this process's peak RSS (ru_maxrss would include the forked pytest's)
     code = (
         "import sys\n"
-        "from skillpack.hashing import hash_file\n"
+        "from skillpack.build.readfile import hash_file\n"
         "size, hexd = hash_file(sys.argv[1])\n"
         "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
         "print(size, hexd, hwm.split()[1])\n"
@@ -374,7 +368,7 @@ def test_bundle_digest_refuses_bad_pairs(pairs: list[tuple[str, str]]) -> None:
 
 def test_digest_module_imports_only_the_standard_library() -> None:
     code = (
-        "import sys, skillpack.hashing\n"
+        "import sys, skillpack.spec.digest\n"
         "third = {'blake3', 'pathspec', 'yaml', 'click'} & set(sys.modules)\n"
         "print(sorted(third))\n"
     )
@@ -407,7 +401,7 @@ def test_digest_command_exit_codes(tmp_path: Path) -> None:
 
 
 def test_digest_of_a_packed_archive_matches_its_folder(tmp_path: Path) -> None:
-    from skillpack.archive import pack
+    from skillpack.build.pack import pack
     from skillpack.cli import main
 
     folder = CORPUS / "anthropics-skills" / "web-artifacts-builder"
@@ -426,9 +420,9 @@ def test_a_reading_walk_keeps_no_more_bytes_than_asked(tmp_path: Path) -> None:
     make(tmp_path, {"SKILL.md": SKILL_MD, **files})
     for keep in (0, 1 << 20, 64 << 20):
         fileset = walk(tmp_path, read=True, keep=keep)
-        kept = {path: data for path, (_, _, _, data) in fileset.read.items() if data is not None}
+        kept = {path: h.data for path, h in fileset.hashed.items() if h.data is not None}
         assert sum(map(len, kept.values())) <= keep
-        assert "large.bin" not in kept and "large.bin" in fileset.read
+        assert "large.bin" not in kept and "large.bin" in fileset.hashed
         assert all(files.get(path, data) == data for path, data in kept.items())
         assert record_files(fileset) == record_files(walk(tmp_path))
     assert len(kept) == 11  # with room for them, every small file (SKILL.md too)

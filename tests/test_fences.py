@@ -7,10 +7,11 @@ from conftest import FIXTURES
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError
-from skillpack.fences import parse_body
-from skillpack.skill import Skill, parse_skill, parse_skill_file
-from skillpack.tools import Param, Tool
+from skillpack.skillmd.fences import parse_body
+from skillpack.skillmd.skill import Skill, parse_skill
+from skillpack.skillmd.tools import Param, Tool
 
 HEAD = "---\nname: demo\ndescription: A demo.\n---\n"  # the body starts on line 5
 
@@ -319,7 +320,7 @@ _LINE_PIECES = ["```", "````", "~~~", "   ```", "    ```", "tool", " tool ", "to
 def test_the_prefilter_never_hides_a_tool_fence(body: str) -> None:
     """parse_body skips the line-by-line parse when no line could open a tool fence: that
     must give exactly what the line-by-line parse gives."""
-    from skillpack.fences import _parse_lines
+    from skillpack.skillmd.fences import _parse_lines
 
     assert parse_body(body, file="SKILL.md", first_line=3) == _parse_lines(body, "SKILL.md", 3)
 
@@ -327,7 +328,7 @@ def test_the_prefilter_never_hides_a_tool_fence(body: str) -> None:
 def test_the_prefilter_finds_every_fixture_and_corpus_tool_fence() -> None:
     from conftest import CORPUS
 
-    from skillpack.fences import _parse_lines
+    from skillpack.skillmd.fences import _parse_lines
 
     texts = [p.read_bytes().decode("utf-8", "replace") for p in sorted(
         [*CORPUS.glob("*/*/SKILL.md"), *FIXTURES.rglob("SKILL.md")])]

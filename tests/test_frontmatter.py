@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, FIXTURES, write_skill
 
+from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError, SkillpackError
-from skillpack.frontmatter import MAX_FRONTMATTER_BYTES, normalise_text, split_frontmatter
-from skillpack.skill import parse_skill, parse_skill_file
+from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES, normalise_text, split_frontmatter
+from skillpack.skillmd.skill import parse_skill
 
 
 def problems(text: str) -> list[tuple[str, int | None, str]]:
@@ -207,7 +208,7 @@ def test_libyaml_fast_path_parses_every_corpus_and_fixture_frontmatter_like_pure
     on data and key lines for every real SKILL.md; and the fast path must really be taken."""
     import yaml
 
-    from skillpack import frontmatter
+    from skillpack.skillmd import frontmatter
 
     if not getattr(yaml, "__with_libyaml__", False):
         pytest.skip("this PyYAML was built without libyaml: only the pure-Python path exists")

@@ -14,13 +14,12 @@ from conftest import CORPUS
 from test_pack import CREATOR_A, CREATOR_O, NOTES, WAITLIST, cli, make_skill
 
 import skillpack.runtime as rt
-from skillpack import atomic
-from skillpack.archive import pack
-from skillpack.bundle import write_bundle
+from skillpack.build import atomic
+from skillpack.build.bundle import write_bundle
+from skillpack.build.lock import Lock, LockEntry, read_lock, write_lock
+from skillpack.build.pack import pack
+from skillpack.build.verify import digest, verify_folder
 from skillpack.errors import FormatVersionError, IntegrityError, SkillpackError, WriteError
-from skillpack.hashing import digest
-from skillpack.lock import Lock, LockEntry, read_lock, write_lock
-from skillpack.verify import verify_folder
 
 
 def lock_of(tmp_path: Path, *paths: Path, name: str = "skills.lock") -> Path:

@@ -18,11 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skillpack
+from skillpack.build.load import parse_skill_file
 from skillpack.cli import main
 from skillpack.errors import SkillError
-from skillpack.model import STYLES, Call, compile, resolve, tool_definitions
-from skillpack.skill import Skill, parse_skill_file
-from skillpack.tools import Tool
+from skillpack.model.calls import STYLES, Call, compile, resolve, tool_definitions
+from skillpack.skillmd.skill import Skill
+from skillpack.skillmd.tools import Tool
 
 REPO = Path(__file__).resolve().parent.parent
 WAITLIST_DIR = REPO / "fixtures" / "waitlist"
@@ -159,7 +160,7 @@ def test_a_skill_handle_gives_the_same_text_calls_and_definitions() -> None:
 
 def test_a_loaded_bundle_skill_compiles_and_resolves_like_the_folder(tmp_path: Path) -> None:
     """The issue's promise: the same text and calls whether parsed or loaded from bytes."""
-    from skillpack.archive import pack
+    from skillpack.build.pack import pack
     from skillpack.runtime import load
 
     [archive] = pack(WAITLIST_DIR, tmp_path)
@@ -262,7 +263,7 @@ def test_public_names_are_exported_lazily() -> None:
 
 
 def test_import_uses_the_standard_library_only() -> None:
-    code = ("import sys, skillpack.model\n"
+    code = ("import sys, skillpack.model.calls\n"
             "heavy = {'yaml', 'click', 'blake3', 'pathspec'} & set(sys.modules)\n"
             "print(sorted(heavy))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

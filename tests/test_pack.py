@@ -26,8 +26,8 @@ from blake3 import blake3
 from click.testing import CliRunner, Result
 from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, Members, write_skill, zip_of
 
-from skillpack import atomic
-from skillpack.archive import (
+from skillpack.build import atomic
+from skillpack.build.pack import (
     archive_name,
     pack,
     pack_prepared,
@@ -35,10 +35,10 @@ from skillpack.archive import (
     prepare_many,
     prepare_skill,
 )
+from skillpack.build.verify import digest
 from skillpack.cli import main
 from skillpack.errors import IntegrityError, SkillError, SkillpackError, WriteError
-from skillpack.hashing import digest
-from skillpack.zipwrite import ZipWriter
+from skillpack.storedzip.writer import ZipWriter
 
 WAITLIST = FIXTURES / "waitlist"
 NOTES = FIXTURES / "release-notes"
@@ -452,7 +452,7 @@ def test_a_file_changed_while_it_is_copied_is_refused(
 
 _MEASURE = textwrap.dedent("""
     import json, resource, sys
-    from skillpack.archive import pack_skills
+    from skillpack.build.pack import pack_skills
     runs = [pack_skills([sys.argv[1]], sys.argv[2])[0].written for _ in range(2)]
     hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
     print(json.dumps({"written": runs, "maxrss_kib":

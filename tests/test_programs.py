@@ -9,15 +9,16 @@ import pytest
 from click.testing import CliRunner
 from conftest import CORPUS  # ../shared/corpus beside the repository
 
-from skillpack.program import Program, allowed_tool_command, programs, shebang_program
+from skillpack.build.records import programs
+from skillpack.skillmd.programs import Program, allowed_tool_command, shebang_program
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def hard_skill(tmp_path: Path, runs: dict[str, str | tuple[str, ...]],
                allowed: tuple[str, ...] | None = None) -> object:
-    from skillpack.skill import Skill
-    from skillpack.tools import Tool
+    from skillpack.skillmd.skill import Skill
+    from skillpack.skillmd.tools import Tool
 
     tools = tuple(Tool(id=i, description="d", params=(), run=r) for i, r in runs.items())
     return Skill(name="demo", description="d", tools=tools, allowed_tools=allowed,
@@ -100,7 +101,7 @@ def test_programs_are_sorted_by_code_point(tmp_path: Path) -> None:
 
 
 def test_programs_of_a_corpus_skill() -> None:
-    from skillpack.fileset import load_skill
+    from skillpack.build.load import load_skill
 
     found = programs(load_skill(CORPUS / "anthropics-skills" / "web-artifacts-builder"))
     assert [p.name for p in found] == ["bash"]
@@ -110,7 +111,7 @@ def test_programs_of_a_corpus_skill() -> None:
 
 
 def test_programs_of_the_waitlist_fixture() -> None:
-    from skillpack.fileset import load_skill
+    from skillpack.build.load import load_skill
 
     found = programs(load_skill(REPO / "fixtures" / "waitlist"))
     python = [p for p in found if p.name == "python3"]

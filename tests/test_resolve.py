@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from conftest import write_skill
 
+from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError
-from skillpack.model import Call, resolve
-from skillpack.skill import Skill, parse_skill, parse_skill_file
+from skillpack.model.calls import Call, resolve
+from skillpack.skillmd.skill import Skill, parse_skill
 
 REPO = Path(__file__).resolve().parent.parent
 WAITLIST = parse_skill_file(REPO / "fixtures" / "waitlist")

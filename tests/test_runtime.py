@@ -8,7 +8,6 @@ are imported by the other runtime tests and by benchmarks/runtime_coldstart.py.
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import random
@@ -20,7 +19,9 @@ import pytest
 from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, Members, zip_of
 
 import skillpack.runtime as rt
-from skillpack import _runtime_skill
+from skillpack.build.load import load_skill, parse_skill_file, skill_fileset
+from skillpack.build.records import programs as skill_programs
+from skillpack.build.records import record_files
 from skillpack.errors import (
     ArchiveError,
     FormatVersionError,
@@ -28,11 +29,10 @@ from skillpack.errors import (
     ResourceError,
     SkillpackError,
 )
-from skillpack.fileset import load_skill, skill_fileset
-from skillpack.hashing import FileRecord, bundle_digest, digest_records, record_files
-from skillpack.manifest import FORMAT, Manifest, canonical_json
-from skillpack.skill import parse_skill_file
-from skillpack.zipread import read_zip
+from skillpack.runtime import skill as _runtime_skill
+from skillpack.spec.digest import FileRecord, bundle_digest, digest_records
+from skillpack.spec.manifest import FORMAT, Manifest, canonical_json
+from skillpack.storedzip.reader import read_zip
 
 INDEX = ".skillpack/bundle.json"
 LEFT_OUT = (CORPUS / "anthropics-skills" / "claude-api",  # invalid (description too long)
@@ -544,11 +544,8 @@ def test_programs_come_from_the_verified_files() -> None:
     notes = rt.load(build_bundle([NOTES]))["release-notes"]
     first = (NOTES / "scripts/collect.py").read_bytes().split(b"\n", 1)[0].decode()
     assert notes.shebangs() == {"scripts/collect.py": first}
-    programs = importlib.import_module("skillpack.program")
-    if not hasattr(programs, "derive_programs"):
-        pytest.skip("skillpack.program.derive_programs (the lead's) does not exist yet")
     folder = load_skill(NOTES)
-    expected = programs.programs(folder, skill_fileset(folder))
+    expected = skill_programs(folder, skill_fileset(folder))
     assert list(notes.programs) == expected
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO
 
-HEAVY = ("yaml", "blake3", "click", "pathspec", "skillpack.fileset", "skillpack.cli")
+HEAVY = ("yaml", "blake3", "click", "pathspec", "skillpack.build.fileset", "skillpack.cli")
 # Measured in a fresh interpreter (docs/RUNTIME.md, "Performance"): `typing` costs 3 to 8 ms,
 # `dataclasses` ~12 ms (it imports `inspect`, `ast`, `dis`, `tokenize`, `re`...), `json`
 # ~6 ms (it imports `re`, with `enum`, `functools`, `collections`); the whole cold-start
@@ -43,7 +43,7 @@ def test_import_pulls_in_the_standard_library_only(statement: str) -> None:
 
 
 def test_the_guard_sees_a_heavy_import() -> None:
-    assert "yaml" in modules_after("import skillpack.runtime, skillpack.frontmatter, yaml")
+    assert "yaml" in modules_after("import skillpack.runtime, skillpack.skillmd.frontmatter, yaml")
 
 
 def modules_without_site(code: str) -> set[str]:
@@ -82,16 +82,16 @@ def test_load_and_read_pull_in_no_typing_dataclasses_inspect_json_or_re(tmp_path
             f"import skillpack.runtime as rt\n"
             f"b = rt.load(open({str(bundle)!r}, 'rb').read(), lazy={lazy})\n"
             f"assert b['waitlist'].file('data/waitlist.csv').text()")
-        assert {"blake3", "skillpack.manifest", "_json"} <= loaded  # it did load and read
+        assert {"blake3", "skillpack.spec.manifest", "_json"} <= loaded  # it did load and read
         assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
 
 
 def test_the_cold_path_guard_sees_what_it_forbids() -> None:
     # Modules off the cold path keep their dataclasses; JSON output imports `json`.
     assert {"typing", "dataclasses", "inspect"} <= modules_without_site(
-        "import skillpack.runtime, skillpack.verify")
+        "import skillpack.runtime, skillpack.build.verify")
     assert {"json", "re"} <= modules_without_site(
-        "from skillpack.manifest import canonical_json\ncanonical_json({})")
+        "from skillpack.spec.manifest import canonical_json\ncanonical_json({})")
     assert not set(COLD_FORBIDDEN) & modules_without_site("pass")
 
 
@@ -105,7 +105,8 @@ def test_load_imports_blake3_but_no_yaml_until_a_skill_md_is_read(tmp_path: Path
             f"b['waitlist'].file('data/waitlist.csv').text()")
     loaded = modules_after(load)
     assert "blake3" in loaded
-    assert not loaded & {"yaml", "click", "pathspec", "skillpack.fileset", "skillpack.skill"}
+    assert not loaded & {"yaml", "click", "pathspec", "skillpack.build.fileset",
+                         "skillpack.skillmd.skill"}
     assert "yaml" in modules_after(load + "\nb['waitlist'].description")
 
 

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
+from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError
-from skillpack.skill import parse_skill, parse_skill_file
-from skillpack.tools import Param, Tool, convert_text, render_value, template_params
+from skillpack.skillmd.skill import parse_skill
+from skillpack.skillmd.tools import Param, Tool, convert_text, render_value, template_params
 
 WAITLIST = {t.id: t for t in parse_skill_file(FIXTURES / "waitlist").tools}
 

@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO, write_skill
 
-from skillpack.discover import find_skills
+from skillpack.build.check import CheckResult, check_skill
+from skillpack.build.discover import find_skills
+from skillpack.build.load import parse_skill_file
 from skillpack.errors import Problem, SkillError
-from skillpack.skill import parse_skill, parse_skill_file
-from skillpack.validate import CheckResult, check_skill, validate_skill
+from skillpack.skillmd.skill import parse_skill
+from skillpack.skillmd.validate import validate_skill
 
 BROKEN = FIXTURES / "broken"
 BROKEN_FOLDERS = sorted(p for p in BROKEN.iterdir() if p.is_dir())
@@ -195,7 +197,8 @@ _EMIT = re.compile(
 
 def test_every_code_in_the_sources_has_a_row() -> None:
     emitted: set[str] = set()
-    for module in ("frontmatter", "fences", "skill", "validate"):
+    for module in ("skillmd/frontmatter", "skillmd/fences", "skillmd/skill", "skillmd/validate",
+                   "build/load", "build/check"):
         emitted |= set(_EMIT.findall((REPO / "skillpack" / f"{module}.py").read_text()))
     tested = {code for code, _, _ in ERRORS} | {code for code, *_ in WARNINGS} | {"parse"}
     assert emitted == tested

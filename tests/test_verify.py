@@ -29,13 +29,20 @@ from test_pack import (
     zip_members,
 )
 
-from skillpack.archive import pack
-from skillpack.bundle import write_bundle
+from skillpack.build.bundle import write_bundle
+from skillpack.build.lock import read_lock, write_lock
+from skillpack.build.pack import pack
+from skillpack.build.verify import (
+    diff_files,
+    digest,
+    verify_bytes,
+    verify_file,
+    verify_folder,
+    verify_target,
+)
 from skillpack.errors import SkillpackError
-from skillpack.hashing import FileRecord, digest, digest_records
-from skillpack.lock import read_lock, write_lock
-from skillpack.manifest import canonical_json
-from skillpack.verify import diff_files, verify_bytes, verify_file, verify_folder, verify_target
+from skillpack.spec.digest import FileRecord, digest_records
+from skillpack.spec.manifest import canonical_json
 
 MANIFEST = "waitlist/.skillpack/manifest.json"
 SCRIPT = "waitlist/scripts/waitlist.py"

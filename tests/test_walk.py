@@ -18,8 +18,9 @@ from conftest import (
 )
 from conftest import make_tree as make
 
+from skillpack.build.fileset import FileSet, LeftOut
+from skillpack.build.walk import walk
 from skillpack.errors import RefusedError, SkillpackError
-from skillpack.fileset import FileSet, LeftOut, walk
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
@@ -73,7 +74,7 @@ def test_corpus_modes_follow_owner_execute_bit() -> None:
 
 
 def test_included_files_on_corpus_skills_via_the_parser() -> None:
-    from skillpack.fileset import included_files
+    from skillpack.build.records import included_files
 
     folder = CORPUS / "kdense-scientific-skills" / "modal"
     assert "references/secrets.md" in included_files(folder)
@@ -163,7 +164,8 @@ def test_include_dot_means_the_whole_folder(skill: Path) -> None:
 
 
 def test_fixture_with_includes_via_the_parser() -> None:
-    from skillpack.fileset import included_files, load_skill
+    from skillpack.build.load import load_skill
+    from skillpack.build.records import included_files
 
     skill = load_skill(REPO / "fixtures" / "waitlist")
     assert skill.include_list is not None
@@ -322,7 +324,7 @@ def test_collision_outside_the_includes_does_not_count(skill: Path) -> None:
 
 
 def test_nfd_name_is_written_nfc_and_read_from_disk(skill: Path) -> None:
-    from skillpack.hashing import record_files
+    from skillpack.build.records import record_files
 
     nfd = unicodedata.normalize("NFD", "résumé.md")
     make(skill, {nfd: "cv"})
@@ -378,7 +380,8 @@ def test_allowance_for_a_path_not_carried_is_an_error(skill: Path) -> None:
 
 
 def test_allowance_from_frontmatter(tmp_path: Path) -> None:
-    from skillpack.fileset import included_files, skill_fileset
+    from skillpack.build.load import skill_fileset
+    from skillpack.build.records import included_files
 
     key = "fixtures/test" + ".key"
     skill = make(tmp_path / "s", {
@@ -432,7 +435,7 @@ def test_a_hundred_thousand_files(tmp_path: Path) -> None:
 
 
 def test_find_skills(tmp_path: Path) -> None:
-    from skillpack.discover import find_skills
+    from skillpack.build.discover import find_skills
 
     make(tmp_path, {
         "b/SKILL.md": SKILL_MD, "b/nested/SKILL.md": SKILL_MD, "a/x/SKILL.md": SKILL_MD,
@@ -501,9 +504,9 @@ def test_fileset_to_dict(skill: Path) -> None:
 
 def test_included_files_refuses_what_pack_refuses() -> None:
     """claude-api's description is over the 1,024-character limit: pack refuses it."""
+    from skillpack.build.records import included_files
     from skillpack.cli import main
     from skillpack.errors import SkillError
-    from skillpack.fileset import included_files
 
     folder = CORPUS / "anthropics-skills" / "claude-api"
     assert "SKILL.md" in walk(folder).paths  # the file set itself is fine

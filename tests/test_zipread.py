@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillpack.errors import ArchiveError, IntegrityError
-from skillpack.zipread import ZipEntry, read_zip
-from skillpack.zipwrite import ZipWriter
+from skillpack.storedzip.reader import ZipEntry, read_zip
+from skillpack.storedzip.writer import ZipWriter
 
 LOCAL = struct.Struct("<IHHHHHIIIHH")
 CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")

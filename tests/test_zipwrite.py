@@ -19,8 +19,8 @@ from blake3 import blake3
 from conftest import zip_of
 
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError
-from skillpack.zipread import read_zip
-from skillpack.zipwrite import CHUNK_SIZE, MAX_MEMBERS, ZipWriter
+from skillpack.storedzip.reader import read_zip
+from skillpack.storedzip.writer import CHUNK_SIZE, MAX_MEMBERS, ZipWriter
 
 MEMBERS: list[tuple[str, bytes, bool]] = [
     ("demo/SKILL.md", b"---\nname: demo\ndescription: d\n---\nBody\n", False),
@@ -98,7 +98,7 @@ def test_format_is_pinned() -> None:
 _REBUILD = textwrap.dedent(
     """
     import os, sys
-    from skillpack.zipwrite import ZipWriter
+    from skillpack.storedzip.writer import ZipWriter
     root, out = sys.argv[1], sys.argv[2]
     names = []
     for folder, _, files in os.walk(root):

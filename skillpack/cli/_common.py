@@ -1,10 +1,13 @@
-"""What every command shares: printing errors, JSON output, exit codes."""
+"""What every command shares: printing errors, JSON output, and the exit codes.
+
+`exit_code` is the one place that decides which exit code an outcome gets (SPEC section 4);
+every command ends through `finish`, `fail`, `usage` or `errors_exit`, which ask it.
+"""
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
@@ -12,9 +15,33 @@ import click
 
 from skillpack.errors import Problem, SkillpackError
 
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "echo_json",
+    "echo_problem",
+    "errors_exit",
+    "exit_code",
+    "fail",
+    "finish",
+    "report_error",
+    "usage",
+]
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+
+
+def exit_code(outcome: BaseException | None) -> int:
+    """The exit code of an outcome: None (done, all valid) 0; a usage error 2; a
+    `SkillpackError` (invalid, refused, not matching) or any other failure 1."""
+    if outcome is None:
+        return EXIT_OK
+    if isinstance(outcome, click.UsageError):
+        return EXIT_USAGE
+    return EXIT_FAILED
 
 
 def echo_json(data: Any) -> None:
@@ -27,10 +54,20 @@ def echo_problem(problem: Problem) -> None:
     click.echo(str(problem))
 
 
-def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
-    """Print `skillpack: message` to stderr and exit with `code`."""
+def finish(failed: bool) -> NoReturn:
+    """End the command: 0 when nothing failed, else 1 (what failed was printed)."""
+    raise SystemExit(exit_code(SkillpackError("failed") if failed else None))
+
+
+def fail(message: str) -> NoReturn:
+    """Print `skillpack: message` to stderr and end the command as failed (1)."""
     click.echo(f"skillpack: {message}", err=True)
-    sys.exit(code)
+    raise SystemExit(exit_code(SkillpackError(message)))
+
+
+def usage(message: str) -> NoReturn:
+    """End the command as used wrongly (2), with click's usage message."""
+    raise click.UsageError(message)
 
 
 def report_error(err: SkillpackError) -> None:
@@ -41,22 +78,10 @@ def report_error(err: SkillpackError) -> None:
 
 
 @contextmanager
-def errors_exit(code: int = EXIT_FAILED) -> Iterator[None]:
-    """Turn any SkillpackError raised inside into a printed message and exit `code`."""
+def errors_exit() -> Iterator[None]:
+    """Turn any SkillpackError raised inside into a printed message and its exit code."""
     try:
         yield
     except SkillpackError as err:
         report_error(err)
-        sys.exit(code)
-
-
-def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator form of `errors_exit` for click commands."""
-    import functools
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with errors_exit():
-            return func(*args, **kwargs)
-
-    return wrapper
+        raise SystemExit(exit_code(err)) from None

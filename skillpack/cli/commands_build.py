@@ -9,9 +9,12 @@ from typing import Any
 
 import click
 
-from skillpack.cli import main
-from skillpack.cli._common import EXIT_FAILED, EXIT_USAGE, echo_json, errors_exit
-from skillpack.hashing import DIGEST_RE
+from skillpack.build.bundle import write_bundle
+from skillpack.build.lock import LockedSkill, LockEntry, read_lock, write_lock
+from skillpack.build.pack import pack_prepared, pack_skills, prepare_many
+from skillpack.build.verify import compare_with_lock, verify_file, verify_target
+from skillpack.cli._common import echo_json, errors_exit, finish, usage
+from skillpack.spec.digest import is_digest
 
 _EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -28,7 +31,7 @@ def _progress(total: int) -> Iterator[Any]:
         yield bar.update
 
 
-@main.command()
+@click.command()
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder to write the archives to (created if missing).")
@@ -38,8 +41,6 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool) -> None:
 
     Every skill is checked first: if any is invalid or refused, nothing is written.
     """
-    from skillpack.archive import pack_prepared, pack_skills, prepare_many
-
     with errors_exit():
         if sys.stderr.isatty():
             # a progress bar needs the total first: check every skill, then write them all
@@ -58,13 +59,11 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool) -> None:
         click.echo(f"{r.path}  {r.digest}  ({state})")
 
 
-@main.command()
+@click.command()
 @click.argument("archive", type=click.Path(exists=True, dir_okay=False))
 @_JSON
 def inspect(archive: str, as_json: bool) -> None:
     """Show the manifest of a .skill archive or of each skill of a bundle (after verifying)."""
-    from skillpack.verify import verify_file
-
     with errors_exit():
         report = verify_file(archive)
         manifests = [s.manifest.to_dict() for s in report.skills]
@@ -93,27 +92,24 @@ def inspect(archive: str, as_json: bool) -> None:
         click.echo(f"allowances: {', '.join(m['allowances']) or 'none'}")
 
 
-@main.command()
+@click.command()
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
               help="The lock file to write (atomically), e.g. skills.lock.")
 def lock(paths: tuple[str, ...], dest: str) -> None:
     """Pin each skill's digest, programs and files in a lock file an approver can diff."""
-    from skillpack.lock import LockEntry, write_lock
-    from skillpack.verify import verify_target
-
     with errors_exit():
         entries = []
         for path in paths:
             report = verify_target(path)
             for s in report.skills:
-                entries.append((s.name, LockEntry(s.digest, s.files, s.programs),
-                                s.source or path))
+                entries.append(LockedSkill(s.name, LockEntry(s.digest, s.files, s.programs),
+                                           s.source or path))
         written = write_lock(entries, dest)
     click.echo(f"locked {len(written.skills)} skill(s) in {dest}")
 
 
-@main.command()
+@click.command()
 @click.argument("targets", nargs=-1, required=True, type=_EXISTING)
 @click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
               help="Compare with the digests pinned in this lock file.")
@@ -128,16 +124,10 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
     bundle. Exit 0 when everything verifies and matches, 1 on any difference (listing the
     files added, removed or changed), 2 for misuse.
     """
-    from skillpack.lock import read_lock
-    from skillpack.verify import diff_files, verify_target
-
     if lock_file and expected:
-        click.echo("skillpack: give --lock or --digest, not both", err=True)
-        sys.exit(EXIT_USAGE)
-    if expected is not None and not DIGEST_RE.fullmatch(expected):
-        click.echo(f"skillpack: --digest {expected!r} is not 'blake3:' and 64 hex digits",
-                   err=True)
-        sys.exit(EXIT_USAGE)
+        usage("give --lock or --digest, not both")
+    if expected is not None and not is_digest(expected):
+        usage(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
     failed = False
     results: list[dict[str, Any]] = []
     with errors_exit():
@@ -157,24 +147,20 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                 click.echo(f"{state}  {report.digest}  bundle of {len(report.skills)} "
                            f"skill(s)  ({target}){why}")
             continue
+        verdicts = ({v.name: v for v in compare_with_lock(report, pins)} if pins is not None
+                    else {})
         for s in report.skills:
             result: dict[str, Any] = {"target": target, "name": s.name, "digest": s.digest,
                                       "ok": True}
             lines: list[str] = []
-            if pins is not None:
-                entry = pins.skills.get(s.name)
-                if entry is None:
-                    result.update(ok=False, reason="not in the lock file")
-                elif entry.digest != s.digest:
-                    d = diff_files(entry.files, s.files)
-                    result.update(ok=False, reason=f"digest differs from the lock's "
-                                  f"{entry.digest}", added=list(d.added),
-                                  removed=list(d.removed), changed=list(d.changed))
+            verdict = verdicts.get(s.name)
+            if verdict is not None and not verdict.ok:
+                result.update(ok=False, reason=verdict.reason)
+                if verdict.diff is not None:
+                    d = verdict.diff
+                    result.update(added=list(d.added), removed=list(d.removed),
+                                  changed=list(d.changed))
                     lines = d.lines()
-                elif list(entry.programs) != list(s.programs):
-                    # the digest covers the files, not the lock's list of programs
-                    result.update(ok=False, reason="the programs it runs differ from the "
-                                  "lock's list (the lock was edited); lock it again")
             elif expected is not None and s.digest != expected:
                 result.update(ok=False, reason=f"digest differs from {expected}")
             failed = failed or not result["ok"]
@@ -188,11 +174,10 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                         click.echo(line)
     if as_json:
         echo_json(results)
-    if failed:
-        sys.exit(EXIT_FAILED)
+    finish(failed)
 
 
-@main.command()
+@click.command()
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
               help="The bundle file to write (atomically).")
@@ -201,8 +186,6 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
 @_JSON
 def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool) -> None:
     """Bundle skill folders, folders of skills and .skill archives into one file."""
-    from skillpack.bundle import write_bundle
-
     with errors_exit():
         result = write_bundle(paths, dest, python_module=module)
     if as_json:

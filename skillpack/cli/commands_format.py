@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from skillpack.cli import main
-from skillpack.cli._common import EXIT_FAILED, EXIT_OK, echo_json, fail
+from skillpack.build.check import CheckResult, check_skill
+from skillpack.build.discover import find_skills
+from skillpack.cli._common import echo_json, fail, finish
 from skillpack.errors import SkillpackError
-from skillpack.validate import CheckResult, check_skill
 
 
-@main.command()
+@click.command()
 @click.argument("paths", nargs=-1, required=True,
                 type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
@@ -23,8 +23,6 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool) -> None:
     Exit 0 when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for
     misuse.
     """
-    from skillpack.discover import find_skills
-
     results: list[CheckResult] = []
     empty: list[str] = []
     for path in paths:
@@ -52,4 +50,4 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool) -> None:
     for path in empty:
         click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
     failed = empty or any(not r.valid for r in results)
-    raise SystemExit(EXIT_FAILED if failed else EXIT_OK)
+    finish(bool(failed))

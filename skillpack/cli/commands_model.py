@@ -6,29 +6,27 @@ from typing import BinaryIO
 
 import click
 
-from skillpack.cli import main
-from skillpack.cli._common import EXIT_FAILED, EXIT_OK, echo_json, errors_exit, fail
+from skillpack.build.load import parse_skill_file
+from skillpack.cli._common import echo_json, errors_exit, fail, finish
 from skillpack.errors import SkillError
+from skillpack.model.calls import compile, resolve
 
 _SKILL = click.argument("path", type=click.Path(exists=True, file_okay=True, dir_okay=True))
 
 
-@main.command("compile")
+@click.command("compile")
 @_SKILL
 def compile_command(path: str) -> None:
     """Print the system text for a skill: its prose, then how to call its tools.
 
     PATH is a skill folder or its SKILL.md. Exit 1 when the SKILL.md cannot be parsed.
     """
-    from skillpack.model import compile
-    from skillpack.skill import parse_skill_file
-
     with errors_exit():
         skill = parse_skill_file(path)
     click.echo(compile(skill), nl=False)
 
 
-@main.command("resolve")
+@click.command("resolve")
 @_SKILL
 @click.option("--answer", "answer", type=click.File("rb"), default="-", show_default=True,
               help="File holding the model's answer ('-' reads stdin).")
@@ -40,9 +38,6 @@ def resolve_command(path: str, answer: BinaryIO) -> None:
     stdout; exit 1 with the message for the model on stdout when the call is refused; exit 1
     when the answer holds no call or the SKILL.md cannot be parsed.
     """
-    from skillpack.model import resolve
-    from skillpack.skill import parse_skill_file
-
     with errors_exit():
         skill = parse_skill_file(path)
     try:
@@ -53,9 +48,8 @@ def resolve_command(path: str, answer: BinaryIO) -> None:
         call = resolve(skill, text)
     except SkillError as err:
         click.echo(err.message)
-        raise SystemExit(EXIT_FAILED) from None
+        finish(True)
     if call is None:
         fail("the answer holds no tool call")
     echo_json(call.to_dict())
-    raise SystemExit(EXIT_OK)
 

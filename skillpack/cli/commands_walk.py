@@ -9,8 +9,13 @@ from typing import Any
 
 import click
 
-from skillpack.cli import main
-from skillpack.cli._common import EXIT_FAILED, EXIT_OK, echo_json, report_error
+from skillpack.build.discover import find_skills
+from skillpack.build.fileset import display_path
+from skillpack.build.load import load_skill, require_valid, skill_fileset
+from skillpack.build.records import digest_skill, record_files
+from skillpack.build.records import programs as skill_programs
+from skillpack.build.verify import verify_file
+from skillpack.cli._common import echo_json, finish, report_error
 from skillpack.errors import SkillpackError
 
 _PATHS = click.argument(
@@ -22,8 +27,6 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def _skill_folders(paths: tuple[str, ...], *, archives: bool = False) -> tuple[list[Path], bool]:
     """The skill folders under every PATH (archive files kept as they are when `archives`),
     and whether some PATH held none (said on stderr)."""
-    from skillpack.discover import find_skills
-
     found: list[Path] = []
     empty = False
     for path in paths:
@@ -43,7 +46,7 @@ def _skill_folders(paths: tuple[str, ...], *, archives: bool = False) -> tuple[l
     return found, empty
 
 
-@main.command()
+@click.command()
 @_PATHS
 @_JSON
 def files(paths: tuple[str, ...], as_json: bool) -> None:
@@ -53,9 +56,6 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
     checked as pack checks it (validation, the walk, every file's content): exit 1 when pack
     would refuse it, listing every problem.
     """
-    from skillpack.fileset import display_path, load_skill, require_valid, skill_fileset
-    from skillpack.hashing import record_files
-
     folders, failed = _skill_folders(paths)
     results: list[dict[str, Any]] = []
     for index, folder in enumerate(folders):
@@ -93,18 +93,15 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
                 click.echo(f"  {path}")
     if as_json:
         echo_json(results)
-    raise SystemExit(EXIT_FAILED if failed else EXIT_OK)
+    finish(bool(failed))
 
 
-@main.command()
+@click.command()
 @_PATHS
 @_JSON
 def digest(paths: tuple[str, ...], as_json: bool) -> None:
     """Print `<digest>  <name>` for each skill (folder, SKILL.md, folder of skills, archive
     or bundle: an archive or bundle is verified member by member first)."""
-    from skillpack.hashing import digest_skill
-    from skillpack.verify import verify_file
-
     targets, failed = _skill_folders(paths, archives=True)
     results: list[dict[str, str]] = []
     for target in targets:
@@ -124,7 +121,7 @@ def digest(paths: tuple[str, ...], as_json: bool) -> None:
                 click.echo(f"{value}  {name}")
     if as_json:
         echo_json(results)
-    raise SystemExit(EXIT_FAILED if failed else EXIT_OK)
+    finish(bool(failed))
 
 
 def _missing(name: str, workdir: str | None) -> str | None:
@@ -139,7 +136,7 @@ def _missing(name: str, workdir: str | None) -> str | None:
     return None if ok else f"needs {name}, which is not an executable file in the skill"
 
 
-@main.command()
+@click.command()
 @_PATHS
 @_JSON
 @click.option(
@@ -150,9 +147,6 @@ def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
 
     Dynamic programs (named by a tool argument) are listed but never looked up.
     """
-    from skillpack.fileset import load_skill, skill_fileset
-    from skillpack.program import programs as skill_programs
-
     folders, failed = _skill_folders(paths)
     results: list[dict[str, Any]] = []
     for folder in folders:
@@ -189,4 +183,4 @@ def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
             click.echo(f"skillpack: {skill.name} {why}", err=True)
     if as_json:
         echo_json(results)
-    raise SystemExit(EXIT_FAILED if failed else EXIT_OK)
+    finish(bool(failed))

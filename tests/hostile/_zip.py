@@ -19,9 +19,9 @@ import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from skillpack.hashing import FileRecord, bundle_digest, digest_records
-from skillpack.manifest import canonical_json
-from skillpack.zipread import read_zip
+from skillpack.spec.digest import FileRecord, bundle_digest, digest_records
+from skillpack.spec.manifest import canonical_json
+from skillpack.storedzip.reader import read_zip
 
 LOCAL = struct.Struct("<IHHHHHIIIHH")
 CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")

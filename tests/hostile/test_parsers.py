@@ -22,14 +22,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import skillpack.frontmatter
-from skillpack.archive import pack
+import skillpack.skillmd.frontmatter
+from skillpack.build.pack import pack
+from skillpack.build.verify import verify_bytes
 from skillpack.errors import IntegrityError, SkillError, SkillpackError
-from skillpack.frontmatter import MAX_FRONTMATTER_BYTES, split_frontmatter
-from skillpack.model import resolve
+from skillpack.model.calls import resolve
 from skillpack.runtime import load
-from skillpack.skill import parse_skill
-from skillpack.verify import verify_bytes
+from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES, split_frontmatter
+from skillpack.skillmd.skill import parse_skill
 
 from ._util import DEMO_MD, TALLY, demo_skill, files_under
 from ._zip import build, change, members_of, reseal
@@ -195,7 +195,7 @@ def test_oversized_frontmatter_is_refused_before_yaml_sees_it(
     def never(*args: Any) -> Any:
         raise AssertionError("YAML was handed an oversized frontmatter")
 
-    monkeypatch.setattr(skillpack.frontmatter, "_load_failsafe", never)
+    monkeypatch.setattr(skillpack.skillmd.frontmatter, "_load_failsafe", never)
     big = "name: demo\ndescription: " + "x" * MAX_FRONTMATTER_BYTES + "\n"
     with TALLY.refused("parser", "frontmatter over 64 KiB", "parse_skill", SkillError,
                        "over 64 KiB"):

@@ -1,4 +1,4 @@
-"""Hostile skill folders, packed through `skillpack.archive.pack` and `skillpack pack`.
+"""Hostile skill folders, packed through `skillpack.build.pack.pack` and `skillpack pack`.
 
 Every tree is built in tmp_path. A refused tree must be refused with a `SkillpackError`
 naming each offending path and why, never block or loop, and leave nothing in the output
@@ -25,14 +25,14 @@ from typing import Any
 import pytest
 from conftest import deny_open, intercept_open
 
-import skillpack.archive
-from skillpack.archive import pack
+import skillpack.build.pack
+from skillpack.build.pack import pack
+from skillpack.build.records import hash_files as hash_files_unpatched
+from skillpack.build.records import record_files as record_files_unpatched
+from skillpack.build.verify import digest, verify_bytes, verify_file
+from skillpack.build.walk import walk
 from skillpack.errors import ArchiveError, IntegrityError, RefusedError, SkillError
-from skillpack.fileset import walk
-from skillpack.hashing import digest
-from skillpack.hashing import record_files as record_files_unpatched
 from skillpack.runtime import load
-from skillpack.verify import verify_bytes, verify_file
 
 from ._util import TALLY, demo_skill, files_under, make_tree, no_hang, run_cli
 
@@ -255,7 +255,7 @@ def _can_run_as_nobody() -> str | None:
         return "the tests do not run as root: the simulated variant covers it"
     if shutil.which("setpriv") is None:
         return "setpriv is not installed"
-    done = subprocess.run([*AS_NOBODY, sys.executable, "-c", "import skillpack.archive"],
+    done = subprocess.run([*AS_NOBODY, sys.executable, "-c", "import skillpack.build.pack"],
                           capture_output=True, cwd=REPO, check=False)
     return None if done.returncode == 0 else "nobody cannot import skillpack here"
 
@@ -274,7 +274,7 @@ def test_unreadable_file_and_folder_as_an_unprivileged_user() -> None:
         out = base / "out"
         out.mkdir()
         os.chown(out, 65534, 65534)
-        code = ("import sys\nfrom skillpack.archive import pack\nfrom skillpack.errors import "
+        code = ("import sys\nfrom skillpack.build.pack import pack\nfrom skillpack.errors import "
                 "SkillpackError\ntry:\n    pack(sys.argv[1:3], sys.argv[3])\n"
                 "except SkillpackError as e:\n"
                 "    print(sorted((p.code, p.file) for p in e.problems))\n    sys.exit(1)\n")
@@ -297,17 +297,17 @@ def _between(monkeypatch: pytest.MonkeyPatch, before: Callable[[], None] | None 
              after: Callable[[], None] | None = None) -> None:
     """Run `before` between the walk and the hashing, `after` between the hashing and the
     copy into the archive (both inside one `pack` call)."""
-    real = record_files_unpatched
+    real = hash_files_unpatched
 
-    def record_files(fileset: Any) -> Any:
+    def hash_files(fileset: Any) -> Any:
         if before is not None:
             before()
-        records = real(fileset)
+        hashed = real(fileset)
         if after is not None:
             after()
-        return records
+        return hashed
 
-    monkeypatch.setattr(skillpack.archive, "record_files", record_files)
+    monkeypatch.setattr(skillpack.build.pack, "hash_files", hash_files)
 
 
 def _to_symlink(path: Path, target: Path) -> Callable[[], None]:

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from skillpack.archive import pack
-from skillpack.bundle import write_bundle
+from skillpack.build.bundle import write_bundle
+from skillpack.build.pack import pack
 from skillpack.errors import WriteError
 
 from ._util import TALLY, demo_skill, files_under, helper_skill, run_cli

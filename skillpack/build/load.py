@@ -1,0 +1,114 @@
+"""A skill on disk: its SKILL.md read and parsed, its file set walked, its validity gated.
+
+`load_skill` (a skill folder or its SKILL.md) and `parse_skill_file` resolve a path to its
+SKILL.md in one way (`skill_md_path`); `read_regular` reads a file without blocking on a fifo
+or reading a device forever; `require_valid` is the one gate `pack`, `bundle`, `lock` and
+`included_files` put a skill through (the errors `skillpack check` reports).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from skillpack.build.fileset import FileSet
+from skillpack.build.walk import walk
+from skillpack.errors import Problem, SkillError, SkillpackError
+from skillpack.skillmd.skill import Skill, parse_skill
+from skillpack.skillmd.validate import validate_skill
+from skillpack.spec.paths import SKILL_MD
+
+__all__ = [
+    "load_skill",
+    "parse_skill_file",
+    "read_regular",
+    "require_valid",
+    "skill_fileset",
+    "skill_md_path",
+]
+
+
+def skill_md_path(path: str | os.PathLike[str]) -> str:
+    """The SKILL.md a path names: the path itself, or the SKILL.md of the folder it names
+    (a SKILL.md that is itself a folder is named as it is, to be refused when read)."""
+    found = Path(path)
+    if found.is_dir() and found.name != SKILL_MD:
+        found = found / SKILL_MD
+    return str(found)
+
+
+def load_skill(path: str | os.PathLike[str]) -> Skill:
+    """Parse the skill at `path`: a skill folder or its SKILL.md."""
+    text = os.fspath(path)
+    if not os.path.isfile(skill_md_path(text)):
+        what = "no such file or folder" if not os.path.lexists(text) else "no SKILL.md here"
+        raise SkillpackError(what, path=text, hint="give a skill folder or its SKILL.md")
+    return parse_skill_file(text)
+
+
+def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
+    """Read and parse a SKILL.md (or the SKILL.md of a skill folder)."""
+    where = skill_md_path(path)
+    try:
+        raw = read_regular(where)
+    except FileNotFoundError:
+        raise SkillError("there is no SKILL.md here", path=where,
+                         hint="a skill is a folder holding SKILL.md") from None
+    except OSError as exc:
+        raise SkillError(f"cannot read SKILL.md: {exc.strerror}", path=where) from None
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        message = f"SKILL.md is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
+        raise SkillError(message, path=where, line=line,
+                         problems=[Problem("error", "encoding", message, where, line)]) from None
+    return parse_skill(source, file=where, workdir=str(Path(where).parent))
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at `path`. Opened without blocking and checked before a
+    byte is read: a fifo would block forever, a device (``/dev/zero``) never ends. Raises
+    `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
+                    else "a device or socket")
+            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+def skill_fileset(
+    skill: Skill | str | os.PathLike[str], *, read: bool = False, keep: int = 0,
+) -> FileSet:
+    """The file set of a parsed skill (or of the skill at a path), walked with its includes
+    and secret allowances. Names only (unless `read`, see `walk`): the content check is
+    `skillpack.build.records.hash_files`."""
+    if isinstance(skill, str | os.PathLike):
+        skill = load_skill(skill)
+    if skill.workdir is None:
+        raise SkillpackError(
+            f"skill {skill.name!r} was not read from a folder, so it has no file set",
+            hint="parse it with parse_skill_file",
+        )
+    return walk(skill.workdir, skill.include_list, allow=skill.secret_allowances, read=read,
+                keep=keep)
+
+
+def require_valid(skill: Skill, *, what: str = "packed", source: str | None = None) -> None:
+    """Raise `SkillError` with every error `skillpack check` finds in `skill`."""
+    errors = [p for p in validate_skill(skill) if p.severity == "error"]
+    if errors:
+        name = skill.name or os.path.basename(os.path.normpath(source or skill.workdir or ""))
+        raise SkillError(
+            f"skill '{name}' is invalid and cannot be {what}: {errors[0].message}",
+            path=source or skill.workdir, problems=errors,
+            hint="fix what `skillpack check` reports, then try again",
+        )

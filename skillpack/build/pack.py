@@ -1,0 +1,274 @@
+"""Pack skills into content-addressed `.skill` archives (SPEC section 3).
+
+`prepare_skill` runs everything that can refuse a skill — parse, the Agent Skills rules, the
+walk, hashing and the content checks — before a byte of its archive is written, and no
+archive of a pack gets its final name until every skill has passed. `pack` writes one
+archive per skill, ``<name>-<first 16 hex digits of the digest>.skill``: a STORED zip of
+``<name>/.skillpack/manifest.json`` and ``<name>/<path>`` for every carried file, sorted,
+with fixed timestamps and 0644/0755 modes, written to a temporary file and renamed (all the
+archives of a pack together, `skillpack.build.atomic.AtomicBatch`). A small file is written from
+the bytes the walk read and hashed; a large one is streamed from disk and hashed again while
+it is copied: a file that changed since it was hashed stops the pack and leaves nothing under
+the final name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from skillpack.build.atomic import AtomicBatch
+from skillpack.build.discover import find_skills
+from skillpack.build.fileset import FileSet
+from skillpack.build.load import parse_skill_file, require_valid, skill_fileset
+from skillpack.build.members import (
+    Member,
+    Progress,
+    check_limits,
+    existing_is_current,
+    write_members,
+)
+from skillpack.build.records import hash_files
+from skillpack.errors import (
+    ArchiveError,
+    Problem,
+    RefusedError,
+    SkillError,
+    SkillpackError,
+    WriteError,
+)
+from skillpack.skillmd.programs import derive_programs
+from skillpack.skillmd.skill import Skill
+from skillpack.spec.digest import digest_records
+from skillpack.spec.manifest import MANIFEST_PATH, Manifest
+from skillpack.storedzip.writer import ZipWriter
+
+__all__ = [
+    "ARCHIVE_SUFFIX",
+    "PACK_KEEP_BYTES",
+    "PackResult",
+    "PreparedSkill",
+    "archive_name",
+    "pack",
+    "pack_prepared",
+    "pack_skills",
+    "prepare_many",
+    "prepare_skill",
+]
+
+ARCHIVE_SUFFIX = ".skill"
+
+
+@dataclass(frozen=True)
+class PreparedSkill:
+    """A skill that passed every check, ready to be written: its manifest and its files."""
+
+    source: str
+    skill: Skill
+    fileset: FileSet
+    manifest: Manifest
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def digest(self) -> str:
+        return self.manifest.digest
+
+    def members(self) -> list[Member]:
+        """The archive members of this skill, under ``<name>/``."""
+        return list(self._members)
+
+    @cached_property
+    def _members(self) -> tuple[Member, ...]:
+        prefix = f"{self.name}/"
+        manifest = self.manifest.to_bytes()
+        out = [Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest)]
+        walked = {w.path: w for w in self.fileset.files}
+        kept = self.fileset.hashed
+        for record in self.manifest.files:
+            w = walked[record.path]
+            found = kept.get(record.path)
+            if found is not None and found.walked is w and found.data is not None:
+                # the very bytes the walk read and hashed: written as they are
+                out.append(Member(prefix + record.path, record.size, record.mode == "100755",
+                                  record.blake3, data=found.data, walked=w))
+                continue
+            out.append(Member(prefix + record.path, record.size, record.mode == "100755",
+                              record.blake3, disk=os.path.join(self.fileset.root, w.disk_path),
+                              walked=w))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class PackResult:
+    """What `pack_skills` did for one skill: the archive path and whether it was written."""
+
+    name: str
+    digest: str
+    path: Path
+    written: bool
+    source: str
+
+
+def archive_name(name: str, digest: str) -> str:
+    """``<name>-<first 16 hex digits of the digest>.skill``."""
+    return f"{name}-{digest.removeprefix('blake3:')[:16]}{ARCHIVE_SUFFIX}"
+
+
+def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0) -> PreparedSkill:
+    """Parse, validate, walk and hash the skill in ``folder``; refuse it with every problem.
+
+    Raises `SkillError` when `check` finds an error in it (warnings pass), `RefusedError`
+    when its file set is refused. Up to `keep_bytes` of the files the walk read (each of at
+    most 1 MiB) stay in memory, to be written from there.
+    """
+    skill = parse_skill_file(folder)
+    require_valid(skill, source=str(folder))
+    fileset = skill_fileset(skill, read=True, keep=keep_bytes)
+    hashed = hash_files(fileset)  # the `#!` lines too, from the bytes hashed
+    records = hashed.records
+    manifest = Manifest(
+        name=skill.name,
+        description=skill.description,
+        digest=digest_records(records),
+        files=tuple(records),
+        programs=tuple(p.to_dict() for p in derive_programs(skill, hashed.shebangs)),
+        tools=tuple(t.to_dict() for t in skill.tools),
+        allowances=tuple(fileset.allowed),
+    )
+    prepared = PreparedSkill(str(folder), skill, fileset, manifest)
+    check_limits(prepared.members(), what=f"skill '{skill.name}'")
+    return prepared
+
+
+def _skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Every skill folder under ``paths``; a path holding none is an error."""
+    found: list[Path] = []
+    for path in paths:
+        folders = find_skills(Path(path))
+        if not folders:
+            raise SkillpackError("no SKILL.md found here", path=str(path),
+                                 hint="give a skill folder or a folder holding skills")
+        found.extend(folders)
+    return found
+
+
+def _refuse(failures: Sequence[SkillpackError]) -> None:
+    """Raise the one failure, or one error listing them all."""
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        problems = [p for err in failures for p in (err.problems or _as_problem(err))]
+        raise SkillpackError(
+            f"{len(failures)} skills cannot be packed: "
+            + "; ".join(str(err.path or err.message) for err in failures),
+            problems=problems)
+
+
+def prepare_many(paths: Iterable[str | os.PathLike[str]]) -> list[PreparedSkill]:
+    """Prepare every skill found under ``paths``; refuse them all at once if any is bad."""
+    prepared: list[PreparedSkill] = []
+    failures: list[SkillpackError] = []
+    for folder in _skill_folders(paths):
+        try:
+            prepared.append(prepare_skill(folder))
+        except (SkillError, RefusedError, ArchiveError) as err:
+            failures.append(err)
+    _refuse(failures)
+    return prepared
+
+
+def _as_problem(err: SkillpackError) -> tuple[Problem, ...]:
+    return (Problem("error", "refused", err.message, err.path, err.line),)
+
+
+#: How many bytes of its small files a skill keeps in memory from its walk to its archive.
+PACK_KEEP_BYTES = 32 << 20
+
+
+def pack_skills(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
+                progress: Progress | None = None) -> list[PackResult]:
+    """Pack every skill under ``paths`` into ``out_dir``; see `pack`.
+
+    Each skill is written, under a temp name, as soon as it is prepared, from the bytes its
+    walk read and hashed (up to `PACK_KEEP_BYTES` a skill; larger files are streamed from
+    disk and hashed again): each small file is read once, and one skill's files at a time are
+    held in memory. Nothing gets its final name until every skill has passed.
+    """
+    folders = _skill_folders(paths)
+    out = Path(out_dir)
+    made = not os.path.isdir(out)
+    results: list[PackResult] = []
+    failures: list[SkillpackError] = []
+    try:
+        with AtomicBatch() as batch:
+            for folder in folders:
+                try:
+                    item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES)
+                except (SkillError, RefusedError, ArchiveError) as err:
+                    failures.append(err)
+                    continue
+                if not failures:  # once one is refused, the rest are only checked
+                    if not results:
+                        _make_folder(out)
+                    results.append(_write_one(batch, item, out, progress))
+            _refuse(failures)
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()  # the folder this call made, if it is empty
+        raise
+    return results
+
+
+def pack_prepared(prepared: Sequence[PreparedSkill], out_dir: str | os.PathLike[str], *,
+                  progress: Progress | None = None) -> list[PackResult]:
+    """Write an archive for each prepared skill into ``out_dir`` (created if missing); all or
+    nothing, as `pack`."""
+    out = Path(out_dir)
+    _make_folder(out)
+    with AtomicBatch() as batch:
+        results = [_write_one(batch, item, out, progress) for item in prepared]
+    return results
+
+
+def _make_folder(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise WriteError(f"cannot create the output folder: {err.strerror}", path=str(out),
+                         hint="choose a folder you can write to") from None
+
+
+def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
+               progress: Progress | None) -> PackResult:
+    """Write the archive of `item` into `batch`, unless `out` already holds it exactly."""
+    dest = out / archive_name(item.name, item.digest)
+    if dest.is_file() and existing_is_current(dest, item.members()):
+        if progress is not None:
+            progress(sum(f.size for f in item.manifest.files))
+        return PackResult(item.name, item.digest, dest, False, item.source)
+    with batch.write(dest) as handle, ZipWriter(handle) as writer:
+        write_members(writer, item.members(), progress)
+    return PackResult(item.name, item.digest, dest, True, item.source)
+
+
+def pack(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str],
+         out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Pack each skill found under ``paths`` into ``out_dir``; return the archive paths.
+
+    Every skill is checked first; if any is invalid or refused, nothing is written (and if
+    writing one fails, the archives this call created are removed). An archive that already
+    holds, byte for byte, what would be written is left as it is.
+    """
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    return [r.path for r in pack_skills(paths, out_dir)]
+
+

@@ -1,0 +1,310 @@
+"""Verify skills: a folder, a `.skill` archive or a bundle, alone or against approved digests.
+
+An archive or bundle is loaded by the runtime (strict zip structure, manifests hashing to
+their digests, members matching manifests), then every file is hashed, the manifests and the
+index must be in canonical form, and every field a manifest declares beyond its files (name,
+description, programs, tools, allowances) is re-derived from the verified SKILL.md and must
+be equal. Carried files are checked against the secret rules again, and SKILL.md against the
+Agent Skills rules: an archive built by hand cannot smuggle what `pack` refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
+
+from skillpack.build.load import read_regular
+from skillpack.build.lock import Lock
+from skillpack.build.pack import prepare_many
+from skillpack.build.records import digest_skill
+from skillpack.build.secrets import contains_private_key, secret_name_reason
+from skillpack.errors import IntegrityError, Problem, SkillpackError
+from skillpack.runtime import Bundle, load
+from skillpack.skillmd.validate import validate_skill
+from skillpack.spec.bundle_index import BUNDLE_INDEX
+from skillpack.spec.digest import FileRecord
+from skillpack.spec.manifest import MANIFEST_PATH, Manifest, canonical_json
+from skillpack.spec.paths import SKILL_MD
+from skillpack.storedzip.layout import CENTRAL
+from skillpack.storedzip.writer import ByteComparer, ZipWriter
+
+if TYPE_CHECKING:
+    from skillpack.storedzip.reader import ZipIndex
+
+__all__ = [
+    "FileDiff",
+    "LockVerdict",
+    "SkillReport",
+    "VerifyReport",
+    "archive_digest",
+    "compare_with_lock",
+    "diff_files",
+    "digest",
+    "verify_bytes",
+    "verify_file",
+    "verify_folder",
+    "verify_target",
+]
+
+
+
+@dataclass(frozen=True)
+class SkillReport:
+    """One verified skill: its name, digest and files, and where it was found (``source``:
+    its folder, or the archive or bundle file)."""
+
+    name: str
+    digest: str
+    files: tuple[FileRecord, ...]
+    programs: tuple[dict[str, Any], ...]
+    manifest: Manifest
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What was verified: a folder, an archive or a bundle, and each of its skills."""
+
+    target: str
+    kind: str
+    skills: tuple[SkillReport, ...]
+    digest: str | None = None  # the bundle digest, for bundles and archives
+    loaded: Bundle | None = field(default=None, compare=False, repr=False)  # what was verified
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """Paths added, removed or changed between an approved file list and the actual one."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        return ([f"  added:   {p}" for p in self.added]
+                + [f"  removed: {p}" for p in self.removed]
+                + [f"  changed: {p}" for p in self.changed])
+
+
+def diff_files(expected: Iterable[FileRecord], actual: Iterable[FileRecord]) -> FileDiff:
+    """Compare two file lists by path (changed: other bytes, size or mode)."""
+    old = {r.path: r for r in expected}
+    new = {r.path: r for r in actual}
+
+    def key(p: str) -> bytes:
+        return p.encode("utf-8")
+
+    return FileDiff(
+        added=tuple(sorted(set(new) - set(old), key=key)),
+        removed=tuple(sorted(set(old) - set(new), key=key)),
+        changed=tuple(sorted((p for p in set(old) & set(new) if old[p] != new[p]), key=key)),
+    )
+
+
+@dataclass(frozen=True)
+class LockVerdict:
+    """Whether one verified skill matches what a lock file approved, and if not, why."""
+
+    name: str
+    digest: str
+    ok: bool
+    reason: str | None = None
+    diff: FileDiff | None = None
+
+
+def compare_with_lock(report: VerifyReport, lock: Lock) -> list[LockVerdict]:
+    """Each skill of `report` against `lock`: approved with the same digest and programs, or
+    not in the lock, or with a different digest (and which files differ)."""
+    verdicts: list[LockVerdict] = []
+    for s in report.skills:
+        entry = lock.skills.get(s.name)
+        if entry is None:
+            verdicts.append(LockVerdict(s.name, s.digest, False, "not in the lock file"))
+        elif entry.digest != s.digest:
+            verdicts.append(LockVerdict(
+                s.name, s.digest, False, f"digest differs from the lock's {entry.digest}",
+                diff_files(entry.files, s.files)))
+        elif list(entry.programs) != list(s.programs):
+            # the digest covers the files, not the lock's list of programs
+            verdicts.append(LockVerdict(
+                s.name, s.digest, False, "the programs it runs differ from the lock's list "
+                "(the lock was edited); lock it again"))
+        else:
+            verdicts.append(LockVerdict(s.name, s.digest, True))
+    return verdicts
+
+
+def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
+    """Check every skill under a folder as `pack` would, and report their digests."""
+    prepared = prepare_many([path])
+    return VerifyReport(os.fspath(path), "folder", tuple(
+        SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
+                    p.source)
+        for p in prepared))
+
+
+def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
+    """Verify a `.skill` archive or a bundle file completely."""
+    where = os.fspath(path)
+    try:
+        data = read_regular(where)  # a fifo or a device named as an archive must not hang
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=where) from None
+    return verify_bytes(data, source=where)
+
+
+def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
+    """A folder is checked like `pack` checks it; a file is verified as an archive/bundle."""
+    return verify_file(path) if os.path.isfile(path) else verify_folder(path)
+
+
+def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:
+    """Verify an archive or bundle held in memory; raise listing every difference."""
+    bundle = load(data, source=source)
+    bundle.verify_all()
+    index = bundle.zip_index
+    problems: list[Problem] = []
+    if bundle.kind == "bundle":
+        entry = index.get(BUNDLE_INDEX)
+        assert entry is not None
+        raw = bytes(index.data(entry))
+        if canonical_json(json.loads(raw)) != raw:
+            problems.append(Problem("error", "index-not-canonical", "the bundle index is not "
+                                    "in canonical form: it was altered after bundling",
+                                    BUNDLE_INDEX))
+    reports: list[SkillReport] = []
+    for name in bundle.names:
+        loaded = bundle[name]
+        member = f"{name}/{MANIFEST_PATH}"
+        entry = index.get(member)
+        assert entry is not None
+        if loaded.manifest.to_bytes() != bytes(index.data(entry)):
+            problems.append(Problem("error", "manifest-not-canonical", "the manifest is not in "
+                                    "canonical form: it was altered after packing", member))
+        try:
+            problems.extend(_rederive(loaded, member))
+        except SkillpackError as err:
+            problems.extend(err.problems or [Problem("error", "skill-md", err.message, member)])
+        reports.append(SkillReport(name, loaded.digest, loaded.manifest.files,
+                                   loaded.manifest.programs, loaded.manifest, source))
+    problems.extend(_zip_problems(index, data))
+    if problems:
+        raise IntegrityError(
+            f"{problems[0].file}: {problems[0].message}"
+            + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""),
+            path=source, problems=problems,
+            hint="do not use it; rebuild it from the skill with `skillpack pack`")
+    return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest, bundle)
+
+
+# Where the fields of a header lie, for saying which one was altered: (start, end, label).
+_Fields = tuple[tuple[int, int, str], ...]
+_LOCAL_FIELDS: _Fields = (
+    (4, 6, "version needed"), (6, 8, "flags"), (8, 10, "method"), (10, 14, "timestamp"),
+    (14, 18, "CRC-32"), (18, 26, "sizes"))
+_CENTRAL_FIELDS: _Fields = (
+    (4, 6, "version made by"), (6, 8, "version needed"), (8, 10, "flags"), (10, 12, "method"),
+    (12, 16, "timestamp"), (16, 20, "CRC-32"), (20, 28, "sizes"), (36, 38, "internal attributes"),
+    (38, 42, "external attributes (the file mode)"), (42, 46, "offset"))
+
+
+def _zip_problems(index: ZipIndex, data: bytes | memoryview) -> list[Problem]:
+    """Refuse a zip that is not byte for byte what `ZipWriter` writes for its members.
+
+    The reader checks the structure; this also covers what it leaves alone (each CRC-32, the
+    "made by" system, the file modes an unzip applies), so that an unzip of a verified
+    archive gives exactly the 0644/0755 files `pack` wrote.
+    """
+    view = memoryview(data).cast("B")
+    comparer = ByteComparer(lambda offset, size: view[offset : offset + size], len(view))
+    try:
+        with ZipWriter(cast(BinaryIO, comparer)) as writer:
+            for entry in index.entries:
+                # a zero-copy slice: ZipWriter only takes its length, its CRC-32 and its bytes
+                writer.add_bytes(entry.name, cast(bytes, index.data(entry)),
+                                 executable=entry.executable)
+    except ByteComparer.Differs:
+        pass
+    if comparer.same:
+        return []
+    first = min(comparer.diffs, default=min(comparer.end, len(view)))
+    last = index.entries[-1] if len(index) else None
+    cd_at = last.data_offset + last.size if last is not None else 0
+    if first < cd_at:
+        entry = max((e for e in index.entries if e.header_offset <= first),
+                    key=lambda e: e.header_offset)
+        member: str | None = entry.name
+        at, fields, where = first - entry.header_offset, _LOCAL_FIELDS, "local header"
+    else:
+        member, at, fields, where = None, first - cd_at, _CENTRAL_FIELDS, "central directory"
+        for entry in index.entries:
+            size = CENTRAL.size + len(entry.name.encode("utf-8"))
+            if at < size:
+                member = entry.name
+                break
+            at -= size
+    if member is None:
+        return [Problem("error", "zip-not-canonical", f"the zip end record is not what "
+                        f"skillpack writes (at byte {first}): the archive was altered")]
+    which = next((label for lo, hi, label in fields if lo <= at < hi), "name")
+    return [Problem("error", "zip-not-canonical", f"member {member!r}: {where} field "
+                    f"'{which}' differs from what skillpack writes (byte {first}): the archive "
+                    "was altered after packing", member)]
+
+
+def _rederive(loaded: Any, member: str) -> list[Problem]:
+    """Compare the manifest's declared fields with what the verified SKILL.md gives."""
+    problems: list[Problem] = []
+    skill, manifest = loaded.skill, loaded.manifest
+    for problem in validate_skill(skill):
+        if problem.severity == "error" and problem.code != "name-mismatch":
+            problems.append(problem)
+    paths = {r.path for r in manifest.files}
+    allowances = tuple(sorted(
+        {unicodedata.normalize("NFC", a) for a in skill.secret_allowances} & paths,
+        key=lambda p: p.encode("utf-8")))
+    derived = {
+        "description": skill.description,
+        "programs": [p.to_dict() for p in loaded.programs],
+        "tools": [t.to_dict() for t in skill.tools],
+        "allowances": list(allowances),
+    }
+    declared = manifest.to_dict()
+    for key, value in derived.items():
+        if json.dumps(declared[key], sort_keys=True) != json.dumps(value, sort_keys=True):
+            problems.append(Problem(
+                "error", "manifest-field", f"manifest field '{key}' of '{loaded.name}' does "
+                "not match what its SKILL.md and files give", member))
+    for record in manifest.files:
+        if record.path in allowances:
+            continue
+        reason = secret_name_reason(record.path)
+        if reason is None and contains_private_key(loaded.file(record.path).bytes()):
+            reason = "it holds a PEM private key"
+        if reason is not None:
+            problems.append(Problem("error", "secret", f"'{record.path}' is a secret file "
+                                    f"({reason}) that no allowance covers",
+                                    f"{loaded.name}/{record.path}"))
+    return problems
+
+
+def digest(path: str | os.PathLike[str]) -> str:
+    """The digest of a skill folder, its SKILL.md, or a packed `.skill` archive."""
+    name = os.fspath(path)
+    if os.path.isfile(name) and os.path.basename(name) != SKILL_MD:
+        return archive_digest(name)
+    return digest_skill(name)[1]
+
+
+def archive_digest(path: str | os.PathLike[str]) -> str:
+    """The digest of a packed `.skill` archive, after verifying it member by member."""
+    report = verify_file(path)
+    if len(report.skills) != 1:
+        raise SkillpackError("this is a bundle of several skills, not one archive",
+                             path=os.fspath(path), hint="use `skillpack digest` on a .skill")
+    return report.skills[0].digest
+

@@ -1,0 +1,454 @@
+"""The walk of a skill folder (SPEC section 1): list its folders, classify every entry,
+apply the leave-out rules and the name checks, and collect every problem, raised once as a
+`RefusedError`.
+
+Iterative (a tree 1,000 folders deep is fine), it never follows a symlink: each folder is
+opened without following a link and listed through that descriptor, each entry classified
+from the directory entry and ``lstat`` facts, so a fifo cannot block it and a symlink loop
+cannot trap it. A walk that reads (`Walker(root, read=True)`) opens each regular file it
+lists, relative to its folder's descriptor and without following a link or blocking, takes
+its facts from ``fstat`` and hashes it through that same descriptor.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import unicodedata
+from collections.abc import Callable, Sequence
+
+from skillpack.build import secrets
+from skillpack.build.fileset import FileSet, HashedFile, LeftOut, WalkedFile, display_path
+from skillpack.build.ignore import (
+    MANIFEST_DIR,
+    SKILLIGNORE,
+    SkillIgnore,
+    left_out_rule,
+    read_skillignore,
+)
+from skillpack.build.readfile import (
+    DIR_FLAGS,
+    HEAD,
+    LARGE_FILE,
+    OPEN_FLAGS,
+    ROOT_FLAGS,
+    small_file_reader,
+)
+from skillpack.errors import Problem, RefusedError, SkillpackError
+from skillpack.spec.paths import SKILL_MD, collision_key, sort_key
+from skillpack.spec.shebang import shebang_line
+
+__all__ = ["KEEP_FILE", "Walker", "walk"]
+
+#: The largest file whose bytes a reading walk keeps (within its `keep` budget) for `pack` to
+#: write without reading it again: files written in one go by the zip writer.
+KEEP_FILE = 1 << 20
+
+_LEAVE_OUT_HINT = "or leave it out with a line in .skillignore"
+
+
+class Walker:
+    """One walk of the skill folder `root`: what it carries, leaves out, and every problem."""
+
+    def __init__(self, root: str, read: bool = False, keep: int = 0) -> None:
+        self.root = root
+        # when reading: the hasher of small open files, and what it found
+        self.reader: Callable[[int, int], tuple[str, bool, bytes] | None] | None = None
+        self.hashed: dict[str, HashedFile] = {}
+        self.keep = keep  # bytes of read files still to keep (files up to KEEP_FILE each)
+        if read:
+            self.reader = small_file_reader()
+        self.files: dict[str, WalkedFile] = {}
+        self.left_out: dict[str, LeftOut] = {}
+        self.problems: dict[tuple[str, str], Problem] = {}
+        self.ignore: SkillIgnore | None = None
+        self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
+        self._renamed = False  # whether a carried file's name on disk is not NFC
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def problem(self, code: str, path: str, message: str) -> None:
+        shown = display_path(path)
+        self.problems.setdefault((code, shown), Problem("error", code, message, file=shown))
+
+    def leave_out(self, path: str, rule: str) -> None:
+        self.left_out.setdefault(path, LeftOut(display_path(path), rule))
+
+    def _full(self, rel: str) -> str:
+        return os.path.join(self.root, rel) if rel else self.root
+
+    # -- rules -------------------------------------------------------------------------------
+
+    def load_skillignore(self) -> None:
+        self.ignore, problem = read_skillignore(self.root)
+        if problem is not None:
+            self.problem(*problem)
+
+    def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
+        """Why `rel` is left out, or None when it is walked."""
+        return left_out_rule(rel, name, is_dir, self.ignore)
+
+    # -- entries -----------------------------------------------------------------------------
+
+    def _check_name(self, rel: str, name: str) -> None:
+        if name.isascii() and name.isprintable() and "\\" not in name:
+            return  # the common case, and a fast one: nothing below can apply
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            self.problem(
+                "unportable-name", rel, "the name is not valid UTF-8; rename it with UTF-8 text"
+            )
+            return
+        if not name.isprintable() and any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in name):
+            self.problem(
+                "unportable-name", rel, "the name holds a control character; rename it"
+            )
+        if "\\" in name:
+            self.problem(
+                "unportable-name", rel, "the name holds a backslash, a folder separator on "
+                "Windows; rename it"
+            )
+
+    def add_file(self, rel: str, st: os.stat_result) -> WalkedFile:
+        path = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
+        mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
+        self._renamed |= path != rel
+        if path in self.files and self.files[path].disk_path != rel:
+            self._shadowed.append(self.files[path].disk_path)  # an NFC twin: see check_names
+        walked = self.files[path] = WalkedFile(
+            path, st.st_size, mode, st.st_dev, st.st_ino, None if path == rel else rel
+        )
+        return walked
+
+    def read_file(self, rel: str, name: str, dir_fd: int | None,
+                  seen: os.stat_result | None = None) -> None:
+        """Add the regular file `name` of the folder open as `dir_fd` (or at the path `name`)
+        from what ``fstat`` tells of it once opened, and hash it (when small) through that
+        same descriptor. With `seen` (its ``lstat``), it must be that very file."""
+        try:
+            fd = os.open(name, OPEN_FLAGS, dir_fd=dir_fd)
+        except OSError as err:
+            if err.errno == errno.ELOOP:  # a link now, since the listing
+                self.other(rel, stat.S_IFLNK)
+            else:
+                self.problem("unreadable", rel, f"cannot open it ({err.strerror})")
+            return
+        try:
+            st = os.fstat(fd)
+            mode, size = st.st_mode, st.st_size
+            if not stat.S_ISREG(mode):
+                self.other(rel, mode)
+                return
+            if seen is not None and (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
+                self.problem("changed", rel, "changed while being read (it is not the file "
+                             "the walk saw); try again")
+                return
+            if rel.isascii() and rel not in self.files:  # add_file's common case, inline
+                walked = self.files[rel] = WalkedFile(
+                    rel, size, "100755" if mode & stat.S_IXUSR else "100644", st.st_dev,
+                    st.st_ino,
+                )
+            else:
+                walked = self.add_file(rel, st)
+            if size < LARGE_FILE and self.reader is not None:
+                try:
+                    found = self.reader(fd, size)
+                except OSError:
+                    found = None
+                if found is not None:  # else read again by hash_files, which says why
+                    data: bytes | None = None
+                    if size <= KEEP_FILE and size <= self.keep:
+                        data = found[2]
+                        self.keep -= size
+                    shebang = (shebang_line(found[2][:HEAD]) if walked.mode == "100755"
+                               else None)
+                    self.hashed[walked.path] = HashedFile(walked, found[0], found[1], data,
+                                                          shebang)
+        finally:
+            os.close(fd)
+
+    def other(self, rel: str, st_mode: int) -> None:
+        """A walked entry that is neither a regular file nor a folder."""
+        if stat.S_ISLNK(st_mode):
+            self.problem(
+                "symlink", rel, "is a symbolic link; skillpack never carries or follows links. "
+                f"Replace it with a copy of its target, {_LEAVE_OUT_HINT}"
+            )
+            return
+        kind = (
+            "a fifo (named pipe)" if stat.S_ISFIFO(st_mode)
+            else "a socket" if stat.S_ISSOCK(st_mode)
+            else "a character device" if stat.S_ISCHR(st_mode)
+            else "a block device" if stat.S_ISBLK(st_mode)
+            else "not a regular file or folder"
+        )
+        self.problem(
+            "special-file", rel, f"is {kind}; a skill carries regular files only. "
+            f"Remove it, {_LEAVE_OUT_HINT}"
+        )
+
+    def walk_tree(self, start: str, seen: os.stat_result | None = None) -> None:
+        """Every file under folder `start` ('' for the root; `seen`, its ``lstat``), without
+        recursion."""
+        stack: list[tuple[str, tuple[int, int] | None]] = [
+            (start, None if seen is None else (seen.st_dev, seen.st_ino))]
+        while stack:
+            rel, expected = stack.pop()
+            try:
+                # listed and stat'ed through one descriptor: each entry's lstat is then
+                # relative to it, and a folder swapped for a link is not followed
+                dir_fd = os.open(self._full(rel), DIR_FLAGS if rel else ROOT_FLAGS)
+            except OSError as err:
+                self._unlistable(rel, err)
+                continue
+            try:
+                # opened by its path: the very folder its parent's listing saw (a folder on
+                # the way swapped for a link since would lead elsewhere)
+                st = os.fstat(dir_fd)
+                if expected is not None and (st.st_dev, st.st_ino) != expected:
+                    self.problem("changed", rel, "was replaced while the walk read it (it is "
+                                 "not the folder the walk saw); try again")
+                    continue
+                self._walk_listing(rel, dir_fd, stack)
+            except OSError as err:
+                self._unlistable(rel, err)
+            finally:
+                os.close(dir_fd)
+
+    def _unlistable(self, rel: str, err: OSError) -> None:
+        self.problem(
+            "unreadable", rel or ".", f"cannot list this folder ({err.strerror}); "
+            f"make it readable, {_LEAVE_OUT_HINT}"
+        )
+
+    def _walk_listing(self, rel: str, dir_fd: int,
+                      stack: list[tuple[str, tuple[int, int] | None]]) -> None:
+        """The entries of the folder `rel`, open as `dir_fd`: files added, folders stacked."""
+        with os.scandir(dir_fd) as listing:
+            entries = list(listing)
+        ignore, files, is_reg, exec_bit = self.ignore, self.files, stat.S_ISREG, stat.S_IXUSR
+        reading, read_file = self.reader is not None, self.read_file
+        prefix = f"{rel}/" if rel else ""
+        for entry in entries:
+            name = entry.name
+            child = prefix + name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)  # False for a symlink
+                why = left_out_rule(child, name, is_dir, ignore)
+                if why is not None:
+                    self.leave_out(child + "/" if is_dir else child, why)
+                elif is_dir:
+                    st = entry.stat(follow_symlinks=False)  # of this folder (a few a tree)
+                    stack.append((child, (st.st_dev, st.st_ino)))
+                elif reading and entry.is_file(follow_symlinks=False):
+                    read_file(child, name, dir_fd)
+                else:
+                    st = entry.stat(follow_symlinks=False)
+                    mode = st.st_mode
+                    if not is_reg(mode):
+                        self.other(child, mode)
+                    elif child.isascii() and child not in files:  # add_file's common case
+                        files[child] = WalkedFile(
+                            child, st.st_size, "100755" if mode & exec_bit else "100644",
+                            st.st_dev, st.st_ino,
+                        )
+                    else:
+                        self.add_file(child, st)
+            except OSError as err:
+                self.problem("unreadable", child, f"cannot stat it ({err.strerror})")
+
+    def walk_include(self, entry: str) -> None:
+        """One declared include: a file, or every file under a folder."""
+        shown = entry
+        if not entry:
+            self.problem("include-missing", shown, "an include entry is empty; remove it")
+            return
+        if entry.startswith("~"):
+            self.problem(
+                "include-home", shown, "an include may not start with '~'; name a path "
+                "inside the skill folder"
+            )
+            return
+        if entry.startswith(("/", "\\")) or (len(entry) > 1 and entry[1] == ":"):
+            self.problem(
+                "include-absolute", shown, "an include must be a path relative to the skill "
+                "folder, not an absolute path"
+            )
+            return
+        if "\\" in entry:
+            self.problem("unportable-name", shown, "write include paths with '/', not '\\'")
+            return
+        segments = entry.split("/")
+        if ".." in segments:
+            self.problem(
+                "include-dotdot", shown, "an include may not contain a '..' segment; a skill "
+                "carries only what is inside its folder"
+            )
+            return
+        parts = [s for s in segments if s not in ("", ".")]
+        rel = ""
+        for index, name in enumerate(parts):
+            rel = f"{rel}/{name}" if rel else name
+            last = index == len(parts) - 1
+            try:
+                st = os.lstat(self._full(rel))
+            except (FileNotFoundError, NotADirectoryError):
+                self.problem(
+                    "include-missing", shown, f"the declared include {entry!r} does not exist "
+                    "in the skill folder; fix the path or remove it from includes"
+                )
+                return
+            except OSError as err:
+                self.problem("unreadable", rel, f"cannot stat it ({err.strerror})")
+                return
+            is_dir = stat.S_ISDIR(st.st_mode)
+            why = self.rule(rel, name, is_dir)
+            if why is not None:
+                self.leave_out(rel + "/" if is_dir else rel, why)
+                return
+            if is_dir:
+                if last:
+                    self.walk_tree(rel, st)
+                continue
+            if last and stat.S_ISREG(st.st_mode):
+                if self.reader is not None:  # by its path: the very file lstat saw
+                    self.read_file(rel, self._full(rel), None, st)
+                else:
+                    self.add_file(rel, st)
+            elif stat.S_ISLNK(st.st_mode) or last:
+                self.other(rel, st.st_mode)
+            else:
+                self.problem(
+                    "include-missing", shown, f"{rel!r} is not a folder, so the declared "
+                    f"include {entry!r} does not exist; fix the path"
+                )
+            return
+        if not parts:
+            self.walk_tree("")
+
+    # -- whole-set checks --------------------------------------------------------------------
+
+    def check_names(self) -> None:
+        """Check the name of every carried file and of every folder above one: portable, and
+        no two siblings naming the same path after case folding or NFC normalisation."""
+        rels = list(self.files) + self._shadowed  # the paths, and where not NFC, disk names
+        if self._renamed:
+            rels = [f.disk_path for f in self.files.values()] + self._shadowed
+        folders: set[str] = set()
+        for rel in rels:  # every folder holding a carried file, at any depth
+            parent = rel.rpartition("/")[0]
+            while parent and parent not in folders:
+                folders.add(parent)
+                parent = parent.rpartition("/")[0]
+        every = rels + sorted(folders)
+        text = "".join(every)
+        plain = text.isascii() and text.isprintable() and "\\" not in text
+        if plain and len({rel.lower() for rel in every}) == len(every):
+            return  # the common case, checked at once: nothing below can apply
+        children: dict[str, dict[str, set[str]]] = {}  # parent -> folded name -> names
+        for rel in every:
+            parent, _, name = rel.rpartition("/")
+            if not plain:
+                self._check_name(rel, name)
+            children.setdefault(parent, {}).setdefault(collision_key(name), set()).add(name)
+        for parent, folded in sorted(children.items()):
+            for names in folded.values():
+                if len(names) < 2:
+                    continue
+                a, b = sorted(names, key=sort_key)[:2]
+                same_nfc = unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
+                how = "after Unicode NFC normalisation" if same_nfc else "after case folding"
+                path_a = f"{parent}/{a}" if parent else a
+                path_b = f"{parent}/{b}" if parent else b
+                self.problem(
+                    "name-collision", path_b, f"names the same path as {display_path(path_a)!r} "
+                    f"{how}; they would overwrite each other on macOS or Windows. Rename one"
+                )
+
+    def check_secrets(self, allow: Sequence[str]) -> tuple[str, ...]:
+        allowed: set[str] = set()
+        for raw in allow:
+            path = unicodedata.normalize("NFC", raw.strip().removeprefix("./"))
+            if path in self.files:
+                allowed.add(path)
+            else:
+                self.problem(
+                    "allow-unused", path, "skillpack-allow-secrets names a path the skill does "
+                    "not carry; fix the path or remove it from the allowance"
+                )
+        for path in secrets.secret_name_candidates(list(self.files)):
+            if path in allowed:
+                continue
+            reason = secrets.secret_name_reason(path)
+            if reason is not None:
+                self.problem(
+                    "secret", path, f"{reason}; skillpack refuses to carry secrets. Remove it, "
+                    f"{_LEAVE_OUT_HINT}; if it holds no secret, allow it in the frontmatter "
+                    f"with metadata: {{skillpack-allow-secrets: \"{path}\"}}"
+                )
+        return tuple(sorted(allowed, key=sort_key))
+
+
+def walk(
+    root: str | os.PathLike[str],
+    includes: Sequence[str] | None = None,
+    *,
+    allow: Sequence[str] = (),
+    read: bool = False,
+    keep: int = 0,
+) -> FileSet:
+    """The file set of the skill folder `root` (SPEC section 1).
+
+    `includes` is the frontmatter's declared entries (None: carry every file). `allow` lists
+    paths let past the secret checks. Raises `RefusedError` listing every problem at once.
+    With `read`, each small regular file found by listing a folder is opened as it is found,
+    described by ``fstat`` instead of ``lstat``, and hashed on the spot (`FileSet.read`):
+    what `digest` and `pack` do, saving a second look at every file. Up to `keep` bytes of
+    those files (each of at most 1 MiB) are kept in `FileSet.read` for `pack` to write.
+    """
+    root_str = os.fspath(root)
+    if not os.path.isdir(root_str):
+        raise SkillpackError(
+            "not a folder", path=root_str, hint="give the path of a skill folder"
+        )
+    walker = Walker(root_str, read, keep)
+    walker.load_skillignore()
+    if includes is None:
+        walker.walk_tree("")
+    else:
+        for name in (SKILLIGNORE, MANIFEST_DIR):
+            full = os.path.join(root_str, name)
+            if os.path.lexists(full):
+                is_dir = os.path.isdir(full) and not os.path.islink(full)
+                why = walker.rule(name, name, is_dir)
+                assert why is not None
+                walker.leave_out(name + "/" if is_dir else name, why)
+        seen: set[str] = set()
+        for entry in (SKILL_MD, *includes):
+            entry = entry.strip()
+            if entry not in seen:
+                seen.add(entry)
+                walker.walk_include(entry)
+    walker.check_names()
+    allowed = walker.check_secrets(allow)
+    if walker.problems:
+        problems = sorted(walker.problems.values(), key=lambda p: (sort_key(p.file or ""), p.code))
+        count = len(problems)
+        raise RefusedError(
+            f"the file set was refused: {count} problem{'s' if count > 1 else ''}",
+            path=root_str,
+            hint="fix every listed path, then try again",
+            problems=problems,
+        )
+    paths = list(walker.files)
+    if "".join(paths).isascii():  # ASCII strings sort as their UTF-8 bytes do
+        paths.sort()
+    else:
+        paths.sort(key=sort_key)
+    files = tuple(map(walker.files.__getitem__, paths))
+    left_out = tuple(sorted(walker.left_out.values(), key=lambda x: sort_key(x.path)))
+    return FileSet(root=root_str, files=files, left_out=left_out, allowed=allowed,
+                   hashed=walker.hashed)
+

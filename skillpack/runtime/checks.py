@@ -1,0 +1,301 @@
+"""The checks `skillpack.runtime.load` runs on a bundle or archive before serving anything.
+
+Three levels:
+
+* the layout (`single_skill_folder`, `skill_spans`; the index itself is checked by
+  `skillpack.spec.bundle_index.read_index`): every member under a listed skill's folder,
+  each skill with its manifest member;
+* one skill (`check_packed_skill`): its manifest parsed, named after its folder, hashing to its
+  digest, equal to the index's digest, and its members exactly the manifest's files with the
+  recorded sizes and modes;
+* the approved digests (`approved_digests`, `check_expect`).
+
+Problems are collected in a `Problems` and raised once, listing them all.
+"""
+
+from __future__ import annotations
+
+# `_collections_abc.Mapping` is `collections.abc.Mapping`; importing it from there spares
+# the cold start `collections` and its imports (about 1.4 ms). Neither `json` (see
+# `load_json`), `typing` nor `dataclasses` at run time.
+from _collections_abc import Mapping
+from bisect import bisect_left
+
+from skillpack._record import Record
+from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackError
+from skillpack.runtime.skill import LoadedSkill
+from skillpack.spec.bundle_index import ALTERED, BUNDLE_INDEX, HINT
+from skillpack.spec.digest import digest_columns, is_digest
+from skillpack.spec.manifest import (
+    MANIFEST_PATH,
+    Manifest,
+    check_format,
+    checked_fields,
+    load_json,
+)
+from skillpack.spec.paths import SKILL_MD
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
+
+    from skillpack.runtime.skill import FileEntry
+    from skillpack.storedzip.reader import ZipIndex
+
+__all__ = [
+    "Problems",
+    "SkillSpan",
+    "approved_digests",
+    "check_expect",
+    "check_packed_skill",
+    "check_skill_in_bulk",
+    "single_skill_folder",
+    "skill_spans",
+]
+
+
+class SkillSpan(Record):
+    """Where a listed skill's members are (``names[start:end]`` of the sorted zip index), and
+    its digest in the bundle index (None for a single archive)."""
+
+    digest: str | None
+    start: int
+    end: int
+
+
+class Problems:
+    """Problems found while checking, collected so that one error lists them all."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.found: list[tuple[type[SkillpackError], Problem, str | None]] = []
+
+    def add(self, kind: type[SkillpackError], code: str, message: str, member: str | None = None,
+            hint: str | None = None) -> None:
+        self.found.append((kind, Problem("error", code, message, member), hint))
+
+    def take(self, exc: SkillpackError, code: str, member: str) -> None:
+        message = exc.message if member in exc.message else f"member {member!r}: {exc.message}"
+        self.add(type(exc), code, message, member, exc.hint)
+
+    def error(self) -> SkillpackError | None:
+        """One error of the first problem's kind, listing every problem; None if none."""
+        if not self.found:
+            return None
+        kind, first, hint = self.found[0]
+        more = len(self.found) - 1
+        message = first.message + (f" (and {more} more problem{'s' if more > 1 else ''})"
+                                   if more else "")
+        return kind(message, path=self.source, hint=hint or HINT,
+                    problems=[problem for _, problem, _ in self.found])
+
+    def raise_any(self) -> None:
+        error = self.error()
+        if error is not None:
+            raise error
+
+
+def single_skill_folder(names: tuple[str, ...], source: str) -> str:
+    """The one top folder of a single `.skill` archive."""
+    loose = [name for name in names if "/" not in name]
+    if loose:
+        raise ArchiveError(f"member {loose[0]!r} is outside the skill's folder (a .skill "
+                           "archive holds one top folder)", path=source, hint=HINT)
+    heads = sorted({name.partition("/")[0] for name in names})
+    if len(heads) != 1:
+        found = ", ".join(heads) if heads else "no members at all"
+        raise ArchiveError(f"a .skill archive holds one top folder; found {found}",
+                           path=source, hint=HINT)
+    return heads[0]
+
+
+def skill_spans(
+    names: tuple[str, ...], listed: list[tuple[str, str | None]], bundle: bool, source: str,
+) -> dict[str, SkillSpan]:
+    """Where each listed skill's members are; refuse members outside every listed skill and
+    skills without a manifest member. `names` is sorted, so a skill's members are contiguous."""
+    spans: dict[str, SkillSpan] = {}
+    owned = 1 if bundle else 0  # the index
+    problems = Problems(source)
+    for name, digest in listed:
+        start = bisect_left(names, name + "/")
+        end = bisect_left(names, name + "0", start)  # "0" follows "/"
+        spans[name] = SkillSpan(digest, start, end)
+        owned += end - start
+        manifest = f"{name}/{MANIFEST_PATH}"
+        at = bisect_left(names, manifest, start, end)
+        if at == end or names[at] != manifest:
+            problems.add(ArchiveError, "manifest-missing",
+                         f"skill '{name}' has no manifest member {manifest!r}", manifest)
+    if owned != len(names):
+        for member in names:
+            head = member.partition("/")[0]
+            if member != BUNDLE_INDEX and head not in spans:
+                problems.add(ArchiveError, "member-outside", f"member {member!r} is outside "
+                             "every skill the bundle lists", member)
+    problems.raise_any()
+    return spans
+
+
+def check_packed_skill(
+    index: ZipIndex, view: memoryview, name: str, span: SkillSpan, problems: Problems, source: str,
+) -> LoadedSkill | None:
+    """Check one skill's manifest and members; return it, or None with `problems` said."""
+    skill = check_skill_in_bulk(index, view, name, span, source)
+    if skill is not None:
+        return skill
+    listed = span.digest
+    before = len(problems.found)
+    member = f"{name}/{MANIFEST_PATH}"
+    where = f"{source}/{member}"
+    entry = index.get(member)
+    assert entry is not None  # skill_spans() checked it
+    try:
+        manifest = Manifest.from_bytes(index.data(entry), source=where)
+    except SkillpackError as exc:
+        problems.take(exc, "manifest-invalid", member)
+        return None
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        problems.add(ArchiveError, "manifest-invalid", f"manifest {member!r} is malformed: "
+                     f"{exc}", member)
+        return None
+    if manifest.name != name:
+        problems.add(ArchiveError, "name-mismatch", f"manifest {member!r} names the skill "
+                     f"{manifest.name!r}, not its folder's name {name!r}", member)
+        return None
+    try:
+        manifest.check_digest(source=where)
+    except IntegrityError as exc:
+        problems.take(exc, "manifest-digest", member)
+    if listed is not None and manifest.digest != listed:
+        problems.add(IntegrityError, "index-digest", f"skill '{name}': its manifest has "
+                     f"digest {manifest.digest}, the bundle index lists {listed}", member,
+                     ALTERED)
+    files = _check_members(index, name, manifest, span, problems)
+    if manifest.file(SKILL_MD) is None:
+        problems.add(ArchiveError, "skill-md-missing", f"skill '{name}' carries no SKILL.md",
+                     f"{name}/{SKILL_MD}")
+    if len(problems.found) != before:
+        return None
+    return LoadedSkill(manifest, view, files, source)
+
+
+def check_skill_in_bulk(
+    index: ZipIndex, view: memoryview, name: str, span: SkillSpan, source: str,
+) -> LoadedSkill | None:
+    """The skill when it passes every check of `check_packed_skill`, checked in bulk and
+    without a record per file; None as soon as anything is amiss (`check_packed_skill` then
+    runs its checks one by one, to name every problem). An eager load of a large bundle runs
+    this for each skill.
+    """
+    listed, start, end = span.digest, span.start, span.end
+    member = f"{name}/{MANIFEST_PATH}"
+    names = index.names
+    at = bisect_left(names, member, start, end)  # skill_spans() checked it is there
+    sizes, executables, offsets = index.facts(start, end)
+    raw = view[offsets[at - start] : offsets[at - start] + sizes[at - start]]
+    del sizes[at - start], executables[at - start], offsets[at - start]
+    try:  # what Manifest.from_bytes(raw) checks, with the files as columns
+        fields = checked_fields(load_json(str(raw, "utf-8")), source=source)
+    except (SkillpackError, ValueError, TypeError, KeyError, RecursionError):
+        return None
+    files = fields.files
+    paths, modes, file_sizes, hexes = files
+    prefix = name + "/"
+    # The members are sorted, and so are the manifest's paths (checked_fields checks it):
+    # when all is well, the skill's members but its manifest are exactly its paths, in order.
+    reserved = bisect_left(paths, ".skillpack/")
+    if not (
+        fields.name == name
+        and (listed is None or fields.digest == listed)
+        and names[start:at] + names[at + 1 : end] == tuple([prefix + path for path in paths])
+        and (reserved == len(paths) or not paths[reserved].startswith(".skillpack/"))
+        and sizes == file_sizes
+        and executables == [mode == "100755" for mode in modes]
+        and SKILL_MD in paths
+        and digest_columns(*files) == fields.digest
+    ):
+        return None
+    entries = zip(file_sizes, hexes, executables, offsets, strict=True)
+    return LoadedSkill(fields, view, dict(zip(paths, entries, strict=True)), source)
+
+
+def _check_members(
+    index: ZipIndex, name: str, manifest: Manifest, span: SkillSpan, problems: Problems,
+) -> dict[str, FileEntry]:
+    """Say what is wrong with a skill's members, one by one; the files that are right."""
+    start, end = span.start, span.end
+    prefix = name + "/"
+    get = index.get
+    files: dict[str, FileEntry] = {}
+    for record in manifest.files:
+        path = record.path
+        found = None if path.startswith(".skillpack/") else get(prefix + path)
+        if found is None and path.startswith(".skillpack/"):
+            problems.add(ArchiveError, "member-reserved", f"the manifest of '{name}' lists "
+                         f"{path!r}: '.skillpack/' holds the manifest, never a file of the "
+                         "skill", prefix + path)
+        elif found is None:
+            problems.add(ArchiveError, "member-missing", f"the manifest of '{name}' lists "
+                         f"{path!r}, but there is no member {prefix + path!r}", prefix + path)
+        elif found.size != record.size:
+            problems.add(IntegrityError, "size-mismatch", f"member {found.name!r} is "
+                         f"{found.size} bytes; the manifest records {record.size}", found.name)
+        elif found.executable != (record.mode == "100755"):
+            mode = "executable" if found.executable else "not executable"
+            problems.add(IntegrityError, "mode-mismatch", f"member {found.name!r} is {mode}; "
+                         f"the manifest records mode {record.mode}", found.name)
+        else:
+            files[path] = (record.size, record.blake3, found.executable, found.data_offset)
+    if end - start != len(manifest.files) + 1 or len(files) != len(manifest.files):
+        listed_paths = {record.path for record in manifest.files}
+        for other in index.names[start:end]:
+            rest = other[len(prefix):]
+            if rest != MANIFEST_PATH and rest not in listed_paths:
+                problems.add(ArchiveError, "member-unlisted", f"member {other!r} is not in "
+                             f"the manifest of '{name}'", other)
+    return files
+
+
+def approved_digests(expect: Mapping[str, Any], source: str) -> dict[str, str]:
+    """Approved digests by name, from a name -> digest mapping or a lock file's content
+    (``{"skills": {name: {"digest": ...}}}``, or a list of ``{"name", "digest"}``)."""
+    if not isinstance(expect, Mapping):
+        raise IntegrityError(f"expect must map skill names to digests, not "
+                             f"{type(expect).__name__}", path=source)
+    skills = expect.get("skills")
+    lock = isinstance(skills, Mapping | list)  # a lock file's content
+    items: Any = expect.items()
+    if isinstance(skills, Mapping):
+        items = skills.items()
+    elif isinstance(skills, list):
+        items = [(s.get("name"), s) if isinstance(s, Mapping) else (None, s) for s in skills]
+    if lock and "format" in expect:
+        check_format(expect["format"], what="the lock file given as expect", source=source)
+    found: dict[str, str] = {}
+    for name, value in items:
+        digest = value.get("digest") if isinstance(value, Mapping) else value
+        if not isinstance(name, str) or not is_digest(digest):
+            raise IntegrityError(f"expect: the approved digest of {name!r} is not a skillpack "
+                                 f"digest ('blake3:' and 64 hex digits): {digest!r}",
+                                 path=source, hint="pass a lock file's content or name -> digest")
+        found[name] = digest
+    return found
+
+
+def check_expect(approved: dict[str, str], digests: dict[str, str], problems: Problems) -> None:
+    """Refuse a skill whose digest differs from its approved one, missing, or not approved."""
+    hint = "approve the bundle's digests (a new lock file), or deploy the approved bundle"
+    for name, digest in approved.items():
+        actual = digests.get(name)
+        if actual is None:
+            problems.add(IntegrityError, "expect-missing", f"skill '{name}' is approved with "
+                         f"digest {digest}, but the bundle does not hold it (digest: none)",
+                         hint=hint)
+        elif actual != digest:
+            problems.add(IntegrityError, "expect-mismatch", f"skill '{name}' has digest "
+                         f"{actual}, but the approved digest is {digest}", hint=hint)
+    for name, actual in digests.items():
+        if name not in approved:
+            problems.add(IntegrityError, "expect-extra", f"skill '{name}' (digest {actual}) "
+                         "is not approved: expect does not list it", hint=hint)

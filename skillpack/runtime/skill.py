@@ -1,0 +1,288 @@
+"""One skill of a loaded bundle: its files served as verified slices, and what its SKILL.md says.
+
+A `LoadedSkill` is built by :func:`skillpack.runtime.load` once the skill's manifest has been
+checked against its digest and its members. It serves only the files its manifest lists; each
+file's bytes are checked against their BLAKE3 the first time they are served (the verdict is
+cached per file). What the skill says and does (description, body, tools, programs) is derived
+from its verified SKILL.md, never from the manifest's copy: the digest covers the files only.
+
+Standard library only at import: blake3 is imported at load (by the manifest check), the YAML
+parser when a SKILL.md is first parsed.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from skillpack.errors import IntegrityError, ResourceError, SkillError
+from skillpack.spec.manifest import Manifest, ManifestFields
+from skillpack.spec.paths import SKILL_MD
+from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
+
+# Neither `re`, `unicodedata`, `typing` nor `dataclasses` at import (the runtime's cold
+# start): `re` and `unicodedata` are imported when a path is refused.
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeAlias
+
+    from skillpack.skillmd.programs import Program
+    from skillpack.skillmd.skill import Skill
+    from skillpack.skillmd.tools import Tool
+
+__all__ = ["LoadedSkill", "Resource", "path_refusal"]
+
+if TYPE_CHECKING:
+    #: What a loaded skill knows of a file: size, BLAKE3 hex, executable, offset of its data.
+    FileEntry: TypeAlias = tuple[int, str, bool, int]
+# Only compiled when a path is refused (the `re` module caches them), not at import.
+_DRIVE = r"[A-Za-z]:"
+_PERCENT = r"(?i)%(?:2e|2f|5c|00)"
+_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
+_hasher: Callable[[Any], Any] | None = None
+
+
+def _blake3_hex(data: memoryview) -> str:
+    """BLAKE3-256 hex of `data` (blake3 is imported on first use, then kept)."""
+    global _hasher
+    if _hasher is None:
+        from blake3 import blake3
+
+        _hasher = blake3
+    result: str = _hasher(data).hexdigest()
+    return result
+
+
+def path_refusal(path: object) -> str:
+    """Why `path` cannot name a file of a skill (for a path its manifest does not list)."""
+    if not isinstance(path, str):
+        return f"a path is a string, not {type(path).__name__}"
+    import re
+
+    if not path:
+        return "the path is empty"
+    if "\x00" in path:
+        return "the path holds a NUL character"
+    if "\\" in path:
+        return "the path holds a backslash; paths use '/' only"
+    if path.startswith("/") or re.match(_DRIVE, path):
+        return "the path is absolute; name the file relative to the skill folder"
+    if path.startswith("~"):
+        return "the path starts with '~'; name the file relative to the skill folder"
+    if re.search(_PERCENT, path):
+        return ("the path holds a percent-encoded dot, slash, backslash or NUL (like '%2e' or "
+                "'%2f'); paths are never URL-decoded, name the file as files() lists it")
+    segments = path.split("/")
+    if ".." in segments:
+        return "the path has a '..' segment; a path never leaves the skill folder"
+    if "." in segments or "" in segments:
+        return ("the path has a '.' or empty segment (like './x', 'a//b' or a trailing '/'); "
+                "name the file as files() lists it")
+    if segments[0] == ".skillpack":
+        return "'.skillpack/' holds the skill's manifest, which is not a file of the skill"
+    if re.search(_CONTROL, path):
+        return "the path holds a control character"
+    return "the skill carries no such file"
+
+
+class Resource:
+    """A file of a loaded skill: its path, size and mode, and its verified bytes on demand."""
+
+    __slots__ = ("_skill", "blake3", "executable", "path", "size")
+
+    def __init__(self, skill: LoadedSkill, path: str, entry: FileEntry) -> None:
+        self._skill = skill
+        self.path: str = path
+        self.size: int = entry[0]
+        self.blake3: str = entry[1]
+        self.executable: bool = entry[2]
+
+    def view(self) -> memoryview:
+        """The file's bytes as a read-only, zero-copy slice of the bundle (verified)."""
+        return self._skill._serve(self.path)
+
+    def bytes(self) -> builtins.bytes:
+        """The file's bytes (verified)."""
+        return self._skill._serve(self.path).tobytes()
+
+    def text(self) -> str:
+        """The file's text, decoded as UTF-8; a binary file raises `ResourceError`."""
+        data = self._skill._serve(self.path)
+        try:
+            text = str(data, "utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._binary(f"it is not UTF-8 text (byte {exc.start})") from None
+        if "\x00" in text:
+            raise self._binary("it holds NUL bytes")
+        return text
+
+    def _binary(self, why: str) -> ResourceError:
+        return ResourceError(
+            f"skill '{self._skill.name}', file '{self.path}' is binary ({self.size:,} bytes): "
+            f"{why}, so it cannot be read as text", path=self._skill.source,
+            hint="read its bytes with file(path).bytes() instead")
+
+    def __repr__(self) -> str:
+        return f"<Resource {self._skill.name}/{self.path} ({self.size} bytes)>"
+
+
+class LoadedSkill:
+    """A skill of a loaded bundle or archive. Built by :func:`skillpack.runtime.load` only."""
+
+    __slots__ = ("_files", "_manifest", "_parsed", "_programs", "_resources", "_verified",
+                 "_view", "digest", "name", "source")
+
+    def __init__(
+        self, manifest: Manifest | ManifestFields, view: memoryview,
+        files: dict[str, FileEntry], source: str,
+    ) -> None:
+        self.name: str = manifest.name
+        self.digest: str = manifest.digest
+        self._manifest = manifest
+        self.source = source
+        self._view = view
+        self._files = files  # path -> (size, blake3, executable, offset of its data)
+        self._verified: set[str] = set()
+        self._resources: dict[str, Resource] = {}
+        self._parsed: Skill | None = None
+        self._programs: tuple[Program, ...] | None = None
+
+    @property
+    def manifest(self) -> Manifest:
+        """The skill's checked manifest (made on first use from the fields load checked)."""
+        manifest = self._manifest
+        if isinstance(manifest, ManifestFields):
+            manifest = self._manifest = Manifest.from_fields(manifest)
+        return manifest
+
+    # -- files ------------------------------------------------------------------------------
+
+    def files(self) -> tuple[str, ...]:
+        """The paths of the skill's files, sorted by UTF-8 bytes (the manifest is not one)."""
+        return tuple(self._files)
+
+    def file(self, path: str) -> Resource:
+        """The file at `path`, one of `files()`; any other path raises `ResourceError`."""
+        resource = self._resources.get(path) if isinstance(path, str) else None
+        if resource is not None:
+            return resource
+        found = self._files.get(path) if isinstance(path, str) else None
+        if found is None:
+            raise self._refuse(path)
+        resource = self._resources[path] = Resource(self, path, found)
+        return resource
+
+    def _refuse(self, path: object) -> ResourceError:
+        reason = path_refusal(path)
+        hint = "call files() for the paths it carries"
+        if isinstance(path, str) and reason == "the skill carries no such file":
+            import unicodedata
+
+            nfc = unicodedata.normalize("NFC", path)
+            if nfc != path and nfc in self._files:
+                reason = f"the path is not in Unicode NFC form; the skill carries {nfc!r}"
+            elif any(p.startswith(path + "/") for p in self._files):
+                reason = "that is a folder; name a file in it"
+            else:
+                import difflib
+
+                close = difflib.get_close_matches(path, list(self._files), n=3)
+                if close:
+                    hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
+        return ResourceError(f"skill '{self.name}' does not serve {path!r}: {reason}",
+                             path=self.source, hint=hint)
+
+    def _serve(self, path: str) -> memoryview:
+        """The verified bytes of a listed file: hashed the first time, then trusted."""
+        size, expected, _, offset = self._files[path]
+        data = self._view[offset : offset + size]
+        if path not in self._verified:
+            self._check(path, expected, data)
+            self._verified.add(path)
+        return data
+
+    def _check(self, path: str, expected: str, data: memoryview) -> None:
+        actual = _blake3_hex(data)
+        if actual != expected:
+            raise IntegrityError(
+                f"skill '{self.name}', file '{path}': its bytes hash to {actual}, the "
+                f"manifest records {expected}: the file was altered or damaged",
+                path=self.source, hint="do not use this bundle; rebuild it or fetch it again")
+
+    def verify(self) -> list[IntegrityError]:
+        """Hash every file now (cached verdicts are not trusted); return the mismatches."""
+        failures: list[IntegrityError] = []
+        for path, (size, expected, _, offset) in self._files.items():
+            try:
+                self._check(path, expected, self._view[offset : offset + size])
+            except IntegrityError as exc:
+                self._verified.discard(path)
+                failures.append(exc)
+            else:
+                self._verified.add(path)
+        return failures
+
+    # -- what SKILL.md says -----------------------------------------------------------------
+
+    @property
+    def skill(self) -> Skill:
+        """The parsed, verified SKILL.md: the same `Skill` a folder would give (no workdir)."""
+        if self._parsed is None:
+            # cold path: the SKILL.md parser (YAML, `re`, dataclasses) only when one is read
+            from skillpack.skillmd.skill import parse_skill
+
+            where = f"{self.name}/{SKILL_MD}"
+            raw = self._serve(SKILL_MD)
+            try:
+                text = str(raw, "utf-8")
+            except UnicodeDecodeError as exc:
+                raise SkillError(f"SKILL.md is not valid UTF-8 (byte {exc.start})",
+                                 path=where) from None
+            parsed = parse_skill(text, file=where)
+            if parsed.name != self.name:
+                raise IntegrityError(
+                    f"skill '{self.name}': its SKILL.md names it {parsed.name!r}; the bundle "
+                    "and the manifest call it by its folder's name", path=self.source,
+                    hint="rebuild the bundle from the skill; do not edit bundles by hand")
+            self._parsed = parsed
+        return self._parsed
+
+    @property
+    def description(self) -> str:
+        return self.skill.description
+
+    @property
+    def body(self) -> str:
+        return self.skill.body
+
+    @property
+    def rendered(self) -> str:
+        return self.skill.rendered
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        return self.skill.tools
+
+    @property
+    def programs(self) -> tuple[Program, ...]:
+        """The programs the skill runs: from its tools, allowed-tools and `#!` lines."""
+        if self._programs is None:
+            # cold path: `re` and dataclasses only when a skill's programs are asked for
+            from skillpack.skillmd.programs import derive_programs
+
+            self._programs = tuple(derive_programs(self.skill, self.shebangs()))
+        return self._programs
+
+    def shebangs(self) -> dict[str, str]:
+        """Each executable file's `#!` line, from its verified bytes, by path (read as
+        :func:`skillpack.skillmd.programs.shebang_line` reads a file when packing)."""
+        found: dict[str, str] = {}
+        for path, (_, _, executable, _) in self._files.items():
+            if executable:
+                line = shebang_line(self._serve(path)[:SHEBANG_MAX].tobytes())
+                if line is not None:
+                    found[path] = line
+        return found
+
+    def __repr__(self) -> str:
+        return f"<LoadedSkill {self.name} {self.digest}>"

@@ -1,0 +1,163 @@
+"""The programs a skill runs: from its tools' argv templates, its `allowed-tools` Bash
+entries, and the `#!` line of its executable files.
+
+An approver reads this list to know what a skill will execute; `skillpack programs --check`
+looks each one up on PATH before the skill is deployed. `derive_programs` touches no file, so
+the runtime re-derives the same list from an archive's verified bytes.
+
+Touches no file: the build side passes the `#!` lines of the bytes it hashed, the runtime
+those of an archive's verified bytes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skillpack.skillmd.skill import Skill
+from skillpack.skillmd.tools import PARAM_REF
+from skillpack.spec.shebang import shebang_line
+
+__all__ = [
+    "Program",
+    "allowed_tool_command",
+    "derive_programs",
+    "shebang_program",
+]
+
+_BASH_ENTRY = re.compile(r"Bash\((.*)\)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program a skill runs. ``dynamic`` when its name is chosen by a tool argument.
+
+    ``tools`` are the ids of the tools whose template starts with it; ``sources`` say where it
+    was found: ``tool:<id>``, ``allowed-tools``, ``shebang:<path>``.
+    """
+
+    name: str
+    dynamic: bool
+    tools: tuple[str, ...]
+    sources: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "dynamic": self.dynamic,
+            "tools": list(self.tools),
+            "sources": list(self.sources),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Program:
+        name, dynamic = data["name"], data["dynamic"]
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"invalid program name {name!r}")
+        if not isinstance(dynamic, bool):
+            raise ValueError(f"program {name!r}: 'dynamic' must be true or false")
+        tools = data.get("tools", [])
+        sources = data.get("sources", [])
+        if not all(isinstance(t, str) for t in tools) or not all(
+            isinstance(s, str) for s in sources
+        ):
+            raise ValueError(f"program {name!r}: 'tools' and 'sources' must be lists of strings")
+        return cls(name=name, dynamic=dynamic, tools=tuple(tools), sources=tuple(sources))
+
+
+def _template_word(word: str) -> tuple[str, bool]:
+    """A template word as a program name: (name, dynamic)."""
+    dynamic = False
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal dynamic
+        if match.group(1) == "$":
+            return "$"
+        dynamic = True
+        return match.group(0)
+
+    literal = PARAM_REF.sub(replace, word)
+    return (word if dynamic else literal), dynamic
+
+
+def allowed_tool_command(entry: str) -> str | None:
+    """The command an `allowed-tools` entry lets run: ``Bash(git:*)`` and
+    ``Bash(git status)`` give ``git``; other tools and bare ``Bash`` give None."""
+    match = _BASH_ENTRY.fullmatch(entry.strip())
+    if match is None:
+        return None
+    command = match.group(1).split(":", 1)[0].split()
+    if not command or command[0] == "*":
+        return None
+    return command[0]
+
+
+def shebang_program(line: str | bytes) -> str | None:
+    """The interpreter named by a `#!` line: ``#!/usr/bin/env python3`` gives ``python3``,
+    ``#!/bin/bash`` gives ``bash``, ``#!/usr/bin/env -S uv run`` gives ``uv``."""
+    if isinstance(line, bytes):
+        decoded = shebang_line(line)
+        if decoded is None:
+            return None
+        line = decoded
+    if not line.startswith("#!"):
+        return None
+    words = line[2:].split("\n", 1)[0].split()
+    if not words:
+        return None
+    program = posixpath.basename(words[0])
+    if program != "env":
+        return program or None
+    rest = words[1:]
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        if word in ("-S", "--split-string"):
+            index += 1
+            continue
+        if word.startswith("-S"):  # -Spython3 -u
+            return posixpath.basename(word[2:]) or None
+        if word in ("-u", "--unset", "-C", "--chdir"):
+            index += 2
+            continue
+        if word.startswith("-") or "=" in word:
+            index += 1
+            continue
+        return posixpath.basename(word) or None
+    return None
+
+
+def derive_programs(skill: Skill, shebangs: Mapping[str, str]) -> list[Program]:
+    """Every program `skill` runs, given the `#!` line of each executable file by path
+    (as `shebang_line` gives it). Touches no file: the runtime calls it on verified bytes."""
+    found: dict[str, tuple[bool, set[str], set[str]]] = {}
+
+    def add(name: str, dynamic: bool, source: str, tool: str | None = None) -> None:
+        was_dynamic, tools, sources = found.setdefault(name, (dynamic, set(), set()))
+        found[name] = (was_dynamic or dynamic, tools, sources)
+        sources.add(source)
+        if tool is not None:
+            tools.add(tool)
+
+    for tool in skill.tools:
+        words = tool.words
+        if words:
+            name, dynamic = _template_word(words[0])
+            add(name, dynamic, f"tool:{tool.id}", tool.id)
+    for entry in skill.allowed_tools or ():
+        command = allowed_tool_command(entry)
+        if command is not None:
+            add(command, any(c in command for c in "*?["), "allowed-tools")
+    for path, line in shebangs.items():
+        interpreter = shebang_program(line)
+        if interpreter is not None:
+            add(interpreter, False, f"shebang:{path}")
+    return [
+        Program(name, dynamic, tuple(sorted(tools)), tuple(sorted(sources)))
+        for name, (dynamic, tools, sources) in sorted(found.items())
+    ]
+
+

@@ -1,0 +1,181 @@
+"""Parse a SKILL.md of either dialect into a `Skill`.
+
+Two dialects share one file shape: YAML frontmatter, then a markdown body.
+
+* Agent Skills: ``name``, ``description``, ``license``, ``compatibility``, ``metadata``,
+  ``allowed-tools``.
+* Hard skills: the same, with the name under ``skill:`` (both may appear only if equal),
+  ``includes:`` listing the files the skill carries, and ```tool fences in the body.
+
+`parse_skill` raises `SkillError` for what makes a file unreadable as a skill (frontmatter
+syntax, tool fences, run templates, includes), with every problem in ``.problems``. The
+rules of the Agent Skills specification (name format, lengths...) are checked by
+`skillpack.skillmd.validate`, so that a skill breaking them can still be parsed and reported.
+
+Standard library only at import (YAML is loaded when a frontmatter is parsed).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillpack.errors import Problem, SkillError
+from skillpack.skillmd.fences import parse_body
+from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
+from skillpack.skillmd.tools import Tool
+
+__all__ = ["ALLOW_SECRETS_KEY", "Skill", "parse_skill",
+           "split_entries"]
+
+#: The metadata key through which a skill allows named files past the secret filter.
+ALLOW_SECRETS_KEY = "skillpack-allow-secrets"
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_ENTRY_TOKEN = re.compile(r"[^\s,()]+(?:\([^)]*\))?|\([^)]*\)")
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A parsed SKILL.md. ``includes`` is as declared; ``include_list`` is normalised."""
+
+    name: str
+    description: str
+    license: str | None = None
+    compatibility: str | None = None
+    metadata: dict[str, Any] | None = None
+    allowed_tools: tuple[str, ...] | None = None
+    includes: str | tuple[str, ...] | None = None
+    body: str = ""
+    rendered: str = ""
+    tools: tuple[Tool, ...] = ()
+    file: str | None = None
+    workdir: str | None = None
+    frontmatter: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    body_line: int = field(default=1, compare=False, repr=False)
+
+    @property
+    def include_list(self) -> tuple[str, ...] | None:
+        """The declared includes as normalised relative paths, or None without ``includes:``."""
+        if self.includes is None:
+            return None
+        entries = split_entries(self.includes, commas_only=True)
+        return tuple(posixpath.normpath(e) for e in entries)
+
+    @property
+    def secret_allowances(self) -> tuple[str, ...]:
+        """Paths the skill allows past the secret filter (metadata ``skillpack-allow-secrets``)."""
+        value = (self.metadata or {}).get(ALLOW_SECRETS_KEY)
+        if not isinstance(value, str):
+            return ()
+        return tuple(posixpath.normpath(e) for e in split_entries(value))
+
+    def tool(self, tool_id: str) -> Tool | None:
+        for tool in self.tools:
+            if tool.id == tool_id:
+                return tool
+        return None
+
+
+def split_entries(
+    value: str | tuple[str, ...] | list[Any], *, commas_only: bool = False
+) -> list[str]:
+    """Split a declared list: a YAML list, or a comma (and, unless ``commas_only``, space)
+    separated string. Parentheses keep their content together: ``Bash(git status:*)``."""
+    if not isinstance(value, str):
+        return [str(v).strip() for v in value]
+    if commas_only:
+        return [part.strip() for part in value.split(",")]
+    return _ENTRY_TOKEN.findall(value)
+
+
+def parse_skill(source: str, *, file: str | None = None, workdir: str | None = None) -> Skill:
+    """Parse the text of a SKILL.md. ``workdir`` (the skill folder) enables include checks."""
+    text = normalise_text(source)
+    front = split_frontmatter(text, file=file)
+    data, lines = front.data, front.lines
+    problems: list[Problem] = []
+
+    def err(code: str, message: str, key: str) -> None:
+        problems.append(Problem("error", code, message, file, lines.get(key)))
+
+    name = _name(data, err)
+    parsed = parse_body(front.body, file=file, first_line=front.body_line)
+    problems.extend(parsed.problems)
+    includes = _includes(data.get("includes"), workdir, err) if "includes" in data else None
+    allowed = data.get("allowed-tools")
+    metadata = data.get("metadata")
+    skill = Skill(
+        name=name,
+        description=_text(data.get("description")) or "",
+        license=_text(data.get("license")),
+        compatibility=_text(data.get("compatibility")),
+        metadata=metadata if isinstance(metadata, dict) else None,
+        allowed_tools=tuple(split_entries(allowed)) if isinstance(allowed, (str, list)) else None,
+        includes=includes,
+        body=front.body,
+        rendered=parsed.rendered,
+        tools=parsed.tools,
+        file=file,
+        workdir=workdir,
+        frontmatter=data,
+        lines=lines,
+        body_line=front.body_line,
+    )
+    if problems:
+        raise SkillError(_summary(problems), path=file, line=problems[0].line, problems=problems)
+    return skill
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _name(data: dict[str, Any], err: Any) -> str:
+    name, skill = data.get("name"), data.get("skill")
+    if "name" in data and "skill" in data and name != skill:
+        err("name-conflict", f"'name: {name}' and 'skill: {skill}' disagree; a skill has one "
+            "name (keep 'name:' for Agent Skills or 'skill:' for hard skills)", "skill")
+    value = name if "name" in data else skill
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _includes(value: Any, workdir: str | None, err: Any) -> str | tuple[str, ...] | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        declared: str | tuple[str, ...] = tuple(value)
+    elif isinstance(value, str):
+        declared = value
+    else:
+        err("includes-type", "'includes' must be a comma-separated string or a list of paths",
+            "includes")
+        return None
+    if isinstance(declared, str) and not declared.strip():
+        err("include-empty", "'includes' is empty; list the files the skill carries, or "
+            "remove the key", "includes")
+        return declared
+    for entry in split_entries(declared, commas_only=True):
+        if not entry:
+            err("include-empty", "'includes' has an empty entry; remove the stray comma",
+                "includes")
+        elif entry.startswith(("/", "\\")) or _DRIVE.match(entry):
+            err("include-absolute", f"include '{entry}' is absolute; name it relative to the "
+                "skill folder", "includes")
+        elif entry.startswith("~"):
+            err("include-home", f"include '{entry}' starts with '~'; name it relative to the "
+                "skill folder", "includes")
+        elif ".." in re.split(r"[/\\]", entry):
+            err("include-dotdot", f"include '{entry}' has a '..' segment and would leave the "
+                "skill folder", "includes")
+        elif workdir is not None and not os.path.lexists(os.path.join(workdir, entry)):
+            err("include-missing", f"include '{entry}' does not exist in the skill folder",
+                "includes")
+    return declared
+
+
+def _summary(problems: list[Problem]) -> str:
+    first = problems[0].message
+    return first if len(problems) == 1 else f"{first} (and {len(problems) - 1} more problems)"

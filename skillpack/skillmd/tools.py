@@ -1,0 +1,273 @@
+"""Hard-skill tools: params, argv templates, JSON Schemas and argument validation.
+
+A tool declares exactly one command a model may call, as an argv template: a list of words,
+each holding literal text and ``$param`` references. ``$name`` substitutes inside its word and
+never splits it (``--$operation`` becomes ``--accept``); ``$$`` is a literal ``$``; a ``$`` not
+followed by a name is literal. There is no shell and no quoting.
+
+Arguments coming from a model are validated here, once, for every caller: unknown names are
+refused, defaults filled, required params enforced, primitives coerced (``"5"`` to 5 for an
+integer, ``"true"``/``"false"`` for a boolean; no hex, no Infinity) and enums checked against
+typed values. Errors are `SkillError`s worded so that they can be fed back to the model.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from skillpack.errors import Problem, SkillError
+
+__all__ = [
+    "PARAM_NAME",
+    "PARAM_REF",
+    "PARAM_TYPES",
+    "TOOL_ID",
+    "Param",
+    "Tool",
+    "Value",
+    "convert_text",
+    "render_value",
+    "template_params",
+]
+
+ParamType = Literal["string", "integer", "number", "boolean"]
+Value = str | int | float | bool
+
+PARAM_TYPES: tuple[ParamType, ...] = ("string", "integer", "number", "boolean")
+PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+PARAM_REF = re.compile(r"\$(\$|[A-Za-z_][A-Za-z0-9_]*)")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter of a tool. ``enum`` and ``default`` hold typed values."""
+
+    name: str
+    type: ParamType = "string"
+    format: str | None = None
+    enum: tuple[Value, ...] | None = None
+    description: str | None = None
+    default: Value | None = None
+    line: int | None = field(default=None, compare=False)
+
+    @property
+    def required(self) -> bool:
+        """A param with no default must be given."""
+        return self.default is None
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """This param as a JSON Schema property."""
+        prop: dict[str, Any] = {"type": self.type}
+        if self.description:
+            prop["description"] = self.description
+        if self.format:
+            prop["format"] = self.format
+        if self.enum is not None:
+            prop["enum"] = list(self.enum)
+        if self.default is not None:
+            prop["default"] = self.default
+        return prop
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A command a model may call: ``id``, ``description``, ``params`` and the ``run`` template.
+
+    ``run`` is the template as written: a string (split on whitespace into words) or a tuple
+    (one argv word per item, verbatim). ``words`` is the argv template either way.
+    """
+
+    id: str
+    description: str
+    params: tuple[Param, ...]
+    run: str | tuple[str, ...]
+    line: int | None = field(default=None, compare=False)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(self.run.split()) if isinstance(self.run, str) else self.run
+
+    def param(self, name: str) -> Param | None:
+        for param in self.params:
+            if param.name == name:
+                return param
+        return None
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The tool's arguments as a JSON Schema object."""
+        return {
+            "type": "object",
+            "properties": {p.name: p.schema for p in self.params},
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+    def validate(self, args: Mapping[str, Any] | None) -> dict[str, Value]:
+        """Check and coerce a model's arguments; return them with defaults filled.
+
+        Raises `SkillError` listing every problem, worded for the model.
+        """
+        prefix = f"tool '{self.id}'"
+        if args is None:
+            args = {}
+        if not isinstance(args, Mapping):
+            raise _call_error(f"{prefix}: the arguments must be a JSON object of named values")
+        problems: list[str] = []
+        names = [p.name for p in self.params]
+        for key in args:
+            if key not in names:
+                takes = ", ".join(names) if names else "no arguments"
+                problems.append(f"{prefix}: unknown argument '{key}'; it takes {takes}")
+        result: dict[str, Value] = {}
+        for param in self.params:
+            if param.name not in args or args[param.name] is None:
+                if param.default is None:
+                    problems.append(f"{prefix}: missing required argument '{param.name}'")
+                else:
+                    result[param.name] = param.default
+                continue
+            value, error = _coerce(param, args[param.name])
+            if error is not None:
+                problems.append(f"{prefix}: {error}")
+                continue
+            assert value is not None
+            if param.enum is not None and not _in_enum(value, param.enum):
+                allowed = ", ".join(render_value(v) for v in param.enum)
+                got = _show(args[param.name])
+                problems.append(f"{prefix}: '{param.name}' must be one of {allowed}; got {got}")
+                continue
+            result[param.name] = value
+        if problems:
+            raise _call_error("; ".join(problems), problems)
+        return result
+
+    def argv(self, args: Mapping[str, Any] | None = None) -> list[str]:
+        """Validate ``args`` and render the run template into an argv list."""
+        values = self.validate(args)
+        return [_render_word(word, values) for word in self.words]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "description": self.description,
+            "run": self.run if isinstance(self.run, str) else list(self.run),
+            "schema": self.schema,
+        }
+
+
+def template_params(word: str) -> list[str]:
+    """The param names a template word refers to, in order (``$$`` is not a reference)."""
+    return [m.group(1) for m in PARAM_REF.finditer(word) if m.group(1) != "$"]
+
+
+def render_value(value: Value) -> str:
+    """A typed value as argv text: booleans ``true``/``false``, integral numbers without ``.0``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    return value
+
+
+def convert_text(text: str, type_: ParamType) -> Value | None:
+    """Convert declared text (a default or an enum item) to ``type_``; None if it does not fit."""
+    if type_ == "string":
+        return text
+    if type_ == "boolean":
+        return {"true": True, "false": False}.get(text.strip().lower())
+    stripped = text.strip()
+    try:
+        if type_ == "integer":
+            return int(stripped) if _INTEGER.fullmatch(stripped) else None
+        if _INTEGER.fullmatch(stripped):
+            return int(stripped)
+    except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+        return None
+    if _NUMBER.fullmatch(stripped):
+        number = float(stripped)
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _render_word(word: str, values: Mapping[str, Value]) -> str:
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return "$" if name == "$" else render_value(values[name])
+
+    return PARAM_REF.sub(sub, word)
+
+
+def _coerce(param: Param, raw: Any) -> tuple[Value | None, str | None]:
+    name, kind = param.name, param.type
+    if kind == "string":
+        if isinstance(raw, str):
+            return raw, None
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            if isinstance(raw, float) and not math.isfinite(raw):
+                return None, f"'{name}' must be a string; got {_show(raw)}"
+            return render_value(raw), None
+        return None, f"'{name}' must be a string; got {_show(raw)}"
+    if kind == "boolean":
+        if isinstance(raw, bool):
+            return raw, None
+        if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+            return raw.strip().lower() == "true", None
+        return None, f"'{name}' must be true or false; got {_show(raw)}"
+    if isinstance(raw, bool):
+        return None, f"'{name}' must be {_a(kind)}; got {_show(raw)}"
+    if isinstance(raw, str):
+        converted = convert_text(raw, kind)
+        if converted is None:
+            return None, f"'{name}' must be {_a(kind)}; got {_show(raw)}"
+        return converted, None
+    if isinstance(raw, int):
+        return raw, None
+    if isinstance(raw, float) and math.isfinite(raw):
+        if kind == "number":
+            return raw, None
+        if raw.is_integer():
+            return int(raw), None
+    return None, f"'{name}' must be {_a(kind)}; got {_show(raw)}"
+
+
+def _in_enum(value: Value, enum: tuple[Value, ...]) -> bool:
+    for item in enum:
+        if isinstance(item, bool) != isinstance(value, bool):
+            continue
+        if item == value:
+            return True
+    return False
+
+
+def _a(kind: str) -> str:
+    return "an integer" if kind == "integer" else f"a {kind}"
+
+
+def _show(raw: Any) -> str:
+    if isinstance(raw, str):
+        return repr(raw) if len(raw) <= 80 else repr(raw[:77] + "...")
+    if isinstance(raw, bool):
+        return "true" if raw else "false"
+    if raw is None:
+        return "null"
+    if isinstance(raw, (int, float)):
+        return repr(raw)
+    return f"a {type(raw).__name__}"
+
+
+def _call_error(message: str, problems: list[str] | None = None) -> SkillError:
+    found = [Problem("error", "invalid-call", p) for p in (problems or [message])]
+    return SkillError(message, problems=found)

@@ -1,0 +1,260 @@
+"""The manifest of a packed skill: ``<name>/.skillpack/manifest.json`` (SPEC section 3).
+
+Canonical JSON (keys sorted, no insignificant whitespace, UTF-8, one trailing newline) with a
+``format`` version ``MAJOR.MINOR``. It records the skill's name, description and digest, every
+file's path, size, mode and BLAKE3, the programs the skill runs, its tools with their JSON
+Schemas, and the files it allows past the secret filter.
+
+The digest covers the files only. So a reader never trusts the other fields: `verify`
+re-derives them from the verified SKILL.md and refuses any difference, and the runtime
+derives what a skill says and does from SKILL.md itself.
+
+Standard library only: the runtime imports this module.
+"""
+
+from __future__ import annotations
+
+from skillpack._record import Record
+from skillpack.errors import ArchiveError, FormatVersionError, IntegrityError
+from skillpack.spec.digest import FileRecord, digest_records, file_columns, is_digest
+
+# Neither `json` (which imports `re`), `typing` nor `dataclasses` at run time: the runtime
+# imports this module at cold start. `Manifest` is a `skillpack._record.Record`.
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from skillpack.spec.digest import FileColumns
+
+__all__ = [
+    "FORMAT",
+    "MANIFEST_PATH",
+    "Manifest",
+    "ManifestFields",
+    "canonical_json",
+    "check_format",
+    "checked_fields",
+    "load_json",
+]
+
+FORMAT = "1.0"
+MANIFEST_PATH = ".skillpack/manifest.json"
+_KEYS = frozenset(
+    {"format", "name", "description", "digest", "files", "programs", "tools", "allowances"}
+)
+
+
+class _JSONDefaults:
+    """What `_json.make_scanner` reads of a decoder: the settings of ``json.loads(text)``."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
+                      "NaN": float("nan")}.__getitem__
+
+
+_scan: Callable[[str, int], tuple[Any, int]] | None = None
+
+
+def _scanner() -> Callable[[str, int], tuple[Any, int]]:
+    global _scan
+    try:
+        from _json import make_scanner
+    except ImportError:  # not CPython: the json module's own scanner
+        import json
+
+        _scan = json.JSONDecoder().raw_decode
+    else:
+        _scan = make_scanner(_JSONDefaults)  # type: ignore[arg-type]
+    return _scan
+
+
+def load_json(text: str) -> Any:
+    """``json.loads(text)``: the same value, or the same error.
+
+    Valid JSON is decoded by the scanner ``json.loads`` itself uses (C ``_json``), without
+    importing `json`, which imports `re`: about 6 ms of the runtime's cold start. Anything
+    else goes to ``json.loads``, which raises its usual error.
+    """
+    scan = _scan or _scanner()
+    blank = " \t\n\r"  # what json.loads skips around the value
+    try:
+        value, end = scan(text, len(text) - len(text.lstrip(blank)))
+    except Exception:  # StopIteration, JSONDecodeError, RecursionError...
+        pass
+    else:
+        if end == len(text) or not text[end:].strip(blank):
+            return value
+    import json
+
+    return json.loads(text)
+
+
+def canonical_json(data: Any) -> bytes:
+    """The one byte form of ``data``: sorted keys, compact separators, UTF-8, newline."""
+    import json
+
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+    return text.encode("utf-8") + b"\n"
+
+
+def check_format(value: Any, *, what: str, source: str) -> None:
+    """Refuse a ``MAJOR.MINOR`` format version of another major or a newer minor."""
+    if value == FORMAT:  # the common case, checked at every load: readable, same version
+        return
+    ours_major, ours_minor = (int(x) for x in FORMAT.split("."))
+    parts = value.split(".") if isinstance(value, str) else []
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise FormatVersionError(
+            f"{what} has no readable format version (found {value!r}, expected like "
+            f"'{FORMAT}')", path=source, hint="it was not written by skillpack")
+    major, minor = int(parts[0]), int(parts[1])
+    if major != ours_major:
+        raise FormatVersionError(
+            f"{what} is format {value}; this skillpack reads format {ours_major}.x only",
+            path=source, hint=f"use a skillpack that reads format {major}.x")
+    if minor > ours_minor:
+        raise FormatVersionError(
+            f"{what} is format {value}, newer than this skillpack reads ({FORMAT})",
+            path=source, hint=f"upgrade skillpack to one that reads format {value}")
+
+
+class ManifestFields(Record):
+    """A manifest's fields as `checked_fields` checked them, the files as columns (the
+    runtime checks every manifest of a bundle at load without a record per file)."""
+
+    name: str
+    description: str
+    digest: str
+    files: FileColumns
+    programs: tuple[dict[str, Any], ...]
+    tools: tuple[dict[str, Any], ...]
+    allowances: tuple[str, ...]
+    format: str
+
+
+class Manifest(Record):
+    """What a packed skill declares. Only ``files`` and ``digest`` are covered by the digest."""
+
+    name: str
+    description: str
+    digest: str
+    files: tuple[FileRecord, ...]
+    programs: tuple[dict[str, Any], ...] = ()
+    tools: tuple[dict[str, Any], ...] = ()
+    allowances: tuple[str, ...] = ()
+    format: str = FORMAT
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "name": self.name,
+            "description": self.description,
+            "digest": self.digest,
+            "files": [f.to_dict() for f in self.files],
+            "programs": list(self.programs),
+            "tools": list(self.tools),
+            "allowances": list(self.allowances),
+        }
+
+    def to_bytes(self) -> bytes:
+        return canonical_json(self.to_dict())
+
+    def file(self, path: str) -> FileRecord | None:
+        for record in self.files:
+            if record.path == path:
+                return record
+        return None
+
+    def check_digest(self, *, source: str = "<manifest>") -> None:
+        """Refuse a manifest whose file list does not hash to its digest."""
+        actual = digest_records(self.files)
+        if actual != self.digest:
+            raise IntegrityError(
+                f"manifest of '{self.name}' lists files that hash to {actual}, not to its "
+                f"digest {self.digest}", path=source,
+                hint="the manifest was altered; rebuild the archive from the skill")
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<manifest>") -> Manifest:
+        """Build a manifest from decoded JSON, refusing anything malformed."""
+        return cls.from_fields(checked_fields(data, source=source))
+
+    @classmethod
+    def from_fields(cls, fields: ManifestFields) -> Manifest:
+        """The manifest of the fields `checked_fields` returned; its file records made now."""
+        return cls(fields.name, fields.description, fields.digest,
+                   tuple(map(FileRecord, *fields.files)), fields.programs, fields.tools,
+                   fields.allowances, fields.format)
+
+    @classmethod
+    def from_bytes(cls, raw: bytes | memoryview, *, source: str = "<manifest>",
+                   canonical: bool = False) -> Manifest:
+        """Decode a manifest; with ``canonical``, also refuse any non-canonical byte form."""
+        try:
+            data = load_json(str(raw, "utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise ArchiveError(f"manifest is not valid UTF-8 JSON: {exc}", path=source,
+                               hint="the manifest was altered or truncated") from None
+        manifest = cls.from_dict(data, source=source)
+        if canonical and manifest.to_bytes() != bytes(raw):
+            raise ArchiveError("manifest is not in canonical form", path=source,
+                               hint="the manifest was altered after packing")
+        return manifest
+
+
+def checked_fields(data: Any, *, source: str = "<manifest>") -> ManifestFields:
+    """A manifest's fields from decoded JSON, with every check `Manifest.from_dict` makes (it
+    calls this), refusing anything malformed; the files as columns (`file_columns`).
+
+    The runtime checks every manifest of a bundle at load with this, and makes a `Manifest`
+    (and its thousands of file records) only when one is asked for (`Manifest.from_fields`).
+    """
+    if not isinstance(data, dict):
+        raise ArchiveError("manifest is not a JSON object", path=source)
+    check_format(data.get("format"), what="manifest", source=source)
+    if data.get("format") == FORMAT and data.keys() != _KEYS:
+        odd = sorted(set(data) ^ _KEYS)
+        raise ArchiveError(f"manifest has unexpected or missing fields: {', '.join(odd)}",
+                           path=source)
+    name, description, digest = data.get("name"), data.get("description"), data.get("digest")
+    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+        raise ArchiveError(f"manifest has an invalid name {name!r}", path=source)
+    if not isinstance(description, str):
+        raise ArchiveError("manifest description is not a string", path=source)
+    if not is_digest(digest):
+        raise ArchiveError(f"manifest has an invalid digest {digest!r}", path=source)
+    files_raw, programs, tools = data.get("files"), data.get("programs"), data.get("tools")
+    allowances = data.get("allowances")
+    if not isinstance(files_raw, list) or not (
+        set(map(type, files_raw)) <= {dict} or all(isinstance(f, dict) for f in files_raw)
+    ):
+        raise ArchiveError("manifest 'files' is not a list of objects", path=source)
+    try:
+        files = file_columns(files_raw)
+    except (KeyError, ValueError) as exc:
+        raise ArchiveError(f"manifest has an invalid file entry: {exc}", path=source) from None
+    paths = files[0]
+    # ASCII strings sort as their UTF-8 bytes do (the common case, without encoding each)
+    in_order = ("".join(paths).isascii() and paths == sorted(paths)) or paths == sorted(
+        paths, key=lambda p: p.encode("utf-8"))
+    if not in_order or len(set(paths)) != len(paths):
+        raise ArchiveError("manifest files are not unique and sorted by UTF-8 bytes",
+                           path=source)
+    for key, value in (("programs", programs), ("tools", tools)):
+        if not isinstance(value, list) or not (
+            set(map(type, value)) <= {dict} or all(isinstance(v, dict) for v in value)
+        ):
+            raise ArchiveError(f"manifest '{key}' is not a list of objects", path=source)
+    if not isinstance(allowances, list) or not (
+        set(map(type, allowances)) <= {str} or all(isinstance(a, str) for a in allowances)
+    ):
+        raise ArchiveError("manifest 'allowances' is not a list of paths", path=source)
+    assert isinstance(programs, list) and isinstance(tools, list)
+    return ManifestFields(name, description, digest, files, tuple(programs), tuple(tools),
+                          tuple(allowances), str(data["format"]))

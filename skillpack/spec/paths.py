@@ -1,0 +1,83 @@
+"""The names a skill's files may have, and their order (SPEC section 1).
+
+One set of rules for the three places that meet a path: the walk (names on disk), the zip
+writer and the strict reader (member names). A portable name is relative, uses `/` only, has
+no control character, no empty, `.` or `..` segment; two names collide when they are equal
+after case folding of their NFC form (they would overwrite each other on macOS or Windows).
+Paths sort by their UTF-8 bytes.
+
+The runtime imports this module at cold start: `re` and `unicodedata` are imported only
+once a name needs them (a refused name, a non-ASCII name).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    import re
+
+__all__ = ["SKILL_MD", "collision_key", "collision_reason", "name_problem", "sort_key"]
+
+#: The file that makes a folder a skill.
+SKILL_MD = "SKILL.md"
+
+# Anything a portable member name must not have: an absolute path, a drive letter, a
+# backslash, a control character (C0, DEL, C1), an empty, `.` or `..` segment, a trailing `/`.
+# Compiled on first use (read_zip screens names without it).
+_BAD_NAME = r"\A/|\A[A-Za-z]:|\\|[\x00-\x1f\x7f-\x9f]|(?:\A|/)\.{0,2}(?:/|\Z)"
+_bad_name: re.Pattern[str] | None = None
+
+
+def _compile_bad_name() -> re.Pattern[str]:
+    global _bad_name
+    import re
+
+    _bad_name = re.compile(_BAD_NAME)
+    return _bad_name
+
+
+def sort_key(path: str) -> bytes:
+    """The order of the file set: a path's UTF-8 bytes (undecodable bytes as they were)."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` is not a portable member name, or None when it is."""
+    if not (_bad_name or _compile_bad_name()).search(name):
+        return None
+    import re
+
+    if name == "":
+        return "empty name"
+    if name.endswith("/"):
+        return "directory entry (name ends with '/'); archives carry files only"
+    if name.startswith("/"):
+        return "absolute name (starts with '/')"
+    if re.match(r"[A-Za-z]:", name):
+        return "drive-letter name (like 'C:x')"
+    if "\\" in name:
+        return "backslash in name (only '/' separates folders)"
+    if re.search(r"[\x00-\x1f\x7f-\x9f]", name):
+        return "control character in name"
+    return "'..', '.' or empty segment in name (names must not escape or be ambiguous)"
+
+
+def collision_key(name: str) -> str:
+    """The key two names collide on: the NFC form of the case folding of the NFC form
+    (ASCII: lower case). Case folding can undo NFC, hence the second normalisation."""
+    if name.isascii():  # the common case: NFC leaves ASCII alone, casefold is lower there
+        return name.lower()
+    import unicodedata
+
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+
+
+def collision_reason(first: str, second: str) -> str:
+    """Say how two names with the same `collision_key` collide."""
+    if first == second:
+        return f"duplicate name (appears twice): {second!r}"
+    import unicodedata
+
+    if unicodedata.normalize("NFC", first) == unicodedata.normalize("NFC", second):
+        return f"{second!r} and {first!r} are the same name after Unicode NFC normalisation"
+    return f"{second!r} and {first!r} differ only by case (they collide on case-insensitive disks)"

@@ -179,6 +179,7 @@ def test_folder_and_frontmatter_names_must_agree() -> None:
         read_foreign(skill_zip({"alpha/SKILL.md": MD.format(name="beta")}), source="a.skill")
     assert "'alpha'" in str(caught.value) and "'beta'" in str(caught.value)
     assert "a.skill" in str(caught.value)
+    assert [p.code for p in caught.value.problems] == ["name-mismatch"]
 
 
 def test_folder_names_the_skill_when_frontmatter_is_broken() -> None:
@@ -205,17 +206,19 @@ def test_not_a_skill_archive(files: dict[str, str], fragment: str) -> None:
     with pytest.raises(ArchiveError, match="not a skill archive") as caught:
         read_foreign(skill_zip(files))
     assert fragment in str(caught.value)
+    assert [p.code for p in caught.value.problems] == ["not-a-skill-archive"]
 
 
 def test_not_an_archive() -> None:
-    with pytest.raises(ArchiveError, match="not a zip, tar or tar.gz"):
+    with pytest.raises(ArchiveError, match=r"not a zip, tar or tar\.gz"):
         read_foreign(b"just some text\n")
 
 
 def test_existing_target_is_refused_and_untouched(tmp_path: Path) -> None:
     make_tree(tmp_path / "waitlist", {"mine.txt": "keep me\n"})
-    with pytest.raises(WriteError, match="already exists"):
+    with pytest.raises(WriteError, match="already exists") as caught:
         unpack(anthropic_zip(WAITLIST), tmp_path)
+    assert [p.code for p in caught.value.problems] == ["target-exists"]
     assert sorted(os.listdir(tmp_path)) == ["waitlist"]
     assert os.listdir(tmp_path / "waitlist") == ["mine.txt"]
     (tmp_path / "file").mkdir()

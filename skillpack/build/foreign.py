@@ -35,7 +35,7 @@ from typing import Literal
 
 from skillpack._zipformat import name_problem
 from skillpack.build.inflate import DEFAULT_CAPS, Caps, Format, Member, read_archive
-from skillpack.errors import ArchiveError, SkillError, WriteError
+from skillpack.errors import ArchiveError, Problem, SkillError, WriteError
 from skillpack.frontmatter import normalise_text, split_frontmatter
 
 __all__ = ["ForeignFile", "ForeignSkill", "read_foreign", "unpack"]
@@ -139,7 +139,7 @@ def _top_folder(files: list[Member], paths: set[str], source: str) -> str:
     else:
         deeper = f"; found {named[0]!r}, too deep" if named else ""
         why = f"no SKILL.md at the root or in the top folder {tops[0]!r}{deeper}"
-    raise ArchiveError(f"not a skill archive: {why}", path=source, hint=_HINT)
+    raise _refused("not-a-skill-archive", f"not a skill archive: {why}", source, _HINT)
 
 
 def _frontmatter_name(text: bytes, file: str) -> str | None:
@@ -158,19 +158,24 @@ def _root_name(text: bytes, source: str) -> str:
     try:
         name = _frontmatter_name(text, "SKILL.md")
     except SkillError as exc:
-        raise ArchiveError(f"SKILL.md at the archive root cannot be read for the skill's "
-                           f"name: {exc}", path=source, problems=exc.problems,
-                           hint="fix its frontmatter; the root layout takes the name from "
-                           "it") from None
+        raise _refused("name-missing", f"SKILL.md at the archive root cannot be read for the "
+                       f"skill's name: {exc}", source, "fix its frontmatter; the root layout "
+                       "takes the name from it") from None
     if name is None:
-        raise ArchiveError("SKILL.md at the archive root has no 'name' in its frontmatter, "
-                           "so the skill folder cannot be named", path=source,
-                           hint="add 'name: <skill-name>' to the frontmatter")
+        raise _refused("name-missing", "SKILL.md at the archive root has no 'name' in its "
+                       "frontmatter, so the skill folder cannot be named", source,
+                       "add 'name: <skill-name>' to the frontmatter")
     why = _folder_name_problem(name)
     if why is not None:
-        raise ArchiveError(f"the frontmatter's name {name!r} cannot name a folder: {why}",
-                           path=source, hint="use lowercase letters, digits and hyphens")
+        raise _refused("name-invalid-characters", f"the frontmatter's name {name!r} cannot "
+                       f"name a folder: {why}", source,
+                       "use lowercase letters, digits and hyphens")
     return name
+
+
+def _refused(code: str, message: str, source: str, hint: str) -> ArchiveError:
+    return ArchiveError(message, path=source, hint=hint,
+                        problems=[Problem("error", code, message, None)])
 
 
 def _folder_name_problem(name: str) -> str | None:
@@ -187,18 +192,20 @@ def _check_agrees(folder: str, text: bytes, source: str) -> None:
     """A top folder and the frontmatter's name must agree when both are readable."""
     why = _folder_name_problem(folder)
     if why is not None:
-        raise ArchiveError(f"the top folder {folder!r} cannot name a skill folder: {why}",
-                           path=source, hint=_HINT)
+        raise _refused("name-invalid-characters",
+                       f"the top folder {folder!r} cannot name a skill folder: {why}", source,
+                       _HINT)
     try:
         name = _frontmatter_name(text, f"{folder}/SKILL.md")
     except SkillError:
         return  # named by its folder; `check` of the unpacked folder reports the frontmatter
     if name is not None and name != folder:
-        raise ArchiveError(
+        raise _refused(
+            "name-mismatch",
             f"the top folder is {folder!r} but {folder}/SKILL.md names the skill {name!r}",
-            path=source,
-            hint="make them agree (rename the folder in the archive, or fix 'name:'); "
-                 "`check` refuses a skill whose name is not its folder's")
+            source,
+            "make them agree (rename the folder in the archive, or fix 'name:'); "
+            "`check` refuses a skill whose name is not its folder's")
 
 
 # -- unpack ------------------------------------------------------------------------------------
@@ -231,9 +238,11 @@ def unpack(data: bytes, out_dir: str | os.PathLike[str], *, caps: Caps = DEFAULT
     except WriteError:
         raise
     except OSError as exc:
-        raise WriteError(f"could not unpack: {exc.strerror or exc}; nothing was written",
-                         path=str(target), hint="check the output folder and the disk, "
-                         "then run the command again") from None
+        message = f"could not unpack: {exc.strerror or exc}; nothing was written"
+        raise WriteError(message, path=str(target), hint="check the output folder and the "
+                         "disk, then run the command again",
+                         problems=[Problem("error", "write-failed", message, str(target))]
+                         ) from None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -249,9 +258,10 @@ def _refuse_existing(target: Path) -> None:
     if stat.S_ISDIR(info.st_mode) and not os.listdir(target):
         return  # an empty folder: os.replace puts the skill in its place
     what = "a folder that is not empty" if stat.S_ISDIR(info.st_mode) else "not a folder"
-    raise WriteError(f"the target {str(target)!r} already exists and is {what}; nothing was "
-                     "written", path=str(target),
-                     hint="remove it, or unpack into another folder with -o")
+    message = f"the target {str(target)!r} already exists and is {what}; nothing was written"
+    raise WriteError(message, path=str(target),
+                     hint="remove it, or unpack into another folder with -o",
+                     problems=[Problem("error", "target-exists", message, str(target))])
 
 
 def _make_parents(out: Path) -> list[Path]:
@@ -268,8 +278,10 @@ def _make_parents(out: Path) -> list[Path]:
             created.append(folder)
     except OSError as exc:
         _remove_created(created)
-        raise WriteError(f"could not create the output folder: {exc.strerror or exc}",
-                         path=str(out), hint="check the output path") from None
+        message = f"could not create the output folder: {exc.strerror or exc}"
+        raise WriteError(message, path=str(out), hint="check the output path",
+                         problems=[Problem("error", "write-failed", message, str(out))]
+                         ) from None
     return created
 
 

@@ -164,7 +164,7 @@ class _Problems:
         while name.startswith("./"):
             name = name[2:]
         if is_dir:
-            name = name.rstrip("/")
+            name = name[:-1] if name.endswith("/") else name
             if name in ("", "."):
                 return None  # the archive's own root folder: nothing to check or create
         try:
@@ -237,8 +237,9 @@ def read_archive(data: bytes, caps: Caps = DEFAULT_CAPS, *,
         return fmt, read_zip(data, caps, source=source)
     if fmt is not None:
         return fmt, read_tar(data, caps, source=source)
-    raise ArchiveError("not a zip, tar or tar.gz archive (unknown first bytes)", path=source,
-                       hint="give a .skill, .zip, .tar or .tar.gz file")
+    message = "not a zip, tar or tar.gz archive (unknown first bytes)"
+    raise ArchiveError(message, path=source, hint="give a .skill, .zip, .tar or .tar.gz file",
+                       problems=[Problem("error", "archive-format", message)])
 
 
 # -- zip ---------------------------------------------------------------------------------------

@@ -17,13 +17,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, deny_open, make_tree
+from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, deny_open, make_tree
 
 from skillpack import digest
 from skillpack.archive import pack
-from skillpack.build.foreign import read_foreign, unpack
+from skillpack.build.foreign import read_foreign, unpack, unpacked
 from skillpack.build.inflate import Caps, read_zip
-from skillpack.errors import ArchiveError, WriteError
+from skillpack.errors import ArchiveError, SkillpackError, WriteError
 
 WAITLIST = FIXTURES / "waitlist"
 WAITLIST_FILES = ["SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]
@@ -249,6 +249,13 @@ def test_refused_archive_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_unpacked_gives_a_temp_folder_with_the_digest() -> None:
+    with unpacked(root_zip(WAITLIST), source="w.zip") as (folder, skill):
+        assert skill.name == folder.name == "waitlist"
+        assert digest(folder) == digest(WAITLIST)
+    assert not folder.exists() and not folder.parent.exists()
+
+
 def test_caps_are_checked_and_round_trip() -> None:
     assert Caps() == Caps(total=1 << 30, members=10_000, ratio=200)
     assert Caps.from_dict(Caps(total=5).to_dict()) == Caps(total=5)
@@ -262,3 +269,19 @@ def test_to_dict_lists_files_without_bytes() -> None:
     assert summary["name"] == "waitlist" and summary["kind"] == "foreign"
     assert summary["files"][2] == {"path": "scripts/waitlist.py", "size": os.path.getsize(
         WAITLIST / "scripts" / "waitlist.py"), "mode": "100755"}
+
+
+@pytest.mark.skipif(not CORPUS_SKILLS, reason=f"no corpus at {CORPUS}")
+@pytest.mark.parametrize("index", range(0, 200, 10))
+def test_corpus_skills_packed_like_anthropic_unpack_to_their_digest(tmp_path: Path,
+                                                                    index: int) -> None:
+    """Every tenth corpus skill (all 182 pass; the sample keeps the suite short)."""
+    if index >= len(CORPUS_SKILLS):
+        pytest.skip("the corpus has fewer skills")
+    folder = CORPUS_SKILLS[index]
+    try:
+        want = digest(folder)
+    except SkillpackError as exc:
+        pytest.skip(f"the corpus skill itself has no digest: {exc}")
+    target, skill = unpack(anthropic_zip(folder), tmp_path)
+    assert skill.name == folder.name and digest(target) == want

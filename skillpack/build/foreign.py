@@ -29,6 +29,8 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -38,7 +40,7 @@ from skillpack.build.inflate import DEFAULT_CAPS, Caps, Format, Member, read_arc
 from skillpack.errors import ArchiveError, Problem, SkillError, WriteError
 from skillpack.frontmatter import normalise_text, split_frontmatter
 
-__all__ = ["ForeignFile", "ForeignSkill", "read_foreign", "unpack"]
+__all__ = ["ForeignFile", "ForeignSkill", "read_foreign", "unpack", "unpacked"]
 
 MANIFEST = ".skillpack/manifest.json"
 _VCS = frozenset({".git", ".hg", ".svn"})
@@ -248,6 +250,20 @@ def unpack(data: bytes, out_dir: str | os.PathLike[str], *, caps: Caps = DEFAULT
             shutil.rmtree(tmp, ignore_errors=True)
             _remove_created(created)
     return target, skill
+
+
+@contextmanager
+def unpacked(data: bytes, *, caps: Caps = DEFAULT_CAPS,
+             source: str = "<archive>") -> Iterator[tuple[Path, ForeignSkill]]:
+    """``with unpacked(data) as (folder, skill):`` the skill unpacked in a temp folder.
+
+    For commands that take an archive where they take a folder (digest, verify, bundle,
+    inspect, check): they run on `folder` with every rule of the walk (ignore lists,
+    ``includes:``), so the digest is the one the folder it was made from has. The temp
+    folder is removed on leaving the block.
+    """
+    with tempfile.TemporaryDirectory(prefix="skillpack-unpacked-") as tmp:
+        yield unpack(data, tmp, caps=caps, source=source)
 
 
 def _refuse_existing(target: Path) -> None:

@@ -55,7 +55,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _HINT = "this archive cannot be brought in safely; ask its publisher for a clean one"
 _CAP_HINT = ("if the archive is trusted and really this large, raise the cap "
-             "(Caps(total=..., members=..., ratio=...))")
+             "(--max-total, --max-members, --max-ratio; Caps(...) from Python)")
 
 Kind = Literal["file", "dir"]
 Format = Literal["zip", "tar", "tar.gz"]
@@ -207,7 +207,8 @@ class _Problems:
         problems = [*self.items, *extra]
         first = problems[0]
         where = f"member {first.file!r}: " if first.file else ""
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        others = len(problems) - 1
+        more = f" (and {others} more problem{'s' if others > 1 else ''})" if others else ""
         hint = _CAP_HINT if first.code in ("archive-too-large", "archive-too-many",
                                            "archive-ratio") else _HINT
         return ArchiveError(f"refused: {where}{first.message}{more}", path=self.source,

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, deny_open, make_tree
+from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, deny_open, intercept_open, make_tree
 
 from skillpack import digest
 from skillpack.archive import pack
@@ -182,6 +182,17 @@ def test_folder_and_frontmatter_names_must_agree() -> None:
     assert [p.code for p in caught.value.problems] == ["name-mismatch"]
 
 
+def test_names_are_written_nfc(tmp_path: Path) -> None:
+    data = skill_zip({"caf\u0065\u0301/SKILL.md": MD.format(name="caf\u00e9"),
+                      "caf\u0065\u0301/notes/r\u0065\u0301sum\u0065\u0301.md": "x"})
+    skill = read_foreign(data)
+    assert skill.name == "caf\u00e9"
+    assert [f.path for f in skill.files] == ["SKILL.md", "notes/r\u00e9sum\u00e9.md"]
+    target, _ = unpack(data, tmp_path)
+    assert os.listdir(tmp_path) == ["caf\u00e9"]
+    assert os.listdir(target / "notes") == ["r\u00e9sum\u00e9.md"]
+
+
 def test_folder_names_the_skill_when_frontmatter_is_broken() -> None:
     skill = read_foreign(skill_zip({"alpha/SKILL.md": "no frontmatter\n"}))
     assert skill.name == "alpha"  # `check` of the unpacked folder reports the frontmatter
@@ -241,6 +252,17 @@ def test_missing_output_folders_are_made_and_removed_on_failure(
     with pytest.raises(WriteError, match="nothing was written"):
         unpack(anthropic_zip(WAITLIST), tmp_path / "c" / "d")
     assert sorted(os.listdir(tmp_path)) == ["a"]  # c/, c/d/ and the temp folder are gone
+
+
+def test_interrupt_while_writing_leaves_nothing(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupt(_path: str) -> None:
+        raise KeyboardInterrupt
+
+    intercept_open(monkeypatch, lambda path, _fd: path.endswith("waitlist.csv"), interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        unpack(anthropic_zip(WAITLIST), tmp_path / "out")
+    assert os.listdir(tmp_path) == []
 
 
 def test_refused_archive_writes_nothing(tmp_path: Path) -> None:

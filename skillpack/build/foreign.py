@@ -29,6 +29,7 @@ import os
 import shutil
 import stat
 import tempfile
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -113,10 +114,15 @@ def read_foreign(data: bytes, *, caps: Caps = DEFAULT_CAPS,
         if rel.startswith(".skillpack/") or not _VCS.isdisjoint(rel.split("/")):
             left_out.append(member.path)
         else:
-            carried.append(ForeignFile(rel, member.data, member.executable))
+            carried.append(ForeignFile(_nfc(rel), member.data, member.executable))
     carried.sort(key=lambda f: f.path.encode("utf-8"))
-    return ForeignSkill(name, kind, fmt, layout, tuple(carried),
+    return ForeignSkill(_nfc(name), kind, fmt, layout, tuple(carried),
                         tuple(sorted(left_out, key=lambda p: p.encode("utf-8"))))
+
+
+def _nfc(text: str) -> str:
+    """Paths are written NFC-normalised (SPEC section 1), as the walk reads them."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 def _skill_md(files: list[Member], path: str) -> bytes:
@@ -201,7 +207,8 @@ def _check_agrees(folder: str, text: bytes, source: str) -> None:
         name = _frontmatter_name(text, f"{folder}/SKILL.md")
     except SkillError:
         return  # named by its folder; `check` of the unpacked folder reports the frontmatter
-    if name is not None and name != folder:
+    if name is not None and (unicodedata.normalize("NFKC", name)
+                             != unicodedata.normalize("NFKC", folder)):
         raise _refused(
             "name-mismatch",
             f"the top folder is {folder!r} but {folder}/SKILL.md names the skill {name!r}",

@@ -289,3 +289,21 @@ def test_caps_stop_before_chunk_sized_overshoot() -> None:
         with pytest.raises(ArchiveError) as caught:
             gunzip(bomb, Caps(total=cap, ratio=10**6))
         assert stopped_after(caught.value) == cap + 1
+
+
+def test_overlapping_entries_bomb() -> None:
+    """Many central entries sharing one deflated member (a "non-recursive zip bomb")."""
+    one = zip_bytes([("demo/zer000", bytes(1 << 20), 0o100644, zipfile.ZIP_DEFLATED)])
+    cd_at = one.find(b"PK\x01\x02")
+    end_at = one.find(b"PK\x05\x06")
+    entry = one[cd_at:end_at]
+    entries = [entry.replace(b"demo/zer000", f"demo/zer{i:03d}".encode()) for i in range(300)]
+    central = b"".join(entries)
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 300, 300, len(central), cd_at, 0)
+    bomb = one[:cd_at] + central + end
+    assert len(bomb) < 40_000  # 300 MB if every entry were inflated
+    with TALLY.refused("foreign-archive", "zip-overlap", "read_zip", ArchiveError,
+                       "demo/zer001") as refusal:
+        read_zip(bomb)
+    assert refusal.value is not None
+    assert refusal.value.problems[-1].code in ("archive-corrupt", "archive-ratio")

@@ -1,0 +1,309 @@
+"""Hostile archives from elsewhere (zip, tar, tar.gz, gzip): every refusal class of
+skillpack.build.inflate, through `unpack` (which must write nothing), and decompression bombs
+by ratio, by total and by count, each stopped after what its cap allows (shown by sizes:
+the error says how many bytes were produced before it stopped).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import stat
+import struct
+import tarfile
+import warnings
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from skillpack.build.foreign import unpack
+from skillpack.build.inflate import CHUNK, Caps, gunzip, read_tar, read_zip
+from skillpack.errors import ArchiveError
+
+from ._util import TALLY
+
+MD = b"---\nname: demo\ndescription: Demo skill. Use it for tests.\n---\n\nBody.\n"
+ZipEntry = tuple[str, bytes, int, int]  # name, data, Unix mode, compression method
+TarEntry = tuple[str, bytes, bytes]  # name, data, tar type (linkname "target")
+
+
+def zip_bytes(entries: list[ZipEntry]) -> bytes:
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about duplicate names
+        with zipfile.ZipFile(out, "w") as archive:
+            for name, data, mode, method in entries:
+                info = zipfile.ZipInfo(name)
+                info.external_attr = mode << 16
+                info.compress_type = method
+                archive.writestr(info, data)
+    return out.getvalue()
+
+
+def zipped(*entries: tuple[str, int] | tuple[str, int, int] | str) -> bytes:
+    """demo/SKILL.md plus `entries` (a name, or (name, Unix mode[, method]))."""
+    listed: list[ZipEntry] = [("demo/SKILL.md", MD, 0o100644, zipfile.ZIP_DEFLATED)]
+    for entry in entries:
+        if isinstance(entry, str):
+            listed.append((entry, b"x", 0o100644, zipfile.ZIP_DEFLATED))
+        else:
+            name, mode, *method = entry
+            listed.append((name, b"x", mode, method[0] if method else zipfile.ZIP_DEFLATED))
+    return zip_bytes(listed)
+
+
+def set_zip_flags(data: bytes, flags: int) -> bytes:
+    """Set general-purpose flags in every local and central header."""
+    raw = bytearray(data)
+    for sig, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        pos = raw.find(sig)
+        while pos >= 0:
+            old = struct.unpack_from("<H", raw, pos + at)[0]
+            struct.pack_into("<H", raw, pos + at, old | flags)
+            pos = raw.find(sig, pos + 4)
+    return bytes(raw)
+
+
+def tar_bytes(entries: list[TarEntry], *, compress: bool = True) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz" if compress else "w",
+                      format=tarfile.GNU_FORMAT) as archive:
+        for name, data, kind in entries:
+            info = tarfile.TarInfo(name)
+            info.type = kind
+            info.mode = 0o644
+            if kind == tarfile.REGTYPE:
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+            else:
+                info.linkname = "target"
+                archive.addfile(info)
+    return out.getvalue()
+
+
+def tarred(*entries: str | tuple[str, bytes]) -> bytes:
+    """demo/SKILL.md plus `entries` (a file name, or (name, tar type))."""
+    listed: list[TarEntry] = [("demo/SKILL.md", MD, tarfile.REGTYPE)]
+    for entry in entries:
+        name, kind = (entry, tarfile.REGTYPE) if isinstance(entry, str) else entry
+        listed.append((name, b"x", kind))
+    return tar_bytes(listed)
+
+
+S_LINK, S_CHR, S_BLK, S_FIFO, S_SOCK = (stat.S_IFLNK | 0o777, stat.S_IFCHR | 0o644,
+                                        stat.S_IFBLK | 0o644, stat.S_IFIFO | 0o644,
+                                        stat.S_IFSOCK | 0o644)
+
+# case -> (archive bytes, fragments the message must hold)
+CASES: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
+    # names
+    "zip-absolute": (lambda: zipped("/etc/cron.d/x"), ("[archive-unsafe-name]", "absolute",
+                                                       "/etc/cron.d/x")),
+    "zip-dotdot": (lambda: zipped("demo/../../x"), ("[archive-unsafe-name]", "'..'",
+                                                    "demo/../../x")),
+    "zip-backslash": (lambda: zipped("demo\\..\\x"), ("backslash", "demo\\..\\x")),
+    "zip-drive": (lambda: zipped("C:/x"), ("drive-letter", "C:/x")),
+    "zip-control": (lambda: zipped("demo/a\nb"), ("control character",)),
+    "zip-duplicate": (lambda: zipped("demo/a", "demo/a"), ("[archive-duplicate]", "demo/a")),
+    "zip-nfc-twin": (lambda: zipped("demo/caf\u00e9", "demo/cafe\u0301"),
+                     ("[archive-collision]", "NFC")),
+    "zip-case-twin": (lambda: zipped("demo/README.md", "demo/readme.md"),
+                      ("[archive-collision]", "differ only by case")),
+    "zip-file-and-folder": (lambda: zipped("demo/x", "demo/x/y"),
+                            ("[archive-collision]", "a file and a folder")),
+    "zip-top-folder-case-twin": (lambda: zipped("Demo/x"), ("[archive-collision]",)),
+    # kinds
+    "zip-symlink": (lambda: zipped(("demo/link", S_LINK)), ("[archive-link]", "demo/link")),
+    "zip-char-device": (lambda: zipped(("demo/dev", S_CHR)), ("[archive-special]",
+                                                              "demo/dev")),
+    "zip-block-device": (lambda: zipped(("demo/blk", S_BLK)), ("[archive-special]",)),
+    "zip-fifo": (lambda: zipped(("demo/fifo", S_FIFO)), ("[archive-special]", "demo/fifo")),
+    "zip-socket": (lambda: zipped(("demo/sock", S_SOCK)), ("[archive-special]",)),
+    "zip-folder-mode-on-file": (lambda: zipped(("demo/d", stat.S_IFDIR | 0o755)),
+                                ("[archive-special]", "folder mode")),
+    "zip-encrypted": (lambda: set_zip_flags(zipped(), 0x1), ("[archive-encrypted]",
+                                                             "demo/SKILL.md")),
+    "zip-bzip2": (lambda: zipped(("demo/b", 0o100644, zipfile.ZIP_BZIP2)),
+                  ("[archive-method]", "demo/b")),
+    # damage
+    "zip-truncated": (lambda: zipped("demo/a")[:-30], ("[archive-corrupt]",)),
+    "zip-bad-crc": (lambda: _flip_in_data(zipped()), ("[archive-corrupt]", "demo/SKILL.md")),
+    # tar
+    "tar-symlink": (lambda: tarred(("demo/link", tarfile.SYMTYPE)), ("[archive-link]",
+                                                                     "symbolic", "demo/link")),
+    "tar-hardlink": (lambda: tarred(("demo/hard", tarfile.LNKTYPE)), ("[archive-link]",
+                                                                      "hard link")),
+    "tar-char-device": (lambda: tarred(("demo/dev", tarfile.CHRTYPE)),
+                        ("[archive-special]", "character device")),
+    "tar-block-device": (lambda: tarred(("demo/blk", tarfile.BLKTYPE)),
+                         ("[archive-special]", "block device")),
+    "tar-fifo": (lambda: tarred(("demo/fifo", tarfile.FIFOTYPE)), ("[archive-special]",
+                                                                   "fifo")),
+    "tar-dotdot": (lambda: tarred("../../x"), ("[archive-unsafe-name]", "'..'")),
+    "tar-absolute": (lambda: tarred("/etc/x"), ("[archive-unsafe-name]", "absolute")),
+    "tar-backslash": (lambda: tarred("demo\\x"), ("backslash",)),
+    "tar-duplicate": (lambda: tarred("demo/a", "demo/a"), ("[archive-duplicate]",)),
+    "tar-case-twin": (lambda: tarred("demo/A", "demo/a"), ("[archive-collision]",)),
+    "tar-not-utf8": (lambda: tarred("demo/\udcff.txt"), ("not valid UTF-8",)),
+    "tar-gz-truncated": (lambda: tarred("demo/a")[:-12], ("[archive-corrupt]",)),
+    "tar-gz-trailing": (lambda: tarred() + b"appended", ("[archive-corrupt]",
+                                                        "trailing data")),
+}
+
+
+def _flip_in_data(data: bytes) -> bytes:
+    """Change one byte of the first member's compressed data (just after its header)."""
+    name_len = struct.unpack_from("<H", data, 26)[0]
+    at = 30 + name_len + 3
+    return data[:at] + bytes([data[at] ^ 0x55]) + data[at + 1:]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_refused_and_nothing_written(case: str, tmp_path: Path) -> None:
+    make, fragments = CASES[case]
+    data = make()
+    out = tmp_path / "out"
+    with TALLY.refused("foreign-archive", case, "unpack", ArchiveError, *fragments):
+        unpack(data, out, source="hostile.archive")
+    assert not out.exists()
+
+
+def test_all_problems_are_listed_at_once() -> None:
+    data = zipped("/abs", "demo/../x", ("demo/l", S_LINK), "demo/a", "demo/A")
+    with TALLY.refused("foreign-archive", "four-problems", "read_zip", ArchiveError,
+                       "and 3 more problems", "/abs", "demo/../x", "demo/l",
+                       "'demo/A' and 'demo/a'") as refusal:
+        read_zip(data)
+    assert refusal.value is not None
+    assert [p.code for p in refusal.value.problems] == [
+        "archive-unsafe-name", "archive-unsafe-name", "archive-link", "archive-collision"]
+
+
+# -- bombs: stopped after the cap, never after the bomb ---------------------------------------
+
+TEN_MB = 10 << 20
+
+
+def stopped_after(exc: ArchiveError | None) -> int:
+    assert exc is not None
+    [problem] = exc.problems
+    return int(problem.message.split("stopped after ")[1].split(" ")[0])
+
+
+def test_gzip_bomb_by_ratio() -> None:
+    bomb = gzip.compress(bytes(TEN_MB))
+    assert len(bomb) < 20_000  # 10 MB of zeros in about 10 KB
+    with TALLY.refused("foreign-archive", "gzip-ratio", "gunzip", ArchiveError,
+                       "[archive-ratio]", "200 times") as refusal:
+        gunzip(bomb)
+    assert stopped_after(refusal.value) <= 200 * len(bomb) + 1 < TEN_MB // 4
+
+
+def test_gzip_bomb_by_total() -> None:
+    bomb = gzip.compress(bytes(TEN_MB))
+    caps = Caps(total=1 << 20, ratio=10**6)
+    with TALLY.refused("foreign-archive", "gzip-total", "gunzip", ArchiveError,
+                       "[archive-too-large]", "1048576") as refusal:
+        gunzip(bomb, caps)
+    assert stopped_after(refusal.value) == (1 << 20) + 1
+    assert len(gunzip(bomb, Caps(ratio=10**6))) == TEN_MB  # under the caps it is read
+
+
+def test_tar_gz_bomb_by_total_and_ratio(tmp_path: Path) -> None:
+    bomb = tar_bytes([("demo/SKILL.md", MD, tarfile.REGTYPE),
+                      ("demo/zeros", bytes(TEN_MB), tarfile.REGTYPE)])
+    with TALLY.refused("foreign-archive", "tar.gz-ratio", "unpack", ArchiveError,
+                       "[archive-ratio]") as refusal:
+        unpack(bomb, tmp_path / "out")
+    assert stopped_after(refusal.value) <= 200 * len(bomb) + 1
+    assert not (tmp_path / "out").exists()
+    with TALLY.refused("foreign-archive", "tar.gz-total", "read_tar", ArchiveError,
+                       "[archive-too-large]") as refusal:
+        read_tar(bomb, Caps(total=1 << 20, ratio=10**6))
+    assert stopped_after(refusal.value) == (1 << 20) + 1
+
+
+def test_tar_gz_header_bomb() -> None:
+    """A 10 MB GNU long name: tarfile reads a header's data whole, the cap still stops it."""
+    bomb = tar_bytes([("demo/" + "a" * TEN_MB, b"x", tarfile.REGTYPE)])
+    assert len(bomb) < 40_000
+    with TALLY.refused("foreign-archive", "tar.gz-longname", "read_tar", ArchiveError,
+                       "[archive-ratio]") as refusal:
+        read_tar(bomb)
+    assert stopped_after(refusal.value) <= 200 * len(bomb) + 1 < TEN_MB
+
+
+def test_zip_bomb_by_ratio_and_total() -> None:
+    bomb = zip_bytes([("demo/SKILL.md", MD, 0o100644, zipfile.ZIP_DEFLATED),
+                      ("demo/zeros", bytes(TEN_MB), 0o100644, zipfile.ZIP_DEFLATED)])
+    with TALLY.refused("foreign-archive", "zip-ratio", "read_zip", ArchiveError,
+                       "[archive-ratio]", "demo/zeros") as refusal:
+        read_zip(bomb)
+    assert stopped_after(refusal.value) <= 200 * len(bomb) + 1 < TEN_MB
+    with TALLY.refused("foreign-archive", "zip-total", "read_zip", ArchiveError,
+                       "[archive-too-large]") as refusal:
+        read_zip(bomb, Caps(total=1 << 20, ratio=10**6))
+    assert stopped_after(refusal.value) == (1 << 20) + 1
+
+
+def test_zip_header_that_lies_about_the_size() -> None:
+    """The central directory says 10 bytes; 10 MB would come out: refused after 10 bytes."""
+    honest = zip_bytes([("demo/zeros", bytes(TEN_MB), 0o100644, zipfile.ZIP_DEFLATED)])
+    raw = bytearray(honest)
+    struct.pack_into("<I", raw, 22, 10)  # local header: uncompressed size
+    struct.pack_into("<I", raw, raw.find(b"PK\x01\x02") + 24, 10)  # central: the same
+    with TALLY.refused("foreign-archive", "zip-lying-size", "read_zip", ArchiveError,
+                       "[archive-corrupt]", "demo/zeros"):
+        read_zip(bytes(raw), Caps(ratio=10**6))
+
+
+def test_zip_bomb_by_count() -> None:
+    many = zip_bytes([(f"demo/{i}", b"", 0o100644, zipfile.ZIP_STORED) for i in range(10_001)])
+    with TALLY.refused("foreign-archive", "zip-count", "read_zip", ArchiveError,
+                       "[archive-too-many]", "10000"):
+        read_zip(many)
+    assert len(read_zip(many, Caps(members=10_001))) == 10_001
+
+
+def test_tar_bomb_by_count() -> None:
+    many = tar_bytes([(f"demo/{i}", b"", tarfile.REGTYPE) for i in range(51)])
+    with TALLY.refused("foreign-archive", "tar-count", "read_tar", ArchiveError,
+                       "[archive-too-many]", "50"):
+        read_tar(many, Caps(members=50))
+
+
+def test_gzip_members_count_against_the_cap() -> None:
+    joined = b"".join(gzip.compress(b"part\n") for _ in range(4))
+    assert gunzip(joined) == b"part\n" * 4
+    with TALLY.refused("foreign-archive", "gzip-members", "gunzip", ArchiveError,
+                       "[archive-too-many]", "gzip members"):
+        gunzip(joined, Caps(members=3))
+
+
+def test_caps_stop_before_chunk_sized_overshoot() -> None:
+    """Whatever the input, at most one byte past the cap is ever produced."""
+    bomb = gzip.compress(bytes(3 * CHUNK))
+    for cap in (1, 100, CHUNK - 1, CHUNK, CHUNK + 1):
+        with pytest.raises(ArchiveError) as caught:
+            gunzip(bomb, Caps(total=cap, ratio=10**6))
+        assert stopped_after(caught.value) == cap + 1
+
+
+def test_overlapping_entries_bomb() -> None:
+    """Many central entries sharing one deflated member (a "non-recursive zip bomb")."""
+    one = zip_bytes([("demo/zer000", bytes(1 << 20), 0o100644, zipfile.ZIP_DEFLATED)])
+    cd_at = one.find(b"PK\x01\x02")
+    end_at = one.find(b"PK\x05\x06")
+    entry = one[cd_at:end_at]
+    entries = [entry.replace(b"demo/zer000", f"demo/zer{i:03d}".encode()) for i in range(300)]
+    central = b"".join(entries)
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 300, 300, len(central), cd_at, 0)
+    bomb = one[:cd_at] + central + end
+    assert len(bomb) < 40_000  # 300 MB if every entry were inflated
+    with TALLY.refused("foreign-archive", "zip-overlap", "read_zip", ArchiveError,
+                       "demo/zer001") as refusal:
+        read_zip(bomb)
+    assert refusal.value is not None
+    assert refusal.value.problems[-1].code in ("archive-corrupt", "archive-ratio")

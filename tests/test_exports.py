@@ -189,6 +189,18 @@ def test_export_replaces_the_previous_folder_whole(
     assert sorted(p.name for p in (tmp_path / ".well-known").iterdir()) == ["agent-skills"]
 
 
+def test_leftovers_of_a_killed_export_are_removed(
+        tmp_path: Path, skills: list[ExportSkill]) -> None:
+    parent = tmp_path / ".well-known"
+    dead = 99_999_999  # above any pid_max: no such process
+    for kind in ("tmp", "old"):
+        make_tree(parent / f".agent-skills.skillpack-{kind}-{dead}-00ff", {"index.json": "{}"})
+    mine = parent / f".agent-skills.skillpack-tmp-{os.getpid()}-abcd"  # a live process's
+    make_tree(mine, {"index.json": "{}"})
+    export_well_known(skills, tmp_path)
+    assert sorted(p.name for p in parent.iterdir()) == sorted(["agent-skills", mine.name])
+
+
 @pytest.mark.parametrize(("change", "code"), [
     (lambda s: [s[0], s[0]], "export-duplicate"),
     (lambda s: [ExportSkill("Bad_Name", "d", {}, s[0].files)], "export-name"),

@@ -61,6 +61,8 @@ MAX_DESCRIPTION = 1024  # the discovery index and the spec: at most 1,024 charac
 
 # the Agent Skills name rule as the discovery RFC states it: a-z, 0-9, single inner hyphens
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+# what a killed export leaves beside agent-skills/ (removed by the next export)
+_LEFTOVER = re.compile(r"\.agent-skills\.skillpack-(?:tmp|old)-(\d+)-[0-9a-f]+\Z")
 # RFC 3986 pchar minus what quote() keeps anyway (letters, digits, "_.-~")
 _PCHAR_SAFE = "!$&'()*+,;=:@"
 
@@ -245,6 +247,7 @@ def export_well_known(
     old = parent / f".agent-skills.skillpack-old-{token}"
     try:
         parent.mkdir(parents=True, exist_ok=True)
+        _clean_leftovers(parent)
         temp.mkdir()
         for _, relative, data in prepared:
             _write(temp / relative, data)
@@ -276,6 +279,27 @@ def export_well_known(
         raise
     shutil.rmtree(old, ignore_errors=True)
     return [e for e, _, _ in prepared]
+
+
+def _clean_leftovers(parent: Path) -> None:
+    """Remove temporary and moved-aside folders of exports whose process is gone."""
+    for entry in sorted(os.listdir(parent)):
+        match = _LEFTOVER.match(entry)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        path = parent / entry
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process (or a number no pid can be): keep its folder
+    return True
 
 
 def _write(path: Path, data: bytes) -> None:

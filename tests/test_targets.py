@@ -76,8 +76,8 @@ def test_limit_fires_just_over_and_not_at(host: str, limit: Limit) -> None:
     assert problem.code.startswith("target-")
     assert problem.message.startswith(f"{host}: ")
     assert f"{limit.maximum + 1:,}" in problem.message  # the measured value
-    assert f"({limit.maximum:,})" in problem.message  # the limit
-    assert limit.unit in problem.message
+    assert f"the limit is {limit.unit}" in problem.message  # the limit, as documented
+    assert f"{limit.maximum:,}" in problem.message  # and exactly
     assert limit.source in problem.message
     assert problem.file == "demo/SKILL.md"
 
@@ -94,8 +94,15 @@ def test_limit_fires_just_over_and_not_at(host: str, limit: Limit) -> None:
 ])
 def test_documented_numbers(host: str, count: int, size: int, code: str | None) -> None:
     sizes = [size - (count - 1)] + [1] * (count - 1)
-    found = [p.code for p in check_targets([host], facts(sizes=sizes))]
-    assert found == ([] if code is None else [code])
+    found = check_targets([host], facts(sizes=sizes))
+    assert [p.code for p in found] == ([] if code is None else [code])
+    if code == "target-too-large":
+        assert f"{size:,} bytes in all; the limit is " in found[0].message
+
+
+def test_byte_limits_say_the_exact_bytes() -> None:
+    [problem] = check_targets(["claude-ai"], facts(sizes=[30_000_001]))
+    assert "the limit is 30 MB uncompressed = 30,000,000 bytes (source:" in problem.message
 
 
 def test_file_count_of_a_real_tree_ignores_the_manifest(tmp_path: Path) -> None:

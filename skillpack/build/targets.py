@@ -400,9 +400,12 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Pr
             continue
         key = ("description" if limit.measure in ("description-chars", "listing-chars")
                else None)
+        exact = "" if limit.unit.startswith(f"{limit.maximum:,}") else f" = {limit.maximum:,}"
+        if exact and limit.measure.endswith("bytes"):
+            exact += " bytes"
         add(limit.severity, _CODES[limit.measure],
-            f"{value:,} {words}; the limit is {limit.unit} ({limit.maximum:,}) (source: "
-            f"{limit.source}); {_HINTS[limit.measure]}", key)
+            f"{value:,} {words}; the limit is {limit.unit}{exact} (source: {limit.source}); "
+            f"{_HINTS[limit.measure]}", key)
     if target.strict_keys is not None:
         for key in facts.frontmatter:
             if key not in target.strict_keys:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 from skillpack.errors import Problem, SkillError
@@ -133,7 +134,6 @@ class Target:
     max_skills_per_request: Limit | None = None
     #: the per-skill catalog budget (characters the host lists per skill), if it has one
     catalog_budget: Limit | None = None
-    notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -156,7 +156,7 @@ class Target:
 _LISTING = Limit("listing-chars", 1536, "1,536 characters (description + when_to_use)",
                  _CLAUDE_CODE, "warning")
 
-TARGETS: Mapping[str, Target] = {t.name: t for t in (
+TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
     Target(
         "agentskills", "Agent Skills specification (the default)", "wrapped",
         "skillpack's .skill archive: one folder named after the skill", (),
@@ -218,7 +218,7 @@ TARGETS: Mapping[str, Target] = {t.name: t for t in (
         "well-known", "/.well-known/agent-skills/ discovery index 0.2.0", "root",
         _WELL_KNOWN + " (SKILL.md at the archive root, no wrapper folder)",
     ),
-)}
+)})
 
 
 def get_targets(names: Iterable[str]) -> tuple[Target, ...]:

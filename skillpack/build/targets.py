@@ -1,0 +1,455 @@
+"""Host profiles as data, and the check of a skill against the hosts it is meant for.
+
+Each :class:`Target` is one host (``claude-ai``, ``codex``, ``mcp``...) with every limit it
+documents, each :class:`Limit` carrying the value in the unit the host documents and the
+source it comes from. Where a source is ambiguous the stricter reading is taken (30 MB is
+30,000,000 bytes, not 30 MiB). File counts are the skill's own files (the walk's file set),
+never skillpack's ``.skillpack/manifest.json``.
+
+:func:`check_targets` measures a :class:`SkillFacts` (plain data the build side fills in from
+the walk and the parsed SKILL.md) against each named target and returns one :class:`Problem`
+per limit broken, its message naming the host, the limit, the measured value and the source.
+:func:`adjust_spec_problems` applies what the targets say about the Agent Skills rules'
+own problems: keys a host documents are not "unknown" for it.
+
+Nothing here reads the filesystem.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from skillpack.errors import Problem, SkillError
+
+__all__ = [
+    "CLAUDE_CODE_KEYS",
+    "DEFAULT_TARGET",
+    "LAYOUTS",
+    "SPEC_KEYS",
+    "TARGETS",
+    "FileFact",
+    "Limit",
+    "SkillFacts",
+    "Target",
+    "accepted_keys",
+    "adjust_spec_problems",
+    "check_request",
+    "check_targets",
+    "default_layout",
+    "get_targets",
+]
+
+Layout = Literal["wrapped", "root"]
+Measure = Literal[
+    "files",  # how many files the skill has (SKILL.md included, the manifest not)
+    "total-bytes",  # the sum of the skill's file sizes (uncompressed)
+    "archive-bytes",  # the size of the uploaded archive (the files' sum when not known)
+    "file-bytes",  # the largest single file
+    "description-chars",  # len(description), in Unicode code points
+    "listing-chars",  # len(description) + len(when_to_use): what a host lists per skill
+    "skills-per-request",  # how many skills one request (a bundle) carries
+]
+
+#: ``wrapped``: one top folder named after the skill holds everything; ``root``: SKILL.md
+#: and the other files sit at the archive's root.
+LAYOUTS: tuple[Layout, ...] = ("wrapped", "root")
+
+DEFAULT_TARGET = "agentskills"
+
+#: The Agent Skills specification's frontmatter fields (what skillpack's validate knows,
+#: with skillpack's own ``skill`` and ``includes``).
+SPEC_KEYS = frozenset(
+    {"name", "skill", "description", "license", "compatibility", "metadata", "allowed-tools",
+     "includes"}
+)
+
+#: The frontmatter keys Claude Code documents beyond the spec's.
+CLAUDE_CODE_KEYS = frozenset(
+    {"when_to_use", "argument-hint", "arguments", "disable-model-invocation",
+     "user-invocable", "allowed-tools", "disallowed-tools", "model", "effort", "context",
+     "agent", "hooks", "paths", "shell"}
+)
+
+#: The keys Anthropic's own packager validator accepts (anything else fails its check).
+_ANTHROPIC_VALIDATOR_KEYS = frozenset(
+    {"name", "description", "license", "allowed-tools", "metadata", "compatibility"}
+)
+
+_SPEC = "https://agentskills.io/specification"
+_CLAUDE_AI = "https://support.claude.com/en/articles/12512198-how-to-create-custom-skills"
+_CLAUDE_API = "https://platform.claude.com/docs/en/build-with-claude/skills-guide"
+_CLAUDE_CODE = "https://code.claude.com/docs/en/skills#frontmatter-reference"
+_CODEX = "https://developers.openai.com/codex/skills"
+_OPENAI_API = "https://developers.openai.com/api/docs/guides/tools-skills"
+_MCP = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/stable/"
+        "skills.mdx#limits (SEP-2640)")
+_MCP_LAYOUT = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/"
+               "stable/skills.mdx#resource-mapping (no archive: each file is a resource "
+               "skill://<name>/<path>, SKILL.md at the skill root)")
+_WELL_KNOWN = ("https://github.com/cloudflare/agent-skills-discovery-rfc#archive-structure "
+               "(Agent Skills Discovery 0.2.0)")
+_ANTHROPIC_VALIDATOR = ("anthropics/skills skills/skill-creator/scripts/quick_validate.py "
+                        "(ALLOWED_PROPERTIES)")
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    """One documented limit of a host: ``measure`` may be at most ``maximum``."""
+
+    measure: Measure
+    maximum: int
+    unit: str  # how the host states it, e.g. "30 MB" or "1,024 characters"
+    source: str
+    severity: Literal["error", "warning"] = "error"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"measure": self.measure, "maximum": self.maximum, "unit": self.unit,
+                "source": self.source, "severity": self.severity}
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A host profile: its limits, layout, accepted keys and catalog budget, with sources."""
+
+    name: str
+    title: str
+    layout: Layout | None  # None: the host takes no archive (MCP serves files one by one)
+    layout_source: str
+    limits: tuple[Limit, ...] = ()
+    #: the archive must hold exactly one SKILL.md (nested ones are refused)
+    one_skill_md: str | None = None  # the source, when the host requires it
+    #: the description must be present and non-empty (an error naming the host)
+    description_required: str | None = None  # the source, when the host requires it
+    #: frontmatter keys beyond the spec's that the host documents (no unknown-key warning)
+    extra_keys: frozenset[str] = frozenset()
+    extra_keys_source: str | None = None
+    #: when set, keys outside this set draw a target-unknown-key warning
+    strict_keys: frozenset[str] | None = None
+    strict_keys_source: str | None = None
+    #: at most this many skills in one request (checked by :func:`check_request`)
+    max_skills_per_request: Limit | None = None
+    #: the per-skill catalog budget (characters the host lists per skill), if it has one
+    catalog_budget: Limit | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "layout": self.layout,
+            "layout_source": self.layout_source,
+            "limits": [limit.to_dict() for limit in self.limits],
+            "one_skill_md": self.one_skill_md,
+            "description_required": self.description_required,
+            "extra_keys": sorted(self.extra_keys),
+            "strict_keys": None if self.strict_keys is None else sorted(self.strict_keys),
+            "max_skills_per_request": (None if self.max_skills_per_request is None
+                                       else self.max_skills_per_request.to_dict()),
+            "catalog_budget": (None if self.catalog_budget is None
+                               else self.catalog_budget.to_dict()),
+        }
+
+
+_LISTING = Limit("listing-chars", 1536, "1,536 characters (description + when_to_use)",
+                 _CLAUDE_CODE, "warning")
+
+TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
+    Target(
+        "agentskills", "Agent Skills specification (the default)", "wrapped",
+        "skillpack's .skill archive: one folder named after the skill", (),
+    ),
+    Target(
+        "claude-ai", "Claude.ai skill upload (Settings > Capabilities > Skills)", "wrapped",
+        _CLAUDE_AI + " (the ZIP holds the skill folder)",
+        (
+            Limit("files", 200, "200 files", _CLAUDE_AI),
+            Limit("total-bytes", 30_000_000, "30 MB uncompressed", _CLAUDE_AI),
+            Limit("description-chars", 200, "200 characters", _CLAUDE_AI, "warning"),
+        ),
+        one_skill_md=_CLAUDE_AI,
+        strict_keys=_ANTHROPIC_VALIDATOR_KEYS,
+        strict_keys_source=_ANTHROPIC_VALIDATOR,
+    ),
+    Target(
+        "claude-api", "Claude API custom skills (POST /v1/skills)", "wrapped",
+        _CLAUDE_API + " (all files under one top-level folder, SKILL.md at its root)",
+        (Limit("archive-bytes", 8_000_000, "8 MB per upload", _CLAUDE_API),),
+        strict_keys=_ANTHROPIC_VALIDATOR_KEYS,
+        strict_keys_source=_ANTHROPIC_VALIDATOR,
+        max_skills_per_request=Limit("skills-per-request", 8, "8 skills per request",
+                                     _CLAUDE_API),
+    ),
+    Target(
+        "claude-code", "Claude Code (~/.claude/skills, .claude/skills, plugins)", "wrapped",
+        _CLAUDE_CODE + " (a skill is a folder holding SKILL.md)",
+        (_LISTING,),
+        extra_keys=CLAUDE_CODE_KEYS,
+        extra_keys_source=_CLAUDE_CODE,
+        catalog_budget=_LISTING,
+    ),
+    Target(
+        "codex", "OpenAI Codex (CLI, IDE extension, app)", "wrapped",
+        _CODEX + " (a skill is a folder holding SKILL.md)",
+        (Limit("description-chars", 1024, "1,024 characters", _CODEX),),
+        description_required=_CODEX,
+    ),
+    Target(
+        "openai-api", "OpenAI API skills (POST /v1/skills)", "wrapped",
+        _OPENAI_API + " (a .zip that contains a single top-level folder)",
+        (
+            Limit("files", 500, "500 files", _OPENAI_API),
+            Limit("archive-bytes", 50_000_000, "50 MB zip", _OPENAI_API),
+            Limit("file-bytes", 25_000_000, "25 MB per file (uncompressed)", _OPENAI_API),
+        ),
+        one_skill_md=_OPENAI_API,
+    ),
+    Target(
+        "mcp", "MCP skills extension (io.modelcontextprotocol/skills)", None,
+        _MCP_LAYOUT,
+        (
+            Limit("files", 512, "512 resources per skill", _MCP),
+            Limit("total-bytes", 16_777_216, "16 MiB (16,777,216 bytes) per skill", _MCP),
+        ),
+    ),
+    Target(
+        "well-known", "/.well-known/agent-skills/ discovery index 0.2.0", "root",
+        _WELL_KNOWN + " (SKILL.md at the archive root, no wrapper folder)",
+    ),
+)})
+
+
+def get_targets(names: Iterable[str]) -> tuple[Target, ...]:
+    """The targets named, in the order given, duplicates dropped; an unknown name is a
+    SkillError listing every known target."""
+    chosen: dict[str, Target] = {}
+    unknown: list[str] = []
+    for name in names:
+        if name in TARGETS:
+            chosen.setdefault(name, TARGETS[name])
+        elif name not in unknown:
+            unknown.append(name)
+    if unknown:
+        known = ", ".join(TARGETS)
+        raise SkillError(
+            f"unknown target {', '.join(repr(n) for n in unknown)}; the known targets are "
+            f"{known}",
+            hint="pass --target with one of the known names (repeat it for several hosts)",
+        )
+    return tuple(chosen.values())
+
+
+def default_layout(names: Iterable[str]) -> Layout:
+    """The layout the named targets want (``wrapped`` with none); a SkillError when they
+    want different ones (pack for each host separately, or pass --layout)."""
+    targets = [t for t in get_targets(names) if t.layout is not None]
+    layouts = {t.layout for t in targets}
+    if len(layouts) > 1:
+        wants = "; ".join(f"{t.name} wants {t.layout}" for t in targets)
+        raise SkillError(
+            f"the targets want different archive layouts ({wants})",
+            hint="pack once per layout, or choose one with --layout wrapped|root",
+        )
+    layout = targets[0].layout if targets else TARGETS[DEFAULT_TARGET].layout
+    assert layout is not None  # the default target has one
+    return layout
+
+
+@dataclass(frozen=True, slots=True)
+class FileFact:
+    """One file of the skill: its path relative to the skill folder and its size."""
+
+    path: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class SkillFacts:
+    """What a target check needs to know about one skill, as plain data.
+
+    ``frontmatter`` is the top-level mapping as skillpack's parser gives it (failsafe: strings,
+    lists, dicts); ``files`` the skill's file set (no ``.skillpack/manifest.json``);
+    ``skill_md_count`` how many of those files are named SKILL.md (any case, any folder);
+    ``layout`` the layout being packed; ``archive_size`` the packed archive's size in bytes
+    when known (limits on the upload then measure it; else the files' total stands in).
+    """
+
+    name: str
+    description: str | None
+    frontmatter: Mapping[str, Any]
+    files: tuple[FileFact, ...]
+    skill_md_count: int
+    layout: Layout = "wrapped"
+    archive_size: int | None = None
+    file: str | None = None  # the SKILL.md path, for the problems' location
+    lines: Mapping[str, int] = field(default_factory=dict)  # frontmatter key -> line
+
+    @property
+    def total_size(self) -> int:
+        return sum(f.size for f in self.files)
+
+    @classmethod
+    def from_files(
+        cls, name: str, frontmatter: Mapping[str, Any], files: Iterable[tuple[str, int]], *,
+        layout: Layout = "wrapped", archive_size: int | None = None, file: str | None = None,
+        lines: Mapping[str, int] | None = None,
+    ) -> SkillFacts:
+        """Facts from the frontmatter and ``(path, size)`` pairs of the skill's files."""
+        facts = tuple(sorted((FileFact(p, s) for p, s in files),
+                             key=lambda f: f.path.encode("utf-8")))
+        count = sum(1 for f in facts if posixpath.basename(f.path).lower() == "skill.md")
+        description = frontmatter.get("description")
+        return cls(name, description if isinstance(description, str) else None,
+                   dict(frontmatter), facts, count, layout, archive_size, file,
+                   dict(lines or {}))
+
+
+def _measure(measure: Measure, facts: SkillFacts) -> tuple[int, str]:
+    """The measured value and the words for it."""
+    if measure == "files":
+        return len(facts.files), "files"
+    if measure == "total-bytes":
+        return facts.total_size, "bytes in all"
+    if measure == "archive-bytes":
+        if facts.archive_size is not None:
+            return facts.archive_size, "bytes (the archive)"
+        return facts.total_size, "bytes (the files; the archive is larger)"
+    if measure == "file-bytes":
+        largest = max(facts.files, key=lambda f: f.size, default=None)
+        if largest is None:
+            return 0, "bytes"
+        return largest.size, f"bytes ({largest.path})"
+    description = facts.description or ""
+    if measure == "description-chars":
+        return len(description), "characters"
+    if measure != "listing-chars":
+        raise ValueError(f"{measure} is not a per-skill measure (see check_request)")
+    when = facts.frontmatter.get("when_to_use")
+    extra = len(when) if isinstance(when, str) else 0
+    return len(description) + extra, "characters (description + when_to_use)"
+
+
+_CODES: Mapping[Measure, str] = {
+    "files": "target-too-many-files",
+    "total-bytes": "target-too-large",
+    "archive-bytes": "target-too-large",
+    "file-bytes": "target-file-too-large",
+    "description-chars": "target-description-too-long",
+    "listing-chars": "target-catalog-budget",
+    "skills-per-request": "target-too-many-skills",
+}
+
+_HINTS: Mapping[Measure, str] = {
+    "files": "move rarely used files out of the skill, or merge small ones",
+    "total-bytes": "move large assets out of the skill (fetch them at run time instead)",
+    "archive-bytes": "move large assets out of the skill (fetch them at run time instead)",
+    "file-bytes": "split or shrink that file, or fetch it at run time",
+    "description-chars": "shorten the description; put details in the body",
+    "listing-chars": "shorten description and when_to_use; the key use case first",
+    "skills-per-request": "split the skills over several requests",
+}
+
+
+def check_targets(
+    targets: Sequence[str], facts: SkillFacts, *, catalog_budget: int | None = None,
+) -> list[Problem]:
+    """Every limit of the named targets that ``facts`` breaks, as problems naming the host.
+
+    ``catalog_budget`` (``--catalog-budget CHARS``) replaces each target's per-skill listing
+    budget, and applies one to targets that have none. An unknown target name raises
+    SkillError listing the known ones. Problems are ordered by target, then by limit.
+    """
+    problems: list[Problem] = []
+    for target in get_targets(targets) or (TARGETS[DEFAULT_TARGET],):
+        problems.extend(_check_one(target, facts, catalog_budget))
+    return problems
+
+
+def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Problem]:
+    found: list[Problem] = []
+    host = target.name
+
+    def add(severity: Literal["error", "warning"], code: str, message: str,
+            key: str | None = None) -> None:
+        found.append(Problem(severity, code, f"{host}: {message}", facts.file,
+                             facts.lines.get(key) if key else None))
+
+    if target.layout is not None and facts.layout != target.layout:
+        add("error", "target-layout",
+            f"wants the {target.layout} layout, this archive is {facts.layout} "
+            f"(source: {target.layout_source}); pack with --layout {target.layout}")
+    if target.one_skill_md is not None and facts.skill_md_count != 1:
+        add("error", "target-skill-md-count",
+            f"the archive must hold exactly one SKILL.md, this skill has "
+            f"{facts.skill_md_count} (source: {target.one_skill_md}); rename or remove the "
+            "nested ones")
+    if target.description_required is not None and not (facts.description or "").strip():
+        add("error", "target-description-missing",
+            f"requires a non-empty description (source: {target.description_required})",
+            "description")
+    limits = list(target.limits)
+    if budget is not None:
+        limits = [lim for lim in limits if lim.measure != "listing-chars"]
+        limits.append(Limit("listing-chars", budget, f"{budget:,} characters (description + "
+                            "when_to_use)", "--catalog-budget", "warning"))
+    for limit in limits:
+        value, words = _measure(limit.measure, facts)
+        if value <= limit.maximum:
+            continue
+        key = ("description" if limit.measure in ("description-chars", "listing-chars")
+               else None)
+        exact = "" if limit.unit.startswith(f"{limit.maximum:,}") else f" = {limit.maximum:,}"
+        if exact and limit.measure.endswith("bytes"):
+            exact += " bytes"
+        add(limit.severity, _CODES[limit.measure],
+            f"{value:,} {words}; the limit is {limit.unit}{exact} (source: {limit.source}); "
+            f"{_HINTS[limit.measure]}", key)
+    if target.strict_keys is not None:
+        for key in facts.frontmatter:
+            if key not in target.strict_keys:
+                add("warning", "target-unknown-key",
+                    f"frontmatter key '{key}' is not one of "
+                    f"{', '.join(sorted(target.strict_keys))} (source: "
+                    f"{target.strict_keys_source})", key)
+    return found
+
+
+def check_request(targets: Sequence[str], skill_count: int) -> list[Problem]:
+    """Problems for sending ``skill_count`` skills at once (a bundle) to the named targets."""
+    problems: list[Problem] = []
+    for target in get_targets(targets):
+        limit = target.max_skills_per_request
+        if limit is not None and skill_count > limit.maximum:
+            problems.append(Problem(
+                limit.severity, "target-too-many-skills",
+                f"{target.name}: {skill_count:,} skills; the limit is {limit.unit} "
+                f"({limit.maximum:,}) (source: {limit.source}); split them over several "
+                "requests"))
+    return problems
+
+
+def accepted_keys(targets: Sequence[str]) -> frozenset[str]:
+    """Frontmatter keys beyond the spec's that EVERY named target documents (empty with no
+    targets): the keys whose ``unknown-key`` warning these targets suppress."""
+    chosen = get_targets(targets)
+    if not chosen:
+        return frozenset()
+    keys = chosen[0].extra_keys
+    for target in chosen[1:]:
+        keys &= target.extra_keys
+    return keys
+
+
+def adjust_spec_problems(
+    problems: Iterable[Problem], targets: Sequence[str], lines: Mapping[str, int],
+) -> list[Problem]:
+    """``problems`` from the spec rules (validate_skill) without the ``unknown-key`` warnings
+    of keys every named target documents. ``lines`` is the frontmatter's key -> line map
+    (``Skill.lines``): an unknown-key problem is matched to its key by its line."""
+    keys = accepted_keys(targets)
+    if not keys:
+        return list(problems)
+    quiet = {lines[k] for k in keys if k in lines}
+    return [p for p in problems if not (p.code == "unknown-key" and p.line in quiet)]

@@ -286,11 +286,11 @@ def test_docker_config_comes_from_DOCKER_CONFIG(tmp_path: Path) -> None:
     assert oci.docker_config_path({"DOCKER_CONFIG": str(tmp_path / "none")}) is None
 
 
-@pytest.mark.parametrize("ref", ["waitlist:v1", "127.0.0.1:5000/Skills:v1",
+@pytest.mark.parametrize("ref", ["waitlist:v1", "acme/skills:v1", "127.0.0.1:5000/Skills:v1",
                                  "127.0.0.1:5000/skills@sha256:abc",
                                  "127.0.0.1:5000/skills:bad tag"])
 def test_bad_references_are_refused_before_any_request(ref: str, tmp_path: Path) -> None:
-    with pytest.raises(SkillpackError, match=r"reference|tag|digest"):
+    with pytest.raises(SkillpackError, match=r"reference|registry|tag|digest"):
         oci.pull(ref, tmp_path / "out", plain_http=True)
     assert not (tmp_path / "out").exists()
 
@@ -317,6 +317,7 @@ def test_without_oras_push_says_what_to_install(tmp_path: Path) -> None:
 def test_layout_is_read_by_skopeo(tmp_path: Path, skopeo: str) -> None:
     data = _packed(WAITLIST, tmp_path / "a")
     art = oci.artifact_from_bytes(data)
+    (tmp_path / "layout").mkdir()  # an empty folder is taken
     refs = oci.write_layout([art], tmp_path / "layout")
     assert refs == {art.ref_name: art.manifest_digest}
     raw = _skopeo(skopeo, "inspect", "--raw", f"oci:{tmp_path / 'layout'}:{art.ref_name}")

@@ -402,6 +402,11 @@ def parse_ref(ref: str) -> _Ref:
                              "REGISTRY/REPOSITORY[:TAG] or REGISTRY/REPOSITORY@sha256:HEX, "
                              "e.g. ghcr.io/acme/skills:v1 or 127.0.0.1:5000/skills:v1")
     tag, digest = match["tag"], match["digest"]
+    host = match["registry"]
+    if "." not in host and ":" not in host and host != "localhost":
+        raise SkillpackError(f"{ref!r} does not name a registry", hint="begin with the "
+                             "registry's host (with a '.' or a port, or localhost), e.g. "
+                             f"ghcr.io/{ref} or 127.0.0.1:5000/{ref}")
     if tag is not None and not _TAG_RE.fullmatch(tag):
         raise SkillpackError(f"{tag!r} is not a valid tag", path=ref,
                              hint="use letters, digits, '.', '_' and '-' (at most 128)")

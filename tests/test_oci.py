@@ -537,3 +537,18 @@ def _docker_config(folder: Path, host: str, auth: str) -> None:
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"auths": {host: {"auth": auth}}}),
                                         encoding="utf-8")
+
+
+@registry
+def test_push_all_tags_each_artifact_by_its_ref_name(reg: Registry, tmp_path: Path) -> None:
+    arts = oci.artifacts_from_paths([WAITLIST, FIXTURES / "release-notes"])
+    with pytest.raises(SkillpackError, match="one tag for 2 artifacts"):
+        oci.push_all(arts, f"{reg.host}/skills/many:v1", plain_http=True)
+    assert reg.tags("skills/many") == []
+    results = oci.push_all(arts, f"{reg.host}/skills/many", plain_http=True)
+    assert reg.tags("skills/many") == sorted(a.ref_name for a in arts)
+    assert [r.manifest_digest for r in results] == [a.manifest_digest for a in arts]
+    for art in arts:
+        got = oci.pull(f"{reg.host}/skills/many:{art.ref_name}", tmp_path / art.name,
+                       plain_http=True)
+        assert Path(got.path).read_bytes() == art.layer

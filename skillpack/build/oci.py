@@ -72,6 +72,7 @@ __all__ = [
     "parse_ref",
     "pull",
     "push",
+    "push_all",
     "sha256_digest",
     "write_layout",
 ]
@@ -512,51 +513,92 @@ def push(artifact: OciArtifact, ref: str, *, plain_http: bool = False,
     name its digest. Credentials come from the Docker config (`docker_config_path`, or
     ``docker_config``) and are never shown.
     """
+    return push_all([artifact], ref, plain_http=plain_http, docker_config=docker_config)[0]
+
+
+def _targets(artifacts: Sequence[OciArtifact], ref: str) -> list[_Ref]:
     where = parse_ref(ref)
     if where.digest is not None:
-        if where.digest != artifact.manifest_digest:
-            raise IntegrityError(f"the artifact's digest is {artifact.manifest_digest}, not "
-                                 f"{where.digest}", path=ref,
-                                 hint="push by tag, or name the artifact's own digest")
         if where.tag is not None:
             raise SkillpackError("give a tag or a digest, not both", path=ref)
-    elif where.tag is None:
-        where = _Ref(where.registry, where.repository, artifact.ref_name, None)
-    client = _client(where, plain_http, docker_config)
+        if len(artifacts) != 1 or where.digest != artifacts[0].manifest_digest:
+            raise IntegrityError(f"{where.digest} is not the digest of what is pushed",
+                                 path=ref, hint="push by tag, or name the artifact's own "
+                                 "digest")
+        return [where]
+    if where.tag is not None:
+        if len(artifacts) != 1:
+            raise SkillpackError(f"one tag for {len(artifacts)} artifacts", path=ref,
+                                 hint="push them without a tag (each gets <name>-<16 hex>), "
+                                 "or bundle them and push the bundle")
+        return [where]
+    return [_Ref(where.registry, where.repository, a.ref_name, None) for a in artifacts]
+
+
+def push_all(artifacts: Sequence[OciArtifact], ref: str, *, plain_http: bool = False,
+             docker_config: str | None = None) -> list[PushResult]:
+    """Push several artifacts to one repository: every blob of every artifact first, then
+    the manifests, each under its `ref_name` (a tag in ``ref`` needs exactly one artifact).
+    A failure before the manifests leaves no new tag at all."""
+    if not artifacts:
+        raise SkillpackError("nothing to push", hint="give skill folders, .skill archives or "
+                             "bundles")
+    targets = _targets(artifacts, ref)
+    client = _client(targets[0], plain_http, docker_config)
+    where = targets[0]
     container = client.get_container(str(where))
-    uploaded = 0
+    seen: set[str] = set()
+    sent: list[int] = []  # blobs uploaded for each artifact
     with tempfile.TemporaryDirectory(prefix="skillpack-oci-") as tmp:
-        for digest, data in artifact.blobs().items():
-            head = _request(client, where, _url(client, where, f"blobs/{digest}"), "HEAD")
-            if head.status_code == 200:
-                continue
-            if head.status_code != 404:
-                raise _registry_error(head, where, f"looking for blob {digest}")
-            path = os.path.join(tmp, digest.removeprefix("sha256:"))
-            with open(path, "wb") as handle:
-                handle.write(data)
-            descriptor = {"digest": digest, "size": len(data)}
-            try:
-                response = client.put_upload(path, container, descriptor)
-            except _requests.RequestException as err:
-                raise _unreachable(where, err) from None
-            except ValueError as err:
-                raise SkillpackError(f"the registry did not start an upload: {err}",
-                                     path=str(where)) from None
-            if response.status_code not in (200, 201, 202):
-                raise _registry_error(response, where, f"uploading blob {digest}")
-            uploaded += 1
+        for art in artifacts:
+            count = 0
+            for digest, data in art.blobs().items():
+                if digest not in seen:
+                    seen.add(digest)
+                    count += _upload_blob(client, container, where, digest, data, tmp)
+            sent.append(count)
+    results = []
+    for art, target, count in zip(artifacts, targets, sent, strict=True):
+        _put_manifest(client, target, art)
+        results.append(PushResult(str(target), art.manifest_digest, count))
+    return results
+
+
+def _upload_blob(client: Any, container: Any, where: _Ref, digest: str, data: bytes,
+                 tmp: str) -> bool:
+    """Upload one blob unless the registry has it; True when it was sent."""
+    head = _request(client, where, _url(client, where, f"blobs/{digest}"), "HEAD")
+    if head.status_code == 200:
+        return False
+    if head.status_code != 404:
+        raise _registry_error(head, where, f"looking for blob {digest}")
+    path = os.path.join(tmp, digest.removeprefix("sha256:"))
+    with open(path, "wb") as handle:  # oras uploads from a file
+        handle.write(data)
+    try:
+        response = client.put_upload(path, container, {"digest": digest, "size": len(data)})
+    except _requests.RequestException as err:
+        raise _unreachable(where, err) from None
+    except ValueError as err:  # oras: no upload location in the answer
+        raise SkillpackError(f"the registry did not start an upload: {err}",
+                             path=str(where)) from None
+    if response.status_code not in (200, 201, 202):
+        raise _registry_error(response, where, f"uploading blob {digest}")
+    return True
+
+
+def _put_manifest(client: Any, where: _Ref, art: OciArtifact) -> None:
+    # Not oras's upload_manifest: it sends json=dict, re-serialised with spaces, which
+    # would give the manifest another digest than the one we computed and documented.
     response = _request(client, where, _url(client, where, f"manifests/{where.reference}"),
-                        "PUT", data=artifact.manifest,
-                        headers={"Content-Type": MANIFEST_MEDIA_TYPE})
+                        "PUT", data=art.manifest, headers={"Content-Type": MANIFEST_MEDIA_TYPE})
     if response.status_code not in (200, 201):
         raise _registry_error(response, where, "putting the manifest")
     answered = response.headers.get("Docker-Content-Digest")
-    if answered is not None and answered != artifact.manifest_digest:
+    if answered is not None and answered != art.manifest_digest:
         raise IntegrityError(f"the registry stored the manifest as {answered}, not "
-                             f"{artifact.manifest_digest}", path=str(where),
+                             f"{art.manifest_digest}", path=str(where),
                              hint="the registry rewrote the manifest; do not use this tag")
-    return PushResult(str(where), artifact.manifest_digest, uploaded)
 
 
 @dataclass(frozen=True, slots=True)

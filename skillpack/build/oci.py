@@ -63,6 +63,7 @@ __all__ = [
     "OciArtifact",
     "PulledArtifact",
     "PushResult",
+    "RegistryRef",
     "artifact_for_bundle",
     "artifact_for_skill",
     "artifact_from_bytes",
@@ -375,7 +376,7 @@ def docker_config_path(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Ref:
+class RegistryRef:
     registry: str
     repository: str
     tag: str | None
@@ -395,7 +396,7 @@ _REF_RE = re.compile(
     r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)(?::(?P<tag>[^@/]+))?(?:@(?P<digest>.+))?")
 
 
-def parse_ref(ref: str) -> _Ref:
+def parse_ref(ref: str) -> RegistryRef:
     """``REGISTRY/REPO[:TAG][@sha256:HEX]``, the registry always named (host[:port])."""
     match = _REF_RE.fullmatch(ref)
     if match is None:
@@ -414,7 +415,7 @@ def parse_ref(ref: str) -> _Ref:
     if digest is not None and not _SHA256_RE.fullmatch(digest):
         raise SkillpackError(f"{digest!r} is not a sha256 digest", path=ref,
                              hint="write @sha256: followed by 64 lowercase hex digits")
-    return _Ref(match["registry"], match["repo"], tag, digest)
+    return RegistryRef(match["registry"], match["repo"], tag, digest)
 
 
 if _oras_provider is not None:
@@ -426,7 +427,7 @@ if _oras_provider is not None:
         do_request = _oras_provider.Registry.do_request.__wrapped__
 
 
-def _client(ref: _Ref, plain_http: bool, docker_config: str | None) -> Any:
+def _client(ref: RegistryRef, plain_http: bool, docker_config: str | None) -> Any:
     """An oras client for ``ref``'s registry, with the auth backend its /v2/ challenge asks
     for: oras's token flow (GHCR, Docker Hub, Harbor...), or HTTP Basic (a distribution
     server with htpasswd), which oras's token backend does not answer."""
@@ -456,17 +457,17 @@ def _client(ref: _Ref, plain_http: bool, docker_config: str | None) -> Any:
     return client
 
 
-def _url(client: Any, ref: _Ref, what: str) -> str:
+def _url(client: Any, ref: RegistryRef, what: str) -> str:
     return f"{client.prefix}://{ref.registry}/v2/{ref.repository}/{what}"
 
 
-def _unreachable(ref: _Ref, err: Exception) -> SkillpackError:
+def _unreachable(ref: RegistryRef, err: Exception) -> SkillpackError:
     return SkillpackError(f"cannot reach the registry {ref.registry}: {type(err).__name__}",
                           path=str(ref), hint="check the address and the network; use "
                           "--plain-http for a registry without TLS (loopback, tests)")
 
 
-def _request(client: Any, ref: _Ref, url: str, method: str, **kwargs: Any) -> Any:
+def _request(client: Any, ref: RegistryRef, url: str, method: str, **kwargs: Any) -> Any:
     try:
         return client.do_request(url, method, **kwargs)
     except _requests.RequestException as err:
@@ -477,7 +478,7 @@ def _request(client: Any, ref: _Ref, url: str, method: str, **kwargs: Any) -> An
                              "DOCKER_CONFIG) and check your rights on the repository") from None
 
 
-def _registry_error(response: Any, ref: _Ref, doing: str) -> SkillpackError:
+def _registry_error(response: Any, ref: RegistryRef, doing: str) -> SkillpackError:
     detail = ""
     try:
         errors = response.json().get("errors", [])
@@ -516,7 +517,7 @@ def push(artifact: OciArtifact, ref: str, *, plain_http: bool = False,
     return push_all([artifact], ref, plain_http=plain_http, docker_config=docker_config)[0]
 
 
-def _targets(artifacts: Sequence[OciArtifact], ref: str) -> list[_Ref]:
+def _targets(artifacts: Sequence[OciArtifact], ref: str) -> list[RegistryRef]:
     where = parse_ref(ref)
     if where.digest is not None:
         if where.tag is not None:
@@ -532,7 +533,7 @@ def _targets(artifacts: Sequence[OciArtifact], ref: str) -> list[_Ref]:
                                  hint="push them without a tag (each gets <name>-<16 hex>), "
                                  "or bundle them and push the bundle")
         return [where]
-    return [_Ref(where.registry, where.repository, a.ref_name, None) for a in artifacts]
+    return [RegistryRef(where.registry, where.repository, a.ref_name, None) for a in artifacts]
 
 
 def push_all(artifacts: Sequence[OciArtifact], ref: str, *, plain_http: bool = False,
@@ -564,7 +565,7 @@ def push_all(artifacts: Sequence[OciArtifact], ref: str, *, plain_http: bool = F
     return results
 
 
-def _upload_blob(client: Any, container: Any, where: _Ref, digest: str, data: bytes,
+def _upload_blob(client: Any, container: Any, where: RegistryRef, digest: str, data: bytes,
                  tmp: str) -> bool:
     """Upload one blob unless the registry has it; True when it was sent."""
     head = _request(client, where, _url(client, where, f"blobs/{digest}"), "HEAD")
@@ -587,7 +588,7 @@ def _upload_blob(client: Any, container: Any, where: _Ref, digest: str, data: by
     return True
 
 
-def _put_manifest(client: Any, where: _Ref, art: OciArtifact) -> None:
+def _put_manifest(client: Any, where: RegistryRef, art: OciArtifact) -> None:
     # Not oras's upload_manifest: it sends json=dict, re-serialised with spaces, which
     # would give the manifest another digest than the one we computed and documented.
     response = _request(client, where, _url(client, where, f"manifests/{where.reference}"),
@@ -615,7 +616,7 @@ class PulledArtifact:
     data: bytes = field(repr=False)
 
 
-def _read_limited(response: Any, limit: int, what: str, ref: _Ref) -> bytes:
+def _read_limited(response: Any, limit: int, what: str, ref: RegistryRef) -> bytes:
     buffer = bytearray()
     for chunk in response.iter_content(chunk_size=1024 * 1024):
         buffer += chunk
@@ -626,7 +627,7 @@ def _read_limited(response: Any, limit: int, what: str, ref: _Ref) -> bytes:
     return bytes(buffer)
 
 
-def _check_manifest(raw: bytes, ref: _Ref, max_size: int) -> tuple[dict[str, Any], str]:
+def _check_manifest(raw: bytes, ref: RegistryRef, max_size: int) -> tuple[dict[str, Any], str]:
     """The manifest's layer descriptor and artifactType, after checking the manifest."""
     try:
         doc = json.loads(raw)
@@ -665,7 +666,7 @@ def _check_manifest(raw: bytes, ref: _Ref, max_size: int) -> tuple[dict[str, Any
 
 
 def _check_report(report: VerifyReport, kind: str, annotations: Mapping[str, str],
-                  ref: _Ref) -> tuple[str, tuple[tuple[str, str], ...]]:
+                  ref: RegistryRef) -> tuple[str, tuple[tuple[str, str], ...]]:
     skills = tuple(sorted(((s.name, s.digest) for s in report.skills),
                           key=lambda p: p[0].encode("utf-8")))
     if kind == SKILL_ARTIFACT_TYPE:

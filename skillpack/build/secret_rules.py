@@ -1,0 +1,525 @@
+"""Tokens and credentials found by their content: a table of rules, and the scan that runs it.
+
+Each rule is data (`Rule`): an id, what it matches, a compiled bytes pattern anchored on the
+format's fixed prefix with bounded quantifiers only (so a search is linear in the input: at
+each place the prefix occurs the pattern can look at most a bounded number of bytes further),
+the extra validation the format allows (a CRC32 checksum, a decodable payload, an entropy
+floor that turns away ``xxxx`` placeholders), and the public source of the format.
+
+`scan_bytes(data)` runs every rule over the bytes of one file, as UTF-8 (or any ASCII superset)
+and, when the bytes are UTF-16 (a byte order mark, the NUL pattern of UTF-16 text, or a
+UTF-16 ``PRIVATE KEY``), over their transcoding too. `scan_member(path, data, expand)` does the
+same and then scans the inner members `expand` yields for a compressed asset (.gz, .tar.gz,
+.zip), recursively to `MAX_DEPTH`. A `Finding` never holds the secret: its excerpt shows the
+fixed prefix of the format and the number of characters withheld.
+
+AWS's documented example keys (``AKIAIOSFODNN7EXAMPLE`` and the secret
+``wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY``, and any key holding ``EXAMPLE``) are not
+secrets: they are printed in AWS's own documentation and are not valid credentials.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+import zlib
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "MAX_DEPTH",
+    "RULES",
+    "Expand",
+    "Finding",
+    "Rule",
+    "base62_checksum",
+    "parse_allowances",
+    "rule",
+    "scan_bytes",
+    "scan_member",
+]
+
+#: The decompressor hook: (path of the asset, its bytes) -> (inner member path, inner bytes)
+#: for each member of a .gz / .tar.gz / .zip asset; nothing for any other file. The bounds on
+#: sizes, counts and ratios are the hook's (the same caps as unpack).
+Expand = Callable[[str, bytes], Iterable[tuple[str, bytes]]]
+
+#: How deep `scan_member` follows archives inside archives (a .tar.gz inside a .zip is 2).
+MAX_DEPTH = 3
+
+Validator = Callable[[bytes, re.Match[bytes]], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One content rule. `pattern` holds a named group ``secret`` (what the excerpt withholds);
+    `shown` is how many leading bytes of that group the excerpt keeps (the format's fixed,
+    public prefix); `validate`, when set, must accept the match for it to count."""
+
+    id: str
+    description: str
+    pattern: re.Pattern[bytes]
+    validation: str
+    source: str
+    shown: int = 0
+    validate: Validator | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A secret found in a file: the rule that found it, where (1-based line and byte column
+    of the text scanned; `member` is the path inside a compressed asset, nested members joined
+    by ``!``, empty for the file itself; `encoding` the text encoding it was found in), and a
+    redacted excerpt. `allowed` is true when the caller's allowance covers this rule."""
+
+    rule: str
+    line: int
+    column: int
+    excerpt: str
+    member: str = ""
+    encoding: str = "utf-8"
+    allowed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "line": self.line, "column": self.column,
+            "excerpt": self.excerpt, "member": self.member, "encoding": self.encoding,
+            "allowed": self.allowed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        return cls(
+            rule=str(data["rule"]), line=int(data["line"]), column=int(data["column"]),
+            excerpt=str(data["excerpt"]), member=str(data.get("member", "")),
+            encoding=str(data.get("encoding", "utf-8")), allowed=bool(data.get("allowed")),
+        )
+
+
+# -- validations -----------------------------------------------------------------------------
+
+_BASE62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def base62_checksum(entropy: bytes) -> bytes:
+    """The 6-character checksum GitHub and npm tokens end with: CRC32 of the random part,
+    written in base 62 (``0-9A-Za-z``), zero-padded."""
+    value = zlib.crc32(entropy)
+    digits = bytearray()
+    while value:
+        value, rest = divmod(value, 62)
+        digits.append(_BASE62[rest])
+    return bytes(reversed(digits)).rjust(6, b"0")
+
+
+def _entropy(text: bytes) -> float:
+    """Shannon entropy in bits per byte."""
+    if not text:
+        return 0.0
+    counts: dict[int, int] = {}
+    for byte in text:
+        counts[byte] = counts.get(byte, 0) + 1
+    total = len(text)
+    return -sum(c / total * math.log2(c / total) for c in counts.values())
+
+
+def _secret(match: re.Match[bytes]) -> bytes:
+    return match.group("secret")
+
+
+def _crc32_token(prefix_len: int) -> Validator:
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        token = _secret(match)
+        return base62_checksum(token[prefix_len:-6]) == token[-6:]
+    return check
+
+
+def _random(prefix_len: int, floor: float) -> Validator:
+    """The part after the fixed prefix looks random (no ``xxxx`` or ``EXAMPLE`` placeholder)."""
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        body = _secret(match)[prefix_len:]
+        return b"EXAMPLE" not in body.upper() and _entropy(body) >= floor
+    return check
+
+
+_PEM_HEADER = rb"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+# Key material must follow the header: separators (spaces, quotes, real line breaks or the
+# `\n` escapes of JSON and source strings), up to four `Name: value` armour headers
+# (Proc-Type, DEK-Info, Version, Comment), then 32 base-64 characters in a row. A header
+# followed by `...` in documentation passes.
+# A header's value ends at its line break (it holds none), so there is one way to match.
+_BREAK = rb"(?:\r?\n|(?:\\r)?\\n)"
+_SEP = rb"(?:[ \t\"',+]|" + _BREAK[3:-1] + rb")"
+_PEM_BLOCK = (
+    rb"(?P<secret>" + _PEM_HEADER + rb")" + _SEP + rb"{1,12}"
+    rb"(?:[A-Za-z-]{1,30}: [^\r\n\\]{0,200}" + _BREAK + _SEP + rb"{0,12}){0,4}"
+    rb"[A-Za-z0-9+/]{32}"
+)
+_pem_block = re.compile(_PEM_BLOCK)
+
+
+def _base64_pem(data: bytes, match: re.Match[bytes]) -> bool:
+    run = re.sub(rb"\\n|\s", b"", _secret(match)).partition(b"=")[0]  # `=` ends base64
+    run = run[: len(run) // 4 * 4]
+    try:
+        decoded = base64.b64decode(run, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return _pem_block.match(decoded) is not None
+
+
+def _pypi_macaroon(host: bytes) -> Validator:
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        body = _secret(match)[len(b"pypi-") :]
+        body = body[: len(body) // 4 * 4]
+        try:
+            decoded = base64.urlsafe_b64decode(body)
+        except (binascii.Error, ValueError):
+            return False
+        location = b"\x02\x01" + bytes([len(host)]) + host  # macaroon v2: location field
+        return decoded.startswith(location) and len(decoded) >= 60
+    return check
+
+
+def _last_part_random(data: bytes, match: re.Match[bytes]) -> bool:
+    last = _secret(match).rpartition(b"/")[2]
+    return _entropy(last) >= 3.0
+
+
+_AWS_EXAMPLE_SECRET = b"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+def _aws_secret(data: bytes, match: re.Match[bytes]) -> bool:
+    value = _secret(match)
+    return (value != _AWS_EXAMPLE_SECRET and b"EXAMPLE" not in value.upper()
+            and _entropy(value) >= 4.0)
+
+
+# -- the table -------------------------------------------------------------------------------
+
+_ALNUM = rb"A-Za-z0-9"
+
+
+def _token(prefix: bytes, body: bytes, tail: bytes = _ALNUM) -> re.Pattern[bytes]:
+    """A token: `prefix` not preceded by a word character, then `body`, then no further
+    character of `tail`. The lookbehind sits after the literal prefix (checked on the bytes
+    before it), so the regular-expression engine still searches for the literal."""
+    escaped = re.escape(prefix)
+    behind = rb"(?<![A-Za-z0-9_]" + escaped + rb")"
+    return re.compile(
+        rb"(?P<secret>" + escaped + behind + body + rb")(?![" + tail + rb"])"
+    )
+
+
+def _rules() -> tuple[Rule, ...]:
+    github = "https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/"
+    checksum = ("CRC32 of the 30 random characters, in base 62, must equal the last 6 "
+                "characters")
+    table = [
+        Rule(
+            "aws-access-key-id",
+            "AWS access key id (AKIA long-term, ASIA temporary, ABIA, ACCA)",
+            re.compile(rb"(?P<secret>A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9_]A[KSBC][IC]A)"
+                       rb"[A-Z2-7]{16})(?![A-Za-z0-9])"),
+            "16 base-32 characters after the prefix; no EXAMPLE, entropy >= 2.5 bits "
+            "(AWS's documented example keys are not secrets)",
+            "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html"
+            "#identifiers-unique-ids",
+            shown=4, validate=_random(4, 2.5),
+        ),
+        Rule(
+            "aws-secret-access-key",
+            "AWS secret access key, assigned to a name that says so "
+            "(aws_secret_access_key, SecretAccessKey, AWS_SECRET_KEY...)",
+            re.compile(
+                rb"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)"
+                rb"[\"']?[ \t]{0,8}(?::|=|=>|:=)[ \t]{0,8}[\"']?"
+                rb"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+            ),
+            "40 base-64 characters, entropy >= 4.0 bits; not AWS's documented example",
+            "https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html",
+            validate=_aws_secret,
+        ),
+        Rule(
+            "github-token",
+            "GitHub token: personal (ghp_), OAuth (gho_), user-to-server (ghu_), "
+            "server-to-server (ghs_), refresh (ghr_)",
+            re.compile(rb"(?P<secret>gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36})"
+                       rb"(?![A-Za-z0-9])"),
+            checksum, github, shown=4, validate=_crc32_token(4),
+        ),
+        Rule(
+            "github-fine-grained-token",
+            "GitHub fine-grained personal access token (github_pat_)",
+            _token(b"github_pat_", rb"[A-Za-z0-9]{22}_[A-Za-z0-9]{59}", _ALNUM + b"_"),
+            "22 + 59 base-62 characters; entropy >= 4.0 bits (the format has no public "
+            "checksum)",
+            "https://github.blog/changelog/2022-10-18-introducing-fine-grained-personal-"
+            "access-tokens-for-github/",
+            shown=11, validate=_random(11, 4.0),
+        ),
+        Rule(
+            "gitlab-token",
+            "GitLab personal access token (glpat-)",
+            _token(b"glpat-", rb"[A-Za-z0-9_-]{20,64}(?:\.[A-Za-z0-9_-]{2,64}){0,2}",
+                   _ALNUM + b"_-"),
+            "at least 20 characters after the prefix; entropy >= 3.0 bits",
+            "https://docs.gitlab.com/security/tokens/#token-prefixes",
+            shown=6, validate=_random(6, 3.0),
+        ),
+        Rule(
+            "slack-bot-token",
+            "Slack bot token (xoxb-)",
+            _token(b"xoxb-", rb"[0-9]{8,14}-[0-9]{8,14}-[A-Za-z0-9]{24}"),
+            "team and bot numbers, then 24 characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+        ),
+        Rule(
+            "slack-user-token",
+            "Slack user token (xoxp-)",
+            _token(b"xoxp-", rb"[0-9]{8,14}-[0-9]{8,14}-[0-9]{8,14}-[a-f0-9]{32}"),
+            "three numbers, then 32 hex characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+        ),
+        Rule(
+            "slack-app-token",
+            "Slack app-level token (xapp-)",
+            _token(b"xapp-", rb"[0-9]-[A-Z0-9]{8,14}-[0-9]{8,14}-[a-f0-9]{64}"),
+            "version, app id, number, then 64 hex characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+        ),
+        Rule(
+            "slack-webhook",
+            "Slack incoming webhook URL",
+            re.compile(rb"(?P<secret>https://hooks\.slack\.com/(?:services|workflows|triggers)"
+                       rb"/T[A-Z0-9]{8,12}/[AB][A-Z0-9]{8,12}/[A-Za-z0-9]{24})(?![A-Za-z0-9])"),
+            "team T..., hook B..., then 24 characters; entropy >= 3.0 bits (Slack's "
+            "T00000000/B00000000/XXXX... placeholder passes)",
+            "https://api.slack.com/messaging/webhooks",
+            shown=len(b"https://hooks.slack.com/"), validate=_last_part_random,
+        ),
+        Rule(
+            "stripe-live-key",
+            "Stripe live secret key (sk_live_) or restricted key (rk_live_)",
+            re.compile(rb"(?P<secret>[sr]k_live_(?<![A-Za-z0-9_][sr]k_live_)"
+                       rb"[A-Za-z0-9]{24,247})(?![A-Za-z0-9])"),
+            "24 or more base-62 characters; entropy >= 3.0 bits (test keys, sk_test_, pass)",
+            "https://docs.stripe.com/keys",
+            shown=8, validate=_random(8, 3.0),
+        ),
+        Rule(
+            "google-api-key",
+            "Google API key (AIza)",
+            _token(b"AIza", rb"[A-Za-z0-9_-]{35}", _ALNUM + b"_-"),
+            "35 characters after the prefix; entropy >= 3.0 bits",
+            "https://cloud.google.com/docs/authentication/api-keys",
+            shown=4, validate=_random(4, 3.0),
+        ),
+        Rule(
+            "npm-token",
+            "npm access token (npm_)",
+            _token(b"npm_", rb"[A-Za-z0-9]{36}"),
+            checksum + " (npm adopted GitHub's format)",
+            "https://github.blog/2021-09-23-announcing-npms-new-access-token-format/",
+            shown=4, validate=_crc32_token(4),
+        ),
+        Rule(
+            "pypi-token",
+            "PyPI API token (pypi-, a macaroon for pypi.org)",
+            _token(b"pypi-AgEIcHlwaS5vcmc", rb"[A-Za-z0-9_-]{50,1000}", _ALNUM + b"_-"),
+            "the base64url payload decodes to a macaroon whose location is pypi.org",
+            "https://pypi.org/help/#apitoken",
+            shown=5, validate=_pypi_macaroon(b"pypi.org"),
+        ),
+        Rule(
+            "pypi-test-token",
+            "TestPyPI API token (pypi-, a macaroon for test.pypi.org)",
+            _token(b"pypi-AgENdGVzdC5weXBpLm9yZw", rb"[A-Za-z0-9_-]{50,1000}", _ALNUM + b"_-"),
+            "the base64url payload decodes to a macaroon whose location is test.pypi.org",
+            "https://pypi.org/help/#apitoken",
+            shown=5, validate=_pypi_macaroon(b"test.pypi.org"),
+        ),
+        Rule(
+            "openai-api-key",
+            "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, and the older sk- keys), "
+            "recognised by the T3BlbkFJ (base64 of 'OpenAI') marker inside",
+            re.compile(rb"(?P<secret>sk-(?<![A-Za-z0-9_-]sk-)(?:(?:proj|svcacct|admin)-"
+                       rb"[A-Za-z0-9_-]{20,200}T3BlbkFJ[A-Za-z0-9_-]{20,200}"
+                       rb"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}))(?![A-Za-z0-9_-])"),
+            "the T3BlbkFJ marker with 20 or more characters either side; entropy >= 3.5 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=3, validate=_random(3, 3.5),
+        ),
+        Rule(
+            "anthropic-api-key",
+            "Anthropic API or admin key (sk-ant-api03-, sk-ant-admin01-)",
+            _token(b"sk-ant-", rb"(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,120}AA",
+                   _ALNUM + b"_-"),
+            "80 to 120 characters ending in AA after the version; entropy >= 4.0 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=7, validate=_random(13, 4.0),
+        ),
+        Rule(
+            "private-key",
+            "PEM private key block (-----BEGIN ... PRIVATE KEY-----, PGP PRIVATE KEY BLOCK), "
+            "in UTF-8 or UTF-16",
+            _pem_block,
+            "key material follows the header: after line breaks (or \\n escapes) and up to "
+            "four armour headers, 32 base-64 characters in a row (a header followed by '...' "
+            "in documentation passes)",
+            "https://www.rfc-editor.org/rfc/rfc7468#section-10",
+            shown=len(_PEM_HEADER),
+        ),
+        Rule(
+            "private-key-base64",
+            "PEM private key encoded in base64 (a Kubernetes Secret data: value, a "
+            "base64-encoded environment variable)",
+            re.compile(rb"(?P<secret>LS0tLS1CRUdJTi(?:[A-Za-z0-9+/=]|\r?\n[ \t]{0,16}|\\n)"
+                       rb"{20,3000})"),
+            "the run decodes to a PEM private-key header followed by key material",
+            "https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets",
+            shown=14, validate=_base64_pem,
+        ),
+    ]
+    return tuple(table)
+
+
+#: Every content rule, in the order findings of one position are reported.
+RULES: tuple[Rule, ...] = _rules()
+_BY_ID = {r.id: r for r in RULES}
+assert len(_BY_ID) == len(RULES)
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with id `rule_id` (KeyError if there is none)."""
+    return _BY_ID[rule_id]
+
+
+# -- scanning --------------------------------------------------------------------------------
+
+_KEY_MARKER = "PRIVATE KEY"
+_UTF16 = (
+    ("utf-16-le", b"\xff\xfe", _KEY_MARKER.encode("utf-16-le")),
+    ("utf-16-be", b"\xfe\xff", _KEY_MARKER.encode("utf-16-be")),
+)
+_SAMPLE = 4096  # bytes looked at to tell UTF-16 text by its NULs
+
+
+def _utf16_text(data: bytes) -> tuple[str, bytes] | None:
+    """The UTF-8 transcoding of `data` read as UTF-16, when it looks like UTF-16 text: a byte
+    order mark, NULs in every other byte, or a UTF-16 ``PRIVATE KEY`` somewhere (inside a
+    file that is otherwise not UTF-16). One reading at most: ASCII text in UTF-16-LE also
+    holds the UTF-16-BE form of each word one byte further on."""
+    reading: tuple[str, int] | None = None
+    sample = data[:_SAMPLE]
+    half = max(1, len(sample) // 2)
+    even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
+    (le, le_bom, le_marker), (be, be_bom, be_marker) = _UTF16
+    if data.startswith(le_bom):
+        reading = le, 2
+    elif data.startswith(be_bom):
+        reading = be, 2
+    elif odd - even > 0.3:
+        reading = le, 0
+    elif even - odd > 0.3:
+        reading = be, 0
+    else:
+        at_le, at_be = data.find(le_marker), data.find(be_marker)
+        if at_le >= 0 and at_le % 2 == 0:
+            reading = le, 0
+        elif at_be >= 0 and at_be % 2 == 0:
+            reading = be, 0
+        elif at_le >= 0:
+            reading = le, 1
+    if reading is None:
+        return None
+    encoding, start = reading
+    return encoding, data[start:].decode(encoding, "replace").encode("utf-8")
+
+
+def _excerpt(text: bytes, match: re.Match[bytes], shown: int) -> str:
+    secret = match.group("secret")
+    context = text[match.start() : match.start("secret")]
+    kept = secret[: min(shown, len(secret))]
+    withheld = len(secret) - len(kept)
+    tail = f"…[{withheld} characters withheld]" if withheld else ""
+    return (context + kept).decode("ascii", "replace") + tail
+
+
+def _scan_text(text: bytes, encoding: str) -> list[Finding]:
+    hits: list[tuple[int, str, str]] = []
+    for r in RULES:
+        for match in r.pattern.finditer(text):
+            if r.validate is None or r.validate(text, match):
+                hits.append((match.start(), r.id, _excerpt(text, match, r.shown)))
+    hits.sort()
+    findings: list[Finding] = []
+    line, line_start, position = 1, 0, 0
+    for offset, rule_id, excerpt in hits:  # lines counted once over the text, in order
+        newlines = text.count(b"\n", position, offset)
+        if newlines:
+            line += newlines
+            line_start = text.rfind(b"\n", position, offset) + 1
+        position = offset
+        findings.append(Finding(rule_id, line, offset - line_start + 1, excerpt,
+                                encoding=encoding))
+    return findings
+
+
+def scan_bytes(data: bytes) -> list[Finding]:
+    """Every secret the rules find in the bytes of one file, in order of position (UTF-8
+    findings first, then those of a UTF-16 reading). Linear in ``len(data)``."""
+    findings = _scan_text(data, "utf-8")
+    utf16 = _utf16_text(data)
+    if utf16 is not None:
+        findings += _scan_text(utf16[1], utf16[0])
+    return findings
+
+
+def scan_member(
+    path: str,
+    data: bytes,
+    expand: Expand | None,
+    *,
+    allow: Collection[str] = (),
+    _depth: int = 0,
+    _member: str = "",
+) -> list[Finding]:
+    """`scan_bytes` of the file at `path` (relative, ``/``-separated), then of every inner
+    member `expand` yields for it (a compressed asset), recursively to `MAX_DEPTH`, each
+    finding naming its member. Findings of a rule id in `allow` are returned with
+    ``allowed=True`` (the caller refuses the others and records these)."""
+    found = [_mark(f, _member, allow) for f in scan_bytes(data)]
+    if expand is not None and _depth < MAX_DEPTH:
+        for inner, inner_data in expand(path, data):
+            member = f"{_member}!{inner}" if _member else inner
+            found += scan_member(f"{path}!{inner}", inner_data, expand, allow=allow,
+                                 _depth=_depth + 1, _member=member)
+    return found
+
+
+def _mark(finding: Finding, member: str, allow: Collection[str]) -> Finding:
+    return Finding(finding.rule, finding.line, finding.column, finding.excerpt, member,
+                   finding.encoding, finding.rule in allow)
+
+
+def parse_allowances(entries: Iterable[str]) -> dict[str, frozenset[str] | None]:
+    """The entries of ``metadata.skillpack-allow-secrets`` (`Skill.secret_allowances`) as
+    path -> the rule ids allowed for it, or None for the whole file (today's form, a bare
+    path: neither the name nor any content rule applies). ``PATH#RULE-ID`` allows one content
+    rule for one file; the part after the last ``#`` counts only when it is a rule id, so a
+    file name holding ``#`` still works as a bare path. A bare path wins over rule entries."""
+    allowed: dict[str, frozenset[str] | None] = {}
+    for entry in entries:
+        path, mark, rule_id = entry.rpartition("#")
+        if not mark or rule_id not in _BY_ID:
+            allowed[entry] = None
+        elif path not in allowed or allowed[path] is not None:
+            allowed[path] = (allowed.get(path) or frozenset()) | {rule_id}
+    return allowed

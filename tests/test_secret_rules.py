@@ -13,6 +13,7 @@ import gzip
 import io
 import os
 import random
+import re._parser
 import tarfile
 import zipfile
 import zlib
@@ -23,7 +24,14 @@ import pytest
 from conftest import CORPUS
 
 from skillpack.build import secret_rules
-from skillpack.build.secret_rules import RULES, Finding, scan_bytes, scan_member
+from skillpack.build.secret_rules import (
+    OVERLAP,
+    RULES,
+    Finding,
+    StreamScan,
+    scan_bytes,
+    scan_member,
+)
 
 RNG = random.Random(20261201)
 ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -326,6 +334,68 @@ def test_allowances_by_path_or_by_rule() -> None:
         "a.txt#no-such-rule": None,
         "b.md": None,
     }
+
+
+# -- large files, read in chunks -------------------------------------------------------------
+
+PROSE = "".join(f"Line {i} of the reference notes: nothing secret here, just words.\n"
+                for i in range(300)).encode()  # about 20 KB
+
+
+def streamed(data: bytes, size: int) -> list[Finding]:
+    scan = StreamScan()
+    for i in range(0, len(data), size):
+        scan.feed(data[i : i + size])
+    return scan.finish()
+
+
+@pytest.mark.parametrize("size", [1000, 4097, 9000, 1 << 20])
+def test_a_file_streamed_in_chunks_gives_the_same_findings(size: int) -> None:
+    """Every leak, inside 20 KB of prose before and after (UTF-16 ones in UTF-16 prose), fed
+    in chunks of `size` bytes: the same findings, lines and columns as the whole file."""
+    checked = 0
+    for case, _path, data, rules in LEAKS:
+        if data[:2] in (b"\x1f\x8b", b"PK"):
+            continue  # compressed assets: their members are scanned whole, after expand
+        encoding = next((f.encoding for f in scan_bytes(data)), "utf-8")
+        if encoding == "utf-8":
+            big = PROSE + data + PROSE
+        else:
+            bom = data[:2] if data[:2] in (b"\xff\xfe", b"\xfe\xff") else b""
+            big = bom + (PROSE.decode() + data[len(bom):].decode(encoding) + PROSE.decode()
+                         ).encode(encoding)
+        whole = scan_bytes(big)
+        assert {f.rule for f in whole} == rules, case
+        assert whole[0].line > 300, case
+        assert streamed(big, size) == whole, case
+        checked += 1
+    assert checked >= 30
+
+
+def test_a_token_across_every_chunk_seam_is_found_once() -> None:
+    token = checksummed("gh" + "p_")
+    data = PROSE[:9000] + b"token = " + token.encode() + b"\n" + PROSE[:9000]
+    [expected] = scan_bytes(data)
+    for size in range(9000 - 40, 9000 + 60, 7):
+        assert streamed(data, size) == [expected]
+
+
+def test_a_utf16_key_in_the_middle_of_a_large_file_is_found() -> None:
+    """A UTF-16 PEM block after 20 KB of plain ASCII (not UTF-16 at its start)."""
+    data = PROSE + pem("RSA ").encode("utf-16-le") + PROSE
+    [found] = scan_bytes(data)
+    assert (found.rule, found.encoding) == ("private-key", "utf-16-le")
+    for size in (4096, 5000, 1 << 20):
+        assert [(f.rule, f.encoding) for f in streamed(data, size)] == [
+            ("private-key", "utf-16-le")]
+
+
+def test_no_match_is_longer_than_the_overlap_allows() -> None:
+    """The stream keeps OVERLAP bytes between windows; half of it waits for the next one and
+    64 bytes are context: a match longer than the rest could be cut."""
+    for r in RULES:
+        longest = re._parser.parse(r.pattern.pattern).getwidth()[1]
+        assert longest <= OVERLAP // 2 - 64, r.id
 
 
 # -- precision: near-misses ------------------------------------------------------------------

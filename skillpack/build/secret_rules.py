@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import math
 import re
 import zlib
@@ -31,10 +32,12 @@ from typing import Any
 
 __all__ = [
     "MAX_DEPTH",
+    "OVERLAP",
     "RULES",
     "Expand",
     "Finding",
     "Rule",
+    "StreamScan",
     "base62_checksum",
     "parse_allowances",
     "rule",
@@ -380,8 +383,8 @@ def _rules() -> tuple[Rule, ...]:
             "private-key-base64",
             "PEM private key encoded in base64 (a Kubernetes Secret data: value, a "
             "base64-encoded environment variable)",
-            re.compile(rb"(?P<secret>LS0tLS1CRUdJTi(?:[A-Za-z0-9+/=]|\r?\n[ \t]{0,16}|\\n)"
-                       rb"{20,3000})"),
+            re.compile(rb"(?P<secret>LS0tLS1CRUdJTi"
+                       rb"(?:[A-Za-z0-9+/=]{1,100}(?:\r?\n[ \t]{0,16}|\\n)?){1,12})"),
             "the run decodes to a PEM private-key header followed by key material",
             "https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets",
             shown=14, validate=_base64_pem,
@@ -411,36 +414,35 @@ _UTF16 = (
 _SAMPLE = 4096  # bytes looked at to tell UTF-16 text by its NULs
 
 
-def _utf16_text(data: bytes) -> tuple[str, bytes] | None:
-    """The UTF-8 transcoding of `data` read as UTF-16, when it looks like UTF-16 text: a byte
-    order mark, NULs in every other byte, or a UTF-16 ``PRIVATE KEY`` somewhere (inside a
-    file that is otherwise not UTF-16). One reading at most: ASCII text in UTF-16-LE also
-    holds the UTF-16-BE form of each word one byte further on."""
-    reading: tuple[str, int] | None = None
-    sample = data[:_SAMPLE]
-    half = max(1, len(sample) // 2)
-    even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
+def _utf16_reading(data: bytes, offset: int = 0) -> tuple[str, int] | None:
+    """Whether the text of which `data` is a window (starting at byte `offset` of the file)
+    should also be read as UTF-16: (encoding, file offset the reading starts at) or None.
+
+    At the start of a file: a byte order mark, or NULs in every other byte of the first
+    4 KiB (UTF-16 text). Anywhere: a UTF-16 ``PRIVATE KEY`` (inside a file that is otherwise
+    not UTF-16). One reading at most: ASCII text in UTF-16-LE also holds the UTF-16-BE form
+    of each word one byte further on, and the other way round."""
     (le, le_bom, le_marker), (be, be_bom, be_marker) = _UTF16
-    if data.startswith(le_bom):
-        reading = le, 2
-    elif data.startswith(be_bom):
-        reading = be, 2
-    elif odd - even > 0.3:
-        reading = le, 0
-    elif even - odd > 0.3:
-        reading = be, 0
-    else:
-        at_le, at_be = data.find(le_marker), data.find(be_marker)
-        if at_le >= 0 and at_le % 2 == 0:
-            reading = le, 0
-        elif at_be >= 0 and at_be % 2 == 0:
-            reading = be, 0
-        elif at_le >= 0:
-            reading = le, 1
-    if reading is None:
-        return None
-    encoding, start = reading
-    return encoding, data[start:].decode(encoding, "replace").encode("utf-8")
+    if offset == 0:
+        sample = data[:_SAMPLE]
+        half = max(1, len(sample) // 2)
+        even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
+        if data.startswith(le_bom):
+            return le, 2
+        if data.startswith(be_bom):
+            return be, 2
+        if odd - even > 0.3:
+            return le, 0
+        if even - odd > 0.3:
+            return be, 0
+    at_le, at_be = data.find(le_marker), data.find(be_marker)
+    if at_le >= 0 and (offset + at_le) % 2 == 0:
+        return le, offset + at_le % 2
+    if at_be >= 0 and (offset + at_be) % 2 == 0:
+        return be, offset + at_be % 2
+    if at_le >= 0:
+        return le, offset + at_le % 2
+    return None
 
 
 def _excerpt(text: bytes, match: re.Match[bytes], shown: int) -> str:
@@ -452,34 +454,123 @@ def _excerpt(text: bytes, match: re.Match[bytes], shown: int) -> str:
     return (context + kept).decode("ascii", "replace") + tail
 
 
-def _scan_text(text: bytes, encoding: str) -> list[Finding]:
-    hits: list[tuple[int, str, str]] = []
-    for r in RULES:
-        for match in r.pattern.finditer(text):
-            if r.validate is None or r.validate(text, match):
-                hits.append((match.start(), r.id, _excerpt(text, match, r.shown)))
-    hits.sort()
-    findings: list[Finding] = []
-    line, line_start, position = 1, 0, 0
-    for offset, rule_id, excerpt in hits:  # lines counted once over the text, in order
-        newlines = text.count(b"\n", position, offset)
+#: Bytes of a window kept for the next one when a file is scanned in chunks, and the part of
+#: them whose matches wait for the next window (the longest match of any rule, about 3 KB,
+#: fits in OVERLAP - _MARGIN, so no match is cut; the first _CONTEXT bytes of a window are
+#: only there for the look-behinds, their matches were decided in the window before).
+OVERLAP = 8192
+_MARGIN = 4096
+_CONTEXT = 64
+
+
+class _Window:
+    """One text (the file's bytes, or its UTF-16 reading in UTF-8) scanned in overlapping
+    windows; findings are counted in lines as they are accepted."""
+
+    def __init__(self, encoding: str, line: int = 1) -> None:
+        self.encoding = encoding
+        self.tail = b""
+        self.offset = 0  # offset in the text of tail[0]
+        self.line = line  # line of tail[0]
+        self.line_start = 0  # offset in the text where that line starts
+        self.seen: set[tuple[str, int]] = set()
+        self.findings: list[Finding] = []
+
+    def feed(self, chunk: bytes, final: bool) -> None:
+        window = self.tail + chunk if self.tail else chunk
+        limit = len(window) if final else len(window) - _MARGIN
+        skip = _CONTEXT if self.offset else 0
+        hits: list[tuple[int, str, str]] = []
+        for r in RULES:
+            for match in r.pattern.finditer(window):
+                start = match.start()
+                if start < skip or match.end() > limit:
+                    continue
+                if (r.id, self.offset + start) in self.seen:
+                    continue
+                if r.validate is None or r.validate(window, match):
+                    self.seen.add((r.id, self.offset + start))
+                    hits.append((start, r.id, _excerpt(window, match, r.shown)))
+        hits.sort()
+        line, line_start, position = self.line, self.line_start - self.offset, 0
+        for start, rule_id, excerpt in hits:  # lines counted once over the window, in order
+            newlines = window.count(b"\n", position, start)
+            if newlines:
+                line += newlines
+                line_start = window.rfind(b"\n", position, start) + 1
+            position = start
+            self.findings.append(Finding(rule_id, line, start - line_start + 1, excerpt,
+                                         encoding=self.encoding))
+        if final:
+            return
+        drop = max(0, len(window) - OVERLAP)
+        newlines = window.count(b"\n", 0, drop)
         if newlines:
-            line += newlines
-            line_start = text.rfind(b"\n", position, offset) + 1
-        position = offset
-        findings.append(Finding(rule_id, line, offset - line_start + 1, excerpt,
-                                encoding=encoding))
-    return findings
+            self.line += newlines
+            self.line_start = self.offset + window.rfind(b"\n", 0, drop) + 1
+        self.tail = window[drop:]
+        self.offset += drop
+
+
+class StreamScan:
+    """`scan_bytes` over a file read in chunks of any size (the large-file path of the walk:
+    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`."""
+
+    def __init__(self) -> None:
+        self._raw = _Window("utf-8")
+        self._utf16: _Window | None = None
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._head = b""  # the first bytes, until there are enough to tell UTF-16
+        self._fed = 0  # bytes of the file fed to the raw window
+
+    def feed(self, chunk: bytes) -> None:
+        if self._fed == 0 and len(self._head) + len(chunk) < _SAMPLE:
+            self._head += chunk
+            return
+        self._feed(self._head + chunk if self._head else chunk, final=False)
+        self._head = b""
+
+    def finish(self) -> list[Finding]:
+        """Every finding, UTF-8 ones first, then those of a UTF-16 reading, each in order."""
+        self._feed(self._head, final=True)
+        self._head = b""
+        found = self._raw.findings
+        return found + self._utf16.findings if self._utf16 is not None else list(found)
+
+    def _feed(self, chunk: bytes, final: bool) -> None:
+        raw = self._raw
+        if self._utf16 is None:
+            window = raw.tail + chunk
+            reading = _utf16_reading(window, raw.offset)
+            if reading is not None:  # read as UTF-16 from here on (from the start, usually)
+                encoding, start = reading
+                self._utf16 = _Window(encoding, raw.line)
+                self._decoder = codecs.getincrementaldecoder(encoding)("replace")
+                self._feed_utf16(window[start - raw.offset :], final)
+        elif self._decoder is not None:
+            self._feed_utf16(chunk, final)
+        raw.feed(chunk, final)
+        self._fed += len(chunk)
+
+    def _feed_utf16(self, data: bytes, final: bool) -> None:
+        assert self._utf16 is not None and self._decoder is not None
+        text = self._decoder.decode(data, final).encode("utf-8")
+        self._utf16.feed(text, final)
 
 
 def scan_bytes(data: bytes) -> list[Finding]:
     """Every secret the rules find in the bytes of one file, in order of position (UTF-8
     findings first, then those of a UTF-16 reading). Linear in ``len(data)``."""
-    findings = _scan_text(data, "utf-8")
-    utf16 = _utf16_text(data)
-    if utf16 is not None:
-        findings += _scan_text(utf16[1], utf16[0])
-    return findings
+    raw = _Window("utf-8")
+    raw.feed(data, final=True)
+    found = raw.findings
+    reading = _utf16_reading(data)
+    if reading is not None:
+        encoding, start = reading
+        utf16 = _Window(encoding)
+        utf16.feed(data[start:].decode(encoding, "replace").encode("utf-8"), final=True)
+        found += utf16.findings
+    return found
 
 
 def scan_member(

@@ -324,6 +324,21 @@ def test_allowed_rules_are_marked_not_dropped() -> None:
         ("aws-access-key-id", True), ("aws-secret-access-key", False)]
 
 
+def test_a_finding_becomes_a_problem_a_person_can_act_on() -> None:
+    [key_id, _] = scan_member(*leak("aws-script"), None)
+    shown = str(secret_rules.problem("scripts/deploy.sh", key_id))
+    assert shown.startswith("scripts/deploy.sh:2: error: [secret] holds a secret: AWS access "
+                            "key id")
+    assert "column 26: AK" + "IA…[16 characters withheld]" in shown
+    assert 'skillpack-allow-secrets: "scripts/deploy.sh#aws-access-key-id"' in shown
+    [inner] = scan_member(*leak("github-tar-gz"), expand_stand_in)
+    member = secret_rules.problem("assets/bundle.tar.gz", inner)
+    assert (member.file, member.line) == ("assets/bundle.tar.gz", None)
+    assert "member 'bundle/config.py', line 1, column 10" in member.message
+    [utf16] = scan_bytes(leak("pem-utf16-le")[1])
+    assert ", in UTF-16-LE:" in secret_rules.problem("k.txt", utf16).message
+
+
 def test_allowances_by_path_or_by_rule() -> None:
     entries = ["certs/ca.pem", "docs/aws.md#aws-access-key-id", "docs/aws.md#google-api-key",
                "notes#1.txt", "a.txt#no-such-rule", "b.md#private-key", "b.md"]

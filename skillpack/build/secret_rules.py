@@ -30,6 +30,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from skillpack.errors import Problem
+
 __all__ = [
     "MAX_DEPTH",
     "OVERLAP",
@@ -40,6 +42,7 @@ __all__ = [
     "StreamScan",
     "base62_checksum",
     "parse_allowances",
+    "problem",
     "rule",
     "scan_bytes",
     "scan_member",
@@ -192,13 +195,9 @@ def _last_part_random(data: bytes, match: re.Match[bytes]) -> bool:
     return _entropy(last) >= 3.0
 
 
-_AWS_EXAMPLE_SECRET = b"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-
-
 def _aws_secret(data: bytes, match: re.Match[bytes]) -> bool:
-    value = _secret(match)
-    return (value != _AWS_EXAMPLE_SECRET and b"EXAMPLE" not in value.upper()
-            and _entropy(value) >= 4.0)
+    value = _secret(match)  # AWS's documented example ends in EXAMPLEKEY
+    return b"EXAMPLE" not in value.upper() and _entropy(value) >= 4.0
 
 
 # -- the table -------------------------------------------------------------------------------
@@ -614,3 +613,24 @@ def parse_allowances(entries: Iterable[str]) -> dict[str, frozenset[str] | None]
         elif path not in allowed or allowed[path] is not None:
             allowed[path] = (allowed.get(path) or frozenset()) | {rule_id}
     return allowed
+
+
+def problem(path: str, finding: Finding) -> Problem:
+    """The refusal of one finding in the file at `path`, worded for a person: code ``secret``,
+    the file and line (for an inner member of a compressed asset, the member and its line are
+    in the message and the problem has no line), and the two ways out."""
+    found = _BY_ID[finding.rule]
+    where = f"line {finding.line}, column {finding.column}"
+    if finding.member:
+        where = f"member {finding.member!r}, {where}"
+    if finding.encoding != "utf-8":
+        where += f", in {finding.encoding.upper()}"
+    return Problem(
+        "error", "secret",
+        f"holds a secret: {found.description} [{finding.rule}] at {where}: {finding.excerpt}. "
+        "skillpack refuses to carry secrets: remove it (and revoke it, it was on disk in a "
+        "skill folder) or read it from the environment the skill runs in; if it is not a "
+        "secret, allow it in the frontmatter with metadata: {skillpack-allow-secrets: "
+        f'"{path}#{finding.rule}"}}',
+        path, None if finding.member else finding.line,
+    )

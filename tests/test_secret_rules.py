@@ -205,6 +205,12 @@ def _leaks() -> list[tuple[str, str, bytes, set[str]]]:
         ("npm", "Dockerfile",
          'RUN echo "//registry.npmjs.org/:_authToken=' + checksummed("np" + "m_")
          + '" > ~/.npmrc && npm ci\n', {"npm-token"}),
+        ("npm-legacy", "ci/npmrc.txt",
+         "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken="
+         + "-".join(rand(HEX, n) for n in (8, 4, 4, 4, 12)) + "\n", {"npm-legacy-token"}),
+        ("gitlab-deploy", "scripts/pull-image.sh",
+         "docker login -u deploy -p " + "gl" + "dt-" + rand(URLSAFE, 20)
+         + " registry.gitlab.com\n", {"gitlab-token"}),
         ("pypi", ".github/workflows/publish.yml",
          "      - run: twine upload -u __token__ -p " + pypi_token() + " dist/*\n",
          {"pypi-token"}),
@@ -440,6 +446,9 @@ def _near_misses() -> list[tuple[str, bytes]]:
         ("npm-wrong-checksum", npm_good[:-2] + "00"),
         ("fine-grained-placeholder", "github" + "_pat_" + "X" * 22 + "_" + "X" * 59),
         ("gitlab-placeholder", "glpat" + "-" + "x" * 20),
+        ("npm-env-reference", "//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n"),
+        ("npm-uuid-elsewhere", "request_id = " + "-".join(rand(HEX, n) for n in (8, 4, 4, 4, 12))),
+        ("gitlab-prose", "the gldt-prefix and glrt-runner tokens; kinglpat-" + rand(ALNUM, 20)),
         ("gitlab-too-short", "glpat" + "-" + rand(URLSAFE, 12)),
         ("slack-placeholders", "xo" + "xb-your-bot-token xo" + "xp-... xo" + "xe-1-..."),
         ("slack-webhook-doc", "https://hooks" + ".slack.com/services/T00000000/B00000000/"

@@ -265,9 +265,13 @@ def _rules() -> tuple[Rule, ...]:
         ),
         Rule(
             "gitlab-token",
-            "GitLab personal access token (glpat-)",
-            _token(b"glpat-", rb"[A-Za-z0-9_-]{20,64}(?:\.[A-Za-z0-9_-]{2,64}){0,2}",
-                   _ALNUM + b"_-"),
+            "GitLab token: personal, project or group access (glpat-), deploy (gldt-), "
+            "runner (glrt-), pipeline trigger (glptt-), feed (glft-), OAuth application "
+            "secret (gloas-), CI/CD job (glcbt-), incoming mail (glimt-), agent (glagent-), "
+            "SCIM (glsoat-)",
+            re.compile(rb"(?P<secret>gl(?<![A-Za-z0-9_]gl)"
+                       rb"(?:pat|dt|rt|ptt|ft|oas|cbt|imt|agent|soat)-"
+                       rb"[A-Za-z0-9_-]{20,64}(?:\.[A-Za-z0-9_-]{2,64}){0,2})(?![A-Za-z0-9_-])"),
             "at least 20 characters after the prefix; entropy >= 3.0 bits",
             "https://docs.gitlab.com/security/tokens/#token-prefixes",
             shown=6, validate=_random(6, 3.0),
@@ -330,6 +334,16 @@ def _rules() -> tuple[Rule, ...]:
             checksum + " (npm adopted GitHub's format)",
             "https://github.blog/2021-09-23-announcing-npms-new-access-token-format/",
             shown=4, validate=_crc32_token(4),
+        ),
+        Rule(
+            "npm-legacy-token",
+            "npm access token of the older UUID form, as an .npmrc _authToken value",
+            re.compile(rb"_authToken[ \t]{0,8}=[ \t]{0,8}[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-"
+                       rb"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9A-Za-z-])"),
+            "a UUID assigned to _authToken (an ${NPM_TOKEN} reference passes); entropy >= 3.0 "
+            "bits",
+            "https://docs.npmjs.com/cli/v10/configuring-npm/npmrc#auth-related-configuration",
+            validate=_random(0, 3.0),
         ),
         Rule(
             "pypi-token",

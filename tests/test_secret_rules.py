@@ -205,6 +205,12 @@ def _leaks() -> list[tuple[str, str, bytes, set[str]]]:
         ("npm", "Dockerfile",
          'RUN echo "//registry.npmjs.org/:_authToken=' + checksummed("np" + "m_")
          + '" > ~/.npmrc && npm ci\n', {"npm-token"}),
+        ("google-oauth-client", "config/oauth_client.json",
+         '{"installed": {"client_id": "1234.apps.googleusercontent.com", "client_secret": "'
+         + "GOC" + "SPX-" + rand(URLSAFE, 28) + '"}}\n', {"google-oauth-client-secret"}),
+        ("huggingface", "scripts/download_model.py",
+         "from huggingface_hub import login\nlogin(token='" + "h" + "f_"
+         + rand(ALNUM[10:], 34) + "')\n", {"huggingface-token"}),
         ("npm-legacy", "ci/npmrc.txt",
          "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken="
          + "-".join(rand(HEX, n) for n in (8, 4, 4, 4, 12)) + "\n", {"npm-legacy-token"}),
@@ -449,6 +455,7 @@ def _near_misses() -> list[tuple[str, bytes]]:
         ("npm-env-reference", "//registry.npmjs.org/:_authToken=${NPM_TOKEN}\n"),
         ("npm-uuid-elsewhere", "request_id = " + "-".join(rand(HEX, n) for n in (8, 4, 4, 4, 12))),
         ("gitlab-prose", "the gldt-prefix and glrt-runner tokens; kinglpat-" + rand(ALNUM, 20)),
+        ("huggingface-names", "hf_hub_download(repo_id), hf_" + "x" * 34 + ", HF_TOKEN=hf_...\n"),
         ("gitlab-too-short", "glpat" + "-" + rand(URLSAFE, 12)),
         ("slack-placeholders", "xo" + "xb-your-bot-token xo" + "xp-... xo" + "xe-1-..."),
         ("slack-webhook-doc", "https://hooks" + ".slack.com/services/T00000000/B00000000/"

@@ -328,6 +328,22 @@ def _rules() -> tuple[Rule, ...]:
             shown=4, validate=_random(4, 3.0),
         ),
         Rule(
+            "google-oauth-client-secret",
+            "Google OAuth client secret (GOCSPX-)",
+            _token(b"GOCSPX-", rb"[A-Za-z0-9_-]{28}", _ALNUM + b"_-"),
+            "28 characters after the prefix; entropy >= 3.0 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=7, validate=_random(7, 3.0),
+        ),
+        Rule(
+            "huggingface-token",
+            "Hugging Face access token (hf_)",
+            _token(b"hf_", rb"[A-Za-z]{34}"),
+            "34 letters after the prefix; entropy >= 3.5 bits",
+            "https://huggingface.co/docs/hub/security-tokens",
+            shown=3, validate=_random(3, 3.5),
+        ),
+        Rule(
             "npm-token",
             "npm access token (npm_)",
             _token(b"npm_", rb"[A-Za-z0-9]{36}"),

@@ -516,6 +516,8 @@ def test_ten_megabytes_of_near_matches_finish() -> None:
         "AI" + "za" * 9, "np" + "m_" + "b" * 35 + "\n", "pypi-" + "AgEIcHlwaS5vcmc" + "-" * 40,
         "https://hooks" + ".slack.com/services/T" + "A" * 12 + "/", "glpat" + "-" + "." * 30,
         "sk" + "-proj-" + "a" * 150 + "T3Blbk" + "x", "sk" + "-ant-api03-" + "a" * 130 + " ",
+        "h" + "f_" + "a" * 33 + " ", "GOC" + "SPX-" + "a" * 27 + " ", "gl" + "dt-" * 9,
+        "_authToken=" + "0" * 8 + "-" + "0" * 4 + "-x", "sk" + "-" + "a" * 20 + "T3BlbkFJ" + "1",
     ]
     unit = "".join(parts).encode()
     size = 10 * 1024 * 1024

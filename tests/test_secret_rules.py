@@ -239,6 +239,9 @@ def _leaks() -> list[tuple[str, str, bytes, set[str]]]:
          "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n"
          + base64.b64encode(RNG.randbytes(120)).decode() + "\n", {"private-key"}),
         ("pem-in-json", "config/service-account.json", service_account, {"private-key"}),
+        ("pem-in-python-string", "tests/conftest.py",
+         "KEY = (\n" + "".join(f'        "{line}\\n"\n' for line in pem("EC ").splitlines())
+         + ")\n", {"private-key"}),
         ("pem-utf16-le-bom", "notes/key-utf16.txt",
          b"\xff\xfe" + pem("RSA ").encode("utf-16-le"), {"private-key"}),
         ("pem-utf16-le", "notes/key-utf16le.txt", pem("EC ").encode("utf-16-le"),

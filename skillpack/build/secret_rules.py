@@ -160,8 +160,8 @@ _PEM_HEADER = rb"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
 _BREAK = rb"(?:\r?\n|(?:\\r)?\\n)"
 _SEP = rb"(?:[ \t\"',+]|" + _BREAK[3:-1] + rb")"
 _PEM_BLOCK = (
-    rb"(?P<secret>" + _PEM_HEADER + rb")" + _SEP + rb"{1,12}"
-    rb"(?:[A-Za-z-]{1,30}: [^\r\n\\]{0,200}" + _BREAK + _SEP + rb"{0,12}){0,4}"
+    rb"(?P<secret>" + _PEM_HEADER + rb")" + _SEP + rb"{1,32}"
+    rb"(?:[A-Za-z-]{1,30}: [^\r\n\\]{0,200}" + _BREAK + _SEP + rb"{0,32}){0,4}"
     rb"[A-Za-z0-9+/]{32}"
 )
 _pem_block = re.compile(_PEM_BLOCK)

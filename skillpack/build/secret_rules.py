@@ -484,7 +484,7 @@ def _excerpt(text: bytes, match: re.Match[bytes], shown: int) -> str:
 
 
 #: Bytes of a window kept for the next one when a file is scanned in chunks, and the part of
-#: them whose matches wait for the next window (the longest match of any rule, about 3 KB,
+#: them whose matches wait for the next window (the longest match of any rule, under 2 KB,
 #: fits in OVERLAP - _MARGIN, so no match is cut; the first _CONTEXT bytes of a window are
 #: only there for the look-behinds, their matches were decided in the window before).
 OVERLAP = 8192

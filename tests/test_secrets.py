@@ -67,6 +67,30 @@ SECRET_PATHS = [
     "secret" + DOT + "txt",
     "secrets" + DOT + "cfg",
     "secrets" + DOT + "conf",
+    DOT + "s3" + "cfg",
+    DOT + "boto",
+    DOT + "passwd-" + "s3fs",
+    "home/" + DOT + "my" + ".cnf",
+    DOT + "my" + "login.cnf",
+    DOT + "docker" + "cfg",
+    DOT + "vault-" + "token",
+    DOT + "terraform" + "rc",
+    "cred" + "entials.tfrc.json",
+    DOT + "databricks" + "cfg",
+    "infra/terraform" + DOT + "tfstate",
+    "terraform" + DOT + "tfstate.backup",
+    "prod" + DOT + "tfstate",
+    "gcloud/application_default_" + "credentials.json",
+    "client_" + "secret.json",
+    "AuthKey_ABC123" + DOT + "p8",
+    "login" + DOT + "keychain",
+    "login" + DOT + "keychain-db",
+    DOT + "kube/" + "config",
+    "home/" + DOT + "kube/" + "config",
+    DOT + "config/gh/" + "hosts.yml",
+    DOT + "gem/" + "credentials",
+    DOT + "config/gcloud/" + "credentials.db",
+    DOT + "config/gcloud/legacy_credentials/me/" + "adc.json",
 ]
 
 HARMLESS_PATHS = [
@@ -94,6 +118,13 @@ HARMLESS_PATHS = [
     "uid_mapping_validator.py",
     ".gitignore",
     "SKILL.md",
+    "kube/config",
+    DOT + "kube/" + "cache.json",
+    "gh/hosts.yml",
+    DOT + "config/" + "settings.json",
+    "terraform.tf",
+    "my.cnf.md",
+    "gcloud/setup.md",
 ]
 
 
@@ -191,7 +222,8 @@ def test_docs_describe_every_name_rule() -> None:
     from skillpack.build import secrets
 
     doc = (Path(__file__).parent.parent / "docs" / "SECRETS.md").read_text()
-    names = [*secrets.SECRET_NAMES, *secrets.SECRET_EXTENSIONS, *secrets.SECRET_DIRS]
+    names = [*secrets.SECRET_NAMES, *secrets.SECRET_EXTENSIONS, *secrets.SECRET_DIRS,
+             *secrets.SECRET_PATHS]
     missing = [name for name in names if f"`{name}" not in doc and f"`*{name}`" not in doc]
     assert missing == []
     assert "skillpack-allow-secrets" in doc

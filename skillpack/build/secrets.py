@@ -27,6 +27,7 @@ __all__ = [
     "SECRET_DIRS",
     "SECRET_EXTENSIONS",
     "SECRET_NAMES",
+    "SECRET_PATHS",
     "contains_private_key",
     "secret_name_candidates",
     "secret_name_reason",
@@ -50,6 +51,21 @@ SECRET_NAMES: dict[str, str] = {
     "id_ed25519": "an SSH private key (id_ed25519)",
     "id_ecdsa_sk": "an SSH private key (id_ecdsa_sk)",
     "id_ed25519_sk": "an SSH private key (id_ed25519_sk)",
+    ".s3cfg": "an .s3cfg (s3cmd) file holds AWS access keys",
+    ".boto": "a .boto file holds AWS or Google Cloud Storage credentials",
+    ".passwd-s3fs": "a .passwd-s3fs file holds AWS access keys",
+    ".my.cnf": "a .my.cnf file holds MySQL client passwords",
+    ".mylogin.cnf": "a .mylogin.cnf file holds MySQL login paths with passwords",
+    ".dockercfg": "a .dockercfg file holds container registry credentials",
+    ".vault-token": "a .vault-token file holds a HashiCorp Vault token",
+    ".terraformrc": "a .terraformrc file can hold Terraform Cloud API tokens",
+    "credentials.tfrc.json": "a credentials.tfrc.json file holds Terraform Cloud API tokens",
+    ".databrickscfg": "a .databrickscfg file holds Databricks access tokens",
+    "terraform.tfstate": "a Terraform state file holds every secret of the managed resources",
+    "terraform.tfstate.backup": "a Terraform state backup holds every secret of the resources",
+    "application_default_credentials.json":
+        "an application_default_credentials.json file holds Google Cloud credentials",
+    "client_secret.json": "a client_secret.json file holds a Google OAuth client secret",
 }
 
 # Last extension of the name (lower-cased, with its dot).
@@ -62,6 +78,10 @@ SECRET_EXTENSIONS: dict[str, str] = {
     ".keystore": "a .keystore file holds private keys",
     ".kdbx": "a .kdbx file is a KeePass password database",
     ".ppk": "a .ppk file is a PuTTY private key",
+    ".p8": "a .p8 (PKCS#8) file holds a private key (Apple AuthKey_*.p8 and others)",
+    ".tfstate": "a .tfstate file (Terraform state) holds every secret of the resources",
+    ".keychain": "a .keychain file is a macOS keychain of passwords and keys",
+    ".keychain-db": "a .keychain-db file is a macOS keychain of passwords and keys",
 }
 
 # Folders whose every file is a secret (any depth in the skill).
@@ -69,6 +89,17 @@ SECRET_DIRS: dict[str, str] = {
     ".aws": "files under .aws/ hold AWS credentials",
     ".ssh": "files under .ssh/ hold SSH keys and host credentials",
     ".gnupg": "files under .gnupg/ hold GnuPG private keys",
+}
+
+# Paths matched at the end of the file's path (any depth), lower-cased; an entry ending in
+# `/` is a folder whose every file is a secret. Each starts with a dot-folder (the candidate
+# prefilter finds them by their dot).
+SECRET_PATHS: dict[str, str] = {
+    ".docker/config.json": "a .docker/config.json file holds registry credentials",
+    ".kube/config": "a .kube/config file holds Kubernetes cluster credentials",
+    ".config/gh/hosts.yml": "a .config/gh/hosts.yml file holds GitHub CLI tokens",
+    ".gem/credentials": "a .gem/credentials file holds a RubyGems API key",
+    ".config/gcloud/": "files under .config/gcloud/ hold Google Cloud credentials",
 }
 
 # `.env.<x>` passes when its last suffix marks a template.
@@ -103,6 +134,7 @@ def _candidate_pattern() -> re.Pattern[str]:
         names = sorted(n for n in SECRET_NAMES if not n.startswith("."))
         extensions = sorted(e[1:] for e in SECRET_EXTENSIONS)
         assert all(d.startswith(".") for d in SECRET_DIRS)  # found by the "\." branch
+        assert all(p.startswith(".") for p in SECRET_PATHS)  # so are these
         _candidate = re.compile(  # the text starts with a NUL too: a first character to seek
             r"[/\0](?:\.|secret|(?:" + "|".join(map(re.escape, names)) + r")(?=\0|\Z))"
             r"|\.(?:" + "|".join(map(re.escape, extensions)) + r")(?=\0|\Z)"
@@ -135,8 +167,13 @@ def secret_name_reason(path: str) -> str | None:
         reason = SECRET_DIRS.get(folder)
         if reason is not None:
             return reason
-    if name == "config.json" and len(parts) >= 2 and parts[-2] == ".docker":
-        return "a .docker/config.json file holds registry credentials"
+    lowered = "/" + "/".join(parts)
+    for entry, reason in SECRET_PATHS.items():
+        if entry.endswith("/"):
+            if "/" + entry in lowered.rpartition("/")[0] + "/":
+                return reason
+        elif lowered.endswith("/" + entry):
+            return reason
     reason = SECRET_NAMES.get(name)
     if reason is not None:
         return reason

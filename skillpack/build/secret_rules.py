@@ -1,0 +1,666 @@
+"""Tokens and credentials found by their content: a table of rules, and the scan that runs it.
+
+Each rule is data (`Rule`): an id, what it matches, a compiled bytes pattern anchored on the
+format's fixed prefix with bounded quantifiers only (so a search is linear in the input: at
+each place the prefix occurs the pattern can look at most a bounded number of bytes further),
+the extra validation the format allows (a CRC32 checksum, a decodable payload, an entropy
+floor that turns away ``xxxx`` placeholders), and the public source of the format.
+
+`scan_bytes(data)` runs every rule over the bytes of one file, as UTF-8 (or any ASCII superset)
+and, when the bytes are UTF-16 (a byte order mark, the NUL pattern of UTF-16 text, or a
+UTF-16 ``PRIVATE KEY``), over their transcoding too. `scan_member(path, data, expand)` does the
+same and then scans the inner members `expand` yields for a compressed asset (.gz, .tar.gz,
+.zip), recursively to `MAX_DEPTH`. A `Finding` never holds the secret: its excerpt shows the
+fixed prefix of the format and the number of characters withheld.
+
+AWS's documented example keys (``AKIAIOSFODNN7EXAMPLE`` and the secret
+``wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY``, and any key holding ``EXAMPLE``) are not
+secrets: they are printed in AWS's own documentation and are not valid credentials.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import math
+import re
+import zlib
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from skillpack.errors import Problem
+
+__all__ = [
+    "MAX_DEPTH",
+    "OVERLAP",
+    "RULES",
+    "Expand",
+    "Finding",
+    "Rule",
+    "StreamScan",
+    "base62_checksum",
+    "parse_allowances",
+    "problem",
+    "rule",
+    "scan_bytes",
+    "scan_member",
+]
+
+#: The decompressor hook: (path of the asset, its bytes) -> (inner member path, inner bytes)
+#: for each member of a .gz / .tar.gz / .zip asset; nothing for any other file. The bounds on
+#: sizes, counts and ratios are the hook's (the same caps as unpack).
+Expand = Callable[[str, bytes], Iterable[tuple[str, bytes]]]
+
+#: How deep `scan_member` follows archives inside archives (a .tar.gz inside a .zip is 2).
+MAX_DEPTH = 3
+
+Validator = Callable[[bytes, re.Match[bytes]], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One content rule. `pattern` holds a named group ``secret`` (what the excerpt withholds);
+    `shown` is how many leading bytes of that group the excerpt keeps (the format's fixed,
+    public prefix); `validate`, when set, must accept the match for it to count."""
+
+    id: str
+    description: str
+    pattern: re.Pattern[bytes]
+    validation: str
+    source: str
+    shown: int = 0
+    validate: Validator | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A secret found in a file: the rule that found it, where (1-based line and byte column
+    of the text scanned; `member` is the path inside a compressed asset, nested members joined
+    by ``!``, empty for the file itself; `encoding` the text encoding it was found in), and a
+    redacted excerpt. `allowed` is true when the caller's allowance covers this rule."""
+
+    rule: str
+    line: int
+    column: int
+    excerpt: str
+    member: str = ""
+    encoding: str = "utf-8"
+    allowed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "line": self.line, "column": self.column,
+            "excerpt": self.excerpt, "member": self.member, "encoding": self.encoding,
+            "allowed": self.allowed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        return cls(
+            rule=str(data["rule"]), line=int(data["line"]), column=int(data["column"]),
+            excerpt=str(data["excerpt"]), member=str(data.get("member", "")),
+            encoding=str(data.get("encoding", "utf-8")), allowed=bool(data.get("allowed")),
+        )
+
+
+# -- validations -----------------------------------------------------------------------------
+
+_BASE62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def base62_checksum(entropy: bytes) -> bytes:
+    """The 6-character checksum GitHub and npm tokens end with: CRC32 of the random part,
+    written in base 62 (``0-9A-Za-z``), zero-padded."""
+    value = zlib.crc32(entropy)
+    digits = bytearray()
+    while value:
+        value, rest = divmod(value, 62)
+        digits.append(_BASE62[rest])
+    return bytes(reversed(digits)).rjust(6, b"0")
+
+
+def _entropy(text: bytes) -> float:
+    """Shannon entropy in bits per byte."""
+    if not text:
+        return 0.0
+    counts: dict[int, int] = {}
+    for byte in text:
+        counts[byte] = counts.get(byte, 0) + 1
+    total = len(text)
+    return -sum(c / total * math.log2(c / total) for c in counts.values())
+
+
+def _secret(match: re.Match[bytes]) -> bytes:
+    return match.group("secret")
+
+
+def _crc32_token(prefix_len: int) -> Validator:
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        token = _secret(match)
+        return base62_checksum(token[prefix_len:-6]) == token[-6:]
+    return check
+
+
+def _random(prefix_len: int, floor: float) -> Validator:
+    """The part after the fixed prefix looks random (no ``xxxx`` or ``EXAMPLE`` placeholder)."""
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        body = _secret(match)[prefix_len:]
+        return b"EXAMPLE" not in body.upper() and _entropy(body) >= floor
+    return check
+
+
+_PEM_HEADER = rb"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+# Key material must follow the header: separators (spaces, quotes, real line breaks or the
+# `\n` escapes of JSON and source strings), up to four `Name: value` armour headers
+# (Proc-Type, DEK-Info, Version, Comment), then 32 base-64 characters in a row. A header
+# followed by `...` in documentation passes.
+# A header's value ends at its line break (it holds none), so there is one way to match.
+_BREAK = rb"(?:\r?\n|(?:\\r)?\\n)"
+_SEP = rb"(?:[ \t\"',+]|" + _BREAK[3:-1] + rb")"
+_PEM_BLOCK = (
+    rb"(?P<secret>" + _PEM_HEADER + rb")" + _SEP + rb"{1,32}"
+    rb"(?:[A-Za-z-]{1,30}: [^\r\n\\]{0,200}" + _BREAK + _SEP + rb"{0,32}){0,4}"
+    rb"[A-Za-z0-9+/]{32}"
+)
+_pem_block = re.compile(_PEM_BLOCK)
+
+
+def _base64_pem(data: bytes, match: re.Match[bytes]) -> bool:
+    run = re.sub(rb"\\n|\s", b"", _secret(match)).partition(b"=")[0]  # `=` ends base64
+    run = run[: len(run) // 4 * 4]
+    try:
+        decoded = base64.b64decode(run, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return _pem_block.match(decoded) is not None
+
+
+def _pypi_macaroon(host: bytes) -> Validator:
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        body = _secret(match)[len(b"pypi-") :]
+        body = body[: len(body) // 4 * 4]
+        try:
+            decoded = base64.urlsafe_b64decode(body)
+        except (binascii.Error, ValueError):
+            return False
+        location = b"\x02\x01" + bytes([len(host)]) + host  # macaroon v2: location field
+        return decoded.startswith(location) and len(decoded) >= 60
+    return check
+
+
+def _last_part_random(data: bytes, match: re.Match[bytes]) -> bool:
+    last = _secret(match).rpartition(b"/")[2]
+    return _entropy(last) >= 3.0
+
+
+def _aws_secret(data: bytes, match: re.Match[bytes]) -> bool:
+    value = _secret(match)  # AWS's documented example ends in EXAMPLEKEY
+    return b"EXAMPLE" not in value.upper() and _entropy(value) >= 4.0
+
+
+# -- the table -------------------------------------------------------------------------------
+
+_ALNUM = rb"A-Za-z0-9"
+
+
+def _token(prefix: bytes, body: bytes, tail: bytes = _ALNUM) -> re.Pattern[bytes]:
+    """A token: `prefix` not preceded by a word character, then `body`, then no further
+    character of `tail`. The lookbehind sits after the literal prefix (checked on the bytes
+    before it), so the regular-expression engine still searches for the literal."""
+    escaped = re.escape(prefix)
+    behind = rb"(?<![A-Za-z0-9_]" + escaped + rb")"
+    return re.compile(
+        rb"(?P<secret>" + escaped + behind + body + rb")(?![" + tail + rb"])"
+    )
+
+
+def _rules() -> tuple[Rule, ...]:
+    github = "https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/"
+    checksum = ("CRC32 of the 30 random characters, in base 62, must equal the last 6 "
+                "characters")
+    table = [
+        Rule(
+            "aws-access-key-id",
+            "AWS access key id (AKIA long-term, ASIA temporary, ABIA, ACCA)",
+            re.compile(rb"(?P<secret>A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9_]A[KSBC][IC]A)"
+                       rb"[A-Z2-7]{16})(?![A-Za-z0-9])"),
+            "16 base-32 characters after the prefix; no EXAMPLE, entropy >= 2.5 bits "
+            "(AWS's documented example keys are not secrets)",
+            "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html"
+            "#identifiers-unique-ids",
+            shown=4, validate=_random(4, 2.5),
+        ),
+        Rule(
+            "aws-secret-access-key",
+            "AWS secret access key, assigned to a name that says so "
+            "(aws_secret_access_key, SecretAccessKey, AWS_SECRET_KEY...)",
+            re.compile(
+                rb"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)"
+                rb"[\"']?[ \t]{0,8}(?::|=|=>|:=)[ \t]{0,8}[\"']?"
+                rb"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+            ),
+            "40 base-64 characters, entropy >= 4.0 bits; not AWS's documented example",
+            "https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html",
+            validate=_aws_secret,
+        ),
+        Rule(
+            "github-token",
+            "GitHub token: personal (ghp_), OAuth (gho_), user-to-server (ghu_), "
+            "server-to-server (ghs_), refresh (ghr_)",
+            re.compile(rb"(?P<secret>gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36})"
+                       rb"(?![A-Za-z0-9])"),
+            checksum, github, shown=4, validate=_crc32_token(4),
+        ),
+        Rule(
+            "github-fine-grained-token",
+            "GitHub fine-grained personal access token (github_pat_)",
+            _token(b"github_pat_", rb"[A-Za-z0-9]{22}_[A-Za-z0-9]{59}", _ALNUM + b"_"),
+            "22 + 59 base-62 characters; entropy >= 4.0 bits (the format has no public "
+            "checksum)",
+            "https://github.blog/changelog/2022-10-18-introducing-fine-grained-personal-"
+            "access-tokens-for-github/",
+            shown=11, validate=_random(11, 4.0),
+        ),
+        Rule(
+            "gitlab-token",
+            "GitLab token: personal, project or group access (glpat-), deploy (gldt-), "
+            "runner (glrt-), pipeline trigger (glptt-), feed (glft-), OAuth application "
+            "secret (gloas-), CI/CD job (glcbt-), incoming mail (glimt-), agent (glagent-), "
+            "SCIM (glsoat-)",
+            re.compile(rb"(?P<secret>gl(?<![A-Za-z0-9_]gl)"
+                       rb"(?:pat|dt|rt|ptt|ft|oas|cbt|imt|agent|soat)-"
+                       rb"[A-Za-z0-9_-]{20,64}(?:\.[A-Za-z0-9_-]{2,64}){0,2})(?![A-Za-z0-9_-])"),
+            "at least 20 characters after the prefix; entropy >= 3.0 bits",
+            "https://docs.gitlab.com/security/tokens/#token-prefixes",
+            shown=6, validate=_random(6, 3.0),
+        ),
+        Rule(
+            "slack-bot-token",
+            "Slack bot token (xoxb-)",
+            _token(b"xoxb-", rb"[0-9]{8,14}-[0-9]{8,14}-[A-Za-z0-9]{24}"),
+            "team and bot numbers, then 24 characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+        ),
+        Rule(
+            "slack-user-token",
+            "Slack user token (xoxp-)",
+            _token(b"xoxp-", rb"[0-9]{8,14}-[0-9]{8,14}-[0-9]{8,14}-[a-f0-9]{32}"),
+            "three numbers, then 32 hex characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+        ),
+        Rule(
+            "slack-app-token",
+            "Slack app-level token (xapp-)",
+            _token(b"xapp-", rb"[0-9]-[A-Z0-9]{8,14}-[0-9]{8,14}-[a-f0-9]{64}"),
+            "version, app id, number, then 64 hex characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+        ),
+        Rule(
+            "slack-webhook",
+            "Slack incoming webhook URL",
+            re.compile(rb"(?P<secret>https://hooks\.slack\.com/(?:services|workflows|triggers)"
+                       rb"/T[A-Z0-9]{8,12}/[AB][A-Z0-9]{8,12}/[A-Za-z0-9]{24})(?![A-Za-z0-9])"),
+            "team T..., hook B..., then 24 characters; entropy >= 3.0 bits (Slack's "
+            "T00000000/B00000000/XXXX... placeholder passes)",
+            "https://api.slack.com/messaging/webhooks",
+            shown=len(b"https://hooks.slack.com/"), validate=_last_part_random,
+        ),
+        Rule(
+            "stripe-live-key",
+            "Stripe live secret key (sk_live_) or restricted key (rk_live_)",
+            re.compile(rb"(?P<secret>[sr]k_live_(?<![A-Za-z0-9_][sr]k_live_)"
+                       rb"[A-Za-z0-9]{24,247})(?![A-Za-z0-9])"),
+            "24 or more base-62 characters; entropy >= 3.0 bits (test keys, sk_test_, pass)",
+            "https://docs.stripe.com/keys",
+            shown=8, validate=_random(8, 3.0),
+        ),
+        Rule(
+            "google-api-key",
+            "Google API key (AIza)",
+            _token(b"AIza", rb"[A-Za-z0-9_-]{35}", _ALNUM + b"_-"),
+            "35 characters after the prefix; entropy >= 3.0 bits",
+            "https://cloud.google.com/docs/authentication/api-keys",
+            shown=4, validate=_random(4, 3.0),
+        ),
+        Rule(
+            "google-oauth-client-secret",
+            "Google OAuth client secret (GOCSPX-)",
+            _token(b"GOCSPX-", rb"[A-Za-z0-9_-]{28}", _ALNUM + b"_-"),
+            "28 characters after the prefix; entropy >= 3.0 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=7, validate=_random(7, 3.0),
+        ),
+        Rule(
+            "huggingface-token",
+            "Hugging Face access token (hf_)",
+            _token(b"hf_", rb"[A-Za-z]{34}"),
+            "34 letters after the prefix; entropy >= 3.5 bits",
+            "https://huggingface.co/docs/hub/security-tokens",
+            shown=3, validate=_random(3, 3.5),
+        ),
+        Rule(
+            "npm-token",
+            "npm access token (npm_)",
+            _token(b"npm_", rb"[A-Za-z0-9]{36}"),
+            checksum + " (npm adopted GitHub's format)",
+            "https://github.blog/2021-09-23-announcing-npms-new-access-token-format/",
+            shown=4, validate=_crc32_token(4),
+        ),
+        Rule(
+            "npm-legacy-token",
+            "npm access token of the older UUID form, as an .npmrc _authToken value",
+            re.compile(rb"_authToken[ \t]{0,8}=[ \t]{0,8}[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-"
+                       rb"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9A-Za-z-])"),
+            "a UUID assigned to _authToken (an ${NPM_TOKEN} reference passes); entropy >= 3.0 "
+            "bits",
+            "https://docs.npmjs.com/cli/v10/configuring-npm/npmrc#auth-related-configuration",
+            validate=_random(0, 3.0),
+        ),
+        Rule(
+            "pypi-token",
+            "PyPI API token (pypi-, a macaroon for pypi.org)",
+            _token(b"pypi-AgEIcHlwaS5vcmc", rb"[A-Za-z0-9_-]{50,1000}", _ALNUM + b"_-"),
+            "the base64url payload decodes to a macaroon whose location is pypi.org",
+            "https://pypi.org/help/#apitoken",
+            shown=5, validate=_pypi_macaroon(b"pypi.org"),
+        ),
+        Rule(
+            "pypi-test-token",
+            "TestPyPI API token (pypi-, a macaroon for test.pypi.org)",
+            _token(b"pypi-AgENdGVzdC5weXBpLm9yZw", rb"[A-Za-z0-9_-]{50,1000}", _ALNUM + b"_-"),
+            "the base64url payload decodes to a macaroon whose location is test.pypi.org",
+            "https://pypi.org/help/#apitoken",
+            shown=5, validate=_pypi_macaroon(b"test.pypi.org"),
+        ),
+        Rule(
+            "openai-api-key",
+            "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, and the older sk- keys), "
+            "recognised by the T3BlbkFJ (base64 of 'OpenAI') marker inside",
+            re.compile(rb"(?P<secret>sk-(?<![A-Za-z0-9_-]sk-)(?:(?:proj|svcacct|admin)-"
+                       rb"[A-Za-z0-9_-]{20,200}T3BlbkFJ[A-Za-z0-9_-]{20,200}"
+                       rb"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}))(?![A-Za-z0-9_-])"),
+            "the T3BlbkFJ marker with 20 or more characters either side; entropy >= 3.5 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=3, validate=_random(3, 3.5),
+        ),
+        Rule(
+            "anthropic-api-key",
+            "Anthropic API or admin key (sk-ant-api03-, sk-ant-admin01-)",
+            _token(b"sk-ant-", rb"(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,120}AA",
+                   _ALNUM + b"_-"),
+            "80 to 120 characters ending in AA after the version; entropy >= 4.0 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=7, validate=_random(13, 4.0),
+        ),
+        Rule(
+            "private-key",
+            "PEM private key block (-----BEGIN ... PRIVATE KEY-----, PGP PRIVATE KEY BLOCK), "
+            "in UTF-8 or UTF-16",
+            _pem_block,
+            "key material follows the header: after line breaks (or \\n escapes) and up to "
+            "four armour headers, 32 base-64 characters in a row (a header followed by '...' "
+            "in documentation passes)",
+            "https://www.rfc-editor.org/rfc/rfc7468#section-10",
+            shown=len(_PEM_HEADER),
+        ),
+        Rule(
+            "private-key-base64",
+            "PEM private key encoded in base64 (a Kubernetes Secret data: value, a "
+            "base64-encoded environment variable)",
+            re.compile(rb"(?P<secret>LS0tLS1CRUdJTi"
+                       rb"(?:[A-Za-z0-9+/=]{1,100}(?:\r?\n[ \t]{0,16}|\\n)?){1,12})"),
+            "the run decodes to a PEM private-key header followed by key material",
+            "https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets",
+            shown=14, validate=_base64_pem,
+        ),
+    ]
+    return tuple(table)
+
+
+#: Every content rule, in the order findings of one position are reported.
+RULES: tuple[Rule, ...] = _rules()
+_BY_ID = {r.id: r for r in RULES}
+assert len(_BY_ID) == len(RULES)
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with id `rule_id` (KeyError if there is none)."""
+    return _BY_ID[rule_id]
+
+
+# -- scanning --------------------------------------------------------------------------------
+
+_KEY_MARKER = "PRIVATE KEY"
+_UTF16 = (
+    ("utf-16-le", b"\xff\xfe", _KEY_MARKER.encode("utf-16-le")),
+    ("utf-16-be", b"\xfe\xff", _KEY_MARKER.encode("utf-16-be")),
+)
+_SAMPLE = 4096  # bytes looked at to tell UTF-16 text by its NULs
+
+
+def _utf16_reading(data: bytes, offset: int = 0) -> tuple[str, int] | None:
+    """Whether the text of which `data` is a window (starting at byte `offset` of the file)
+    should also be read as UTF-16: (encoding, file offset the reading starts at) or None.
+
+    At the start of a file: a byte order mark, or NULs in every other byte of the first
+    4 KiB (UTF-16 text). Anywhere: a UTF-16 ``PRIVATE KEY`` (inside a file that is otherwise
+    not UTF-16). One reading at most: ASCII text in UTF-16-LE also holds the UTF-16-BE form
+    of each word one byte further on, and the other way round."""
+    (le, le_bom, le_marker), (be, be_bom, be_marker) = _UTF16
+    if offset == 0:
+        sample = data[:_SAMPLE]
+        half = max(1, len(sample) // 2)
+        even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
+        if data.startswith(le_bom):
+            return le, 2
+        if data.startswith(be_bom):
+            return be, 2
+        if odd - even > 0.3:
+            return le, 0
+        if even - odd > 0.3:
+            return be, 0
+    at_le, at_be = data.find(le_marker), data.find(be_marker)
+    if at_le >= 0 and (offset + at_le) % 2 == 0:
+        return le, offset + at_le % 2
+    if at_be >= 0 and (offset + at_be) % 2 == 0:
+        return be, offset + at_be % 2
+    if at_le >= 0:
+        return le, offset + at_le % 2
+    return None
+
+
+def _excerpt(text: bytes, match: re.Match[bytes], shown: int) -> str:
+    secret = match.group("secret")
+    context = text[match.start() : match.start("secret")]
+    kept = secret[: min(shown, len(secret))]
+    withheld = len(secret) - len(kept)
+    tail = f"…[{withheld} characters withheld]" if withheld else ""
+    return (context + kept).decode("ascii", "replace") + tail
+
+
+#: Bytes of a window kept for the next one when a file is scanned in chunks, and the part of
+#: them whose matches wait for the next window (the longest match of any rule, under 2 KB,
+#: fits in OVERLAP - _MARGIN, so no match is cut; the first _CONTEXT bytes of a window are
+#: only there for the look-behinds, their matches were decided in the window before).
+OVERLAP = 8192
+_MARGIN = 4096
+_CONTEXT = 64
+
+
+class _Window:
+    """One text (the file's bytes, or its UTF-16 reading in UTF-8) scanned in overlapping
+    windows; findings are counted in lines as they are accepted."""
+
+    def __init__(self, encoding: str, line: int = 1) -> None:
+        self.encoding = encoding
+        self.tail = b""
+        self.offset = 0  # offset in the text of tail[0]
+        self.line = line  # line of tail[0]
+        self.line_start = 0  # offset in the text where that line starts
+        self.seen: set[tuple[str, int]] = set()
+        self.findings: list[Finding] = []
+
+    def feed(self, chunk: bytes, final: bool) -> None:
+        window = self.tail + chunk if self.tail else chunk
+        limit = len(window) if final else len(window) - _MARGIN
+        skip = _CONTEXT if self.offset else 0
+        hits: list[tuple[int, str, str]] = []
+        for r in RULES:
+            for match in r.pattern.finditer(window):
+                start = match.start()
+                if start < skip or match.end() > limit:
+                    continue
+                if (r.id, self.offset + start) in self.seen:
+                    continue
+                if r.validate is None or r.validate(window, match):
+                    self.seen.add((r.id, self.offset + start))
+                    hits.append((start, r.id, _excerpt(window, match, r.shown)))
+        hits.sort()
+        line, line_start, position = self.line, self.line_start - self.offset, 0
+        for start, rule_id, excerpt in hits:  # lines counted once over the window, in order
+            newlines = window.count(b"\n", position, start)
+            if newlines:
+                line += newlines
+                line_start = window.rfind(b"\n", position, start) + 1
+            position = start
+            self.findings.append(Finding(rule_id, line, start - line_start + 1, excerpt,
+                                         encoding=self.encoding))
+        if final:
+            return
+        drop = max(0, len(window) - OVERLAP)
+        newlines = window.count(b"\n", 0, drop)
+        if newlines:
+            self.line += newlines
+            self.line_start = self.offset + window.rfind(b"\n", 0, drop) + 1
+        self.tail = window[drop:]
+        self.offset += drop
+
+
+class StreamScan:
+    """`scan_bytes` over a file read in chunks of any size (the large-file path of the walk:
+    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`."""
+
+    def __init__(self) -> None:
+        self._raw = _Window("utf-8")
+        self._utf16: _Window | None = None
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._head = b""  # the first bytes, until there are enough to tell UTF-16
+        self._fed = 0  # bytes of the file fed to the raw window
+
+    def feed(self, chunk: bytes) -> None:
+        if self._fed == 0 and len(self._head) + len(chunk) < _SAMPLE:
+            self._head += chunk
+            return
+        self._feed(self._head + chunk if self._head else chunk, final=False)
+        self._head = b""
+
+    def finish(self) -> list[Finding]:
+        """Every finding, UTF-8 ones first, then those of a UTF-16 reading, each in order."""
+        self._feed(self._head, final=True)
+        self._head = b""
+        found = self._raw.findings
+        return found + self._utf16.findings if self._utf16 is not None else list(found)
+
+    def _feed(self, chunk: bytes, final: bool) -> None:
+        raw = self._raw
+        if self._utf16 is None:
+            window = raw.tail + chunk
+            reading = _utf16_reading(window, raw.offset)
+            if reading is not None:  # read as UTF-16 from here on (from the start, usually)
+                encoding, start = reading
+                self._utf16 = _Window(encoding, raw.line)
+                self._decoder = codecs.getincrementaldecoder(encoding)("replace")
+                self._feed_utf16(window[start - raw.offset :], final)
+        elif self._decoder is not None:
+            self._feed_utf16(chunk, final)
+        raw.feed(chunk, final)
+        self._fed += len(chunk)
+
+    def _feed_utf16(self, data: bytes, final: bool) -> None:
+        assert self._utf16 is not None and self._decoder is not None
+        text = self._decoder.decode(data, final).encode("utf-8")
+        self._utf16.feed(text, final)
+
+
+def scan_bytes(data: bytes) -> list[Finding]:
+    """Every secret the rules find in the bytes of one file, in order of position (UTF-8
+    findings first, then those of a UTF-16 reading). Linear in ``len(data)``."""
+    raw = _Window("utf-8")
+    raw.feed(data, final=True)
+    found = raw.findings
+    reading = _utf16_reading(data)
+    if reading is not None:
+        encoding, start = reading
+        utf16 = _Window(encoding)
+        utf16.feed(data[start:].decode(encoding, "replace").encode("utf-8"), final=True)
+        found += utf16.findings
+    return found
+
+
+def scan_member(
+    path: str,
+    data: bytes,
+    expand: Expand | None,
+    *,
+    allow: Collection[str] = (),
+    _depth: int = 0,
+    _member: str = "",
+) -> list[Finding]:
+    """`scan_bytes` of the file at `path` (relative, ``/``-separated), then of every inner
+    member `expand` yields for it (a compressed asset), recursively to `MAX_DEPTH`, each
+    finding naming its member. Findings of a rule id in `allow` are returned with
+    ``allowed=True`` (the caller refuses the others and records these)."""
+    found = [_mark(f, _member, allow) for f in scan_bytes(data)]
+    if expand is not None and _depth < MAX_DEPTH:
+        for inner, inner_data in expand(path, data):
+            member = f"{_member}!{inner}" if _member else inner
+            found += scan_member(f"{path}!{inner}", inner_data, expand, allow=allow,
+                                 _depth=_depth + 1, _member=member)
+    return found
+
+
+def _mark(finding: Finding, member: str, allow: Collection[str]) -> Finding:
+    return Finding(finding.rule, finding.line, finding.column, finding.excerpt, member,
+                   finding.encoding, finding.rule in allow)
+
+
+def parse_allowances(entries: Iterable[str]) -> dict[str, frozenset[str] | None]:
+    """The entries of ``metadata.skillpack-allow-secrets`` (`Skill.secret_allowances`) as
+    path -> the rule ids allowed for it, or None for the whole file (today's form, a bare
+    path: neither the name nor any content rule applies). ``PATH#RULE-ID`` allows one content
+    rule for one file; the part after the last ``#`` counts only when it is a rule id, so a
+    file name holding ``#`` still works as a bare path. A bare path wins over rule entries."""
+    allowed: dict[str, frozenset[str] | None] = {}
+    for entry in entries:
+        path, mark, rule_id = entry.rpartition("#")
+        if not mark or rule_id not in _BY_ID:
+            allowed[entry] = None
+        elif path not in allowed or allowed[path] is not None:
+            allowed[path] = (allowed.get(path) or frozenset()) | {rule_id}
+    return allowed
+
+
+def problem(path: str, finding: Finding) -> Problem:
+    """The refusal of one finding in the file at `path`, worded for a person: code ``secret``,
+    the file and line (for an inner member of a compressed asset, the member and its line are
+    in the message and the problem has no line), and the two ways out."""
+    found = _BY_ID[finding.rule]
+    where = f"line {finding.line}, column {finding.column}"
+    if finding.member:
+        where = f"member {finding.member!r}, {where}"
+    if finding.encoding != "utf-8":
+        where += f", in {finding.encoding.upper()}"
+    return Problem(
+        "error", "secret",
+        f"holds a secret: {found.description} [{finding.rule}] at {where}: {finding.excerpt}. "
+        "skillpack refuses to carry secrets: remove it (and revoke it, it was on disk in a "
+        "skill folder) or read it from the environment the skill runs in; if it is not a "
+        "secret, allow it in the frontmatter with metadata: {skillpack-allow-secrets: "
+        f'"{path}#{finding.rule}"}}',
+        path, None if finding.member else finding.line,
+    )

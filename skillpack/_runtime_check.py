@@ -25,6 +25,7 @@ from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackErr
 from skillpack.hashing import bundle_digest, digest_columns, is_digest
 from skillpack.manifest import (
     FORMAT,
+    LOCK_FORMAT,
     MANIFEST_PATH,
     Manifest,
     check_format,
@@ -312,7 +313,8 @@ def pins(expect: Mapping[str, Any], source: str) -> dict[str, str]:
     elif isinstance(skills, list):
         items = [(s.get("name"), s) if isinstance(s, Mapping) else (None, s) for s in skills]
     if lock and "format" in expect:
-        check_format(expect["format"], what="the lock file given as expect", source=source)
+        check_format(expect["format"], what="the lock file given as expect", source=source,
+                     ours=LOCK_FORMAT)
     found: dict[str, str] = {}
     for name, value in items:
         digest = value.get("digest") if isinstance(value, Mapping) else value

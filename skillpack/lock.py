@@ -92,7 +92,8 @@ class LockEntry:
                   programs: Iterable[dict[str, Any]]) -> LockEntry:
         """The format 1.1 entry approving ``skill`` (its parsed SKILL.md) with these files."""
         return cls(digest, tuple(files), tuple(programs),
-                   tuple(LockTool(t.id, t.words) for t in skill.tools), skill.description,
+                   tuple(sorted((LockTool(t.id, t.words) for t in skill.tools),
+                                key=lambda t: t.id)), skill.description,
                    skill.allowed_tools)
 
     @classmethod

@@ -30,7 +30,7 @@ from skillpack.build.exports import (
 )
 from skillpack.build.targets import SkillFacts, check_targets
 from skillpack.errors import SkillError, WriteError
-from skillpack.frontmatter import split_frontmatter
+from skillpack.skillmd.frontmatter import split_frontmatter
 
 #: The discovery index as the RFC (0.2.0, "Discovery Index") states it: required fields and
 #: their types. No published JSON Schema was found for 0.2.0 (the $schema URI is an opaque

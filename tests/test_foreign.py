@@ -20,9 +20,9 @@ import pytest
 from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, deny_open, intercept_open, make_tree
 
 from skillpack import digest
-from skillpack.archive import pack
 from skillpack.build.foreign import read_foreign, unpack, unpacked
 from skillpack.build.inflate import Caps, read_zip
+from skillpack.build.pack import pack
 from skillpack.errors import ArchiveError, SkillpackError, WriteError
 
 WAITLIST = FIXTURES / "waitlist"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import make_tree
 
+from skillpack.build.load import parse_skill_file
 from skillpack.build.targets import (
     CLAUDE_CODE_KEYS,
     TARGETS,
@@ -23,8 +24,7 @@ from skillpack.build.targets import (
     get_targets,
 )
 from skillpack.errors import SkillError
-from skillpack.skill import parse_skill_file
-from skillpack.validate import validate_skill
+from skillpack.skillmd.validate import validate_skill
 
 
 def facts(*, files: int = 1, sizes: list[int] | None = None, description: str = "Does X.",

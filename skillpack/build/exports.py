@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from skillpack._zipformat import collision_key, collision_reason, name_problem
 from skillpack.errors import Problem, SkillError, WriteError
-from skillpack.zipwrite import ZipWriter
+from skillpack.spec.paths import collision_key, collision_reason, name_problem
+from skillpack.storedzip.writer import ZipWriter
 
 __all__ = [
     "DISCOVERY_SCHEMA",

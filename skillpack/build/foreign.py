@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from skillpack._zipformat import name_problem
 from skillpack.build.inflate import DEFAULT_CAPS, Caps, Format, Member, read_archive
 from skillpack.errors import ArchiveError, Problem, SkillError, WriteError
-from skillpack.frontmatter import normalise_text, split_frontmatter
+from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
+from skillpack.spec.paths import name_problem
 
 __all__ = ["ForeignFile", "ForeignSkill", "read_foreign", "unpack", "unpacked"]
 

@@ -34,8 +34,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from skillpack._zipformat import collision_key, collision_reason, name_problem
 from skillpack.errors import ArchiveError, Problem
+from skillpack.spec.paths import collision_key, collision_reason, name_problem
 
 __all__ = [
     "CHUNK",

@@ -16,6 +16,12 @@ diff of it::
 
 Each ``files`` line is exactly the skill's digest line (SPEC section 2) without its newline:
 the digest can be recomputed from the lock alone. Written atomically.
+
+Format 1.1 also records what an approver approved beyond the files, so that ``review`` shows
+it before and after without a signature: ``description``, ``tools`` (each ``{"id", "run"}``,
+``run`` the argv template as a list of words) and, when the skill declares it,
+``allowed-tools`` (a list). A lock is written as 1.1 when every entry carries its tools and as
+1.0 when none does (entries made without them, as before); 1.0 locks are still read.
 """
 
 from __future__ import annotations
@@ -29,29 +35,72 @@ from typing import Any, NamedTuple
 from skillpack.build.atomic import atomic_write
 from skillpack.build.load import read_regular
 from skillpack.errors import IntegrityError, SkillpackError
+from skillpack.skillmd.skill import Skill
 from skillpack.spec.digest import DIGEST_RE, FileRecord, digest_records
-from skillpack.spec.manifest import FORMAT, check_format
+from skillpack.spec.manifest import FORMAT, LOCK_FORMAT, check_format
 
-__all__ = ["Lock", "LockEntry", "LockedSkill", "read_lock", "write_lock"]
+__all__ = ["Lock", "LockEntry", "LockTool", "LockedSkill", "read_lock", "write_lock"]
+
+
+@dataclass(frozen=True, slots=True)
+class LockTool:
+    """One approved tool: its id and its argv template, one item per word."""
+
+    id: str
+    run: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "run": list(self.run)}
+
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str, source: str) -> LockTool:
+        tool_id, run = (data.get("id"), data.get("run")) if isinstance(data, Mapping) else (
+            None, None)
+        if (not isinstance(tool_id, str) or not tool_id or not isinstance(run, list)
+                or not all(isinstance(w, str) for w in run)):
+            raise SkillpackError(f"{where}: each tool must be an object with an 'id' and a "
+                                 f"'run' list of words, not {data!r}", path=source)
+        return cls(tool_id, tuple(run))
 
 
 @dataclass(frozen=True)
 class LockEntry:
-    """One approved skill: its digest, files and programs."""
+    """One approved skill: its digest, files and programs and (format 1.1) its description,
+    tools and allowed-tools. ``tools`` is None when not recorded (a 1.0 lock);
+    ``allowed_tools`` is None when the skill declares none."""
 
     digest: str
     files: tuple[FileRecord, ...]
     programs: tuple[dict[str, Any], ...] = ()
+    tools: tuple[LockTool, ...] | None = None
+    description: str = ""
+    allowed_tools: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "digest": self.digest,
             "files": [r.line().rstrip("\n") for r in self.files],
             "programs": list(self.programs),
         }
+        if self.tools is not None:
+            data["tools"] = [t.to_dict() for t in sorted(self.tools, key=lambda t: t.id)]
+            data["description"] = self.description
+            if self.allowed_tools is not None:
+                data["allowed-tools"] = list(self.allowed_tools)
+        return data
 
     @classmethod
-    def from_dict(cls, data: Any, *, name: str, source: str) -> LockEntry:
+    def for_skill(cls, skill: Skill, digest: str, files: Iterable[FileRecord],
+                  programs: Iterable[dict[str, Any]]) -> LockEntry:
+        """The format 1.1 entry approving ``skill`` (its parsed SKILL.md) with these files."""
+        return cls(digest, tuple(files), tuple(programs),
+                   tuple(sorted((LockTool(t.id, t.words) for t in skill.tools),
+                                key=lambda t: t.id)), skill.description,
+                   skill.allowed_tools)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, name: str, source: str,
+                  format: str = LOCK_FORMAT) -> LockEntry:
         where = f"lock entry '{name}'"
         if not isinstance(data, Mapping):
             raise SkillpackError(f"{where} is not an object", path=source)
@@ -74,7 +123,24 @@ class LockEntry:
             except ValueError as exc:
                 raise SkillpackError(f"{where}: bad file line {line!r}: {exc}",
                                      path=source) from None
-        entry = cls(digest, tuple(records), tuple(programs))
+        tools: tuple[LockTool, ...] | None = None
+        description: Any = ""
+        allowed: Any = None
+        if format != FORMAT:  # 1.1 and later minors: description, tools, allowed-tools
+            raw_tools, description = data.get("tools"), data.get("description")
+            allowed = data.get("allowed-tools")
+            if not isinstance(raw_tools, list):
+                raise SkillpackError(f"{where}: 'tools' must be a list (format {format})",
+                                     path=source, hint="lock again")
+            tools = tuple(LockTool.from_dict(t, where=where, source=source) for t in raw_tools)
+            if not isinstance(description, str):
+                raise SkillpackError(f"{where}: 'description' must be a string", path=source)
+            if allowed is not None and (not isinstance(allowed, list)
+                                        or not all(isinstance(a, str) for a in allowed)):
+                raise SkillpackError(f"{where}: 'allowed-tools' must be a list of strings",
+                                     path=source)
+        entry = cls(digest, tuple(records), tuple(programs), tools, description,
+                    None if allowed is None else tuple(allowed))
         if digest_records(entry.files) != digest:
             raise IntegrityError(f"{where}: its file lines do not hash to its digest {digest}",
                                  path=source, hint="the lock file was edited by hand; lock again")
@@ -86,7 +152,17 @@ class Lock:
     """Approved skills by name."""
 
     skills: Mapping[str, LockEntry]
-    format: str = FORMAT
+    format: str = LOCK_FORMAT
+
+    def __post_init__(self) -> None:
+        missing = sorted(n for n, e in self.skills.items() if e.tools is None)
+        if self.format != FORMAT and missing:
+            raise SkillpackError(f"a format {self.format} lock records each skill's tools, "
+                                 f"and these have none: {', '.join(missing)}",
+                                 hint="lock them with their tools, or write format " + FORMAT)
+        if self.format == FORMAT and len(missing) != len(self.skills):
+            raise SkillpackError(f"a format {FORMAT} lock cannot record tools",
+                                 hint=f"write format {LOCK_FORMAT}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": self.format,
@@ -104,12 +180,14 @@ class Lock:
     def from_dict(cls, data: Any, *, source: str = "<lock>") -> Lock:
         if not isinstance(data, Mapping):
             raise SkillpackError("a lock file is a JSON object", path=source)
-        check_format(data.get("format"), what="lock file", source=source)
+        check_format(data.get("format"), what="lock file", source=source, ours=LOCK_FORMAT)
         skills = data.get("skills")
         if not isinstance(skills, Mapping):
             raise SkillpackError("lock file has no 'skills' object", path=source)
-        return cls({str(name): LockEntry.from_dict(value, name=str(name), source=source)
-                    for name, value in skills.items()}, str(data["format"]))
+        version = str(data["format"])
+        return cls({str(name): LockEntry.from_dict(value, name=str(name), source=source,
+                                                   format=version)
+                    for name, value in skills.items()}, version)
 
 
 def read_lock(path: str | os.PathLike[str]) -> Lock:
@@ -142,7 +220,9 @@ def write_lock(entries: Iterable[LockedSkill], dest: str | os.PathLike[str]) -> 
                                  f"and {source}", hint="lock one of them, or rename one")
         skills[name] = entry
         sources[name] = source
-    lock = Lock(skills)
+    # the lowest format that holds what the entries carry: 1.0 for entries without tools
+    with_tools = any(e.tools is not None for e in skills.values())
+    lock = Lock(skills, LOCK_FORMAT if with_tools else FORMAT)
     with atomic_write(dest) as handle:
         handle.write(lock.to_bytes())
     return lock

@@ -28,12 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillpack.archive import archive_name, prepare_many, write_members
-from skillpack.atomic import atomic_write
+from skillpack.build.atomic import atomic_write
+from skillpack.build.members import write_members
+from skillpack.build.pack import archive_name, prepare_many
+from skillpack.build.verify import VerifyReport, verify_bytes
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
 from skillpack.runtime import load
-from skillpack.verify import VerifyReport, verify_bytes
-from skillpack.zipwrite import MAX_SIZE, ZipWriter
+from skillpack.storedzip.writer import MAX_SIZE, ZipWriter
 
 try:  # the optional extra `skillpack[oci]`; only push and pull need it
     import oras.provider as _oras_provider
@@ -233,7 +234,7 @@ def _artifact_of(report: VerifyReport, data: bytes) -> OciArtifact:
 
 def artifact_from_bytes(data: bytes, *, source: str = "<bytes>") -> OciArtifact:
     """The artifact of a `.skill` archive or a bundle held in memory, after verifying it
-    completely (`skillpack.verify.verify_bytes`); raises what `verify` raises."""
+    completely (`skillpack.build.verify.verify_bytes`); raises what `verify` raises."""
     return _artifact_of(verify_bytes(data, source=source), bytes(data))
 
 

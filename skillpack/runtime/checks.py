@@ -27,6 +27,7 @@ from skillpack.runtime.skill import LoadedSkill
 from skillpack.spec.bundle_index import ALTERED, BUNDLE_INDEX, HINT
 from skillpack.spec.digest import digest_columns, is_digest
 from skillpack.spec.manifest import (
+    LOCK_FORMAT,
     MANIFEST_PATH,
     Manifest,
     check_format,
@@ -271,7 +272,8 @@ def approved_digests(expect: Mapping[str, Any], source: str) -> dict[str, str]:
     elif isinstance(skills, list):
         items = [(s.get("name"), s) if isinstance(s, Mapping) else (None, s) for s in skills]
     if lock and "format" in expect:
-        check_format(expect["format"], what="the lock file given as expect", source=source)
+        check_format(expect["format"], what="the lock file given as expect", source=source,
+                     ours=LOCK_FORMAT)
     found: dict[str, str] = {}
     for name, value in items:
         digest = value.get("digest") if isinstance(value, Mapping) else value

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT",
+    "LOCK_FORMAT",
     "MANIFEST_PATH",
     "Manifest",
     "ManifestFields",
@@ -39,6 +40,9 @@ __all__ = [
 ]
 
 FORMAT = "1.0"
+#: The lock file's format: 1.1 added each skill's description, tools (run templates) and
+#: allowed-tools. Readers of 1.1 also read 1.0 locks.
+LOCK_FORMAT = "1.1"
 MANIFEST_PATH = ".skillpack/manifest.json"
 _KEYS = frozenset(
     {"format", "name", "description", "digest", "files", "programs", "tools", "allowances"}
@@ -103,16 +107,17 @@ def canonical_json(data: Any) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
-def check_format(value: Any, *, what: str, source: str) -> None:
-    """Refuse a ``MAJOR.MINOR`` format version of another major or a newer minor."""
-    if value == FORMAT:  # the common case, checked at every load: readable, same version
+def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT) -> None:
+    """Refuse a ``MAJOR.MINOR`` format version of another major or a newer minor than
+    ``ours`` (the archive format by default; `LOCK_FORMAT` for a lock file)."""
+    if value == ours:  # the common case, checked at every load: readable, same version
         return
-    ours_major, ours_minor = (int(x) for x in FORMAT.split("."))
+    ours_major, ours_minor = (int(x) for x in ours.split("."))
     parts = value.split(".") if isinstance(value, str) else []
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
         raise FormatVersionError(
             f"{what} has no readable format version (found {value!r}, expected like "
-            f"'{FORMAT}')", path=source, hint="it was not written by skillpack")
+            f"'{ours}')", path=source, hint="it was not written by skillpack")
     major, minor = int(parts[0]), int(parts[1])
     if major != ours_major:
         raise FormatVersionError(
@@ -120,7 +125,7 @@ def check_format(value: Any, *, what: str, source: str) -> None:
             path=source, hint=f"use a skillpack that reads format {major}.x")
     if minor > ours_minor:
         raise FormatVersionError(
-            f"{what} is format {value}, newer than this skillpack reads ({FORMAT})",
+            f"{what} is format {value}, newer than this skillpack reads ({ours})",
             path=source, hint=f"upgrade skillpack to one that reads format {value}")
 
 

@@ -135,3 +135,17 @@ def test_ordinary_words_are_not_shell_syntax(word: str) -> None:
 def test_quotes_inside_a_list_word_are_intended() -> None:
     assert shell_syntax('print("hi")', string_form=False) is None
     assert shell_syntax("'x'", string_form=False) is None
+
+
+@pytest.mark.parametrize("run", ["sh -c $x", "bash -lc $x", "timeout 5 python3 -c $x",
+                                 "node -e $x", "env A=1 perl -e $x"])
+def test_inline_code_filled_by_a_model_is_a_warning(run: str) -> None:
+    skill = parse_skill(_tool(run), file="SKILL.md")
+    assert [p.code for p in run_problems(skill.tools[0])] == ["run-code-dynamic"]
+
+
+@pytest.mark.parametrize("run", ["sh scripts/go.sh $x", "python3 -c print(1) $x",
+                                 "node app.js -e $x"])
+def test_a_fixed_script_or_fixed_code_is_not_dynamic_code(run: str) -> None:
+    skill = parse_skill(_tool(run), file="SKILL.md")
+    assert [p.code for p in run_problems(skill.tools[0])] == []

@@ -78,6 +78,8 @@ _PLAIN_PATH = re.compile(r"(?:\./)?[\w.+-]+(?:/[\w.+-]+)+/?")
 _WHEN_VERB = re.compile(r"\b(?:use|used|invoke|apply|choose|call)\b(?:\s+\S+){0,4}?\s+"
                         r"(?:when|whenever|for|if|to)\b")
 _EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.|\bfor instance\b", re.IGNORECASE)
+_NAME_WORD = re.compile(r"[\w.+-]+")
+_FOLDER_REF = re.compile(r"(?<![\w.+/-])([\w.+/-]*[\w.+-])/(?![\w.+-])")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _ALWAYS_REFERENCED = re.compile(r"^(LICEN[CS]E|README|NOTICE|COPYING)", re.IGNORECASE)
 
@@ -294,7 +296,9 @@ def _too_deep(body: str, first: int, files: _Files,
 
 def _unreferenced(skill: Skill, files: _Files,
                   read_text: Callable[[str], str | None]) -> list[Problem]:
-    """Carried files named by no text reachable from SKILL.md (by path or by file name)."""
+    """Carried files named by no text reachable from SKILL.md: by file name, or by a folder
+    written as ``folder/`` (or `` `folder` ``) holding them. Each text is read once into sets,
+    so the time is the size of the texts plus files times folder depth."""
     pending = ["SKILL.md"]
     texts: dict[str, str] = {"SKILL.md": skill.body + "\n" + "\n".join(
         " ".join(t.words) for t in skill.tools) + "\n" + " ".join(skill.include_list or ())}
@@ -302,18 +306,11 @@ def _unreferenced(skill: Skill, files: _Files,
     candidates = sorted(files.paths - {"SKILL.md"})
     while pending:
         current = pending.pop()
-        text = texts.get(current)
-        if text is None:
-            continue
-        base = posixpath.dirname(current)
+        names, folders = _names_in(texts.pop(current), posixpath.dirname(current))
         for path in candidates:
             if path in referenced:
                 continue
-            relative = posixpath.relpath(path, base) if base else path
-            name = posixpath.basename(path)
-            if (path in text or relative in text or _word_in(name, text)
-                    or any(f"{folder}/" in text or f"`{folder}`" in text
-                           for folder in _parents(path))):
+            if posixpath.basename(path) in names or any(f in folders for f in _parents(path)):
                 referenced.add(path)
                 loaded = read_text(path)
                 if loaded is not None:
@@ -329,20 +326,20 @@ def _unreferenced(skill: Skill, files: _Files,
     return problems
 
 
+def _names_in(text: str, base: str) -> tuple[set[str], set[str]]:
+    """The file names a text names (every word of name characters, a trailing ``.`` of a
+    sentence dropped), and the folders it names as ``folder/`` or `` `folder` `` (as written
+    and relative to `base`, the folder of the text)."""
+    names = {word.rstrip(".") for word in _NAME_WORD.findall(text)}
+    folders = {match.removeprefix("./") for match in _FOLDER_REF.findall(text)}
+    folders |= {span.strip().removeprefix("./").rstrip("/") for span in _CODE_SPAN.findall(text)}
+    if base:
+        folders |= {posixpath.normpath(posixpath.join(base, f)) for f in list(folders) if f}
+    return names, folders
+
+
 def _parents(path: str) -> list[str]:
     """The folders of `path` that hold nothing but what a reference to the folder covers:
     ``scripts/`` named in the text covers every file under it."""
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
-def _word_in(name: str, text: str) -> bool:
-    index = text.find(name)
-    while index != -1:
-        before = text[index - 1] if index else " "
-        end = index + len(name)
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-"):
-            return True
-        index = text.find(name, index + 1)
-    return False

@@ -4,7 +4,8 @@
 `effective_program` walks an argv (a tool's run template, or a command line from the body)
 past each known wrapper, its options and its fixed operands, and reports the program with the
 wrapper chain kept as context. `run_problems` adds the warnings an approver needs for a tool:
-a program chosen by a model argument (``program-dynamic``) and shell syntax that reaches the
+a program chosen by a model argument (``program-dynamic``), inline code filled by one
+(``run-code-dynamic``: ``sh -c $cmd``) and shell syntax that reaches the
 program as literal words (``run-shell-syntax``; there is no shell).
 
 Words are argv template words as `skillpack.tools.Tool.words` holds them: ``$name`` is a
@@ -22,6 +23,7 @@ from skillpack.errors import Problem
 from skillpack.tools import Tool, template_params
 
 __all__ = [
+    "INLINE_CODE",
     "WRAPPERS",
     "Effective",
     "Wrapper",
@@ -258,10 +260,42 @@ def shell_syntax(word: str, *, string_form: bool = True) -> str | None:
     return None
 
 
+#: Programs that run the code given after an option: ``sh -c CODE``, ``python3 -c CODE``...
+INLINE_CODE: dict[str, tuple[str, ...]] = {
+    **{shell: ("-c",) for shell in ("sh", "bash", "zsh", "dash", "ksh", "fish", "pwsh")},
+    **{python: ("-c",) for python in ("python", "python2", "python3")},
+    "node": ("-e", "--eval", "-p", "--print"), "deno": ("eval",), "bun": ("-e", "--eval"),
+    "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "Rscript": ("-e",),
+    "osascript": ("-e",),
+}
+
+
+def _inline_code(words: Sequence[str], effective: Effective) -> int | None:
+    """The position of a code word that holds a ``$param`` (``sh -c $cmd``), or None."""
+    if effective.index is None or effective.dynamic:
+        return None
+    options = INLINE_CODE.get(posixpath.basename(literal_word(words[effective.index])))
+    if options is None:
+        return None
+    letters = {o[1] for o in options if len(o) == 2 and o[0] == "-"}
+    for i in range(effective.index + 1, len(words)):
+        word = literal_word(words[i])
+        cluster = word.startswith("-") and not word.startswith("--") and len(word) > 1
+        if word in options or (cluster and word[-1] in letters):  # -c, -lc
+            return i + 1 if i + 1 < len(words) and _dynamic(words[i + 1]) else None
+        if cluster and any(c in letters for c in word[1:-1]):  # -c$code attached
+            return i if _dynamic(words[i]) else None
+        if not word.startswith("-"):
+            return None  # a script (or a subcommand): what follows is its own
+    return None
+
+
 def run_problems(tool: Tool, file: str | None = None) -> list[Problem]:
     """The approver's warnings for one tool's run template: ``program-dynamic`` when a model
-    argument chooses the program (an error under ``--strict``), ``run-shell-syntax`` for each
-    word holding shell syntax (it reaches the program literally)."""
+    argument chooses the program (an error under ``--strict``), ``run-code-dynamic`` when a
+    model argument fills the inline code of an interpreter (``sh -c $cmd``, ``python3 -c
+    $code``; also an error under ``--strict``), ``run-shell-syntax`` for each word holding
+    shell syntax (it reaches the program literally)."""
     problems: list[Problem] = []
     effective = effective_program(tool.words)
     where = f"tool '{tool.id}'"
@@ -272,6 +306,14 @@ def run_problems(tool: Tool, file: str | None = None) -> list[Problem]:
             f"{where}: the program{via} is '{effective.program}', chosen by a model argument: "
             "the model may run any program; name the program in the template and pass the "
             "choice as an argument or an enum", file, tool.line))
+    code = _inline_code(tool.words, effective)
+    if code is not None:
+        problems.append(Problem(
+            "warning", "run-code-dynamic",
+            f"{where}: '{effective.name}' runs the code in run word {code + 1} "
+            f"'{tool.words[code]}', which a model argument fills: the model may run any "
+            "code; put the code in a script the skill carries and pass data as arguments",
+            file, tool.line))
     string_form = isinstance(tool.run, str)
     for position, word in enumerate(tool.words, start=1):
         found = shell_syntax(word, string_form=string_form)

@@ -146,3 +146,9 @@ def test_the_corpus_mentions_only_program_names() -> None:
     assert not programs & prose
     assert {"python", "python3", "uv", "curl", "git"} <= programs
     assert with_mentions >= 140  # 151 of 182 skills when written
+
+
+def test_angle_bracket_placeholders_are_words_not_redirections() -> None:
+    (found,) = mentioned_programs("```bash\nnohup python <skill-path>/view.py <dir> &\n```\n", 1)
+    assert (found.program, found.context, found.script) == (
+        "python", "via nohup", "{skill-path}/view.py")

@@ -44,6 +44,7 @@ _PROMPT_ONLY = frozenset({"console", "shell-session", "shellsession"})
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _AT_LOAD = re.compile(r"!`([^`\n]+)`")
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
+_PLACEHOLDER = re.compile(r"<([A-Za-z][\w.-]*)>")
 _PROGRAM = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+/-]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _SEPARATORS = frozenset({"|", "||", "&&", ";", ";;", "&", "|&", "(", ")", "$(", "{", "}",
@@ -126,10 +127,12 @@ def _tokens(text: str) -> list[str]:
 
 def split_commands(text: str) -> list[list[str]]:
     """The simple commands of one logical shell line, each a list of words, with operators,
-    redirections (and their targets) and leading keywords removed."""
+    redirections (and their targets) and leading keywords removed. A ``<name>`` placeholder
+    is a word (written ``{name}``), not two redirections."""
     commands: list[list[str]] = []
     current: list[str] = []
     skip_next = False
+    text = _PLACEHOLDER.sub(r"{\1}", text)  # `<skill-path>/x.py` is a placeholder, not `<`
     for token in _tokens(text.replace("`", " ; ")):
         if skip_next:
             skip_next = False

@@ -131,3 +131,13 @@ def test_the_corpus_has_no_lint_error_and_the_counts_of_the_report() -> None:
     assert counts["description-no-when"] <= 35
     assert counts["reference-too-deep"] <= 30
     assert counts["body-tokens"] <= 8
+
+
+def test_a_python_module_name_references_its_file(tmp_path: Path) -> None:
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "```python\nfrom core.easing import ease\n```\n",
+        "core/easing.py": "", "core/__init__.py": "", "core/unused.py": "",
+    })
+    assert [(p.code, p.file) for p in _lint(folder)] == [
+        ("file-unreferenced", "core/unused.py")]

@@ -12,7 +12,8 @@ Each rule has a stable code (docs/_incoming/approver.md lists them with examples
   definition) in SKILL.md to a relative target the skill does not carry.
 * ``file-unreferenced`` (info): a carried file whose path or name appears in no text that
   SKILL.md leads to (SKILL.md itself, then every carried text file it names, transitively).
-  ``LICENSE*``, ``README*`` and ``NOTICE*`` files are never reported.
+  ``LICENSE*``, ``README*``, ``NOTICE*``, ``COPYING*`` and ``__init__.py`` are never
+  reported.
 * ``reference-too-deep`` (warning): a file SKILL.md links to that links on to further files of
   the skill: agents read references one level deep, so a second level may never be read.
 * ``body-tokens`` (warning): the body is over `MAX_BODY_TOKENS` tokens, estimated as
@@ -81,7 +82,8 @@ _EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.|\bfor instance\b", re.IGNORECASE)
 _NAME_WORD = re.compile(r"[\w.+-]+")
 _FOLDER_REF = re.compile(r"(?<![\w.+/-])([\w.+/-]*[\w.+-])/(?![\w.+-])")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_ALWAYS_REFERENCED = re.compile(r"^(LICEN[CS]E|README|NOTICE|COPYING)", re.IGNORECASE)
+_ALWAYS_REFERENCED = re.compile(r"^(LICEN[CS]E|README|NOTICE|COPYING|__init__\.py$)",
+                                re.IGNORECASE)
 
 
 def estimate_tokens(text: str) -> int:
@@ -296,8 +298,9 @@ def _too_deep(body: str, first: int, files: _Files,
 
 def _unreferenced(skill: Skill, files: _Files,
                   read_text: Callable[[str], str | None]) -> list[Problem]:
-    """Carried files named by no text reachable from SKILL.md: by file name, or by a folder
-    written as ``folder/`` (or `` `folder` ``) holding them. Each text is read once into sets,
+    """Carried files named by no text reachable from SKILL.md: by file name, as a Python
+    module (``core.easing`` for ``core/easing.py``), or by a folder written as ``folder/``
+    (or `` `folder` ``) holding them. Each text is read once into sets,
     so the time is the size of the texts plus files times folder depth."""
     pending = ["SKILL.md"]
     texts: dict[str, str] = {"SKILL.md": skill.body + "\n" + "\n".join(
@@ -310,7 +313,9 @@ def _unreferenced(skill: Skill, files: _Files,
         for path in candidates:
             if path in referenced:
                 continue
-            if posixpath.basename(path) in names or any(f in folders for f in _parents(path)):
+            module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+            if (posixpath.basename(path) in names or module in names
+                    or any(f in folders for f in _parents(path))):
                 referenced.add(path)
                 loaded = read_text(path)
                 if loaded is not None:

@@ -12,7 +12,9 @@ from conftest import CORPUS, FIXTURES, make_tree
 
 from skillpack.build.lint import RULES, estimate_tokens, lint
 from skillpack.errors import Problem
-from skillpack.skill import parse_skill_file
+from skillpack.skill import parse_skill, parse_skill_file
+from skillpack.skillmd.invisible import find_invisible
+from skillpack.skillmd.mentions import mentioned_programs
 
 CORPUS_SKILLS = sorted(p.parent for p in
                        Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))
@@ -141,3 +143,18 @@ def test_a_python_module_name_references_its_file(tmp_path: Path) -> None:
     })
     assert [(p.code, p.file) for p in _lint(folder)] == [
         ("file-unreferenced", "core/unused.py")]
+
+
+def test_hostile_text_is_read_in_one_pass() -> None:
+    # 5,000 unclosed brackets, backticks, folder prefixes, `$(`, pipes, `!` + backtick and
+    # zero-width spaces on a few lines. A pattern that goes back over the line from each
+    # bracket (the link pattern once did) needs most of a minute here; every finding is
+    # still reported once.
+    n = 5_000
+    body = ("[" * n + "`" * n + "scripts/" * n + "a/" * n + "!`" * n + "\u200b" * n
+            + "\n```bash\n" + "x | " * n + "\n" + "$(" * n + "\n```\n")
+    text = "---\nname: big\ndescription: Big. Use when testing.\n---\n" + body
+    skill = parse_skill(text)
+    assert [p.code for p in lint(skill, ["SKILL.md"], lambda path: None)] == ["body-tokens"]
+    assert len(mentioned_programs(skill.body, skill.body_line)) == n  # one `x` per pipe
+    assert len(find_invisible(text)) == n

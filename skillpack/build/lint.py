@@ -69,7 +69,8 @@ RULES: dict[str, str] = {
 }
 _INFO = cast(Any, "info")  # not yet a Severity of skillpack.errors (see the report)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
+# Link text holds no `[` (a nested bracket is missed, not scanned again: linear time).
+_LINK = re.compile(r"!?\[(?:[^\[\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
 _REF_DEF = re.compile(r"^ {0,3}\[[^\]^][^\]]*\]:\s*<?(\S+?)>?(?:\s.*)?$")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _PROSE_PATH = re.compile(

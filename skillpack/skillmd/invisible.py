@@ -16,6 +16,7 @@ Standard library only; touches no file.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -39,6 +40,9 @@ ZERO_WIDTH = frozenset({0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 
                         *range(0x206A, 0x2070)})
 Severity = Literal["error", "warning"]
 _TAGS = range(0xE0000, 0xE0080)
+_SUSPECT = re.compile(
+    "[\U000e0000-\U000e007f]+|["
+    + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
 _CODES = {"bidi": "text-bidi", "invisible": "text-invisible", "tag": "text-tag"}
 _WHAT = {
     "bidi": "a bidirectional control, which reorders how the text around it is shown",
@@ -88,57 +92,59 @@ def _emoji(char: str) -> bool:
             or 0x1F3FB <= codepoint <= 0x1F3FF)
 
 
-def _in_emoji(text: str, index: int) -> bool:
-    """Whether the character at `index` belongs to an emoji sequence: a ZERO WIDTH JOINER
-    between two emoji (👩‍💻), or the tags of a subdivision flag (🏴 + tags + U+E007F)."""
+def _in_emoji(text: str, index: int, end: int) -> bool:
+    """Whether ``text[index:end]`` (one character, or a run of tag characters) belongs to an
+    emoji sequence: a ZERO WIDTH JOINER between two emoji (👩‍💻), or the tags of a
+    subdivision flag (🏴 + at most 8 tags ending in U+E007F)."""
     codepoint = ord(text[index])
     if codepoint == 0x200D:
-        return (0 < index < len(text) - 1 and _emoji(text[index - 1])
-                and _emoji(text[index + 1]))
+        return index > 0 and end < len(text) and _emoji(text[index - 1]) and _emoji(text[end])
     if codepoint in _TAGS:
-        start = index
-        while start > 0 and ord(text[start - 1]) in _TAGS:
-            start -= 1
-        end = index
-        while end < len(text) and ord(text[end]) in _TAGS:
-            end += 1
-        return (start > 0 and ord(text[start - 1]) == 0x1F3F4 and ord(text[end - 1]) == 0xE007F
-                and end - start <= 8)
+        return (index > 0 and ord(text[index - 1]) == 0x1F3F4 and ord(text[end - 1]) == 0xE007F
+                and end - index <= 8)
     return False
+
+
+def _in_emoji_at(text: str, index: int) -> bool:
+    """`_in_emoji` for the character at `index`, its whole tag run looked at (at most 8
+    characters each way, so escaping stays linear)."""
+    if ord(text[index]) not in _TAGS:
+        return _in_emoji(text, index, index + 1)
+    start = index
+    while start > 0 and index - start < 8 and ord(text[start - 1]) in _TAGS:
+        start -= 1
+    end = index + 1
+    while end < len(text) and end - start <= 8 and ord(text[end]) in _TAGS:
+        end += 1
+    return _in_emoji(text, start, end)
 
 
 def find_invisible(text: str) -> list[Finding]:
     """Every bidi control, zero-width/invisible format character and tag character of `text`,
     in order. A leading U+FEFF (a byte order mark) is not reported; a run of tag characters
-    is one finding (with the text it hides)."""
+    is one finding (with the text it hides). One regular-expression pass: linear time."""
     findings: list[Finding] = []
-    line, column = 1, 0
-    index = 0
-    while index < len(text):
-        char = text[index]
-        column += 1
-        if char == "\n":
-            line, column = line + 1, 0
-            index += 1
+    line, line_start, counted = 1, 0, 0  # newlines counted up to `counted`
+    for match in _SUSPECT.finditer(text):
+        index = match.start()
+        if (index == 0 and text[0] == "\ufeff") or _in_emoji(text, index, match.end()):
             continue
-        codepoint = ord(char)
+        newlines = text.count("\n", counted, index)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", counted, index) + 1
+        counted = index
+        column = index - line_start + 1
+        codepoint = ord(text[index])
         kind = _kind(codepoint)
-        if kind is None or (index == 0 and codepoint == 0xFEFF) or _in_emoji(text, index):
-            index += 1
-            continue
+        assert kind is not None
         if kind == "tag":
-            end = index
-            while end < len(text) and ord(text[end]) in _TAGS:
-                end += 1
-            run = text[index:end]
+            run = match.group(0)
             hidden = "".join(chr(ord(c) - 0xE0000) for c in run
                              if 0x20 <= ord(c) - 0xE0000 < 0x7F)
             findings.append(Finding(line, column, codepoint, kind, len(run), hidden or None))
-            column += len(run) - 1
-            index = end
-            continue
-        findings.append(Finding(line, column, codepoint, kind))
-        index += 1
+        else:
+            findings.append(Finding(line, column, codepoint, kind))
     return findings
 
 
@@ -178,7 +184,7 @@ def escape_for_terminal(s: str) -> str:
         if char in "\t\n":
             out.append(char)
         elif (codepoint < 0x20 or 0x7F <= codepoint < 0xA0 or codepoint in (0x2028, 0x2029)
-              or (_kind(codepoint) is not None and not _in_emoji(s, index))):
+              or (_kind(codepoint) is not None and not _in_emoji_at(s, index))):
             out.append(_visible(char))
         else:
             out.append(char)

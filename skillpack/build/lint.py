@@ -1,0 +1,351 @@
+"""`skillpack lint`: advice about a skill's text and files beyond what `check` requires.
+
+Each rule has a stable code (docs/_incoming/approver.md lists them with examples):
+
+* ``run-path-missing`` (error): a tool's run template runs a relative path (the program word,
+  or the script after an interpreter such as ``python3``) that the skill does not carry.
+* ``path-missing`` (warning): any other relative path a run template, a shell code block's
+  script, or a path in backticks or prose (``scripts/x.py``) names, that the skill does not
+  carry. Only paths under a usual skill folder (`SKILL_FOLDERS`) or starting with ``./``
+  count in prose; fenced code blocks other than scripts run by shell lines are not read.
+* ``link-missing`` (warning): a markdown link (``[text](target)`` or a ``[ref]: target``
+  definition) in SKILL.md to a relative target the skill does not carry.
+* ``file-unreferenced`` (info): a carried file whose path or name appears in no text that
+  SKILL.md leads to (SKILL.md itself, then every carried text file it names, transitively).
+  ``LICENSE*``, ``README*``, ``NOTICE*``, ``COPYING*`` and ``__init__.py`` are never
+  reported.
+* ``reference-too-deep`` (warning): a file SKILL.md links to that links on to further files of
+  the skill: agents read references one level deep, so a second level may never be read.
+* ``body-tokens`` (warning): the body is over `MAX_BODY_TOKENS` tokens, estimated as
+  ``ceil(characters / 4)`` (code points of the body). Over 500 lines is `check`'s
+  ``body-too-long``, not repeated here.
+* ``description-no-when`` (warning): the description does not say when to use the skill: its
+  lower-cased text (blanks collapsed) holds none of `WHEN_PHRASES` and no verb of use
+  (use, used, invoke, apply, choose, call) followed within five words by when, whenever,
+  for, if or to.
+
+Pure: files are read through the ``read_text`` callable the caller gives.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, cast
+
+from skillpack.errors import Problem
+from skillpack.skill import Skill
+from skillpack.skillmd.commands import effective_program, literal_word
+from skillpack.skillmd.mentions import INTERPRETERS, mentioned_programs
+from skillpack.tools import template_params
+
+__all__ = ["MAX_BODY_TOKENS", "RULES", "SKILL_FOLDERS", "WHEN_PHRASES", "estimate_tokens",
+           "lint"]
+
+MAX_BODY_TOKENS = 5000
+#: Folders whose paths are recognised in prose and backticks.
+SKILL_FOLDERS = ("scripts", "references", "reference", "assets", "templates", "examples",
+                 "resources", "agents", "themes", "fonts", "rules", "workflows", "guides")
+#: A description says when to use the skill if its lower-cased text holds one of these.
+WHEN_PHRASES = ("use when", "use this", "use for", "use it", "use if", "use whenever",
+                "use to ", "use on ", "use in ", "use during", "use with", "use after",
+                "use before", "used when", "used for", "used to", "when the user",
+                "when a user", "when you", "when users", "when asked", "when working",
+                "when the task", "whenever", "trigger", "invoke when", "should be used",
+                "apply when", "for when", "best for", "ideal for", "useful for", "useful when",
+                "helps when", "when needing", "when creating", "when building", "when writing")
+#: Every lint code with its severity.
+RULES: dict[str, str] = {
+    "run-path-missing": "error",
+    "path-missing": "warning",
+    "link-missing": "warning",
+    "file-unreferenced": "info",
+    "reference-too-deep": "warning",
+    "body-tokens": "warning",
+    "description-no-when": "warning",
+}
+_INFO = cast(Any, "info")  # not yet a Severity of skillpack.errors (see the report)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+# Link text holds no `[` (a nested bracket is missed, not scanned again: linear time).
+_LINK = re.compile(r"!?\[(?:[^\[\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
+_REF_DEF = re.compile(r"^ {0,3}\[[^\]^][^\]]*\]:\s*<?(\S+?)>?(?:\s.*)?$")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_PROSE_PATH = re.compile(
+    r"(?<![\w/.~$-])((?:\./)?(?:" + "|".join(SKILL_FOLDERS) + r")/[\w.+-]+(?:/[\w.+-]+)*)")
+_PLAIN_PATH = re.compile(r"(?:\./)?[\w.+-]+(?:/[\w.+-]+)+/?")
+#: "use geniml for ...", "invoke it when ...": a verb of use, up to four words, a condition.
+_WHEN_VERB = re.compile(r"\b(?:use|used|invoke|apply|choose|call)\b(?:\s+\S+){0,4}?\s+"
+                        r"(?:when|whenever|for|if|to)\b")
+_EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.|\bfor instance\b", re.IGNORECASE)
+_NAME_WORD = re.compile(r"[\w.+-]+")
+_FOLDER_REF = re.compile(r"(?<![\w.+/-])([\w.+/-]*[\w.+-])/(?![\w.+-])")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_ALWAYS_REFERENCED = re.compile(r"^(LICEN[CS]E|README|NOTICE|COPYING|__init__\.py$)",
+                                re.IGNORECASE)
+
+
+def estimate_tokens(text: str) -> int:
+    """The token estimate of the lint: one token per four characters, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def _problem(code: str, message: str, file: str | None, line: int | None) -> Problem:
+    severity = RULES[code]
+    return Problem(_INFO if severity == "info" else cast(Any, severity), code, message, file,
+                   line)
+
+
+def _prose_lines(text: str, first_line: int) -> Iterator[tuple[int, str]]:
+    """(file line, text) of each line outside fenced code blocks."""
+    marker: str | None = None
+    for offset, line in enumerate(text.split("\n")):
+        fence = _FENCE.match(line)
+        if marker is None:
+            if fence is not None and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
+                marker = fence.group(1)
+                continue
+            yield first_line + offset, line
+        elif (fence is not None and fence.group(1)[0] == marker[0]
+              and len(fence.group(1)) >= len(marker) and not fence.group(2).strip()):
+            marker = None
+
+
+def _link_target(raw: str) -> str | None:
+    """A link target as a path relative to its file, or None for a URL, an anchor, an
+    absolute path or a template."""
+    if _SCHEME.match(raw) or raw.startswith(("#", "/", "~", "<", "{", "$")):
+        return None
+    target = urllib.parse.unquote(raw.split("#", 1)[0].split("?", 1)[0])
+    if "/" not in target and "." not in target.strip("."):  # `[Smith 2025](url)`
+        return None
+    return target or None
+
+
+def _links(text: str, first_line: int) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for line, prose in _prose_lines(text, first_line):
+        stripped = _CODE_SPAN.sub("", prose)
+        for match in _LINK.finditer(stripped):
+            target = _link_target(match.group(1))
+            if target is not None:
+                found.append((line, target))
+        definition = _REF_DEF.match(prose)
+        if definition is not None:
+            target = _link_target(definition.group(1))
+            if target is not None:
+                found.append((line, target))
+    return found
+
+
+def _usable_path(word: str) -> bool:
+    return (bool(_PLAIN_PATH.fullmatch(word)) and not word.startswith(("/", "~", "-"))
+            and ".." not in word.split("/") and not _SCHEME.match(word)
+            and not any(c in word for c in "*?[]{}<>$"))
+
+
+def _prose_paths(text: str, first_line: int) -> list[tuple[int, str]]:
+    """Paths in backticks (any relative path with a ``/`` under a skill folder or ``./``)
+    and in plain prose (the same, with a file extension)."""
+    found: list[tuple[int, str]] = []
+    for line, prose in _prose_lines(text, first_line):
+        if _EXAMPLE.search(prose):  # "Example: `scripts/rotate_pdf.py`" names no real file
+            continue
+        for span in _CODE_SPAN.findall(prose):
+            word = span.strip()
+            first = word.removeprefix("./").split("/", 1)[0]
+            if _usable_path(word) and first in SKILL_FOLDERS and " " not in word:
+                found.append((line, word))
+        bare = _LINK.sub(" ", _CODE_SPAN.sub(" ", prose))
+        for match in _PROSE_PATH.finditer(bare):
+            word = match.group(1).rstrip(".")
+            if _usable_path(word) and "." in word.rsplit("/", 1)[-1]:
+                found.append((line, word))
+    return found
+
+
+class _Files:
+    """The carried paths, with folder lookups."""
+
+    def __init__(self, carried: Iterable[str]) -> None:
+        self.paths = {posixpath.normpath(p) for p in carried}
+        self.folders = {posixpath.dirname(p) for p in self.paths}
+        for folder in list(self.folders):
+            while folder:
+                folder = posixpath.dirname(folder)
+                self.folders.add(folder)
+
+    def has(self, path: str, base: str = "") -> bool:
+        joined = posixpath.normpath(posixpath.join(base, path.removeprefix("./")))
+        return joined in self.paths or joined.rstrip("/") in self.folders
+
+    def resolve(self, path: str, base: str = "") -> str:
+        return posixpath.normpath(posixpath.join(base, path.removeprefix("./")))
+
+
+def _run_paths(skill: Skill, files: _Files, file: str | None) -> list[Problem]:
+    problems: list[Problem] = []
+    for tool in skill.tools:
+        effective = effective_program(tool.words)
+        index = effective.index
+        runs: set[int] = set()
+        if index is not None:
+            runs.add(index)
+            if posixpath.basename(literal_word(tool.words[index])) in INTERPRETERS:
+                for later in range(index + 1, len(tool.words)):
+                    if not tool.words[later].startswith("-"):
+                        runs.add(later)
+                        break
+        for position, word in enumerate(tool.words):
+            if template_params(word):
+                continue
+            text = literal_word(word)
+            if "/" not in text or not _usable_path(text) or files.has(text):
+                continue
+            if position in runs:
+                problems.append(_problem(
+                    "run-path-missing",
+                    f"tool '{tool.id}' runs '{text}', which the skill does not carry: add "
+                    "the file to the skill (or to 'includes:'), or fix the path", file,
+                    tool.line))
+            else:
+                problems.append(_problem(
+                    "path-missing",
+                    f"tool '{tool.id}' passes the path '{text}', which the skill does not "
+                    "carry; if the tool reads it, add it to the skill", file, tool.line))
+    return problems
+
+
+def lint(
+    skill: Skill, carried_paths: list[str], read_text: Callable[[str], str | None]
+) -> list[Problem]:
+    """Every lint finding of `skill`, which carries `carried_paths` (relative, ``/``
+    separated, SKILL.md among them or not). `read_text(path)` gives a carried file's text, or
+    None for a binary or unreadable one. Sorted by file, line and code."""
+    file = "SKILL.md"
+    files = _Files(carried_paths)
+    body, first = skill.body, skill.body_line
+    problems = _run_paths(skill, files, file)
+    reported: set[str] = set()
+    for line, target in _links(body, first):
+        if not files.has(target) and target not in reported:
+            reported.add(target)
+            problems.append(_problem(
+                "link-missing", f"the link to '{target}' leads to no file the skill carries: "
+                "add the file, or fix the link", file, line))
+    named: list[tuple[int, str]] = _prose_paths(body, first)
+    for mention in mentioned_programs(body, first):
+        if mention.script and _usable_path(mention.script) and "/" in mention.script:
+            named.append((mention.line, mention.script))
+    for line, path in named:
+        if not files.has(path) and path not in reported:
+            reported.add(path)
+            problems.append(_problem(
+                "path-missing", f"'{path}' is named here but the skill does not carry it: "
+                f"{_fix(path, files)}", file, line))
+    problems.extend(_too_deep(body, first, files, read_text))
+    problems.extend(_unreferenced(skill, files, read_text))
+    tokens = estimate_tokens(body)
+    if tokens > MAX_BODY_TOKENS:
+        problems.append(_problem(
+            "body-tokens", f"the body is about {tokens} tokens (characters / 4); keep SKILL.md "
+            f"under {MAX_BODY_TOKENS} and move details to files it links to", file, first))
+    description = " ".join(skill.description.lower().split())
+    if description and not (any(phrase in description for phrase in WHEN_PHRASES)
+                            or _WHEN_VERB.search(description)):
+        problems.append(_problem(
+            "description-no-when", "the description says what the skill does but not when to "
+            "use it; add a sentence such as 'Use when the user asks to ...'", file,
+            skill.lines.get("description")))
+    return sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.code, p.message))
+
+
+def _fix(path: str, files: _Files) -> str:
+    """What to do about a missing path: the carried path it ends with, when there is one
+    (``skills/geniml/scripts/x.py`` for ``scripts/x.py``: paths are relative to the skill)."""
+    parts = path.removeprefix("./").split("/")
+    for start in range(1, len(parts)):
+        tail = "/".join(parts[start:])
+        if tail in files.paths:
+            return f"paths are relative to the skill folder; write '{tail}'"
+    return "add the file, or fix the path"
+
+
+def _too_deep(body: str, first: int, files: _Files,
+              read_text: Callable[[str], str | None]) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for _line, target in _links(body, first):
+        path = files.resolve(target)
+        if path in seen or path not in files.paths or path == "SKILL.md":
+            continue
+        seen.add(path)
+        text = read_text(path)
+        if text is None or not path.endswith((".md", ".markdown", ".txt")):
+            continue
+        base = posixpath.dirname(path)
+        for inner_line, inner in _links(text, 1):
+            further = files.resolve(inner, base)
+            if further in files.paths and further not in (path, "SKILL.md"):
+                problems.append(_problem(
+                    "reference-too-deep", f"'{path}' (linked from SKILL.md) links on to "
+                    f"'{further}': agents read references one level deep; link '{further}' "
+                    "from SKILL.md", path, inner_line))
+                break
+    return problems
+
+
+def _unreferenced(skill: Skill, files: _Files,
+                  read_text: Callable[[str], str | None]) -> list[Problem]:
+    """Carried files named by no text reachable from SKILL.md: by file name, as a Python
+    module (``core.easing`` for ``core/easing.py``), or by a folder written as ``folder/``
+    (or `` `folder` ``) holding them. Each text is read once into sets,
+    so the time is the size of the texts plus files times folder depth."""
+    pending = ["SKILL.md"]
+    texts: dict[str, str] = {"SKILL.md": skill.body + "\n" + "\n".join(
+        " ".join(t.words) for t in skill.tools) + "\n" + " ".join(skill.include_list or ())}
+    referenced: set[str] = {"SKILL.md"}
+    candidates = sorted(files.paths - {"SKILL.md"})
+    while pending:
+        current = pending.pop()
+        names, folders = _names_in(texts.pop(current), posixpath.dirname(current))
+        for path in candidates:
+            if path in referenced:
+                continue
+            module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+            if (posixpath.basename(path) in names or module in names
+                    or any(f in folders for f in _parents(path))):
+                referenced.add(path)
+                loaded = read_text(path)
+                if loaded is not None:
+                    texts[path] = loaded
+                    pending.append(path)
+    problems: list[Problem] = []
+    for path in candidates:
+        if path not in referenced and not _ALWAYS_REFERENCED.match(posixpath.basename(path)):
+            problems.append(_problem(
+                "file-unreferenced", f"nothing in SKILL.md (or the files it names) refers "
+                f"to '{path}': a model never learns it is there; mention it, or leave it out",
+                path, None))
+    return problems
+
+
+def _names_in(text: str, base: str) -> tuple[set[str], set[str]]:
+    """The file names a text names (every word of name characters, a trailing ``.`` of a
+    sentence dropped), and the folders it names as ``folder/`` or `` `folder` `` (as written
+    and relative to `base`, the folder of the text)."""
+    names = {word.rstrip(".") for word in _NAME_WORD.findall(text)}
+    folders = {match.removeprefix("./") for match in _FOLDER_REF.findall(text)}
+    folders |= {span.strip().removeprefix("./").rstrip("/") for span in _CODE_SPAN.findall(text)}
+    if base:
+        folders |= {posixpath.normpath(posixpath.join(base, f)) for f in list(folders) if f}
+    return names, folders
+
+
+def _parents(path: str) -> list[str]:
+    """The folders of `path` that hold nothing but what a reference to the folder covers:
+    ``scripts/`` named in the text covers every file under it."""
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]

@@ -1,0 +1,191 @@
+"""Invisible and deceptive characters in skill text, and escaping text for a terminal.
+
+A model reads every code point of a SKILL.md; a person reading it in an editor or a terminal
+does not see bidirectional controls (which reorder what is shown), zero-width characters, or
+Unicode tag characters (an invisible copy of ASCII, used to hide instructions). `find_invisible`
+reports each with its line, column and code point; `invisible_problems` turns them into
+`Problem` records: an error in SKILL.md (``text-bidi``, ``text-invisible``, ``text-tag``), a
+warning in the skill's other text files.
+
+`escape_for_terminal` makes text safe to print for a person: C0 and C1 controls (ESC and so
+every ANSI sequence), DEL, and every character reported here become visible escapes
+(``\\x1b``, ``\\u202e``); ordinary text, non-ASCII letters and emoji pass unchanged.
+
+Standard library only; touches no file.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from skillpack.errors import Problem
+
+__all__ = [
+    "BIDI",
+    "ZERO_WIDTH",
+    "Finding",
+    "escape_for_terminal",
+    "find_invisible",
+    "invisible_problems",
+]
+
+#: Bidirectional formatting controls: embeddings, overrides, isolates, marks.
+BIDI = frozenset({*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C})
+#: Zero-width and invisible format characters (U+FEFF counts except as a file's first one).
+ZERO_WIDTH = frozenset({0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064,
+                        0xFEFF, 0x180E, 0x00AD, 0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0,
+                        *range(0x206A, 0x2070)})
+Severity = Literal["error", "warning"]
+_TAGS = range(0xE0000, 0xE0080)
+_SUSPECT = re.compile(
+    "[\U000e0000-\U000e007f]+|["
+    + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
+_CODES = {"bidi": "text-bidi", "invisible": "text-invisible", "tag": "text-tag"}
+_WHAT = {
+    "bidi": "a bidirectional control, which reorders how the text around it is shown",
+    "invisible": "an invisible character",
+    "tag": "a Unicode tag character, an invisible copy of ASCII a model reads",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One invisible character: 1-based ``line`` and ``column`` (in code points), the code
+    point, its ``kind`` (``bidi``, ``invisible`` or ``tag``) and, for a run of tag
+    characters, ``hidden``: the ASCII text they spell."""
+
+    line: int
+    column: int
+    codepoint: int
+    kind: str
+    count: int = 1
+    hidden: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``U+202E RIGHT-TO-LEFT OVERRIDE``."""
+        name = unicodedata.name(chr(self.codepoint), "")
+        return f"U+{self.codepoint:04X} {name}".rstrip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "column": self.column, "codepoint": f"U+{self.codepoint:04X}",
+                "name": unicodedata.name(chr(self.codepoint), ""), "kind": self.kind,
+                "count": self.count, "hidden": self.hidden}
+
+
+def _kind(codepoint: int) -> str | None:
+    if codepoint in BIDI:
+        return "bidi"
+    if codepoint in _TAGS:
+        return "tag"
+    if codepoint in ZERO_WIDTH:
+        return "invisible"
+    return None
+
+
+def _emoji(char: str) -> bool:
+    codepoint = ord(char)
+    return (unicodedata.category(char) == "So" or codepoint == 0xFE0F
+            or 0x1F3FB <= codepoint <= 0x1F3FF)
+
+
+def _in_emoji(text: str, index: int, end: int) -> bool:
+    """Whether ``text[index:end]`` (one character, or a run of tag characters) belongs to an
+    emoji sequence: a ZERO WIDTH JOINER between two emoji (👩‍💻), or the tags of a
+    subdivision flag (🏴 + at most 8 tags ending in U+E007F)."""
+    codepoint = ord(text[index])
+    if codepoint == 0x200D:
+        return index > 0 and end < len(text) and _emoji(text[index - 1]) and _emoji(text[end])
+    if codepoint in _TAGS:
+        return (index > 0 and ord(text[index - 1]) == 0x1F3F4 and ord(text[end - 1]) == 0xE007F
+                and end - index <= 8)
+    return False
+
+
+def _in_emoji_at(text: str, index: int) -> bool:
+    """`_in_emoji` for the character at `index`, its whole tag run looked at (at most 8
+    characters each way, so escaping stays linear)."""
+    if ord(text[index]) not in _TAGS:
+        return _in_emoji(text, index, index + 1)
+    start = index
+    while start > 0 and index - start < 8 and ord(text[start - 1]) in _TAGS:
+        start -= 1
+    end = index + 1
+    while end < len(text) and end - start <= 8 and ord(text[end]) in _TAGS:
+        end += 1
+    return _in_emoji(text, start, end)
+
+
+def find_invisible(text: str) -> list[Finding]:
+    """Every bidi control, zero-width/invisible format character and tag character of `text`,
+    in order. A leading U+FEFF (a byte order mark) is not reported; a run of tag characters
+    is one finding (with the text it hides). One regular-expression pass: linear time."""
+    findings: list[Finding] = []
+    line, line_start, counted = 1, 0, 0  # newlines counted up to `counted`
+    for match in _SUSPECT.finditer(text):
+        index = match.start()
+        if (index == 0 and text[0] == "\ufeff") or _in_emoji(text, index, match.end()):
+            continue
+        newlines = text.count("\n", counted, index)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", counted, index) + 1
+        counted = index
+        column = index - line_start + 1
+        codepoint = ord(text[index])
+        kind = _kind(codepoint)
+        assert kind is not None
+        if kind == "tag":
+            run = match.group(0)
+            hidden = "".join(chr(ord(c) - 0xE0000) for c in run
+                             if 0x20 <= ord(c) - 0xE0000 < 0x7F)
+            findings.append(Finding(line, column, codepoint, kind, len(run), hidden or None))
+        else:
+            findings.append(Finding(line, column, codepoint, kind))
+    return findings
+
+
+def invisible_problems(path: str, text: str, is_skill_md: bool) -> list[Problem]:
+    """`find_invisible` as problems on `path`: errors in SKILL.md, warnings elsewhere."""
+    severity: Severity = "error" if is_skill_md else "warning"
+    problems: list[Problem] = []
+    for found in find_invisible(text):
+        what = _WHAT[found.kind]
+        if found.count > 1:
+            what = f"{found.count} tag characters"
+        hidden = f" hiding the text {found.hidden!r}" if found.hidden else ""
+        problems.append(Problem(
+            severity, _CODES[found.kind],
+            f"column {found.column}: {found.label} is {what}{hidden}; a person reading the "
+            "file does not see it, a model does: remove it", path, found.line))
+    return problems
+
+
+def _visible(char: str) -> str:
+    codepoint = ord(char)
+    if codepoint < 0x100:
+        return f"\\x{codepoint:02x}"
+    if codepoint < 0x10000:
+        return f"\\u{codepoint:04x}"
+    return f"\\U{codepoint:08x}"
+
+
+def escape_for_terminal(s: str) -> str:
+    """`s` safe to print for a person: C0 controls but tab and newline, DEL, C1 controls,
+    line/paragraph separators, bidi controls, invisible and tag characters become
+    ``\\x1b``-style escapes. Letters of any script, emoji (with their joiners) and ordinary
+    punctuation are left as they are."""
+    out: list[str] = []
+    for index, char in enumerate(s):
+        codepoint = ord(char)
+        if char in "\t\n":
+            out.append(char)
+        elif (codepoint < 0x20 or 0x7F <= codepoint < 0xA0 or codepoint in (0x2028, 0x2029)
+              or (_kind(codepoint) is not None and not _in_emoji_at(s, index))):
+            out.append(_visible(char))
+        else:
+            out.append(char)
+    return "".join(out)

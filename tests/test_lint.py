@@ -1,0 +1,160 @@
+"""`lint`: each rule fires on its fixture (fixtures/lint/<code>/), and the corpus holds no
+error a person would let through."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, FIXTURES, make_tree
+
+from skillpack.build.lint import RULES, estimate_tokens, lint
+from skillpack.errors import Problem
+from skillpack.skill import parse_skill, parse_skill_file
+from skillpack.skillmd.invisible import find_invisible
+from skillpack.skillmd.mentions import mentioned_programs
+
+CORPUS_SKILLS = sorted(p.parent for p in
+                       Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))
+LINT_FIXTURES = FIXTURES / "lint"
+
+
+def _lint(folder: Path) -> list[Problem]:
+    carried = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+    def read_text(path: str) -> str | None:
+        try:
+            return (folder / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    return lint(parse_skill_file(folder), carried, read_text)
+
+
+def test_every_rule_has_a_fixture() -> None:
+    assert sorted(p.name for p in LINT_FIXTURES.iterdir()) == sorted(RULES)
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
+def test_each_fixture_fires_its_rule_alone(code: str) -> None:
+    problems = _lint(LINT_FIXTURES / code)
+    assert [(p.code, p.severity) for p in problems] == [(code, RULES[code])]
+
+
+def test_what_the_fixtures_report() -> None:
+    shown = {code: str(_lint(LINT_FIXTURES / code)[0]) for code in RULES}
+    assert shown["run-path-missing"] == (
+        "SKILL.md:8: error: [run-path-missing] tool 'count' runs 'scripts/count.py', which the "
+        "skill does not carry: add the file to the skill (or to 'includes:'), or fix the path")
+    assert shown["link-missing"].startswith(
+        "SKILL.md:8: warning: [link-missing] the link to 'references/format.md'")
+    assert shown["path-missing"].startswith(
+        "SKILL.md:8: warning: [path-missing] 'scripts/convert.py' is named here")
+    assert shown["file-unreferenced"].startswith(
+        "scripts/orphan.py: info: [file-unreferenced]")
+    assert shown["reference-too-deep"].startswith(
+        "references/checklist.md:4: warning: [reference-too-deep] 'references/checklist.md' "
+        "(linked from SKILL.md) links on to 'references/style.md'")
+    assert "about 5571 tokens (characters / 4)" in shown["body-tokens"]
+    assert shown["description-no-when"].startswith("SKILL.md:3: warning: [description-no-when]")
+
+
+def test_carrying_the_files_silences_the_path_rules(tmp_path: Path) -> None:
+    make_tree(tmp_path / "fix", {
+        "SKILL.md": (LINT_FIXTURES / "run-path-missing" / "SKILL.md").read_text(),
+        "scripts/count.py": "print(1)\n",
+    })
+    assert _lint(tmp_path / "fix") == []
+
+
+def test_a_path_written_from_the_repository_root_is_told_its_skill_path(tmp_path: Path) -> None:
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "```bash\npython skills/demo/scripts/go.py\n```\n",
+        "scripts/go.py": "print(1)\n",
+    })
+    (problem,) = _lint(folder)
+    assert problem.code == "path-missing"
+    assert "write 'scripts/go.py'" in problem.message
+
+
+def test_links_that_are_not_files_are_not_checked(tmp_path: Path) -> None:
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "[site](https://example.com) [top](#top) [cite](url) [^1]\n\n"
+                    "[^1]: Mermaid. A note.\n\n```md\n[in code](missing.md)\n```\n"
+                    "Example: `scripts/rotate.py` for a rotation task.\n",
+    })
+    assert _lint(folder) == []
+
+
+def test_a_folder_reference_covers_its_files(tmp_path: Path) -> None:
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Helpers live in `scripts/`; see [the guide](references/guide.md).\n",
+        "scripts/a.py": "", "scripts/b.py": "",
+        "references/guide.md": "Uses helper.txt.\n", "references/helper.txt": "x\n",
+        "LICENSE.txt": "MIT\n",
+    })
+    assert _lint(folder) == []
+
+
+@pytest.mark.parametrize(("description", "fires"), [
+    ("Formats tables.", True),
+    ("Formats tables. Use when the user pastes a table.", False),
+    ("Use geniml for genomic intervals.", False),
+    ("Toolkit for tables; invoke it whenever columns drift.", False),
+    ("Table formatter, for spreadsheets and reports.", True),
+])
+def test_the_description_test(tmp_path: Path, description: str, fires: bool) -> None:
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": f"---\nname: demo\ndescription: {description}\n---\n\nBody.\n"})
+    assert [p.code for p in _lint(folder)] == (["description-no-when"] if fires else [])
+
+
+def test_tokens_are_characters_over_four_rounded_up() -> None:
+    assert [estimate_tokens("x" * n) for n in (0, 1, 4, 5, 20000, 20001)] == [
+        0, 1, 1, 2, 5000, 5001]
+
+
+@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+def test_the_corpus_has_no_lint_error_and_the_counts_of_the_report() -> None:
+    counts: Counter[str] = Counter()
+    for folder in CORPUS_SKILLS:
+        problems = _lint(folder)
+        assert [p for p in problems if p.severity == "error"] == [], folder
+        counts.update(p.code for p in problems)
+    # Counts when written (see docs/_incoming/approver.md); a rule that starts reporting
+    # many more on text nobody changed has lost precision.
+    assert counts["link-missing"] == 0
+    assert counts["path-missing"] <= 60
+    assert counts["description-no-when"] <= 35
+    assert counts["reference-too-deep"] <= 30
+    assert counts["body-tokens"] <= 8
+
+
+def test_a_python_module_name_references_its_file(tmp_path: Path) -> None:
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "```python\nfrom core.easing import ease\n```\n",
+        "core/easing.py": "", "core/__init__.py": "", "core/unused.py": "",
+    })
+    assert [(p.code, p.file) for p in _lint(folder)] == [
+        ("file-unreferenced", "core/unused.py")]
+
+
+def test_hostile_text_is_read_in_one_pass() -> None:
+    # 5,000 unclosed brackets, backticks, folder prefixes, `$(`, pipes, `!` + backtick and
+    # zero-width spaces on a few lines. A pattern that goes back over the line from each
+    # bracket (the link pattern once did) needs most of a minute here; every finding is
+    # still reported once.
+    n = 5_000
+    body = ("[" * n + "`" * n + "scripts/" * n + "a/" * n + "!`" * n + "\u200b" * n
+            + "\n```bash\n" + "x | " * n + "\n" + "$(" * n + "\n```\n")
+    text = "---\nname: big\ndescription: Big. Use when testing.\n---\n" + body
+    skill = parse_skill(text)
+    assert [p.code for p in lint(skill, ["SKILL.md"], lambda path: None)] == ["body-tokens"]
+    assert len(mentioned_programs(skill.body, skill.body_line)) == n  # one `x` per pipe
+    assert len(find_invisible(text)) == n

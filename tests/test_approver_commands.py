@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from skillpack.skill import parse_skill
 from skillpack.skillmd.commands import WRAPPERS, effective_program, run_problems, shell_syntax
+from skillpack.skillmd.skill import parse_skill
 
 
 @pytest.mark.parametrize(("argv", "program", "wrappers"), [

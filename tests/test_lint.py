@@ -11,10 +11,11 @@ import pytest
 from conftest import CORPUS, FIXTURES, make_tree
 
 from skillpack.build.lint import RULES, estimate_tokens, lint
+from skillpack.build.load import parse_skill_file
 from skillpack.errors import Problem
-from skillpack.skill import parse_skill, parse_skill_file
 from skillpack.skillmd.invisible import find_invisible
 from skillpack.skillmd.mentions import mentioned_programs
+from skillpack.skillmd.skill import parse_skill
 
 CORPUS_SKILLS = sorted(p.parent for p in
                        Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS
 
-from skillpack.skill import parse_skill
 from skillpack.skillmd.mentions import Mention, mentioned_programs, split_commands
+from skillpack.skillmd.skill import parse_skill
 
 BODY = """# Demo
 

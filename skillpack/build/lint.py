@@ -37,10 +37,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
 from skillpack.errors import Problem
-from skillpack.skill import Skill
 from skillpack.skillmd.commands import effective_program, literal_word
 from skillpack.skillmd.mentions import INTERPRETERS, mentioned_programs
-from skillpack.tools import template_params
+from skillpack.skillmd.skill import Skill
+from skillpack.skillmd.tools import template_params
 
 __all__ = ["MAX_BODY_TOKENS", "RULES", "SKILL_FOLDERS", "WHEN_PHRASES", "estimate_tokens",
            "lint"]

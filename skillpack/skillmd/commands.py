@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from skillpack.errors import Problem
-from skillpack.tools import Tool, template_params
+from skillpack.skillmd.tools import Tool, template_params
 
 __all__ = [
     "INLINE_CODE",

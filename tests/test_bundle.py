@@ -48,6 +48,7 @@ def corpus_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # -- the corpus bundle --------------------------------------------------------------------------
 
+@pytest.mark.corpus
 def test_the_corpus_bundle_holds_the_180_valid_uniquely_named_skills(corpus_bundle: Path) -> None:
     assert len(BUNDLED) == 180
     data = corpus_bundle.read_bytes()
@@ -67,6 +68,7 @@ def test_the_corpus_bundle_holds_the_180_valid_uniquely_named_skills(corpus_bund
     bundle.verify_all()
 
 
+@pytest.mark.corpus
 def test_inspect_and_verify_accept_the_corpus_bundle(corpus_bundle: Path) -> None:
     bundle_digest_ = rt.load(corpus_bundle.read_bytes()).digest
     inspected = cli("inspect", corpus_bundle)
@@ -217,6 +219,7 @@ _IMPORT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.corpus
 def test_the_corpus_bundle_as_a_python_module(tmp_path: Path, corpus_bundle: Path) -> None:
     import hashlib
 

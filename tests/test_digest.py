@@ -56,6 +56,7 @@ def reference_digest(folder: Path, includes: tuple[str, ...] | None = None) -> s
     return "blake3:" + blake3(b"skillpack-digest-v1\n" + body.encode()).hexdigest()
 
 
+@pytest.mark.corpus
 def test_digest_agrees_with_independent_implementation_on_the_corpus() -> None:
     from skillpack.fileset import load_skill
 
@@ -382,6 +383,7 @@ def test_digest_module_imports_only_the_standard_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.corpus
 def test_digest_command(tmp_path: Path) -> None:
     from skillpack.cli import main
 

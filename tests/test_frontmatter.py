@@ -200,6 +200,7 @@ def test_missing_skill_md(tmp_path: Path) -> None:
                                "is a folder holding SKILL.md)")
 
 
+@pytest.mark.corpus
 def test_libyaml_fast_path_parses_every_corpus_and_fixture_frontmatter_like_pure_python(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -71,6 +71,7 @@ SCRIPT = AUDIT_SOURCE + textwrap.dedent('''
 ''')
 
 
+@pytest.mark.corpus
 def test_serving_the_corpus_bundle_touches_no_file(tmp_path: Path) -> None:
     bundle = tmp_path / "corpus.bundle"
     bundle.write_bytes(build_bundle(BUNDLE_SKILLS))

@@ -40,6 +40,7 @@ def skill(tmp_path: Path) -> Path:
 # -- the corpus --------------------------------------------------------------------------------
 
 
+@pytest.mark.corpus
 def test_corpus_has_182_skills() -> None:
     assert len(CORPUS_SKILLS) == 182
 
@@ -58,11 +59,13 @@ def test_every_corpus_skill_walks_to_every_file() -> None:
         assert all(not p.startswith("./") and "\\" not in p for p in fileset.paths)
 
 
+@pytest.mark.corpus
 def test_corpus_gitignore_is_carried() -> None:
     fileset = walk(CORPUS / "kdense-scientific-skills" / "autoskill")
     assert ".gitignore" in fileset.paths
 
 
+@pytest.mark.corpus
 def test_corpus_modes_follow_owner_execute_bit() -> None:
     folder = CORPUS / "anthropics-skills" / "web-artifacts-builder"
     for walked in walk(folder).files:
@@ -72,6 +75,7 @@ def test_corpus_modes_follow_owner_execute_bit() -> None:
     assert modes == {"100644", "100755"}
 
 
+@pytest.mark.corpus
 def test_included_files_on_corpus_skills_via_the_parser() -> None:
     from skillpack.fileset import included_files
 

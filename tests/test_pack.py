@@ -349,7 +349,8 @@ def test_nothing_is_written_when_an_invalid_skill_is_among_the_inputs(tmp_path: 
     make_skill(group / "fine")
     result = cli("pack", WAITLIST, group, NOTES, "-o", out)
     assert result.exit_code == 1
-    assert "[description-too-long]" in result.stderr and "description-too-long/SKILL.md" in result.stderr
+    assert "[description-too-long]" in result.stderr
+    assert "description-too-long/SKILL.md" in result.stderr
     assert list(out.iterdir()) == []
 
 

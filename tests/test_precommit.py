@@ -24,7 +24,8 @@ def pre_commit() -> list[str]:
     try:
         import pre_commit  # noqa: F401 - only whether it is installed
     except ImportError:
-        pytest.skip("pre-commit is not installed (it is in the test extra: pip install -e '.[test]')")
+        pytest.skip("pre-commit is not installed (it is in the test extra: "
+                    "pip install -e '.[test]')")
     if shutil.which("git") is None:
         pytest.skip("no git command")
     return [sys.executable, "-m", "pre_commit"]

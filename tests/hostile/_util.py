@@ -10,7 +10,8 @@ the given `SkillpackError` subclass and a message holding the given fragments),
 `TALLY.neutralised(...)` (an input the runtime loads but which changes nothing it serves or
 runs). conftest.py writes the records as JSON at the end of the session, to the path in
 ``$SKILLPACK_HOSTILE_TALLY`` (default: ``skillpack-hostile-tally.json`` in pytest's base temp
-folder of the run), and prints the counts and that path; ``python benchmarks/hostile_counts.py`` runs the suite and prints them.
+folder of the run), and prints the counts and that path; ``python benchmarks/hostile_counts.py``
+runs the suite and prints them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,18 @@
 """Shared paths and helpers for the test suite.
 
 ``REPO`` is the repository root, ``FIXTURES`` its ``fixtures/`` folder, ``CORPUS`` the
-read-only corpus of real skills (``../shared/corpus`` beside the repository), and
-``CORPUS_SKILLS`` every skill folder in it, sorted. Import them (``from conftest import
-CORPUS``) or use the fixtures of the same names in lower case.
+read-only corpus of real skills (``$SKILLPACK_CORPUS``, else ``../shared/corpus`` beside the
+repository), and ``CORPUS_SKILLS`` every skill folder in it, sorted (empty when there is no
+corpus). Import them (``from conftest import CORPUS``) or use the fixtures of the same names in
+lower case.
+
+The corpus
+----------
+A test whose subject is the real corpus is marked ``@pytest.mark.corpus`` (a whole module:
+``pytestmark = pytest.mark.corpus``). Without a corpus those tests skip, all with the one reason
+`CORPUS_REASON`, so a fresh clone runs everything else. ``SKILLPACK_REQUIRE_CORPUS=1`` (CI sets
+it) makes a missing corpus an error instead. A ``SKILLPACK_CORPUS`` that does not exist or holds
+no skill is a usage error naming the path, never a skip.
 """
 
 from __future__ import annotations
@@ -19,8 +28,42 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
-CORPUS = (REPO.parent / "shared" / "corpus").resolve()
+CORPUS_ENV = "SKILLPACK_CORPUS"
+REQUIRE_ENV = "SKILLPACK_REQUIRE_CORPUS"
+CORPUS = Path(os.environ.get(CORPUS_ENV) or REPO.parent / "shared" / "corpus").resolve()
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
+CORPUS_REASON = (f"needs the corpus of real skills, absent at {CORPUS}: set "
+                 f"{CORPUS_ENV}=/path/to/corpus, or put it at ../shared/corpus beside the checkout")
+
+
+def corpus_problem() -> str | None:
+    """Why the corpus cannot be used, when it was asked for (by the variable, by
+    ``SKILLPACK_REQUIRE_CORPUS=1``, or by a folder at the default place); None otherwise."""
+    explicit = bool(os.environ.get(CORPUS_ENV))
+    required = os.environ.get(REQUIRE_ENV, "") not in ("", "0")
+    if not CORPUS.is_dir():
+        if explicit or required:
+            return (f"{CORPUS}: no such corpus folder (from "
+                    f"{'$' + CORPUS_ENV if explicit else 'the default ../shared/corpus'}"
+                    f"{', and $' + REQUIRE_ENV + '=1 makes it required' if required else ''})")
+        return None
+    if not CORPUS_SKILLS:
+        return f"{CORPUS}: holds no skill (no */*/SKILL.md); point ${CORPUS_ENV} at the corpus"
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    problem = corpus_problem()
+    if problem:
+        raise pytest.UsageError(problem)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a corpus test when there is no corpus, before its fixtures read it; the skip is
+    raised here, so the summary shows it once (one location, one reason)."""
+    if not CORPUS_SKILLS and item.get_closest_marker("corpus") is not None:
+        pytest.skip(CORPUS_REASON)
 
 
 def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -125,9 +168,61 @@ def write_skill(folder: Path, text: str | bytes, files: dict[str, str] | None = 
 
 @pytest.fixture
 def corpus() -> Path:
+    """The corpus folder; skips the test (with `CORPUS_REASON`) when there is none."""
+    if not CORPUS_SKILLS:
+        pytest.skip(CORPUS_REASON)
     return CORPUS
 
 
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+# -- skills the suite writes itself (what a fresh clone tests with, in place of the corpus) ------
+
+#: The fixture that is invalid for its description alone (1,025 characters; the limit is 1,024).
+TOO_LONG = FIXTURES / "broken" / "description-too-long"
+
+
+def rich_skill(folder: Path, flavour: str = "") -> Path:
+    """A valid skill named after ``folder``, deep and wide: three executable scripts (one two
+    folders down), references, a ``.gitignore``, a binary asset and a file whose name needs
+    UTF-8; ``flavour`` varies the bytes, so two rich skills of one name differ."""
+    name = folder.name
+    write_skill(folder, f"---\nname: {name}\ndescription: A rich {flavour}skill written at test "
+                f"time, deep and wide.\n---\n\nRun `scripts/run.py`; see references/.\n", {
+                    "scripts/run.py": f"#!/usr/bin/env python3\nprint('{flavour}run')\n",
+                    "scripts/tools/deep/fix.sh": f"#!/bin/sh\necho '{flavour}fix'\n",
+                    "scripts/build.py": f"#!/usr/bin/env python3\nprint('{flavour}build')\n",
+                    "scripts/helper.py": "def helper() -> int:\n    return 1\n",
+                    "references/guide.md": f"# Guide {flavour}\n\n" + "Some prose. " * 200,
+                    "references/nested/a/b/c.md": "deep\n",
+                    "references/caf\u00e9.md": "accent\n",
+                    ".gitignore": "*.tmp\n",
+                })
+    (folder / "assets").mkdir()
+    (folder / "assets" / "logo.bin").write_bytes(bytes(range(256)) * 8)
+    for rel in ("scripts/run.py", "scripts/tools/deep/fix.sh", "scripts/build.py"):
+        (folder / rel).chmod(0o755)
+    return folder
+
+
+#: How many files of a `rich_skill` carry the execute bit.
+RICH_EXECUTABLES = 3
+
+
+@pytest.fixture(scope="session")
+def twins(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two different skills both named ``skill-creator``, each alone in a folder of skills
+    (``one/`` and ``two/``), as the corpus has one in anthropics-skills and one in
+    openai-skills."""
+    root = tmp_path_factory.mktemp("twins")
+    return (rich_skill(root / "one" / "skill-creator", "one "),
+            rich_skill(root / "two" / "skill-creator", "two "))
+
+
+@pytest.fixture(scope="session")
+def rich(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One `rich_skill` named ``rich`` (do not change it: copy it first)."""
+    return rich_skill(tmp_path_factory.mktemp("rich") / "rich")

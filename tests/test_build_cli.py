@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
-from test_pack import CLAUDE_API, NOTES, WAITLIST, cli, make_skill, only_archive, zip_members
+from conftest import TOO_LONG
+from test_pack import NOTES, WAITLIST, cli, make_skill, only_archive, zip_members
 
 from skillpack.build.pack import pack
 from skillpack.build.verify import digest
@@ -143,7 +143,7 @@ def test_pack_exit_codes(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     nothing = cli("pack", tmp_path / "empty", "-o", tmp_path / "out")
     assert nothing.exit_code == 1 and "no SKILL.md found" in nothing.stderr
-    invalid = cli("pack", CLAUDE_API, "-o", tmp_path / "out")
+    invalid = cli("pack", TOO_LONG, "-o", tmp_path / "out")
     assert invalid.exit_code == 1
     assert invalid.stderr.count("error: [description-too-long]") == 1
     assert not (tmp_path / "out").exists()
@@ -156,7 +156,7 @@ def test_commands_in_a_real_process_never_print_a_traceback(tmp_path: Path) -> N
     blocker = tmp_path / "blocker"
     blocker.write_text("x")
     cases = [
-        ["pack", str(CLAUDE_API), "-o", str(tmp_path / "out")],
+        ["pack", str(TOO_LONG), "-o", str(tmp_path / "out")],
         ["pack", str(WAITLIST), "-o", str(blocker / "sub")],
         ["bundle", str(WAITLIST), "-o", str(blocker / "sub" / "x.bundle")],
         ["lock", str(WAITLIST), "-o", str(blocker / "x.lock")],
@@ -174,10 +174,12 @@ def test_commands_in_a_real_process_never_print_a_traceback(tmp_path: Path) -> N
 
 # -- digest of an archive -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("source", [WAITLIST, NOTES, CORPUS / "anthropics-skills" / "skill-creator",
-                                    CORPUS / "openai-skills" / "skill-creator"],
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_digest_of_an_archive_equals_digest_of_its_folder(tmp_path: Path, source: Path) -> None:
+@pytest.mark.parametrize("which", ["waitlist", "release-notes", "one/skill-creator",
+                                   "two/skill-creator"])
+def test_digest_of_an_archive_equals_digest_of_its_folder(tmp_path: Path, which: str,
+                                                          twins: tuple[Path, Path]) -> None:
+    source = {"waitlist": WAITLIST, "release-notes": NOTES, "one/skill-creator": twins[0],
+              "two/skill-creator": twins[1]}[which]
     [made] = pack(source, tmp_path)
     of_folder = cli("digest", source)
     of_archive = cli("digest", made)

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, CORPUS_SKILLS
+from conftest import CORPUS_SKILLS, TOO_LONG
 from test_pack import (
     CLAUDE_API,
-    CREATOR_A,
     CREATOR_O,
     NOTES,
     WAITLIST,
@@ -49,6 +48,7 @@ def corpus_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # -- the corpus bundle --------------------------------------------------------------------------
 
+@pytest.mark.corpus
 def test_the_corpus_bundle_holds_the_180_valid_uniquely_named_skills(corpus_bundle: Path) -> None:
     assert len(BUNDLED) == 180
     data = corpus_bundle.read_bytes()
@@ -68,6 +68,7 @@ def test_the_corpus_bundle_holds_the_180_valid_uniquely_named_skills(corpus_bund
     bundle.verify_all()
 
 
+@pytest.mark.corpus
 def test_inspect_and_verify_accept_the_corpus_bundle(corpus_bundle: Path) -> None:
     bundle_digest_ = rt.load(corpus_bundle.read_bytes()).digest
     inspected = cli("inspect", corpus_bundle)
@@ -85,24 +86,26 @@ def test_inspect_and_verify_accept_the_corpus_bundle(corpus_bundle: Path) -> Non
     assert cli("verify", "--digest", bundle_digest_, corpus_bundle).exit_code == 0
 
 
-def test_bundling_both_skill_creators_fails_naming_both(tmp_path: Path) -> None:
+def test_bundling_both_skill_creators_fails_naming_both(tmp_path: Path,
+                                                        twins: tuple[Path, Path]) -> None:
+    one, two = twins  # two different skills named skill-creator
     dest = tmp_path / "clash.bundle"
     with pytest.raises(SkillpackError) as info:
-        write_bundle([CREATOR_A, WAITLIST, CREATOR_O], dest)
+        write_bundle([one, WAITLIST, two], dest)
     assert "'skill-creator' comes from both" in str(info.value)
-    assert str(CREATOR_A) in str(info.value) and str(CREATOR_O) in str(info.value)
-    result = cli("bundle", CORPUS / "openai-skills", CREATOR_A, "-o", dest)
+    assert str(one) in str(info.value) and str(two) in str(info.value)
+    result = cli("bundle", two.parent, one, "-o", dest)
     assert result.exit_code == 1
-    assert str(CREATOR_A) in result.stderr and str(CREATOR_O) in result.stderr
-    [archive] = pack(CREATOR_O, tmp_path / "out")  # an archive clashes with a folder too
-    result = cli("bundle", CREATOR_A, archive, "-o", dest)
+    assert str(one) in result.stderr and str(two) in result.stderr
+    [archive] = pack(two, tmp_path / "out")  # an archive clashes with a folder too
+    result = cli("bundle", one, archive, "-o", dest)
     assert result.exit_code == 1
-    assert str(CREATOR_A) in result.stderr and str(archive) in result.stderr
+    assert str(one) in result.stderr and str(archive) in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_an_invalid_skill_among_the_inputs_writes_nothing(tmp_path: Path) -> None:
-    result = cli("bundle", WAITLIST, CLAUDE_API, "-o", tmp_path / "x.bundle")
+    result = cli("bundle", WAITLIST, TOO_LONG, "-o", tmp_path / "x.bundle")
     assert result.exit_code == 1 and "[description-too-long]" in result.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -218,6 +221,7 @@ _IMPORT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.corpus
 def test_the_corpus_bundle_as_a_python_module(tmp_path: Path, corpus_bundle: Path) -> None:
     import hashlib
 

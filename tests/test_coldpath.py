@@ -314,6 +314,7 @@ def agree(bundle: rt.Bundle, name: str, monkeypatch: pytest.MonkeyPatch) -> bool
     return True
 
 
+@pytest.mark.corpus
 def test_bulk_check_accepts_every_corpus_skill_as_the_full_checks_do(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

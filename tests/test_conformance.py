@@ -8,11 +8,13 @@ skills-ref is in the project's test extra: without it these tests fail rather th
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from conftest import CORPUS, FIXTURES, REPO, write_skill
@@ -31,7 +33,13 @@ def load_script() -> ModuleType:
 
 
 conformance = load_script()
-COMPARISON = conformance.compare([("corpus", CORPUS), ("fixtures", FIXTURES)])
+
+
+@functools.cache
+def comparison() -> Any:
+    """The comparison on the corpus and fixtures/, made once (by the first test that needs it:
+    a module-level run would fail collection without a corpus)."""
+    return conformance.compare([("corpus", CORPUS), ("fixtures", FIXTURES)])
 
 
 def table(name: str) -> list[list[str]]:
@@ -42,30 +50,34 @@ def table(name: str) -> list[list[str]]:
     return [[cell.strip().strip("`") for cell in row.strip("|").split("|")] for row in rows]
 
 
+@pytest.mark.corpus
 def test_every_skill_was_compared() -> None:
     fixtures = len(conformance.find_skills(FIXTURES))
-    assert COMPARISON.skills == 182 + fixtures
+    assert comparison().skills == 182 + fixtures
 
 
+@pytest.mark.corpus
 def test_disagreements_are_exactly_the_documented_ones() -> None:
     documented = {(r[0], r[1], r[2], r[3]) for r in table("disagreements")}
-    found = {(d.skill, d.rule, d.skills_ref, d.skillpack) for d in COMPARISON.disagreements}
+    found = {(d.skill, d.rule, d.skills_ref, d.skillpack) for d in comparison().disagreements}
     assert found - documented == set(), "disagreements missing from docs/CONFORMANCE.md"
     assert documented - found == set(), "docs/CONFORMANCE.md lists disagreements gone"
 
 
+@pytest.mark.corpus
 def test_no_disagreement_on_the_corpus() -> None:
-    assert [d for d in COMPARISON.disagreements if d.skill.startswith("corpus/")] == []
-    both_fail = [name for name, (messages, problems) in COMPARISON.details.items()
+    assert [d for d in comparison().disagreements if d.skill.startswith("corpus/")] == []
+    both_fail = [name for name, (messages, problems) in comparison().details.items()
                  if messages and any(": error: " in p for p in problems)
                  and name.startswith("corpus/")]
     assert both_fail == ["corpus/anthropics-skills/claude-api"]
 
 
+@pytest.mark.corpus
 def test_skillpack_only_warnings_are_the_documented_counts() -> None:
     documented = {row[0]: int(row[1]) for row in table("warnings")}
-    assert COMPARISON.warning_counts() == documented
-    assert all(skill.startswith("corpus/") for skill, _ in COMPARISON.extra_warnings)
+    assert comparison().warning_counts() == documented
+    assert all(skill.startswith("corpus/") for skill, _ in comparison().extra_warnings)
 
 
 def test_every_documented_reason_has_a_section() -> None:
@@ -118,6 +130,7 @@ def test_probe_table_covers_every_probe() -> None:
     assert sorted(probe_name(r) for r in table("probes")) == sorted(PROBES)
 
 
+@pytest.mark.corpus
 def test_script_reports_and_checks(capsys: pytest.CaptureFixture[str]) -> None:
     assert conformance.main([str(CORPUS)]) == 0
     out = capsys.readouterr().out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from conftest import CORPUS, CORPUS_SKILLS
@@ -12,6 +13,8 @@ from skillpack.build.check import CheckResult, check_skill
 from skillpack.build.discover import find_skills
 from skillpack.build.load import parse_skill_file
 from skillpack.cli import main
+
+pytestmark = pytest.mark.corpus
 
 RESULTS: dict[str, CheckResult] = {
     f"{p.parent.name}/{p.name}": check_skill(p) for p in CORPUS_SKILLS

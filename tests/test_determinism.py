@@ -17,7 +17,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
 from test_pack import NOTES, WAITLIST, copy_skill, only_archive
 
 from skillpack.build.bundle import write_bundle
@@ -140,9 +139,9 @@ def test_same_skill_built_twice_in_different_ways_gives_identical_bytes(tmp_path
             assert made.stat().st_mode & 0o777 == 0o644, made  # whatever the umask
 
 
-def test_the_listing_order_alone_changes_nothing(tmp_path: Path) -> None:
-    """The corpus's deepest and widest skill, listed forwards and backwards."""
-    source = CORPUS / "anthropics-skills" / "skill-creator"
+def test_the_listing_order_alone_changes_nothing(tmp_path: Path, rich: Path) -> None:
+    """A deep and wide skill, listed forwards and backwards."""
+    source = rich
     a = build_elsewhere(tmp_path / "a", [source], umask=0o022, tz="UTC", listing="forward")
     b = build_elsewhere(tmp_path / "b", [source], umask=0o022, tz="UTC", listing="reversed")
     assert b.pop("reversed") and not a.pop("reversed")
@@ -150,8 +149,8 @@ def test_the_listing_order_alone_changes_nothing(tmp_path: Path) -> None:
     assert files_of(tmp_path / "a") == files_of(tmp_path / "b")
 
 
-def test_touching_every_mtime_changes_nothing(tmp_path: Path) -> None:
-    source = CORPUS / "kdense-scientific-skills" / "venue-templates"
+def test_touching_every_mtime_changes_nothing(tmp_path: Path, rich: Path) -> None:
+    source = rich
     [original] = pack(source, tmp_path / "original")
     copy = copy_skill(source, tmp_path / "copy" / source.name)
     for path in [copy, *copy.rglob("*")]:
@@ -165,8 +164,8 @@ def test_touching_every_mtime_changes_nothing(tmp_path: Path) -> None:
     assert bundles[0].path.read_bytes() == bundles[1].path.read_bytes()
 
 
-def test_the_order_of_the_inputs_changes_nothing(tmp_path: Path) -> None:
-    skills = [WAITLIST, NOTES, CORPUS / "openai-skills" / "skill-creator"]
+def test_the_order_of_the_inputs_changes_nothing(tmp_path: Path, rich: Path) -> None:
+    skills = [WAITLIST, NOTES, rich]
     forward = pack_skills(skills, tmp_path / "f")
     backward = pack_skills(skills[::-1], tmp_path / "b")
     assert sorted(r.digest for r in forward) == sorted(r.digest for r in backward)

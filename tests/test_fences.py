@@ -325,6 +325,7 @@ def test_the_prefilter_never_hides_a_tool_fence(body: str) -> None:
     assert parse_body(body, file="SKILL.md", first_line=3) == _parse_lines(body, "SKILL.md", 3)
 
 
+@pytest.mark.corpus
 def test_the_prefilter_finds_every_fixture_and_corpus_tool_fence() -> None:
     from conftest import CORPUS
 

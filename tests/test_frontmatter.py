@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -39,12 +40,15 @@ def test_bom_and_crlf_are_accepted_with_the_same_lines() -> None:
 
 
 def test_bom_and_crlf_in_a_real_file(tmp_path: Path) -> None:
-    source = (CORPUS / "anthropics-skills" / "skill-creator" / "SKILL.md").read_bytes()
-    folder = tmp_path / "skill-creator"
-    write_skill(folder, b"\xef\xbb\xbf" + source.replace(b"\n", b"\r\n"))
-    crlf = parse_skill_file(folder)
-    plain = parse_skill_file(CORPUS / "anthropics-skills" / "skill-creator")
-    assert (crlf.name, crlf.description, crlf.body) == (plain.name, plain.description, plain.body)
+    for real in (FIXTURES / "waitlist", FIXTURES / "release-notes"):
+        source = (real / "SKILL.md").read_bytes()
+        assert b"\r" not in source and not source.startswith(b"\xef\xbb\xbf")
+        folder = shutil.copytree(real, tmp_path / real.name)
+        write_skill(folder, b"\xef\xbb\xbf" + source.replace(b"\n", b"\r\n"))
+        crlf = parse_skill_file(folder)
+        plain = parse_skill_file(real)
+        assert (crlf.name, crlf.description, crlf.body, [t.id for t in crlf.tools]) == (
+            plain.name, plain.description, plain.body, [t.id for t in plain.tools])
 
 
 def test_normalise_text() -> None:
@@ -201,6 +205,7 @@ def test_missing_skill_md(tmp_path: Path) -> None:
                                "is a folder holding SKILL.md)")
 
 
+@pytest.mark.corpus
 def test_libyaml_fast_path_parses_every_corpus_and_fixture_frontmatter_like_pure_python(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from blake3 import blake3
-from conftest import CORPUS
-from test_pack import CREATOR_A, CREATOR_O, NOTES, WAITLIST, cli, make_skill
+from conftest import TOO_LONG, rich_skill
+from test_pack import NOTES, WAITLIST, cli, make_skill
 
 import skillpack.runtime as rt
 from skillpack.build import atomic
@@ -32,16 +32,19 @@ def lock_of(tmp_path: Path, *paths: Path, name: str = "skills.lock") -> Path:
 
 
 def test_the_lock_is_sorted_with_one_line_per_file(tmp_path: Path) -> None:
-    lock = lock_of(tmp_path, WAITLIST, NOTES, CORPUS / "openai-skills")
+    group = tmp_path / "group"  # a folder of skills, found in it, named out of order
+    for name in ("zeta", "alpha", "mid"):
+        rich_skill(group / name, name)
+    lock = lock_of(tmp_path, WAITLIST, NOTES, group)
     text = lock.read_text(encoding="utf-8")
     data = json.loads(text)
     assert list(data) == ["format", "skills"] and data["format"] == "1.0"
     names = list(data["skills"])
-    assert names == sorted(names) and len(names) == 12
+    assert names == sorted(names) and len(names) == 5
     assert text.endswith("}\n")
     for name, entry in data["skills"].items():
         assert list(entry) == ["digest", "files", "programs"]
-        report = verify_folder(CORPUS / "openai-skills" / name if name not in (
+        report = verify_folder(group / name if name not in (
             "waitlist", "release-notes") else (WAITLIST if name == "waitlist" else NOTES))
         [skill] = report.skills
         assert entry["files"] == [r.line().rstrip("\n") for r in skill.files]
@@ -54,8 +57,8 @@ def test_the_lock_is_sorted_with_one_line_per_file(tmp_path: Path) -> None:
     assert waitlist["files"][2].startswith("100755 ")
 
 
-def test_the_digest_is_recomputable_from_the_lines_alone(tmp_path: Path) -> None:
-    lock = lock_of(tmp_path, CORPUS / "anthropics-skills" / "skill-creator", WAITLIST)
+def test_the_digest_is_recomputable_from_the_lines_alone(tmp_path: Path, rich: Path) -> None:
+    lock = lock_of(tmp_path, rich, WAITLIST)
     for name, entry in json.loads(lock.read_text())["skills"].items():
         lines = "".join(line + "\n" for line in entry["files"])
         own = "blake3:" + blake3(b"skillpack-digest-v1\n" + lines.encode()).hexdigest()
@@ -174,17 +177,19 @@ def test_a_malformed_lock_is_refused(tmp_path: Path, text: str, needle: str) -> 
 
 # -- one name, two skills -----------------------------------------------------------------------
 
-def test_two_different_skills_with_one_name_name_both_sources(tmp_path: Path) -> None:
+def test_two_different_skills_with_one_name_name_both_sources(tmp_path: Path,
+                                                              twins: tuple[Path, Path]) -> None:
+    one, two = twins  # two different skills named skill-creator
     dest = tmp_path / "skills.lock"
-    result = cli("lock", CREATOR_A, CREATOR_O, "-o", dest)
+    result = cli("lock", one, two, "-o", dest)
     assert result.exit_code == 1
     assert "two different skills are named 'skill-creator'" in result.stderr
-    assert str(CREATOR_A) in result.stderr and str(CREATOR_O) in result.stderr
+    assert str(one) in result.stderr and str(two) in result.stderr
     assert not dest.exists()
     # found inside folders of skills: still the skills' own folders, not the folders given
-    result = cli("lock", CORPUS / "openai-skills", CREATOR_A, "-o", dest)
+    result = cli("lock", two.parent, one, "-o", dest)
     assert result.exit_code == 1
-    assert str(CREATOR_A) in result.stderr and str(CREATOR_O) in result.stderr
+    assert str(one) in result.stderr and str(two) in result.stderr
     assert not dest.exists()
 
 
@@ -229,6 +234,6 @@ def test_the_lock_is_written_atomically(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_an_invalid_skill_is_not_locked(tmp_path: Path) -> None:
     dest = tmp_path / "skills.lock"
-    result = cli("lock", WAITLIST, CORPUS / "anthropics-skills" / "claude-api", "-o", dest)
+    result = cli("lock", WAITLIST, TOO_LONG, "-o", dest)
     assert result.exit_code == 1 and "[description-too-long]" in result.stderr
     assert not dest.exists()

@@ -24,7 +24,16 @@ from typing import Any
 import pytest
 from blake3 import blake3
 from click.testing import CliRunner, Result
-from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, Members, write_skill, zip_of
+from conftest import (
+    CORPUS,
+    CORPUS_SKILLS,
+    FIXTURES,
+    RICH_EXECUTABLES,
+    TOO_LONG,
+    Members,
+    write_skill,
+    zip_of,
+)
 
 from skillpack.build import atomic
 from skillpack.build.pack import (
@@ -118,42 +127,43 @@ def test_archive_is_named_by_its_digest(tmp_path: Path) -> None:
     assert stat.S_IMODE(result.path.stat().st_mode) == 0o644
 
 
-def test_stdlib_zipfile_reads_the_skill_folder_with_its_modes(tmp_path: Path) -> None:
-    [archive] = pack(CREATOR_A, tmp_path)
-    source = tree(CREATOR_A)
+def test_stdlib_zipfile_reads_the_skill_folder_with_its_modes(tmp_path: Path, rich: Path) -> None:
+    [archive] = pack(rich, tmp_path)
+    source = tree(rich)
     with zipfile.ZipFile(archive) as zf:
         assert zf.testzip() is None  # every CRC-32 right
         infos = zf.infolist()
         names = [i.filename for i in infos]
         assert names == sorted(names, key=lambda n: n.encode("utf-8"))
-        files = sorted((f"skill-creator/{p}" for p in source), key=lambda n: n.encode("utf-8"))
-        assert names == ["skill-creator/.skillpack/manifest.json", *files]
+        files = sorted((f"rich/{p}" for p in [*source, ".skillpack/manifest.json"]),
+                       key=lambda n: n.encode("utf-8"))
+        assert names == files
         for info in infos:
             assert info.compress_type == zipfile.ZIP_STORED
             assert info.date_time == (1980, 1, 1, 0, 0, 0)
             assert not info.is_dir()
-            rel = info.filename.removeprefix("skill-creator/")
+            rel = info.filename.removeprefix("rich/")
             if rel == ".skillpack/manifest.json":
                 assert info.external_attr >> 16 == 0o100644
                 continue
-            data, mode = source[rel]  # the corpus is read-only: 0444 and 0555
+            data, mode = source[rel]
             assert zf.read(info) == data
             assert info.external_attr >> 16 == (0o100755 if mode & 0o100 else 0o100644)
         zf.extractall(tmp_path / "x")
-    extracted = tree(tmp_path / "x" / "skill-creator")
+    extracted = tree(tmp_path / "x" / "rich")
     assert {p: d for p, (d, _) in extracted.items() if not p.startswith(".skillpack/")} == {
         p: d for p, (d, _) in source.items()}
 
 
-def test_unzip_command_gives_the_folder_with_0644_and_0755(tmp_path: Path) -> None:
+def test_unzip_command_gives_the_folder_with_0644_and_0755(tmp_path: Path, rich: Path) -> None:
     if shutil.which("unzip") is None:
         pytest.skip("no unzip command")
-    [archive] = pack(CREATOR_A, tmp_path / "out")
+    [archive] = pack(rich, tmp_path / "out")
     subprocess.run(["unzip", "-q", str(archive), "-d", str(tmp_path / "x")], check=True)
     top = [p.name for p in (tmp_path / "x").iterdir()]
-    assert top == ["skill-creator"]
-    extracted = tree(tmp_path / "x" / "skill-creator")
-    source = tree(CREATOR_A)
+    assert top == ["rich"]
+    extracted = tree(tmp_path / "x" / "rich")
+    source = tree(rich)
     assert set(extracted) == set(source) | {".skillpack/manifest.json"}
     executables = 0
     for rel, (data, mode) in extracted.items():
@@ -164,7 +174,7 @@ def test_unzip_command_gives_the_folder_with_0644_and_0755(tmp_path: Path) -> No
         want = 0o755 if source[rel][1] & 0o100 else 0o644
         assert mode == want, (rel, oct(mode))
         executables += want == 0o755
-    assert executables == 7  # the corpus facts: seven scripts carry the execute bit
+    assert executables == RICH_EXECUTABLES
 
 
 def test_manifest_holds_every_promised_field(tmp_path: Path) -> None:
@@ -220,9 +230,10 @@ def test_allowance_is_recorded_in_the_manifest(tmp_path: Path) -> None:
     assert manifest["allowances"] == ["public.pem"]
 
 
-@pytest.mark.parametrize("source", [WAITLIST, CREATOR_A, CORPUS / "kdense-scientific-skills"
-                                    / "autoskill"], ids=lambda p: p.name)
-def test_unpacked_archive_packs_again_to_the_same_bytes(tmp_path: Path, source: Path) -> None:
+@pytest.mark.parametrize("which", ["waitlist", "release-notes", "rich"])
+def test_unpacked_archive_packs_again_to_the_same_bytes(tmp_path: Path, which: str,
+                                                        rich: Path) -> None:
+    source = {"waitlist": WAITLIST, "release-notes": NOTES, "rich": rich}[which]
     [first] = pack(source, tmp_path / "one")
     with zipfile.ZipFile(first) as zf:
         zf.extractall(tmp_path / "unpacked")
@@ -298,6 +309,7 @@ def test_an_existing_folder_under_the_final_name_is_an_error(tmp_path: Path) -> 
 
 # -- refusals: check errors, nothing written ----------------------------------------------------
 
+@pytest.mark.corpus
 def test_the_181_valid_corpus_skills_pack_without_refusal(tmp_path: Path) -> None:
     results = pack_skills(VALID, tmp_path)
     assert len(results) == len(VALID) == 181
@@ -310,6 +322,7 @@ def test_the_181_valid_corpus_skills_pack_without_refusal(tmp_path: Path) -> Non
     assert len(creators) == 2 and creators[0].digest != creators[1].digest
 
 
+@pytest.mark.corpus
 def test_pack_refuses_exactly_what_check_finds_in_error() -> None:
     result = cli("check", "--json", CORPUS)
     assert result.exit_code == 1
@@ -317,6 +330,7 @@ def test_pack_refuses_exactly_what_check_finds_in_error() -> None:
     assert invalid == [CLAUDE_API]
 
 
+@pytest.mark.corpus
 def test_claude_api_is_refused_for_its_description_alone() -> None:
     with pytest.raises(SkillError) as info:
         prepare_skill(CLAUDE_API)
@@ -327,12 +341,16 @@ def test_claude_api_is_refused_for_its_description_alone() -> None:
 def test_nothing_is_written_when_an_invalid_skill_is_among_the_inputs(tmp_path: Path) -> None:
     out = tmp_path / "out"
     with pytest.raises(SkillError):
-        pack_skills([WAITLIST, CLAUDE_API, NOTES], out)
+        pack_skills([WAITLIST, TOO_LONG, NOTES], out)
     assert not out.exists()
     out.mkdir()
-    result = cli("pack", WAITLIST, CORPUS / "anthropics-skills", NOTES, "-o", out)
+    group = tmp_path / "group"  # a folder of skills, one of them invalid
+    shutil.copytree(TOO_LONG, group / TOO_LONG.name)
+    make_skill(group / "fine")
+    result = cli("pack", WAITLIST, group, NOTES, "-o", out)
     assert result.exit_code == 1
-    assert "[description-too-long]" in result.stderr and "claude-api" in result.stderr
+    assert "[description-too-long]" in result.stderr
+    assert "description-too-long/SKILL.md" in result.stderr
     assert list(out.iterdir()) == []
 
 
@@ -340,10 +358,10 @@ def test_every_refused_skill_is_listed_at_once(tmp_path: Path) -> None:
     secret = make_skill(tmp_path / "leaky", {".e" + "nv": "TOKEN=x\n"})
     for refuse in (prepare_many, lambda paths: pack_skills(paths, tmp_path / "out")):
         with pytest.raises(SkillpackError) as info:
-            refuse([WAITLIST, secret, CLAUDE_API, NOTES])
+            refuse([WAITLIST, secret, TOO_LONG, NOTES])
         codes = sorted(p.code for p in info.value.problems)
         assert codes == ["description-too-long", "secret"]
-        assert str(secret) in str(info.value) and str(CLAUDE_API) in str(info.value)
+        assert str(secret) in str(info.value) and str(TOO_LONG) in str(info.value)
     assert not (tmp_path / "out").exists()
 
 

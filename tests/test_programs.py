@@ -100,6 +100,7 @@ def test_programs_are_sorted_by_code_point(tmp_path: Path) -> None:
     assert names == ["Zsh", "_x", "ab", "zsh", "éa"]
 
 
+@pytest.mark.corpus
 def test_programs_of_a_corpus_skill() -> None:
     from skillpack.build.load import load_skill
 

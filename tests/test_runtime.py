@@ -117,6 +117,7 @@ def refused(data: bytes, kind: type[SkillpackError] = ArchiveError, **kwargs: An
 
 # -- the corpus bundle --------------------------------------------------------------------------
 
+@pytest.mark.corpus
 def test_corpus_bundle_loads_and_serves_every_file_byte_identical(corpus_bundle: bytes) -> None:
     bundle = rt.load(corpus_bundle, source="corpus.bundle")
     assert bundle.kind == "bundle" and len(bundle) == len(BUNDLE_SKILLS) == 180
@@ -139,6 +140,7 @@ def test_corpus_bundle_loads_and_serves_every_file_byte_identical(corpus_bundle:
     assert bundle.verify_all() == served
 
 
+@pytest.mark.corpus
 def test_corpus_catalog_comes_from_each_skill_md(corpus_bundle: bytes) -> None:
     bundle = rt.load(corpus_bundle, lazy=True)
     parsed = {s.name: s for s in map(parse_skill_file, BUNDLE_SKILLS)}
@@ -151,6 +153,7 @@ def test_corpus_catalog_comes_from_each_skill_md(corpus_bundle: bytes) -> None:
     assert parsed["adaptyv"].body.strip().splitlines()[0] not in text  # no bodies
 
 
+@pytest.mark.corpus
 def test_flipping_one_byte_fails_the_first_read_of_that_file(corpus_bundle: bytes) -> None:
     index = read_zip(corpus_bundle)
     rng = random.Random(4)

@@ -252,6 +252,7 @@ def test_candidates_hold_every_secret_name(paths: list[str]) -> None:
     assert candidates == [p for p in paths if p in set(candidates)]
 
 
+@pytest.mark.corpus
 def test_candidates_on_the_corpus_and_the_secret_list() -> None:
     from conftest import CORPUS
 

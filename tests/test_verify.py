@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from blake3 import blake3
-from conftest import CORPUS
+from conftest import rich_skill
 from test_pack import (
     NOTES,
     WAITLIST,
@@ -94,7 +94,7 @@ def refused(tmp_path: Path, data: bytes, *needles: str) -> str:
 
 # -- what verifies ------------------------------------------------------------------------------
 
-def test_a_folder_an_archive_and_a_bundle_verify(built: dict[str, Path]) -> None:
+def test_a_folder_an_archive_and_a_bundle_verify(built: dict[str, Path], tmp_path: Path) -> None:
     result = cli("verify", WAITLIST, built["waitlist"], built["bundle"])
     assert result.exit_code == 0, result.output
     wd, nd = digest(WAITLIST), digest(NOTES)
@@ -109,9 +109,13 @@ def test_a_folder_an_archive_and_a_bundle_verify(built: dict[str, Path]) -> None
     report = verify_file(built["bundle"])
     assert [(s.name, s.digest) for s in report.skills] == [("release-notes", nd),
                                                            ("waitlist", wd)]
-    openai = verify_folder(CORPUS / "openai-skills").skills
-    assert len(openai) == 10
-    assert [s.source for s in openai] == [str(CORPUS / "openai-skills" / s.name) for s in openai]
+    group = tmp_path / "skills"  # a folder of skills: each reported from its own folder
+    for name in ("zeta", "alpha", "mid"):
+        rich_skill(group / name, name)
+    found = verify_folder(group).skills
+    assert [s.name for s in found] == ["alpha", "mid", "zeta"]
+    assert [s.source for s in found] == [str(group / s.name) for s in found]
+    assert [s.digest for s in found] == [digest(group / s.name) for s in found]
 
 
 def test_verify_json(built: dict[str, Path]) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import (
-    CORPUS,  # ../shared/corpus beside the repository
+    CORPUS,  # $SKILLPACK_CORPUS, else ../shared/corpus beside the repository
+    FIXTURES,
     deny_open,
 )
 from conftest import make_tree as make
@@ -41,10 +42,12 @@ def skill(tmp_path: Path) -> Path:
 # -- the corpus --------------------------------------------------------------------------------
 
 
+@pytest.mark.corpus
 def test_corpus_has_182_skills() -> None:
     assert len(CORPUS_SKILLS) == 182
 
 
+@pytest.mark.corpus
 def test_every_corpus_skill_walks_to_every_file() -> None:
     for folder in CORPUS_SKILLS:
         fileset = walk(folder)
@@ -59,11 +62,13 @@ def test_every_corpus_skill_walks_to_every_file() -> None:
         assert all(not p.startswith("./") and "\\" not in p for p in fileset.paths)
 
 
+@pytest.mark.corpus
 def test_corpus_gitignore_is_carried() -> None:
     fileset = walk(CORPUS / "kdense-scientific-skills" / "autoskill")
     assert ".gitignore" in fileset.paths
 
 
+@pytest.mark.corpus
 def test_corpus_modes_follow_owner_execute_bit() -> None:
     folder = CORPUS / "anthropics-skills" / "web-artifacts-builder"
     for walked in walk(folder).files:
@@ -73,6 +78,7 @@ def test_corpus_modes_follow_owner_execute_bit() -> None:
     assert modes == {"100644", "100755"}
 
 
+@pytest.mark.corpus
 def test_included_files_on_corpus_skills_via_the_parser() -> None:
     from skillpack.build.records import included_files
 
@@ -448,7 +454,6 @@ def test_find_skills(tmp_path: Path) -> None:
     assert find_skills(tmp_path / "e") == []
     with pytest.raises(SkillpackError):
         find_skills(tmp_path / "missing")
-    assert len(find_skills(CORPUS)) == 182
 
 
 def test_files_command_lists_then_left_out(skill: Path) -> None:
@@ -503,12 +508,12 @@ def test_fileset_to_dict(skill: Path) -> None:
 
 
 def test_included_files_refuses_what_pack_refuses() -> None:
-    """claude-api's description is over the 1,024-character limit: pack refuses it."""
+    """The fixture's description is over the 1,024-character limit: pack refuses it."""
     from skillpack.build.records import included_files
     from skillpack.cli import main
     from skillpack.errors import SkillError
 
-    folder = CORPUS / "anthropics-skills" / "claude-api"
+    folder = FIXTURES / "broken" / "description-too-long"
     assert "SKILL.md" in walk(folder).paths  # the file set itself is fine
     with pytest.raises(SkillError):
         included_files(folder)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import struct
 import zipfile
 import zlib
@@ -16,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, zip_of
+from conftest import CORPUS, FIXTURES, make_tree, zip_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillpack.errors import ArchiveError, IntegrityError
-from skillpack.storedzip.reader import ZipEntry, read_zip
+from skillpack.storedzip.reader import ZipEntry, ZipIndex, read_zip
 from skillpack.storedzip.writer import ZipWriter
 
 LOCAL = struct.Struct("<IHHHHHIIIHH")
@@ -125,28 +126,46 @@ def test_check_crc_names_the_altered_member() -> None:
     index.check_crc(index.entries[0])
 
 
-def test_corpus_round_trip_agrees_with_zipfile(tmp_path: Path) -> None:
-    files = sorted((p for p in CORPUS.rglob("*") if p.is_file()),
-                   key=lambda p: p.relative_to(CORPUS).as_posix().encode())
-    out = tmp_path / "corpus.zip"
+def round_trip(root: Path, out: Path) -> tuple[ZipIndex, list[Path]]:
+    """Every file under `root` written by ZipWriter to `out`, then read back by read_zip and
+    by zipfile: both must give every member, byte for byte; returns the index and the files."""
+    files = sorted((p for p in root.rglob("*") if p.is_file()),
+                   key=lambda p: p.relative_to(root).as_posix().encode())
     with open(out, "wb") as fh, ZipWriter(fh) as zw:
         for path in files:
             fd = os.open(path, os.O_RDONLY)
             try:
                 st_ = os.fstat(fd)
-                zw.add_fd(path.relative_to(CORPUS).as_posix(), fd, st_.st_size,
+                zw.add_fd(path.relative_to(root).as_posix(), fd, st_.st_size,
                           executable=bool(st_.st_mode & 0o100))
             finally:
                 os.close(fd)
     data = out.read_bytes()
     index = read_zip(data, source=str(out))
-    assert len(index) == len(files) > 2000
-    assert sum(e.executable for e in index) == 60  # PROVENANCE.md: 60 executable files
     with zipfile.ZipFile(out) as zf:
         assert list(index.names) == zf.namelist()
         for entry in index:
             assert bytes(index.data(entry)) == zf.read(entry.name)
             index.check_crc(entry)
+    return index, files
+
+
+def test_the_fixtures_round_trip_agrees_with_zipfile(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "tree", {f"deep/{i % 7}/{i}.bin": os.urandom(i * 37)
+                                         for i in range(200)})
+    shutil.copytree(FIXTURES, root / "fixtures")
+    (root / "deep" / "0" / "0.bin").chmod(0o755)
+    index, files = round_trip(root, tmp_path / "tree.zip")
+    assert len(index) == len(files) > 200
+    assert sum(e.executable for e in index) == sum(
+        bool(p.stat().st_mode & 0o100) for p in files) >= 1
+
+
+@pytest.mark.corpus
+def test_corpus_round_trip_agrees_with_zipfile(tmp_path: Path) -> None:
+    index, files = round_trip(CORPUS, tmp_path / "corpus.zip")
+    assert len(index) == len(files) > 2000
+    assert sum(e.executable for e in index) == 60  # PROVENANCE.md: 60 executable files
 
 
 def test_other_disciplined_writers_are_accepted() -> None:

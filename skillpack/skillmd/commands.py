@@ -8,7 +8,7 @@ a program chosen by a model argument (``program-dynamic``), inline code filled b
 (``run-code-dynamic``: ``sh -c $cmd``) and shell syntax that reaches the
 program as literal words (``run-shell-syntax``; there is no shell).
 
-Words are argv template words as `skillpack.tools.Tool.words` holds them: ``$name`` is a
+Words are argv template words as `skillpack.skillmd.tools.Tool.words` holds them: ``$name`` is a
 param reference and ``$$`` a literal ``$``. Standard library only; touches no file.
 """
 

@@ -9,8 +9,9 @@ the given `SkillpackError` subclass and a message holding the given fragments),
 `TALLY.handled(...)` (a stress input that must work, such as a tree 1,000 folders deep) or
 `TALLY.neutralised(...)` (an input the runtime loads but which changes nothing it serves or
 runs). conftest.py writes the records as JSON at the end of the session, to the path in
-``$SKILLPACK_HOSTILE_TALLY`` (default: ``<tmp>/skillpack-hostile-tally.json``), and prints
-the counts; ``python benchmarks/hostile_counts.py`` runs the suite and prints them.
+``$SKILLPACK_HOSTILE_TALLY`` (default: ``skillpack-hostile-tally.json`` in pytest's base temp
+folder of the run), and prints the counts and that path; ``python benchmarks/hostile_counts.py``
+runs the suite and prints them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import os
 import pickle
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 import traceback
@@ -145,9 +145,10 @@ class Refusal:
 TALLY = Tally()
 
 
-def tally_path() -> Path:
-    return Path(os.environ.get(TALLY_ENV) or Path(tempfile.gettempdir(),
-                                                  "skillpack-hostile-tally.json"))
+def tally_path(basetemp: Path) -> Path:
+    """Where the tally goes: ``$SKILLPACK_HOSTILE_TALLY``, else `basetemp` (the run's own
+    temp folder, pytest's base temp; never a fixed path shared with other runs)."""
+    return Path(os.environ.get(TALLY_ENV) or basetemp / "skillpack-hostile-tally.json")
 
 
 # -- good inputs to spoil ----------------------------------------------------------------------

@@ -23,9 +23,14 @@ def tally() -> Tally:
     return TALLY
 
 
+def _tally_path(config: pytest.Config) -> Path:
+    basetemp = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    return tally_path(basetemp)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if TALLY.records:
-        tally_path().write_text(json.dumps({"counts": TALLY.counts(),
+        _tally_path(session.config).write_text(json.dumps({"counts": TALLY.counts(),
                                             "records": TALLY.records}, indent=1) + "\n")
 
 
@@ -34,7 +39,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         counts = TALLY.counts()
         shown = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
         terminalreporter.write_line(f"hostile inputs: {sum(counts.values())} tried: {shown} "
-                                    f"(records in {tally_path()})")
+                                    f"(records in {_tally_path(terminalreporter.config)})")
 
 
 @pytest.fixture(scope="session")

@@ -138,6 +138,7 @@ def test_public_material_is_not_a_false_positive(tmp_path: Path) -> None:
     assert archive.exists()
 
 
+@pytest.mark.corpus
 def test_no_false_positive_on_the_corpus() -> None:
     """The walk, the name rules and the content check on all 182 corpus skills."""
     assert len(CORPUS_SKILLS) == 182

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
@@ -23,7 +22,7 @@ from skillpack.build.pack import prepare_many
 from skillpack.build.records import digest_skill
 from skillpack.build.secrets import contains_private_key, secret_name_reason
 from skillpack.errors import IntegrityError, Problem, SkillpackError
-from skillpack.runtime import Bundle, load
+from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX
 from skillpack.spec.digest import FileRecord
@@ -182,15 +181,21 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
         member = f"{name}/{MANIFEST_PATH}"
         entry = index.get(member)
         assert entry is not None
-        if loaded.manifest.to_bytes() != bytes(index.data(entry)):
+        raw = bytes(index.data(entry))
+        manifest = Manifest.from_bytes(raw, source=f"{source}/{member}")  # checked at load
+        if manifest.to_bytes() != raw:
             problems.append(Problem("error", "manifest-not-canonical", "the manifest is not in "
                                     "canonical form: it was altered after packing", member))
         try:
+            for key in loaded.manifest_differences(manifest):
+                problems.append(Problem(
+                    "error", "manifest-field", f"manifest field '{key}' of '{name}' does not "
+                    "match what its SKILL.md and files give", member))
             problems.extend(_rederive(loaded, member))
         except SkillpackError as err:
             problems.extend(err.problems or [Problem("error", "skill-md", err.message, member)])
-        reports.append(SkillReport(name, loaded.digest, loaded.manifest.files,
-                                   loaded.manifest.programs, loaded.manifest, source))
+        reports.append(SkillReport(name, loaded.digest, manifest.files, manifest.programs,
+                                   manifest, source))
     problems.extend(_zip_problems(index, data))
     if problems:
         raise IntegrityError(
@@ -256,39 +261,23 @@ def _zip_problems(index: ZipIndex, data: bytes | memoryview) -> list[Problem]:
                     "was altered after packing", member)]
 
 
-def _rederive(loaded: Any, member: str) -> list[Problem]:
-    """Compare the manifest's declared fields with what the verified SKILL.md gives."""
+def _rederive(loaded: LoadedSkill, member: str) -> list[Problem]:
+    """What `pack` would refuse in a verified skill: SKILL.md errors, and secret files."""
     problems: list[Problem] = []
-    skill, manifest = loaded.skill, loaded.manifest
-    for problem in validate_skill(skill):
+    for problem in validate_skill(loaded.skill):
         if problem.severity == "error" and problem.code != "name-mismatch":
             problems.append(problem)
-    paths = {r.path for r in manifest.files}
-    allowances = tuple(sorted(
-        {unicodedata.normalize("NFC", a) for a in skill.secret_allowances} & paths,
-        key=lambda p: p.encode("utf-8")))
-    derived = {
-        "description": skill.description,
-        "programs": [p.to_dict() for p in loaded.programs],
-        "tools": [t.to_dict() for t in skill.tools],
-        "allowances": list(allowances),
-    }
-    declared = manifest.to_dict()
-    for key, value in derived.items():
-        if json.dumps(declared[key], sort_keys=True) != json.dumps(value, sort_keys=True):
-            problems.append(Problem(
-                "error", "manifest-field", f"manifest field '{key}' of '{loaded.name}' does "
-                "not match what its SKILL.md and files give", member))
-    for record in manifest.files:
-        if record.path in allowances:
+    allowances = loaded.allowances()
+    for path in loaded.files():
+        if path in allowances:
             continue
-        reason = secret_name_reason(record.path)
-        if reason is None and contains_private_key(loaded.file(record.path).bytes()):
+        reason = secret_name_reason(path)
+        if reason is None and contains_private_key(loaded.file(path).bytes()):
             reason = "it holds a PEM private key"
         if reason is not None:
-            problems.append(Problem("error", "secret", f"'{record.path}' is a secret file "
+            problems.append(Problem("error", "secret", f"'{path}' is a secret file "
                                     f"({reason}) that no allowance covers",
-                                    f"{loaded.name}/{record.path}"))
+                                    f"{loaded.name}/{path}"))
     return problems
 
 

@@ -149,11 +149,44 @@ class LoadedSkill:
 
     @property
     def manifest(self) -> Manifest:
-        """The skill's checked manifest (made on first use from the fields load checked)."""
+        """The skill's manifest, every field checked: its files against the digest (at load),
+        and its description, programs, tools and allowances against what the verified
+        SKILL.md and files give (on first use; any difference raises `IntegrityError`)."""
         manifest = self._manifest
         if isinstance(manifest, ManifestFields):
-            manifest = self._manifest = Manifest.from_fields(manifest)
+            built = Manifest.from_fields(manifest)
+            differ = self.manifest_differences(built)
+            if differ:
+                raise IntegrityError(
+                    f"skill '{self.name}': its manifest's {', '.join(differ)} "
+                    f"{'do' if len(differ) > 1 else 'does'} not match what its verified "
+                    "SKILL.md and files give: the manifest was altered", path=self.source,
+                    hint="do not use this bundle; rebuild it or fetch it again")
+            manifest = self._manifest = built
         return manifest
+
+    def manifest_differences(self, manifest: Manifest) -> list[str]:
+        """The fields of `manifest` beyond its files (``description``, ``programs``,
+        ``tools``, ``allowances``) that differ from what the verified SKILL.md and files
+        give: the one definition `skillpack verify` and `manifest` use."""
+        derived = {
+            "description": self.description,
+            "programs": [p.to_dict() for p in self.programs],
+            "tools": [t.to_dict() for t in self.tools],
+            "allowances": list(self.allowances()),
+        }
+        declared = {"description": manifest.description, "programs": list(manifest.programs),
+                    "tools": list(manifest.tools), "allowances": list(manifest.allowances)}
+        return [key for key, value in derived.items() if not _same(declared[key], value)]
+
+    def allowances(self) -> tuple[str, ...]:
+        """The carried files SKILL.md lets past the secret filter, NFC, in UTF-8 order."""
+        import unicodedata
+
+        paths = set(self._files)
+        return tuple(sorted(
+            {unicodedata.normalize("NFC", a) for a in self.skill.secret_allowances} & paths,
+            key=lambda p: p.encode("utf-8")))
 
     # -- files ------------------------------------------------------------------------------
 
@@ -286,3 +319,16 @@ class LoadedSkill:
 
     def __repr__(self) -> str:
         return f"<LoadedSkill {self.name} {self.digest}>"
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as JSON values, types included (``1`` is not ``true``, nor ``1.0``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(map(_same, a, b))
+    return a == b

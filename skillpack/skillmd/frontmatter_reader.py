@@ -84,7 +84,12 @@ class FrontmatterText:
     @property
     def body(self) -> str:
         start = self._body_start
-        return "" if start < 0 else self._text[start:]
+        if start < 0:
+            return ""
+        body = self._text[start:]
+        if "\r" in body:  # the frontmatter had none: only the body is left to normalise
+            body = body.replace("\r\n", "\n").replace("\r", "\n")
+        return body
 
     def __repr__(self) -> str:
         return f"FrontmatterText(data={self.data!r}, body_line={self.body_line})"
@@ -100,28 +105,18 @@ def read_frontmatter(source: str) -> FrontmatterText | None:
 
     Returns None when the build side would refuse the frontmatter or when it uses YAML this
     reader does not read (see the module's docstring): the caller refuses the skill then.
+    Only the frontmatter is scanned: the body is neither copied nor normalised until asked.
     """
-    if source.startswith("\ufeff"):
-        source = source[1:]
-    if "\r" in source:
-        source = source.replace("\r\n", "\n").replace("\r", "\n")
-    start = source.find("\n") + 1  # where the frontmatter's first line starts
-    if not start or source[: start - 1].rstrip() != _DELIMITER:
-        return None  # (a file of one line has no frontmatter either)
-    # the first line whose rstrip() is "---", as split_frontmatter finds it, by jumping to
-    # the lines that start with "---"; past MAX_FRONTMATTER_BYTES it refuses as that does
-    limit = start + MAX_FRONTMATTER_BYTES
-    closing = start if source.startswith(_DELIMITER, start) else (
-        source.find("\n" + _DELIMITER, start) + 1)
-    while True:
-        if not closing or closing > limit:
-            return None
-        end = source.find("\n", closing)
-        if (source[closing:] if end < 0 else source[closing:end]).rstrip() == _DELIMITER:
-            break
-        if end < 0:
-            return None
-        closing = source.find("\n" + _DELIMITER, end) + 1
+    base = 1 if source.startswith("\ufeff") else 0
+    found = _locate(source, base)
+    stop = len(source) if found is None or found[2] < 0 else found[2]
+    if source.find("\r", base, stop) >= 0:  # CR line ends: read it as the build side would
+        source = source[base:].replace("\r\n", "\n").replace("\r", "\n")
+        base = 0
+        found = _locate(source, 0)
+    if found is None:
+        return None
+    start, closing, end = found
     text = source[start:closing]
     if len(text) * 4 > MAX_FRONTMATTER_BYTES and (
         len(text.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES
@@ -131,6 +126,28 @@ def read_frontmatter(source: str) -> FrontmatterText | None:
     if data is None:
         return None
     return FrontmatterText(data, source, -1 if end < 0 else end + 1, text.count("\n") + 3)
+
+
+def _locate(source: str, base: int) -> tuple[int, int, int] | None:
+    """Where the frontmatter starts, where its closing ``---`` line starts and where that
+    line ends (-1: at the end of the text), found as `split_frontmatter` finds them: the
+    first line whose rstrip() is ``---`` (reached by jumping to the lines that start so),
+    or None where that refuses (no opening line, never closed, too large)."""
+    start = source.find("\n", base) + 1
+    if not start or source[base : start - 1].rstrip() != _DELIMITER:
+        return None  # (a text of one line has no frontmatter either)
+    limit = start + MAX_FRONTMATTER_BYTES
+    closing = start if source.startswith(_DELIMITER, start) else (
+        source.find("\n" + _DELIMITER, start) + 1)
+    while True:
+        if not closing or closing > limit:
+            return None
+        end = source.find("\n", closing)
+        if (source[closing:] if end < 0 else source[closing:end]).rstrip() == _DELIMITER:
+            return start, closing, end
+        if end < 0:
+            return None
+        closing = source.find("\n" + _DELIMITER, end) + 1
 
 
 def read_yaml(text: str) -> dict[str, Value] | None:
@@ -227,20 +244,22 @@ class _Reader:
         if depth > MAX_DEPTH:
             raise _Refused
         lines, count = self.lines, self.count
-        deeper = " " * (indent + 1)  # a line starting so may continue a plain scalar
+        pad = " " * indent
+        deeper = pad + " "  # a line starting so may continue a plain scalar
         result: dict[str, Value] = {}
         while i < count:
             line = lines[i]
             if first < 0:
-                stripped = line.lstrip(" ")
-                if not stripped or stripped[0] == "#":
-                    i += 1
-                    continue
-                col = len(line) - len(stripped)
-                if col != indent:
-                    if col < indent:
+                if line.startswith(pad) and line[indent : indent + 1] not in (" ", "#", ""):
+                    stripped = line[indent:] if indent else line
+                else:
+                    stripped = line.lstrip(" ")
+                    if not stripped or stripped[0] == "#":
+                        i += 1
+                        continue
+                    if len(line) - len(stripped) < indent:
                         break
-                    raise _Refused
+                    raise _Refused  # indented deeper than the keys before
             else:
                 stripped = line[first:]
                 first = -1

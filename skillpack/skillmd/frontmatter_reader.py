@@ -72,14 +72,19 @@ class FrontmatterText:
     for: a catalog needs the frontmatter alone) and the file line ``body_line`` it starts on
     (as `Frontmatter.body` and `Frontmatter.body_line`)."""
 
-    __slots__ = ("_body_start", "_text", "body_line", "data")
+    __slots__ = ("_body_start", "_closing", "_start", "_text", "data")
 
-    def __init__(self, data: dict[str, Value], text: str, body_start: int,
-                 body_line: int) -> None:
+    def __init__(self, data: dict[str, Value], text: str, start: int, closing: int,
+                 body_start: int) -> None:
         self.data = data
         self._text = text
+        self._start = start
+        self._closing = closing
         self._body_start = body_start
-        self.body_line = body_line
+
+    @property
+    def body_line(self) -> int:
+        return self._text.count("\n", self._start, self._closing) + 3
 
     @property
     def body(self) -> str:
@@ -125,7 +130,7 @@ def read_frontmatter(source: str) -> FrontmatterText | None:
     data = read_yaml(text)
     if data is None:
         return None
-    return FrontmatterText(data, source, -1 if end < 0 else end + 1, text.count("\n") + 3)
+    return FrontmatterText(data, source, start, closing, -1 if end < 0 else end + 1)
 
 
 def _locate(source: str, base: int) -> tuple[int, int, int] | None:
@@ -191,6 +196,21 @@ def _allowed_characters(text: str) -> bool:
     return True
 
 
+#: Keys already checked by `_check_key` (a skill's keys are few: a set lookup spares the
+#: check); bounded so that hostile input cannot grow it without end.
+_KEYS_READ: set[str] = set()
+_KEYS_READ_MAX = 4096
+
+
+def _check_key(key: str) -> None:
+    """Refuse a key this reader does not read: other characters, a leading ``- . /``, too
+    long for YAML's simple keys."""
+    if not key or key.strip(_KEY_CHARS) or key[0] in "-./" or len(key) > _MAX_KEY:
+        raise _Refused
+    if len(_KEYS_READ) < _KEYS_READ_MAX:
+        _KEYS_READ.add(key)
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
@@ -249,10 +269,12 @@ class _Reader:
         result: dict[str, Value] = {}
         while i < count:
             line = lines[i]
-            if first < 0:
-                if line.startswith(pad) and line[indent : indent + 1] not in (" ", "#", ""):
-                    stripped = line[indent:] if indent else line
-                else:
+            if first >= 0:
+                stripped = line[first:]
+                first = -1
+            else:
+                stripped = line[indent:] if indent else line
+                if not stripped or stripped[0] in " #" or (indent and not line.startswith(pad)):
                     stripped = line.lstrip(" ")
                     if not stripped or stripped[0] == "#":
                         i += 1
@@ -260,38 +282,32 @@ class _Reader:
                     if len(line) - len(stripped) < indent:
                         break
                     raise _Refused  # indented deeper than the keys before
-            else:
-                stripped = line[first:]
-                first = -1
-            colon = stripped.find(":")
-            if colon <= 0:
-                raise _Refused
-            key = stripped[:colon]
-            if key.strip(_KEY_CHARS) or key[0] in "-./" or colon > _MAX_KEY or key in result:
-                raise _Refused  # not a key read here, or a duplicate (the build side says so)
-            value_text = stripped[colon + 1 :]
-            if value_text:
-                if value_text[0] != " ":
+            key, colon, value_text = stripped.partition(": ")
+            if not colon:  # "key:" ends the line, or no key: a colon and a space follow one
+                if stripped[-1] != ":":
                     raise _Refused
+                key = stripped[:-1]
+            if key not in _KEYS_READ:
+                _check_key(key)
+            if key in result:
+                raise _Refused  # a duplicate: the build side reports it
+            if value_text and value_text[0] == " ":
                 value_text = value_text.lstrip(" ")
             if not value_text or value_text[0] == "#":
                 result[key], i = self.nested(i + 1, indent, depth)
             elif value_text[0] in _INDICATORS:
                 result[key], i = self.inline(i, len(line) - len(value_text), indent, depth, True)
             else:  # the common case, a plain scalar: read here while it stays on its line
-                if "#" in value_text:
-                    hash_at = value_text.find(" #")
-                    if hash_at >= 0:
-                        value_text = value_text[:hash_at]
-                        hash_at = 0
-                else:
-                    hash_at = -1
-                if value_text[-1] == " ":
-                    value_text = value_text.rstrip(" ")
-                if ": " in value_text or value_text[-1] == ":":
-                    raise _Refused  # a mapping in a plain scalar: the build side refuses it
                 i += 1
-                if hash_at < 0 and i < count and (not lines[i] or lines[i].startswith(deeper)):
+                if ":" in value_text or "#" in value_text:
+                    value_text, ended = _plain_part(value_text)
+                    if ended:
+                        result[key] = value_text
+                        continue
+                elif value_text[-1] == " ":
+                    value_text = value_text.rstrip(" ")
+                following = lines[i] if i < count else "-"
+                if not following or following.startswith(deeper):
                     value_text, i = self.plain_more(value_text, i, indent)
                 result[key] = value_text
         return result, i

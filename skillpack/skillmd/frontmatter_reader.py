@@ -18,7 +18,7 @@ and blank lines.
 Refused (None): anchors, aliases, tags, flow mappings, quoted or complex (``?``) keys, keys
 with other characters, nested or multi-line flow sequences, sequences of sequences,
 empty sequence items, tabs and the YAML line breaks U+0085, U+2028, U+2029 anywhere in
-the frontmatter, a BOM or any character YAML does not allow, an escape naming a
+the frontmatter, a BOM starting it, any character YAML does not allow, an escape naming a
 surrogate, a top level indented or not a mapping, directives and document markers,
 nesting deeper than `MAX_DEPTH`, plain scalars that start with an indicator or whose
 continuation line does, quoted continuation lines not indented past their key, and
@@ -61,9 +61,8 @@ _ESCAPES = {
 _CODE_LENGTHS = {"x": 2, "u": 4, "U": 8}
 #: UTF-8 bytes the frontmatter may not hold: C0 controls but the line feed, and DEL.
 _BAD_BYTES = bytes([*range(0x0A), *range(0x0B, 0x20), 0x7F])
-#: U+2028, U+2029, U+FEFF (a BOM), U+FFFE, U+FFFF in UTF-8.
-_BAD_SEQUENCES = (b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf", b"\xef\xbf\xbe",
-                  b"\xef\xbf\xbf")
+#: U+2028, U+2029 (YAML line breaks), U+FFFE, U+FFFF (not characters) in UTF-8.
+_BAD_SEQUENCES = (b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbf\xbe", b"\xef\xbf\xbf")
 
 
 class FrontmatterText:
@@ -175,8 +174,9 @@ def read_yaml(text: str) -> dict[str, Value] | None:
 
 
 def _allowed_characters(text: str) -> bool:
-    """No tab, CR, BOM, YAML line break (U+0085, U+2028, U+2029), surrogate or other
-    character YAML forbids."""
+    """No tab, CR, YAML line break (U+0085, U+2028, U+2029), surrogate or other character
+    YAML forbids. (A U+FEFF is text to YAML but where the stream starts: there it would
+    start a key, which this reader refuses.)"""
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate

@@ -481,3 +481,41 @@ def test_the_reader_imports_nothing() -> None:
     assert "skillpack.skillmd.frontmatter_reader" in added
     foreign = {name for name in added if name.split(".")[0] not in ("skillpack", "__future__")}
     assert not foreign, sorted(added)
+
+
+# -- real frontmatter, damaged --------------------------------------------------------------
+
+def _real_sources() -> list[str]:
+    """SKILL.md texts the build side reads: every sixth corpus skill, and the fixtures."""
+    found = []
+    for folder in [*CORPUS_SKILLS[::6], *sorted(FIXTURES.glob("*"))]:
+        try:
+            source = (folder / "SKILL.md").read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if build_side(source) is not None:
+            found.append(source)
+    return found
+
+
+REAL = _real_sources()
+EDIT_TEXT = st.sampled_from([" ", "  ", ":", ": ", "#", " #", "-", "- ", "'", '"', "\\", "|",
+                             ">", "[", "]", ",", "\n", "\n  ", "\n- ", "&a ", "*a", "!", "?",
+                             "{", "\\u00e9", "\\x", "é", "--- "])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, len(REAL) - 1), st.lists(st.tuples(st.floats(0, 1), st.integers(0, 2),
+                                                         EDIT_TEXT), min_size=1, max_size=3))
+def test_damaged_real_frontmatter_is_read_exactly_or_refused(
+    which: int, edits: list[tuple[float, int, str]],
+) -> None:
+    source = REAL[which]
+    end = source.find("\n---", 4)
+    for where, cut, insert in edits:
+        at = 4 + int(where * (end - 4))
+        source = source[:at] + insert + source[at + cut:]
+        end = source.find("\n---", 4)
+        if end < 0:
+            return
+    assert_exact_or_refused(source)

@@ -19,8 +19,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
-# SKILLPACK_CORPUS names the corpus when the checkout is not beside it (a git worktree)
-CORPUS = Path(os.environ.get("SKILLPACK_CORPUS") or REPO.parent / "shared" / "corpus").resolve()
+CORPUS = (REPO.parent / "shared" / "corpus").resolve()
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 
 

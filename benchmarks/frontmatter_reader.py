@@ -27,8 +27,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from skillpack import frontmatter  # noqa: E402
-from skillpack.frontmatter import normalise_text, split_frontmatter  # noqa: E402
+from skillpack.skillmd import frontmatter  # noqa: E402
+from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter  # noqa: E402
 from skillpack.skillmd.frontmatter_reader import read_frontmatter, read_yaml  # noqa: E402
 
 

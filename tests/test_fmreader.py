@@ -26,17 +26,17 @@ from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from skillpack import frontmatter
+from skillpack.skillmd import frontmatter
 from skillpack.errors import SkillError
-from skillpack.frontmatter import normalise_text, split_frontmatter
 from skillpack.skillmd import frontmatter_reader as reader
+from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
 from skillpack.skillmd.frontmatter_reader import read_frontmatter, read_yaml
 
 Outcome = tuple[dict[str, Any], str, int] | None
 
 
 def build_side(source: str) -> Outcome:
-    """What `skillpack.skill.parse_skill` takes from the frontmatter, or None if refused."""
+    """What `skillpack.skillmd.skill.parse_skill` takes from the frontmatter, or None if refused."""
     try:
         front = split_frontmatter(normalise_text(source))
     except SkillError:

@@ -42,7 +42,10 @@ def _deferred_imports() -> list[tuple[str, int, str]]:
                     "skillpack")) or (isinstance(sub, ast.Import) and any(
                         a.name.startswith("skillpack") for a in sub.names))
                 if own:
-                    reason = lines[sub.lineno - 2].strip()
+                    above = sub.lineno - 2  # the comment above this import (or above the
+                    while lines[above].strip().startswith(("from ", "import ")):  # group)
+                        above -= 1
+                    reason = lines[above].strip()
                     found.append((str(path.relative_to(REPO)), sub.lineno, reason))
     return found
 

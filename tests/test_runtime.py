@@ -49,7 +49,8 @@ def skill_members(folder: Path) -> Members:
     fileset = skill_fileset(skill)
     records = record_files(fileset)
     manifest = Manifest(skill.name, skill.description, digest_records(records), tuple(records),
-                        (), tuple(tool.to_dict() for tool in skill.tools), fileset.allowed)
+                        tuple(p.to_dict() for p in skill_programs(skill, fileset)),
+                        tuple(tool.to_dict() for tool in skill.tools), fileset.allowed)
     members: Members = {f"{skill.name}/.skillpack/manifest.json": (manifest.to_bytes(), False)}
     for walked, record in zip(fileset.files, records, strict=True):
         data = (Path(fileset.root) / walked.disk_path).read_bytes()

@@ -107,7 +107,38 @@ def test_load_imports_blake3_but_no_yaml_until_a_skill_md_is_read(tmp_path: Path
     assert "blake3" in loaded
     assert not loaded & {"yaml", "click", "pathspec", "skillpack.build.fileset",
                          "skillpack.skillmd.skill"}
-    assert "yaml" in modules_after(load + "\nb['waitlist'].description")
+    assert "yaml" not in modules_after(load + "\nb['waitlist'].description")
+
+
+#: Every runtime call a deployment makes, each run alone in a fresh interpreter.
+RUNTIME_CALLS = {
+    "catalog": "b.catalog()",
+    "catalog_text": "b.catalog_text()",
+    "load_skill": "b.load_skill('waitlist')",
+    "read_skill_resource": "b.read_skill_resource('waitlist', 'data/waitlist.csv')",
+    "tools": "b['waitlist'].tools",
+    "programs": "b['waitlist'].programs",
+    "manifest": "b['waitlist'].manifest",
+    "tool_definitions": "rt.tool_definitions(b['waitlist'], 'anthropic')",
+    "compile": "rt.compile(b['waitlist'])",
+    "resolve": "rt.resolve(b['waitlist'], '{\"tool\": \"list\", \"args\": {}}')",
+    "verify_all": "b.verify_all()",
+}
+
+
+@pytest.mark.parametrize("call", sorted(RUNTIME_CALLS))
+def test_every_runtime_call_imports_the_standard_library_and_blake3_only(
+        tmp_path: Path, call: str) -> None:
+    from test_runtime import build_bundle
+
+    bundle = tmp_path / "fixtures.bundle"
+    bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
+    code = (f"import skillpack.runtime as rt\n"
+            f"b = rt.load(open({str(bundle)!r}, 'rb').read())\n"
+            f"{RUNTIME_CALLS[call]}")
+    outside = {m.split(".")[0] for m in modules_after(code)} - set(sys.stdlib_module_names)
+    assert outside <= {"skillpack", "blake3", "_blake3", "__editable___skillpack_0_1_0_finder",
+                       "__main__", "_distutils_hack"}, outside
 
 
 def test_every_public_name_is_reachable_whatever_was_imported_first() -> None:

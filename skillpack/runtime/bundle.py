@@ -226,12 +226,13 @@ def _as_view(data: Any, source: str) -> memoryview:
 
 
 def load(
-    data: bytes | bytearray | memoryview, *, expect: Mapping[str, Any] | None = None,
+    data: bytes | bytearray | memoryview, *, expect: Mapping[str, Any] | bytes | None = None,
     source: str = "<bytes>", lazy: bool = False,
 ) -> Bundle:
     """Load a bundle or a single `.skill` archive from its bytes and check it (see above).
 
-    `expect` pins approved digests: name -> digest, or a lock file's content. A skill whose
+    `expect` pins approved digests: name -> digest, a lock file's content, or its bytes (as
+    read from ``skills.lock``). A skill whose
     digest differs, that is missing, or that `expect` does not list is refused. `source`
     names the input in messages. With `lazy`, each skill's manifest and members are checked
     when it is first used rather than now. Raises `ArchiveError`, `FormatVersionError` or

@@ -258,9 +258,16 @@ def _check_members(
     return files
 
 
-def approved_digests(expect: Mapping[str, Any], source: str) -> dict[str, str]:
+def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str, str]:
     """Approved digests by name, from a name -> digest mapping or a lock file's content
-    (``{"skills": {name: {"digest": ...}}}``, or a list of ``{"name", "digest"}``)."""
+    (``{"skills": {name: {"digest": ...}}}``, or a list of ``{"name", "digest"}``), decoded
+    or as the lock file's bytes (read without importing `json`)."""
+    if isinstance(expect, bytes | bytearray | memoryview):
+        try:
+            expect = load_json(str(expect, "utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise IntegrityError(f"expect: the lock file given is not UTF-8 JSON: {exc}",
+                                 path=source, hint="pass the bytes of a skills.lock") from None
     if not isinstance(expect, Mapping):
         raise IntegrityError(f"expect must map skill names to digests, not "
                              f"{type(expect).__name__}", path=source)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 
 from skillpack.errors import IntegrityError, ResourceError, SkillError
+from skillpack.skillmd.frontmatter_reader import FrontmatterText, read_frontmatter
 from skillpack.spec.manifest import Manifest, ManifestFields
 from skillpack.spec.paths import SKILL_MD
 from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
@@ -129,8 +130,8 @@ class Resource:
 class LoadedSkill:
     """A skill of a loaded bundle or archive. Built by :func:`skillpack.runtime.load` only."""
 
-    __slots__ = ("_files", "_manifest", "_parsed", "_programs", "_resources", "_verified",
-                 "_view", "digest", "name", "source")
+    __slots__ = ("_checked", "_files", "_front", "_manifest", "_parsed", "_programs",
+                 "_resources", "_verified", "_view", "digest", "name", "source")
 
     def __init__(
         self, manifest: Manifest | ManifestFields, view: memoryview,
@@ -145,6 +146,8 @@ class LoadedSkill:
         self._verified: set[str] = set()
         self._resources: dict[str, Resource] = {}
         self._parsed: Skill | None = None
+        self._front: FrontmatterText | None = None
+        self._checked = False  # whether the manifest's fields were checked against SKILL.md
         self._programs: tuple[Program, ...] | None = None
 
     @property
@@ -153,8 +156,9 @@ class LoadedSkill:
         and its description, programs, tools and allowances against what the verified
         SKILL.md and files give (on first use; any difference raises `IntegrityError`)."""
         manifest = self._manifest
-        if isinstance(manifest, ManifestFields):
-            built = Manifest.from_fields(manifest)
+        if not self._checked:
+            built = (Manifest.from_fields(manifest) if isinstance(manifest, ManifestFields)
+                     else manifest)
             differ = self.manifest_differences(built)
             if differ:
                 raise IntegrityError(
@@ -163,6 +167,8 @@ class LoadedSkill:
                     "SKILL.md and files give: the manifest was altered", path=self.source,
                     hint="do not use this bundle; rebuild it or fetch it again")
             manifest = self._manifest = built
+            self._checked = True
+        assert isinstance(manifest, Manifest)
         return manifest
 
     def manifest_differences(self, manifest: Manifest) -> list[str]:
@@ -257,13 +263,10 @@ class LoadedSkill:
 
     # -- what SKILL.md says -----------------------------------------------------------------
 
-    @property
-    def skill(self) -> Skill:
-        """The parsed, verified SKILL.md: the same `Skill` a folder would give (no workdir)."""
-        if self._parsed is None:
-            # cold path: the SKILL.md parser (YAML, `re`, dataclasses) only when one is read
-            from skillpack.skillmd.skill import parse_skill
-
+    def _frontmatter(self) -> FrontmatterText:
+        """The verified SKILL.md's frontmatter, read without YAML: exactly what the build side
+        reads, or refused (never guessed); its name must be the skill's folder name."""
+        if self._front is None:
             where = f"{self.name}/{SKILL_MD}"
             raw = self._serve(SKILL_MD)
             try:
@@ -271,22 +274,50 @@ class LoadedSkill:
             except UnicodeDecodeError as exc:
                 raise SkillError(f"SKILL.md is not valid UTF-8 (byte {exc.start})",
                                  path=where) from None
-            parsed = parse_skill(text, file=where)
-            if parsed.name != self.name:
+            front = read_frontmatter(text)
+            if front is None:
                 raise IntegrityError(
-                    f"skill '{self.name}': its SKILL.md names it {parsed.name!r}; the bundle "
+                    f"skill '{self.name}': its SKILL.md frontmatter uses YAML beyond what the "
+                    "runtime reads exactly, so nothing of it is shown", path=self.source,
+                    hint="use plain keys, plain or quoted scalars, lists and block scalars "
+                    "(docs/RUNTIME.md, 'What SKILL.md says'), then pack again")
+            data = front.data
+            name = data.get("name") if "name" in data else data.get("skill")
+            named = name.strip() if isinstance(name, str) else ""
+            if named != self.name or ("name" in data and "skill" in data
+                                      and data["name"] != data["skill"]):
+                raise IntegrityError(
+                    f"skill '{self.name}': its SKILL.md names it {named!r}; the bundle "
                     "and the manifest call it by its folder's name", path=self.source,
                     hint="rebuild the bundle from the skill; do not edit bundles by hand")
-            self._parsed = parsed
+            self._front = front
+        return self._front
+
+    @property
+    def skill(self) -> Skill:
+        """The parsed, verified SKILL.md: the same `Skill` a folder would give (no workdir),
+        from the frontmatter `_frontmatter` read (no YAML)."""
+        if self._parsed is None:
+            front = self._frontmatter()
+            # cold path: the body's tool fences (`re`, dataclasses) only when they are asked for
+            from skillpack.skillmd.frontmatter import Frontmatter
+            from skillpack.skillmd.skill import parse_skill
+
+            self._parsed = parse_skill(
+                "", file=f"{self.name}/{SKILL_MD}",
+                front=Frontmatter(front.data, {}, front.body, front.body_line))
         return self._parsed
 
     @property
     def description(self) -> str:
-        return self.skill.description
+        """The description of the verified SKILL.md (what a catalog shows)."""
+        value = self._frontmatter().data.get("description")
+        return value if isinstance(value, str) else ""
 
     @property
     def body(self) -> str:
-        return self.skill.body
+        """The markdown body of the verified SKILL.md."""
+        return self._frontmatter().body
 
     @property
     def rendered(self) -> str:

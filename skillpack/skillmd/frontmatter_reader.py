@@ -1,6 +1,6 @@
 """Read a SKILL.md's frontmatter without YAML: the runtime's exact, refusing reader.
 
-The build side parses frontmatter with PyYAML's failsafe loader (`skillpack.frontmatter`):
+The build side parses frontmatter with PyYAML's failsafe loader (`skillpack.skillmd.frontmatter`):
 every scalar a string, sequences lists, mappings dicts, duplicate keys, anchors, aliases and
 tags refused. The runtime must not import PyYAML, so it reads frontmatter here, and only
 the subset of YAML that real SKILL.md files use, each construct read exactly as the build
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "FrontmatterText", "read_frontmatter",
            "read_yaml"]
 
-#: As `skillpack.frontmatter.MAX_FRONTMATTER_BYTES` (a test keeps them equal; that module
+#: As `skillpack.skillmd.frontmatter.MAX_FRONTMATTER_BYTES` (a test keeps them equal; that module
 #: imports `dataclasses` and `typing`, which the cold path cannot afford).
 MAX_FRONTMATTER_BYTES = 64 * 1024
 
@@ -66,10 +66,11 @@ _BAD_SEQUENCES = (b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbf\xbe", b"\xef\xbf\
 
 
 class FrontmatterText:
-    """A SKILL.md read: its frontmatter ``data`` (as `skillpack.frontmatter.Frontmatter.data`),
-    the markdown ``body`` after the closing ``---`` (copied out of the text only when asked
-    for: a catalog needs the frontmatter alone) and the file line ``body_line`` it starts on
-    (as `Frontmatter.body` and `Frontmatter.body_line`)."""
+    """A SKILL.md read: its frontmatter ``data`` (as
+    `skillpack.skillmd.frontmatter.Frontmatter.data`), the markdown ``body`` after the closing
+    ``---`` (copied out of the text only when asked for: a catalog needs the frontmatter
+    alone) and the file line ``body_line`` it starts on (as `Frontmatter.body` and
+    `Frontmatter.body_line`)."""
 
     __slots__ = ("_body_start", "_closing", "_start", "_text", "data")
 
@@ -105,7 +106,7 @@ class _Refused(Exception):
 
 def read_frontmatter(source: str) -> FrontmatterText | None:
     """Split a SKILL.md text and read its frontmatter as the build side does
-    (`skillpack.skill.parse_skill`: `normalise_text`, then `split_frontmatter`).
+    (`skillpack.skillmd.skill.parse_skill`: `normalise_text`, then `split_frontmatter`).
 
     Returns None when the build side would refuse the frontmatter or when it uses YAML this
     reader does not read (see the module's docstring): the caller refuses the skill then.

@@ -25,7 +25,7 @@ from typing import Any
 
 from skillpack.errors import Problem, SkillError
 from skillpack.skillmd.fences import parse_body
-from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
+from skillpack.skillmd.frontmatter import Frontmatter, normalise_text, split_frontmatter
 from skillpack.skillmd.tools import Tool
 
 __all__ = ["ALLOW_SECRETS_KEY", "Skill", "parse_skill",
@@ -93,10 +93,12 @@ def split_entries(
     return _ENTRY_TOKEN.findall(value)
 
 
-def parse_skill(source: str, *, file: str | None = None, workdir: str | None = None) -> Skill:
-    """Parse the text of a SKILL.md. ``workdir`` (the skill folder) enables include checks."""
-    text = normalise_text(source)
-    front = split_frontmatter(text, file=file)
+def parse_skill(source: str, *, file: str | None = None, workdir: str | None = None,
+                front: Frontmatter | None = None) -> Skill:
+    """Parse the text of a SKILL.md. ``workdir`` (the skill folder) enables include checks.
+    ``front`` is its frontmatter when already read (the runtime reads it without YAML)."""
+    if front is None:
+        front = split_frontmatter(normalise_text(source), file=file)
     data, lines = front.data, front.lines
     problems: list[Problem] = []
 

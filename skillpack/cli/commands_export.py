@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import click
 
@@ -120,9 +121,9 @@ def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> None:
         if as_json:
             echo_json({"ok": True, "output": "-", "skills": skills, "result": result})
         else:
-            stdout = click.get_binary_stream("stdout")
-            stdout.write(data)
-            stdout.flush()
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
         return
     if as_json:
         echo_json({"ok": True, "output": out_file, "sha256": exports_sha256(data),

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests._registry import Registry, need, serve, which
+from _registry import Registry, need, serve, which
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _registry import Registry, free_port, run_skopeo, serve
 
 import skillpack
 from skillpack.build import oci
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
-from tests._registry import Registry, free_port, run_skopeo, serve
 from tests.conftest import FIXTURES, REPO, write_skill
 
 registry = pytest.mark.registry

@@ -256,6 +256,17 @@ def test_export_mcp_to_a_file_and_json(tmp_path: Path) -> None:
     assert doc["ok"] is True and doc["result"] == json.loads(stdout)
 
 
+def test_export_mcp_from_a_bundle_and_an_archive_is_the_same(tmp_path: Path) -> None:
+    many = with_files(tmp_path)
+    bundle = tmp_path / "b.bundle"
+    assert cli("bundle", many, NOTES, "-o", bundle).exit_code == 0
+    [archive] = pack(many, tmp_path / "packed")
+    from_folders = cli("export", "mcp", NOTES, many).stdout_bytes
+    assert json.loads(from_folders)["skills"][1]["frontmatter"]["name"] == "with-files"
+    assert cli("export", "mcp", bundle).stdout_bytes == from_folders
+    assert cli("export", "mcp", NOTES, archive, many).stdout_bytes == from_folders  # listed once
+
+
 def test_export_mcp_refuses_a_hard_skill_frontmatter(tmp_path: Path) -> None:
     out = tmp_path / "skills.json"
     doc = failure(cli("export", "mcp", NOTES, WAITLIST, "-o", out, "--json"))

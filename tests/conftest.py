@@ -20,11 +20,12 @@ from __future__ import annotations
 import errno
 import os
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _registry import Registry, need, serve, which
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -226,3 +227,19 @@ def twins(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def rich(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One `rich_skill` named ``rich`` (do not change it: copy it first)."""
     return rich_skill(tmp_path_factory.mktemp("rich") / "rich")
+
+
+@pytest.fixture(scope="session")
+def reg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    """One real registry for the session (tests/_registry.py); skips without one."""
+    with serve(tmp_path_factory.mktemp("registry")) as running:
+        yield running
+
+
+@pytest.fixture
+def skopeo() -> str:
+    """The path of the `skopeo` binary; skips without it."""
+    path = which("skopeo")
+    need("skopeo", path is not None)
+    assert path is not None
+    return path

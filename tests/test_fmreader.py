@@ -26,8 +26,8 @@ from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from skillpack.skillmd import frontmatter
 from skillpack.errors import SkillError
+from skillpack.skillmd import frontmatter
 from skillpack.skillmd import frontmatter_reader as reader
 from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
 from skillpack.skillmd.frontmatter_reader import read_frontmatter, read_yaml

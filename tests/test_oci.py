@@ -9,181 +9,24 @@ unless SKILLPACK_REQUIRE_REGISTRY=1, which makes a missing piece a failure (CI s
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _registry import Registry, free_port, run_skopeo, serve
 
 import skillpack
 from skillpack.build import oci
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
 from tests.conftest import FIXTURES, REPO, write_skill
 
-REQUIRED = os.environ.get("SKILLPACK_REQUIRE_REGISTRY") == "1"
 registry = pytest.mark.registry
-
-
-def _need(what: str, present: bool) -> None:
-    if present:
-        return
-    if REQUIRED:
-        pytest.fail(f"{what} is missing and SKILLPACK_REQUIRE_REGISTRY=1")
-    pytest.skip(f"{what} is not installed (apt-get install docker-registry skopeo; "
-                "pip install 'skillpack[oci]')")
-
-
-def _which(name: str) -> str | None:
-    return shutil.which(name) or (f"/usr/bin/{name}" if os.path.exists(f"/usr/bin/{name}")
-                                  else None)
-
-
-def _has_oras() -> bool:
-    try:
-        import oras.provider  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@dataclass(frozen=True)
-class Registry:
-    host: str  # 127.0.0.1:PORT
-    storage: Path
-
-    def url(self, path: str) -> str:
-        return f"http://{self.host}/v2/{path}"
-
-    def blob_file(self, digest: str) -> Path:
-        hexa = digest.removeprefix("sha256:")
-        return (self.storage / "docker" / "registry" / "v2" / "blobs" / "sha256" / hexa[:2]
-                / hexa / "data")
-
-    def tags(self, repo: str) -> list[str]:
-        try:
-            with urllib.request.urlopen(self.url(f"{repo}/tags/list")) as resp:
-                return sorted(json.load(resp).get("tags") or [])
-        except urllib.error.HTTPError as err:
-            if err.code == 404:  # the repository does not exist
-                return []
-            raise
-
-    def put_blob(self, repo: str, data: bytes) -> str:
-        """Upload a blob with plain HTTP (monolithic POST then PUT); return its digest."""
-        digest = oci.sha256_digest(data)
-        req = urllib.request.Request(self.url(f"{repo}/blobs/uploads/"), method="POST",
-                                     data=b"")
-        with urllib.request.urlopen(req) as resp:
-            location = resp.headers["Location"]
-        if not location.startswith("http"):
-            location = f"http://{self.host}{location}"
-        sep = "&" if "?" in location else "?"
-        req = urllib.request.Request(f"{location}{sep}digest={digest}", method="PUT", data=data,
-                                     headers={"Content-Type": "application/octet-stream"})
-        with urllib.request.urlopen(req) as resp:
-            assert resp.status == 201
-        return digest
-
-    def put_manifest(self, repo: str, tag: str, manifest: bytes) -> None:
-        req = urllib.request.Request(self.url(f"{repo}/manifests/{tag}"), method="PUT",
-                                     data=manifest,
-                                     headers={"Content-Type": oci.MANIFEST_MEDIA_TYPE})
-        with urllib.request.urlopen(req) as resp:
-            assert resp.status == 201
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _serve(root: Path, htpasswd: Path | None = None) -> Iterator[Registry]:
-    """Run `docker-registry serve` on 127.0.0.1 and a free port, storage under ``root``."""
-    binary = _which("docker-registry")
-    _need("docker-registry (Debian package docker-registry)", binary is not None)
-    _need("the oras library", _has_oras())
-    assert binary is not None
-    storage = root / "storage"
-    port = _free_port()
-    auth = "" if htpasswd is None else textwrap.dedent(f"""\
-        auth:
-          htpasswd:
-            realm: skillpack-test
-            path: {htpasswd}
-        """)
-    config = root / "config.yml"
-    config.write_text(textwrap.dedent(f"""\
-        version: 0.1
-        log:
-          level: error
-          accesslog:
-            disabled: true
-        storage:
-          filesystem:
-            rootdirectory: {storage}
-          delete:
-            enabled: true
-        http:
-          addr: 127.0.0.1:{port}
-        """) + auth, encoding="utf-8")
-    log = (root / "registry.log").open("wb")
-    proc = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=log)
-    try:
-        for _ in range(200):  # up to about 10 s for it to listen
-            if proc.poll() is not None:
-                pytest.fail(f"docker-registry exited: {(root / 'registry.log').read_text()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
-                    break
-            except urllib.error.HTTPError:  # 401: it is up, and asks for a login
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("docker-registry did not answer /v2/")
-        yield Registry(f"127.0.0.1:{port}", storage)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-
-@pytest.fixture(scope="session")
-def reg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
-    with _serve(tmp_path_factory.mktemp("registry")) as running:
-        yield running
-
-
-@pytest.fixture
-def skopeo() -> str:
-    path = _which("skopeo")
-    _need("skopeo", path is not None)
-    assert path is not None
-    return path
-
-
-def _skopeo(binary: str, *args: str) -> bytes:
-    done = subprocess.run([binary, *args], capture_output=True, check=False)
-    assert done.returncode == 0, done.stderr.decode()
-    return done.stdout
 
 
 def _packed(folder: Path, out: Path) -> bytes:
@@ -314,15 +157,15 @@ def test_without_oras_push_says_what_to_install(tmp_path: Path) -> None:
 
 # --- the image layout, read by skopeo ----------------------------------------------------
 
-def test_layout_is_read_by_skopeo(tmp_path: Path, skopeo: str) -> None:
+def test_layout_is_read_byrun_skopeo(tmp_path: Path, skopeo: str) -> None:
     data = _packed(WAITLIST, tmp_path / "a")
     art = oci.artifact_from_bytes(data)
     (tmp_path / "layout").mkdir()  # an empty folder is taken
     refs = oci.write_layout([art], tmp_path / "layout")
     assert refs == {art.ref_name: art.manifest_digest}
-    raw = _skopeo(skopeo, "inspect", "--raw", f"oci:{tmp_path / 'layout'}:{art.ref_name}")
+    raw = run_skopeo(skopeo, "inspect", "--raw", f"oci:{tmp_path / 'layout'}:{art.ref_name}")
     assert raw == art.manifest
-    _skopeo(skopeo, "copy", f"oci:{tmp_path / 'layout'}:{art.ref_name}",
+    run_skopeo(skopeo, "copy", f"oci:{tmp_path / 'layout'}:{art.ref_name}",
             f"dir:{tmp_path / 'copy'}")
     layer_hex = json.loads(art.manifest)["layers"][0]["digest"].removeprefix("sha256:")
     assert (tmp_path / "copy" / layer_hex).read_bytes() == data
@@ -339,7 +182,7 @@ def test_push_then_pull_by_tag_and_by_digest(reg: Registry, tmp_path: Path,
     pushed = oci.push(art, f"{reg.host}/skills/waitlist:v1", plain_http=True)
     assert pushed.manifest_digest == art.manifest_digest
     assert "v1" in reg.tags("skills/waitlist")
-    raw = _skopeo(skopeo, "inspect", "--raw", "--tls-verify=false",
+    raw = run_skopeo(skopeo, "inspect", "--raw", "--tls-verify=false",
                   f"docker://{reg.host}/skills/waitlist:v1")
     assert raw == art.manifest  # the registry holds our exact bytes
     by_tag = oci.pull(f"{reg.host}/skills/waitlist:v1", tmp_path / "tag", plain_http=True)
@@ -497,7 +340,7 @@ def test_a_failed_push_leaves_no_tag(reg: Registry, tmp_path: Path) -> None:
 def test_a_registry_that_is_down_fails_fast(tmp_path: Path, reg: Registry) -> None:
     art = oci.artifact_from_bytes(_packed(WAITLIST, tmp_path / "a"))
     with pytest.raises(SkillpackError, match="cannot reach the registry"):
-        oci.push(art, f"127.0.0.1:{_free_port()}/skills/x:v1", plain_http=True)
+        oci.push(art, f"127.0.0.1:{free_port()}/skills/x:v1", plain_http=True)
 
 
 # bcrypt of the test password, as htpasswd files hold it (built in pieces: no secret here)
@@ -514,7 +357,7 @@ def test_credentials_come_from_the_docker_config_and_are_never_shown(
     (tmp_path / "htpasswd").write_text(f"{_USER}:{hashed}\n", encoding="utf-8")
     art = oci.artifact_from_bytes(_packed(WAITLIST, tmp_path / "a"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.docker/config.json
-    with _serve(tmp_path, tmp_path / "htpasswd") as locked:
+    with serve(tmp_path, tmp_path / "htpasswd") as locked:
         ref = f"{locked.host}/skills/private:v1"
         monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "nobody"))
         with pytest.raises(SkillpackError, match="asks for a login"):

@@ -1,0 +1,78 @@
+"""Failures as one JSON document, for the commands whose `--json` covers failure too.
+
+`json_errors(as_json)` is `errors_exit` with a JSON branch: with ``as_json`` a
+`SkillpackError` (or a usage error raised by the command itself) is printed to stdout as
+``{"ok": false, "error": ..., "hint": ..., "problems": [...]}`` and the command ends with
+the exit code `skillpack.cli._common.exit_code` gives it; without it the error is printed
+as every other command prints it. Each problem has ``severity``, ``code``, ``message``,
+``file`` and ``line``; an error that carries no problems becomes one, its code named for
+the error's kind (`error_code`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from skillpack.cli._common import echo_json, errors_exit, exit_code
+from skillpack.errors import (
+    ArchiveError,
+    FormatVersionError,
+    IntegrityError,
+    Problem,
+    RefusedError,
+    ResourceError,
+    SkillError,
+    SkillpackError,
+    WriteError,
+)
+
+__all__ = ["error_code", "failure_document", "json_errors"]
+
+# most specific first: FormatVersionError is an ArchiveError
+_CODES: tuple[tuple[type[SkillpackError], str], ...] = (
+    (FormatVersionError, "format-version"),
+    (ArchiveError, "archive"),
+    (IntegrityError, "integrity"),
+    (RefusedError, "refused"),
+    (SkillError, "invalid-skill"),
+    (ResourceError, "resource"),
+    (WriteError, "write"),
+)
+
+
+def error_code(err: SkillpackError) -> str:
+    """A stable code for an error that carries no problem of its own."""
+    for kind, code in _CODES:
+        if isinstance(err, kind):
+            return code
+    return "error"
+
+
+def failure_document(err: SkillpackError | click.UsageError) -> dict[str, Any]:
+    """What `--json` prints when a command fails."""
+    if isinstance(err, click.UsageError):
+        problem = Problem("error", "usage", err.format_message())
+        return {"ok": False, "error": err.format_message(), "hint": None,
+                "problems": [problem.to_dict()]}
+    problems = list(err.problems) or [
+        Problem("error", error_code(err), err.message, err.path, err.line)]
+    return {"ok": False, "error": str(err), "hint": err.hint,
+            "problems": [p.to_dict() for p in problems]}
+
+
+@contextmanager
+def json_errors(as_json: bool) -> Iterator[None]:
+    """Print a failure as JSON (``as_json``) or as text, and end with its exit code."""
+    if not as_json:
+        with errors_exit():
+            yield
+        return
+    try:
+        yield
+    except (SkillpackError, click.UsageError) as err:
+        echo_json(failure_document(err))
+        raise SystemExit(exit_code(err)) from None

@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "SkillError": "skillpack.errors",
     "RefusedError": "skillpack.errors",
     "ArchiveError": "skillpack.errors",
+    "ArgumentError": "skillpack.errors",
     "FormatVersionError": "skillpack.errors",
     "IntegrityError": "skillpack.errors",
     "ResourceError": "skillpack.errors",
@@ -113,6 +114,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.build.verify import verify_target as verify_target
     from skillpack.build.walk import walk as walk
     from skillpack.errors import ArchiveError as ArchiveError
+    from skillpack.errors import ArgumentError as ArgumentError
     from skillpack.errors import FormatVersionError as FormatVersionError
     from skillpack.errors import IntegrityError as IntegrityError
     from skillpack.errors import Problem as Problem

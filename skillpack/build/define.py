@@ -143,8 +143,7 @@ def yaml_quote(text: str) -> str:
             out.append("\\n")
         elif ch == "\t":
             out.append("\\t")
-        elif (0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF and code not in (0x2028, 0x2029)
-              or 0xE000 <= code <= 0xFFFD and code != 0xFEFF or code >= 0x10000):
+        elif _plain(code):
             out.append(ch)
         elif code <= 0xFF:
             out.append(f"\\x{code:02x}")
@@ -152,6 +151,15 @@ def yaml_quote(text: str) -> str:
             out.append(f"\\u{code:04x}")
     out.append('"')
     return "".join(out)
+
+
+def _plain(code: int) -> bool:
+    """Whether YAML takes the character as it is in a double-quoted scalar."""
+    if 0x20 <= code <= 0x7E or code >= 0x10000:
+        return True
+    if 0xA0 <= code <= 0xD7FF:
+        return code not in (0x2028, 0x2029)
+    return 0xE000 <= code <= 0xFFFD and code != 0xFEFF
 
 
 def _skill_md(name: str, description: str, instructions: str, license: str | None,

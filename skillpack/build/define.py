@@ -343,7 +343,8 @@ def define_skill(
         problems.extend(p for p in validate_skill(skill) if p.severity == "error")
     if problems or skill is None:
         first = problems[0].message if problems else "it is invalid"
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        extra = len(problems) - 1
+        more = f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else ""
         raise SkillError(f"skill {name_text!r} cannot be defined: {first}{more}", path=file,
                          problems=problems, hint="fix each problem listed, then define it again")
     skill_md = DefinedFile(SKILL_MD, text.encode("utf-8"))

@@ -7,6 +7,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import make_tree
@@ -35,6 +36,10 @@ def own_tempdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     return folder
+
+
+def restricted_to(*tools: str) -> frozenset[str]:
+    return frozenset({*tools, "load_skill", "read_skill_resource"})
 
 
 def demo() -> DefinedSkill:
@@ -159,8 +164,7 @@ def test_write_bundle_takes_defined_skills_and_folders_together(
     assert os.listdir(own_tempdir) == []
     loaded = rt.load(made.path.read_bytes())
     assert loaded["release-helper"].file("docs/style.md").text() == "Keep it short.\n"
-    assert loaded.permitted_tools(["release-helper"]) == {
-        "Read", "Bash", "load_skill", "read_skill_resource"}
+    assert loaded.permitted_tools(["release-helper"]) == restricted_to("Read", "Bash")
     assert loaded.permits(["release-helper"], "Bash", ["git", "log"])
 
 
@@ -228,11 +232,11 @@ def test_every_problem_is_reported_at_once() -> None:
 
 
 def test_arguments_of_the_wrong_type_are_refused() -> None:
-    ok = {"name": "typed", "description": "Typed.", "instructions": "x\n"}
+    ok: dict[str, Any] = {"name": "typed", "description": "Typed.", "instructions": "x\n"}
     with pytest.raises(ArgumentError, match="name is a string, not int"):
-        define_skill(**{**ok, "name": 3})  # type: ignore[arg-type]
+        define_skill(**{**ok, "name": 3})
     with pytest.raises(ArgumentError, match="allowed_tools is a list"):
-        define_skill(**ok, allowed_tools="Read")  # type: ignore[arg-type]
+        define_skill(**ok, allowed_tools="Read")
     with pytest.raises(ArgumentError, match="an allowed_tools entry is a string"):
         define_skill(**ok, allowed_tools=[1])  # type: ignore[list-item]
     with pytest.raises(ArgumentError, match="resource 'x' is text or bytes"):

@@ -17,6 +17,11 @@ from skillpack.errors import ArgumentError, ResourceError, SkillpackError
 from skillpack.runtime.policy import Rule, parse_entry
 
 
+def restricted_to(*tools: str) -> frozenset[str]:
+    """A permitted set: `tools` and the framework's own."""
+    return frozenset({*tools, "load_skill", "read_skill_resource"})
+
+
 def skill_md(name: str, description: str, allowed: str | None = None) -> str:
     front = f"name: {name}\ndescription: {description}\n"
     if allowed is not None:
@@ -52,22 +57,20 @@ def test_a_restricting_skill_permits_its_tools_and_the_framework_s_only(
     assert not bundle.permits(["lookup-only"], "Write")
     assert bundle.permits(["lookup-only"], "load_skill")
     assert bundle.permits(["lookup-only"], "read_skill_resource")
-    assert bundle.permitted_tools(["lookup-only"]) == {"lookup", "load_skill",
-                                                       "read_skill_resource"}
+    assert bundle.permitted_tools(["lookup-only"]) == restricted_to("lookup")
 
 
 def test_a_skill_that_declares_nothing_neither_restricts_nor_widens(bundle: rt.Bundle) -> None:
     assert bundle.permitted_tools(["free"]) is None
     assert bundle.permits(["free"], "Anything")
     # A restricts to lookup, B declares nothing: A+B still restricts to lookup
-    assert bundle.permitted_tools(["lookup-only", "free"]) == {
-        "lookup", "load_skill", "read_skill_resource"}
+    assert bundle.permitted_tools(["lookup-only", "free"]) == restricted_to("lookup")
     assert not bundle.permits(["free", "lookup-only"], "Write")
 
 
 def test_two_restricting_skills_give_the_union_not_the_intersection(bundle: rt.Bundle) -> None:
     tools = bundle.permitted_tools(["lookup-only", "git-reader"])
-    assert tools == {"lookup", "Read", "Bash", "load_skill", "read_skill_resource"}
+    assert tools == restricted_to("lookup", "Read", "Bash")
     assert bundle.permits(["lookup-only", "git-reader"], "lookup")
     assert bundle.permits(["lookup-only", "git-reader"], "Read")
     assert not bundle.permits(["lookup-only", "git-reader"], "Write")
@@ -83,17 +86,14 @@ def test_no_active_skill_or_only_unrestricted_ones_permit_everything(bundle: rt.
 def test_an_empty_allowed_tools_is_read_as_no_restriction(bundle: rt.Bundle) -> None:
     assert bundle["empty"].skill.allowed_tools == ()
     assert bundle.permitted_tools(["empty"]) is None
-    assert bundle.permitted_tools(["empty", "lookup-only"]) == {
-        "lookup", "load_skill", "read_skill_resource"}
+    assert bundle.permitted_tools(["empty", "lookup-only"]) == restricted_to("lookup")
 
 
 def test_both_written_forms_are_read(bundle: rt.Bundle) -> None:
     assert bundle["git-reader"].skill.allowed_tools == ("Read", "Bash(git:*)")
-    assert bundle.permitted_tools(["git-reader"]) == {"Read", "Bash", "load_skill",
-                                                      "read_skill_resource"}
+    assert bundle.permitted_tools(["git-reader"]) == restricted_to("Read", "Bash")
     assert bundle["listed"].skill.allowed_tools == ("Write", "Bash(git status)", "Bash(jq *)")
-    assert bundle.permitted_tools(["listed"]) == {"Write", "Bash", "load_skill",
-                                                  "read_skill_resource"}
+    assert bundle.permitted_tools(["listed"]) == restricted_to("Write", "Bash")
     assert bundle.permits(["listed"], "Write")
     assert not bundle.permits(["listed"], "Read")
 
@@ -164,7 +164,7 @@ def test_a_tool_or_command_of_the_wrong_type_is_refused(bundle: rt.Bundle) -> No
 
 def test_one_name_given_as_a_string_is_refused(bundle: rt.Bundle) -> None:
     with pytest.raises(ArgumentError, match="takes a list of skill names, not one string"):
-        bundle.permits("git-reader", "Read")  # type: ignore[arg-type]
+        bundle.permits("git-reader", "Read")
     with pytest.raises(ArgumentError, match="not NoneType"):
         bundle.permitted_tools(None)  # type: ignore[arg-type]
 
@@ -267,7 +267,7 @@ def test_a_single_archive_serves_all_three(tmp_path: Path) -> None:
     [archive] = pack([folder], tmp_path / "out")
     loaded = rt.load(archive.read_bytes())
     assert loaded.set_digest(["lone"]) == loaded.digest
-    assert loaded.permitted_tools(["lone"]) == {"Read", "load_skill", "read_skill_resource"}
+    assert loaded.permitted_tools(["lone"]) == restricted_to("Read")
     assert loaded.catalog_update([], ["lone"]).endswith(loaded.catalog_text())
 
 
@@ -275,3 +275,12 @@ def test_a_lazy_bundle_answers_the_same(tmp_path: Path, bundle: rt.Bundle) -> No
     lazy = rt.load((tmp_path / "all.bundle").read_bytes(), lazy=True)
     assert lazy.set_digest(lazy.names) == bundle.digest
     assert lazy.permitted_tools(["git-reader"]) == bundle.permitted_tools(["git-reader"])
+
+
+def test_the_policy_module_is_cold_start_safe() -> None:
+    from test_runtime_guard import COLD_FORBIDDEN, modules_without_site
+
+    loaded = modules_without_site("import skillpack.runtime.policy")
+    assert "skillpack.runtime.policy" in loaded
+    assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
+    assert "skillpack.runtime.policy" not in modules_without_site("import skillpack.runtime")

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_tree
+from conftest import CORPUS_SKILLS, make_tree
 
 import skillpack
 import skillpack.runtime as rt
 from skillpack.build.check import check_skill
 from skillpack.build.define import DefinedSkill, define_skill, yaml_quote
+from skillpack.build.load import parse_skill_file
 from skillpack.errors import ArgumentError, SkillError, WriteError
 from skillpack.skillmd.frontmatter import split_frontmatter
 from skillpack.skillmd.skill import parse_skill
@@ -251,3 +252,29 @@ def test_it_is_exported() -> None:
     assert skillpack.define_skill is define_skill
     assert skillpack.DefinedSkill is DefinedSkill
     assert {"define_skill", "DefinedSkill", "ArgumentError"} <= set(skillpack.__all__)
+
+
+@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+def test_every_corpus_skill_defined_in_code_reads_back_as_its_skill_md() -> None:
+    refused = 0
+    for folder in CORPUS_SKILLS:
+        original = parse_skill_file(folder)
+        errors = sorted(p.code for p in check_skill(folder).problems if p.severity == "error")
+        arguments: dict[str, Any] = {
+            "name": original.name, "description": original.description,
+            "instructions": original.body, "license": original.license,
+            "compatibility": original.compatibility,
+            "allowed_tools": list(original.allowed_tools) if original.allowed_tools else None}
+        if errors:  # the same rules refuse it, with the same codes
+            with pytest.raises(SkillError) as info:
+                define_skill(**arguments)
+            assert sorted(codes(info)) == errors, folder
+            refused += 1
+            continue
+        defined = define_skill(**arguments)
+        again = defined.skill
+        assert (again.name, again.description, again.body, again.license,
+                again.compatibility, again.allowed_tools, again.tools) == (
+            original.name, original.description, original.body, original.license,
+            original.compatibility, original.allowed_tools, original.tools), folder
+    assert refused < len(CORPUS_SKILLS) // 10

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_tree
+from conftest import CORPUS_SKILLS, make_tree
 
 import skillpack.runtime as rt
 from skillpack.build.bundle import write_bundle
@@ -284,3 +284,25 @@ def test_the_policy_module_is_cold_start_safe() -> None:
     assert "skillpack.runtime.policy" in loaded
     assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
     assert "skillpack.runtime.policy" not in modules_without_site("import skillpack.runtime")
+
+
+@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+def test_corpus_skills_restrict_to_what_their_allowed_tools_line_says(tmp_path: Path) -> None:
+    declaring: dict[str, tuple[str, ...]] = {}
+    for folder in CORPUS_SKILLS:
+        lines = (folder / "SKILL.md").read_text(encoding="utf-8").splitlines()
+        found = [line for line in lines if line.startswith("allowed-tools: ")]
+        if found and folder.name not in declaring:
+            declaring[folder.name] = tuple(found[0].removeprefix("allowed-tools: ").split())
+        if len(declaring) == 6:
+            break
+    assert len(declaring) == 6
+    chosen = [f for f in CORPUS_SKILLS if f.name in declaring]
+    chosen = [f for i, f in enumerate(chosen) if f.name not in {g.name for g in chosen[:i]}]
+    loaded = rt.load(write_bundle(chosen, tmp_path / "corpus.bundle").path.read_bytes())
+    for name, tools in declaring.items():
+        assert loaded.permitted_tools([name]) == restricted_to(*tools), name
+        assert not loaded.permits([name], "WebFetch")
+    first, second = list(declaring)[:2]
+    assert loaded.permitted_tools([first, second]) == restricted_to(
+        *declaring[first], *declaring[second])

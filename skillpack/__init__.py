@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "SkillError": "skillpack.errors",
     "RefusedError": "skillpack.errors",
     "ArchiveError": "skillpack.errors",
+    "ArgumentError": "skillpack.errors",
     "FormatVersionError": "skillpack.errors",
     "IntegrityError": "skillpack.errors",
     "ResourceError": "skillpack.errors",
@@ -35,6 +36,8 @@ _EXPORTS: dict[str, str] = {
     "CheckResult": "skillpack.build.check",
     "validate_skill": "skillpack.skillmd.validate",
     "check_skill": "skillpack.build.check",
+    "define_skill": "skillpack.build.define",
+    "DefinedSkill": "skillpack.build.define",
     # walk, digest, programs
     "FileSet": "skillpack.build.fileset",
     "LeftOut": "skillpack.build.fileset",
@@ -93,6 +96,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.build.bundle import write_bundle as write_bundle
     from skillpack.build.check import CheckResult as CheckResult
     from skillpack.build.check import check_skill as check_skill
+    from skillpack.build.define import DefinedSkill as DefinedSkill
+    from skillpack.build.define import define_skill as define_skill
     from skillpack.build.discover import find_skills as find_skills
     from skillpack.build.fileset import FileSet as FileSet
     from skillpack.build.fileset import LeftOut as LeftOut
@@ -113,6 +118,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.build.verify import verify_target as verify_target
     from skillpack.build.walk import walk as walk
     from skillpack.errors import ArchiveError as ArchiveError
+    from skillpack.errors import ArgumentError as ArgumentError
     from skillpack.errors import FormatVersionError as FormatVersionError
     from skillpack.errors import IntegrityError as IntegrityError
     from skillpack.errors import Problem as Problem

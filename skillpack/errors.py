@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ArchiveError",
+    "ArgumentError",
     "FormatVersionError",
     "IntegrityError",
     "Problem",
@@ -144,3 +145,8 @@ class ResourceError(SkillpackError, LookupError):
 
 class WriteError(SkillpackError, OSError):
     """An output (archive, bundle, lock file) could not be written; nothing was left behind."""
+
+
+class ArgumentError(SkillpackError, TypeError):
+    """A call was given an argument of the wrong type: a tool name that is not a string, a
+    command that is not a list of strings, one name where a list of names is expected."""

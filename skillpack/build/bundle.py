@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from skillpack.build.atomic import atomic_write, clean_stale_temps
+from skillpack.build.define import DefinedSkill, materialized
 from skillpack.build.members import Member, write_members
 from skillpack.build.pack import ARCHIVE_SUFFIX, PreparedSkill, prepare_many
 from skillpack.build.verify import verify_file
@@ -105,10 +106,23 @@ def _collect(paths: Iterable[str | os.PathLike[str]]) -> dict[str, _Found]:
     return skills
 
 
-def write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLike[str], *,
+def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
+                 dest: str | os.PathLike[str], *,
                  python_module: str | os.PathLike[str] | None = None) -> BundleResult:
-    """Bundle the skills under ``paths`` into ``dest`` (atomically); refuse all on any error."""
+    """Bundle the skills under ``paths`` into ``dest`` (atomically); refuse all on any error.
+    A path may be a skill defined in code (`skillpack.define_skill`), bundled as the folder
+    it writes would be."""
+    with materialized(paths) as (folders, labels):  # read from disk while writing: keep it
+        return _write_bundle(folders, dest, python_module, labels)
+
+
+def _write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLike[str],
+                  python_module: str | os.PathLike[str] | None,
+                  labels: dict[str, str]) -> BundleResult:
     skills = _collect(paths)
+    for name, found in skills.items():
+        if found.source in labels:
+            skills[name] = _Found(found.digest, labels[found.source], found.members)
     if not skills:
         raise SkillpackError("nothing to bundle", hint="give skill folders or .skill archives")
     digest, index = index_bytes([(name, found.digest) for name, found in skills.items()])

@@ -17,11 +17,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
 from skillpack.build.atomic import AtomicBatch
+from skillpack.build.define import DefinedSkill, materialized
 from skillpack.build.discover import find_skills
 from skillpack.build.fileset import FileSet
 from skillpack.build.load import parse_skill_file, require_valid, skill_fileset
@@ -192,15 +193,25 @@ def _as_problem(err: SkillpackError) -> tuple[Problem, ...]:
 PACK_KEEP_BYTES = 32 << 20
 
 
-def pack_skills(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
+def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
+                out_dir: str | os.PathLike[str], *,
                 progress: Progress | None = None) -> list[PackResult]:
     """Pack every skill under ``paths`` into ``out_dir``; see `pack`.
 
     Each skill is written, under a temp name, as soon as it is prepared, from the bytes its
     walk read and hashed (up to `PACK_KEEP_BYTES` a skill; larger files are streamed from
     disk and hashed again): each small file is read once, and one skill's files at a time are
-    held in memory. Nothing gets its final name until every skill has passed.
+    held in memory. Nothing gets its final name until every skill has passed. A skill defined
+    in code (`skillpack.define_skill`) is written to a temporary folder, packed from there,
+    and the folder removed: its archive is the one its written folder would give.
     """
+    with materialized(paths) as (folders_given, labels):
+        results = _pack_folders(folders_given, out_dir, progress)
+    return [replace(r, source=labels.get(r.source, r.source)) for r in results]
+
+
+def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
+                  progress: Progress | None) -> list[PackResult]:
     folders = _skill_folders(paths)
     out = Path(out_dir)
     made = not os.path.isdir(out)
@@ -259,15 +270,16 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
     return PackResult(item.name, item.digest, dest, True, item.source)
 
 
-def pack(paths: Iterable[str | os.PathLike[str]] | str | os.PathLike[str],
-         out_dir: str | os.PathLike[str]) -> list[Path]:
+def pack(paths: Iterable[str | os.PathLike[str] | DefinedSkill] | str | os.PathLike[str]
+         | DefinedSkill, out_dir: str | os.PathLike[str]) -> list[Path]:
     """Pack each skill found under ``paths`` into ``out_dir``; return the archive paths.
 
     Every skill is checked first; if any is invalid or refused, nothing is written (and if
     writing one fails, the archives this call created are removed). An archive that already
-    holds, byte for byte, what would be written is left as it is.
+    holds, byte for byte, what would be written is left as it is. A path may be a skill
+    defined in code (`skillpack.define_skill`).
     """
-    if isinstance(paths, str | os.PathLike):
+    if isinstance(paths, str | os.PathLike | DefinedSkill):
         paths = [paths]
     return [r.path for r in pack_skills(paths, out_dir)]
 

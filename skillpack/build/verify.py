@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from skillpack.build.define import DefinedSkill
 from skillpack.build.load import read_regular
 from skillpack.build.lock import Lock
 from skillpack.build.pack import prepare_many
@@ -281,8 +282,11 @@ def _rederive(loaded: LoadedSkill, member: str) -> list[Problem]:
     return problems
 
 
-def digest(path: str | os.PathLike[str]) -> str:
-    """The digest of a skill folder, its SKILL.md, or a packed `.skill` archive."""
+def digest(path: str | os.PathLike[str] | DefinedSkill) -> str:
+    """The digest of a skill folder, its SKILL.md, a packed `.skill` archive, or a skill
+    defined in code (`skillpack.define_skill`: the digest of the folder it writes)."""
+    if isinstance(path, DefinedSkill):
+        return path.digest
     name = os.fspath(path)
     if os.path.isfile(name) and os.path.basename(name) != SKILL_MD:
         return archive_digest(name)

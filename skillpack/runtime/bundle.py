@@ -23,7 +23,14 @@ from __future__ import annotations
 # of a deployment pays for every module imported (docs/RUNTIME.md, "Performance").
 from _collections_abc import Mapping
 
-from skillpack.errors import ArchiveError, IntegrityError, Problem, ResourceError, SkillpackError
+from skillpack.errors import (
+    ArchiveError,
+    ArgumentError,
+    IntegrityError,
+    Problem,
+    ResourceError,
+    SkillpackError,
+)
 from skillpack.runtime.checks import (
     Problems,
     SkillSpan,
@@ -41,9 +48,10 @@ from skillpack.storedzip.reader import read_zip
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
+    from skillpack.runtime.policy import Policy, Rule
     from skillpack.storedzip.reader import ZipIndex
 
 __all__ = ["Bundle", "load"]
@@ -71,6 +79,7 @@ class Bundle(Mapping[str, LoadedSkill]):
         self._spans = spans
         self._skills: dict[str, LoadedSkill] = {}
         self._failed: dict[str, SkillpackError] = {}
+        self._rules: dict[str, tuple[Rule, ...] | None] = {}
 
     @property
     def zip_index(self) -> ZipIndex:
@@ -155,13 +164,95 @@ class Bundle(Mapping[str, LoadedSkill]):
         """Each skill's name and description (from its verified SKILL.md), sorted by name."""
         return [{"name": name, "description": self[name].description} for name in self.names]
 
-    def catalog_text(self) -> str:
-        """An ``## Available skills`` block: one line per skill, its name and description."""
+    def catalog_text(self, names: Iterable[str] | None = None) -> str:
+        """An ``## Available skills`` block: one line per skill, its name and description.
+
+        `names` selects the skills shown (all of them when None); they are listed in the
+        bundle's order whatever their order in `names`, each once.
+        """
+        chosen = self.names if names is None else self._selected(names, "catalog_text")
         lines = ["## Available skills", ""]
-        for item in self.catalog():
-            description = " ".join(item["description"].split())
-            lines.append(f"- {item['name']}: {description}")
+        for name in chosen:
+            lines.append(self._catalog_line(name))
+        if names is not None and not chosen:
+            lines.append("(none)")
         return "\n".join(lines) + "\n"
+
+    def _catalog_line(self, name: str) -> str:
+        description = " ".join(self[name].description.split())
+        return f"- {name}: {description}"
+
+    def catalog_update(self, before: Iterable[str], after: Iterable[str]) -> str:
+        """The text to append to a running session when its skills change from `before` to
+        `after` (the names available): what became available, what was withdrawn, then
+        the whole roster as `catalog_text(after)` gives it. Empty when nothing changed.
+        The system prompt (a cached prefix) stays as it was."""
+        old = self._selected(before, "catalog_update")
+        new = self._selected(after, "catalog_update")
+        added = [name for name in new if name not in old]
+        withdrawn = [name for name in old if name not in new]
+        if not added and not withdrawn:
+            return ""
+        lines = ["## Skills changed", ""]
+        if added:
+            lines.append("Now available:")
+            lines.extend(self._catalog_line(name) for name in added)
+            lines.append("")
+        if withdrawn:
+            lines.append("Withdrawn (no longer available; do not load or use them):")
+            lines.extend(f"- {name}" for name in withdrawn)
+            lines.append("")
+        return "\n".join(lines) + "\n" + self.catalog_text(new)
+
+    def _selected(self, names: Iterable[str], what: str) -> list[str]:
+        """The skills `names` names, each once, in the bundle's order; unknown ones refused."""
+        if isinstance(names, str):
+            raise ArgumentError(f"{what} takes a list of skill names, not one string",
+                                path=self.source, hint=f"pass [{names!r}]")
+        try:
+            given = iter(names)
+        except TypeError:
+            raise ArgumentError(f"{what} takes a list of skill names, not "
+                                f"{type(names).__name__}", path=self.source,
+                                hint="pass a list of names, like bundle.names") from None
+        chosen = set()
+        for name in given:
+            if not isinstance(name, str) or name not in self._spans:
+                raise self._unknown(name)
+            chosen.add(name)
+        return [name for name in self.names if name in chosen]
+
+    # -- a turn's skills: what they permit, what they were ----------------------------------
+
+    def _policy(self, active: Iterable[str]) -> Policy:
+        # cold path: the allowed-tools rules (and their records) only once they are asked for
+        from skillpack.runtime.policy import Policy, skill_rules
+
+        declared = []
+        for name in self._selected(active, "the policy"):
+            if name not in self._rules:
+                self._rules[name] = skill_rules(self[name].skill.allowed_tools)
+            declared.append(self._rules[name])
+        return Policy(declared)
+
+    def permits(self, active: Iterable[str], tool: str,
+                command: list[str] | tuple[str, ...] | None = None) -> bool:
+        """Whether the skills `active` in a turn let the model call `tool` (with `command`,
+        the argv of a shell-like tool's call), by their `allowed-tools`. The rules are in
+        docs/RUNTIME.md: a guard-rail for an honest model, not a security boundary."""
+        return self._policy(active).permits(tool, command)
+
+    def permitted_tools(self, active: Iterable[str]) -> frozenset[str] | None:
+        """The names of the tools the skills `active` in a turn permit (some perhaps only
+        with certain commands: ask `permits`), or None when every tool is permitted."""
+        return self._policy(active).tools()
+
+    def set_digest(self, names: Iterable[str]) -> str:
+        """The bundle digest (SPEC section 2) of exactly the skills `names` (each counted
+        once, in any order): which skills, by digest, a turn had. With every name of the
+        bundle, it is `digest`."""
+        chosen = self._selected(names, "set_digest")
+        return bundle_digest([(name, self[name].digest) for name in chosen])
 
     def load_skill(self, name: str) -> str:
         """The skill's body framed in ``<skill_instructions>``, then (when it carries other

@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pack": ("skillpack.cli.commands_build", "pack"),
     "programs": ("skillpack.cli.commands_walk", "programs"),
     "resolve": ("skillpack.cli.commands_model", "resolve_command"),
+    "review": ("skillpack.cli.commands_sign", "review"),
+    "sign": ("skillpack.cli.commands_sign", "sign"),
     "verify": ("skillpack.cli.commands_build", "verify"),
 }
 

@@ -16,7 +16,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from blake3 import blake3
+
 from skillpack.build.discover import find_skills
+from skillpack.build.fileset import WalkedFile
 from skillpack.build.lint import lint
 from skillpack.build.load import parse_skill_file, read_regular, skill_fileset
 from skillpack.build.lock import Lock, LockedSkill, LockEntry, read_lock
@@ -39,6 +42,7 @@ from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.digest import FileRecord, digest_records
+from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
 
 __all__ = [
     "REFUSED",
@@ -214,14 +218,12 @@ def _folder_view(folder: Path) -> SkillView:
     except SkillError as err:
         problems = err.problems or [Problem("error", "parse", err.message, err.path, err.line)]
         return SkillView(folder.name, REFUSED, findings=tuple(str(p) for p in problems))
-    name = skill.name or folder.name
     try:
         fileset = skill_fileset(skill, read=True)
-        hashed = hash_files(fileset)
-    except SkillpackError as err:
+    except SkillpackError as err:  # the walk refused it: no file set to list
         problems = list(validate_skill(skill)) + list(
             err.problems or [Problem("error", "refused", err.message, err.path, err.line)])
-        return SkillView(name, REFUSED, skill.description, {}, (),
+        return SkillView(skill.name or folder.name, REFUSED, skill.description, {}, (),
                          {t.id: t.words for t in skill.tools}, skill.allowed_tools,
                          (f"{err.message}: its files are not listed",
                           *dict.fromkeys(map(str, problems))))
@@ -233,11 +235,40 @@ def _folder_view(folder: Path) -> SkillView:
         except (OSError, KeyError):
             return None
 
+    carried = [w.path for w in fileset.files]
+    try:
+        hashed = hash_files(fileset)
+    except SkillpackError as err:  # a file refused (a private key...): list the others
+        refused = err.problems or [Problem("error", "refused", err.message, err.path)]
+        view = _refused_files(skill, fileset.files, read, {p.file or "" for p in refused})
+        return SkillView(skill.name or folder.name, REFUSED, view.description, view.files,
+                         view.programs, view.tools, view.allowed_tools,
+                         (f"{err.message}: not verifiable",
+                          *dict.fromkeys(map(str, [*refused, *_findings(skill, carried, read)]))))
     records = hashed.records
     programs = [p.to_dict() for p in derive_programs(skill, hashed.shebangs)]
-    carried = [r.path for r in records]
     return _view(skill, digest_records(records), records, programs,
                  _findings(skill, carried, read))
+
+
+def _refused_files(skill: Skill, files: Iterable[WalkedFile],
+                   read: Callable[[str], bytes | None], refused: set[str]) -> SkillView:
+    """What can be shown of a walked skill whose content was refused: each file's BLAKE3
+    (``refused`` for a refused or unreadable one), the programs from the readable files."""
+    records: list[FileRecord] = []
+    shebangs: dict[str, str] = {}
+    for w in files:
+        data = None if w.path in refused else read(w.path)
+        records.append(FileRecord(w.path, w.mode, w.size, "0" * 64 if data is None
+                                  else blake3(data).hexdigest()))
+        line = shebang_line(data[:SHEBANG_MAX]) if data and w.mode == "100755" else None
+        if line is not None:
+            shebangs[w.path] = line
+    programs = [p.to_dict() for p in derive_programs(skill, shebangs)]
+    view = _view(skill, REFUSED, records, programs, ())
+    shown = {path: ("refused" if path in refused else h) for path, h in view.files.items()}
+    return SkillView(view.name, REFUSED, view.description, shown, view.programs, view.tools,
+                     view.allowed_tools)
 
 
 def _archive_views(where: str) -> list[SkillView]:

@@ -7,11 +7,13 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_skill
+from conftest import REPO, write_skill
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import (
     Encoding,
@@ -388,3 +390,34 @@ def test_review_refuses_a_bad_lock_and_writes_nothing(tmp_path: Path) -> None:
     result = cli("review", "--lock", lock, WAITLIST, "-o", tmp_path / "r.html",
                  "--format", "pdf")
     assert result.exit_code == 2
+
+
+# -- without the `sign` extra -------------------------------------------------------------------
+
+NO_CRYPTOGRAPHY = """
+import sys
+sys.modules["cryptography"] = None  # as if the `sign` extra were not installed
+from skillpack.cli import main
+main(sys.argv[1:], prog_name="skillpack")
+"""
+
+
+def without_cryptography(*args: object) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-c", NO_CRYPTOGRAPHY, *map(str, args)],
+                          capture_output=True, text=True, env=env, check=False)
+
+
+def test_everything_but_signing_works_without_cryptography(tmp_path: Path,
+                                                           alice: Keys) -> None:
+    lock = tmp_path / "skills.lock"
+    assert without_cryptography("lock", WAITLIST, "-o", lock).returncode == 0
+    done = without_cryptography("verify", "--lock", lock, WAITLIST)
+    assert done.returncode == 0 and done.stdout.startswith("ok "), done.stderr
+    done = without_cryptography("review", "--lock", lock, WAITLIST, "-o", tmp_path / "r.html")
+    assert done.returncode == 0, done.stderr
+    done = without_cryptography("sign", lock, "--key", alice["pem"])
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "need the 'cryptography' library" in done.stderr
+    assert "pip install 'skillpack[sign]'" in done.stderr
+    assert not (tmp_path / "skills.lock.intoto.json").exists()

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from conftest import REPO, write_skill
 from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
+    BestAvailableEncryption,
     Encoding,
     NoEncryption,
     PrivateFormat,
@@ -421,3 +423,32 @@ def test_everything_but_signing_works_without_cryptography(tmp_path: Path,
     assert "need the 'cryptography' library" in done.stderr
     assert "pip install 'skillpack[sign]'" in done.stderr
     assert not (tmp_path / "skills.lock.intoto.json").exists()
+
+
+def test_an_encrypted_key_takes_its_password_from_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = Ed25519PrivateKey.generate()
+    encrypted = tmp_path / "approver.pem"
+    encrypted.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8,
+                                            BestAvailableEncryption(b"s3cret")))
+    public = tmp_path / "approver.pub"
+    public.write_bytes(key.public_key().public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH))
+    lock = tmp_path / "skills.lock"
+    result = cli("lock", WAITLIST, "-o", lock, "--sign", encrypted)
+    assert result.exit_code == 1 and "cannot use the private key" in result.stderr
+    assert not lock.exists()
+    monkeypatch.delenv("SKILLPACK_TEST_UNSET", raising=False)
+    result = cli("lock", WAITLIST, "-o", lock, "--sign", encrypted,
+                 "--key-password-env", "SKILLPACK_TEST_UNSET")
+    assert result.exit_code == 1 and "SKILLPACK_TEST_UNSET" in result.stderr
+    assert not lock.exists()
+    monkeypatch.setenv("SKILLPACK_TEST_PASSWORD", "s3cret")
+    result = cli("lock", WAITLIST, "-o", lock, "--sign", encrypted,
+                 "--key-password-env", "SKILLPACK_TEST_PASSWORD")
+    assert result.exit_code == 0, result.output
+    result = cli("sign", lock, "--key", encrypted, "-o", tmp_path / "again.json",
+                 "--key-password-env", "SKILLPACK_TEST_PASSWORD")
+    assert result.exit_code == 0, result.output
+    signature = tmp_path / "skills.lock.intoto.json"
+    assert (tmp_path / "again.json").read_bytes() == signature.read_bytes()
+    assert verify_signed(lock, signature, "--signer", public, targets=(WAITLIST,)).exit_code == 0

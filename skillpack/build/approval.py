@@ -49,6 +49,7 @@ __all__ = [
     "SIGNATURE_SUFFIX",
     "SignedLock",
     "archive_sha256s",
+    "key_password",
     "lock_entries",
     "review_views",
     "signature_path",
@@ -73,6 +74,18 @@ class SignedLock:
     lock: Lock
     statement: Statement
     signer: TrustedKey
+
+
+def key_password(env_name: str | None) -> bytes | None:
+    """The password of an encrypted private key, from the environment variable named
+    ``env_name`` (None: no password); raises when that variable is not set."""
+    if env_name is None:
+        return None
+    value = os.environ.get(env_name)
+    if value is None:
+        raise SkillpackError(f"the environment variable {env_name} holding the key's password "
+                             "is not set", hint=f"export {env_name}=... before signing")
+    return value.encode("utf-8")
 
 
 def trusted_keys(signers: Iterable[str | os.PathLike[str]] = (),

@@ -366,7 +366,9 @@ def _load_private_key(path: str | os.PathLike[str], password: bytes | None
                              hint="give the key's password, or an unencrypted key") from None
     except (ValueError, UnsupportedAlgorithm) as exc:
         hint = ("this is a public key; signing takes the private key" if b"PUBLIC KEY" in data
-                or data.startswith(b"ssh-") else _MAKE_KEY)
+                or data.startswith(b"ssh-") else "an encrypted OpenSSH key needs the bcrypt "
+                "library: pip install bcrypt, or give a PEM key" if "bcrypt" in str(exc)
+                else _MAKE_KEY)
         raise SkillpackError(f"not a PEM (PKCS8) or OpenSSH Ed25519 private key: {exc}",
                              path=where, hint=hint) from None
     if not isinstance(key, Ed25519PrivateKey):

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from skillpack.build.approval import (
+    key_password,
     lock_entries,
     signature_path,
     trusted_keys,
@@ -107,7 +108,9 @@ def inspect(archive: str, as_json: bool) -> None:
 @click.option("--sign", "key", type=click.Path(exists=True, dir_okay=False),
               help="Also sign it with this Ed25519 private key: OUT.intoto.json, written "
                    "with the lock, both or neither.")
-def lock(paths: tuple[str, ...], dest: str, key: str | None) -> None:
+@click.option("--key-password-env", "password_env", metavar="NAME",
+              help="The environment variable holding the --sign key's password, if encrypted.")
+def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str | None) -> None:
     """Pin each skill's digest, files, programs and tools (format 1.1) in a lock file an
     approver can diff; with --sign, sign it in the same step."""
     with errors_exit():
@@ -115,7 +118,8 @@ def lock(paths: tuple[str, ...], dest: str, key: str | None) -> None:
             pinned = write_lock(lock_entries(paths), dest)
         else:
             pinned = make_lock(lock_entries(paths))
-            envelope = sign_statement(statement_for_lock(pinned), key)
+            envelope = sign_statement(statement_for_lock(pinned), key,
+                                      password=key_password(password_env))
             with AtomicBatch(sync_threads=1) as batch:
                 with batch.write(dest) as handle:
                     handle.write(pinned.to_bytes())

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import click
 
-from skillpack.build.approval import archive_sha256s, review_views, signature_path
+from skillpack.build.approval import (
+    archive_sha256s,
+    key_password,
+    review_views,
+    signature_path,
+)
 from skillpack.build.atomic import atomic_write
 from skillpack.build.lock import read_lock
 from skillpack.build.review import SkillView, compare, render_html, render_markdown
@@ -21,13 +26,16 @@ _EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
 @click.argument("lock_file", metavar="LOCK", type=click.Path(exists=True, dir_okay=False))
 @click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False),
               help="The approver's Ed25519 private key (PEM PKCS8 or OpenSSH).")
+@click.option("--key-password-env", "password_env", metavar="NAME",
+              help="The environment variable holding the key's password, if encrypted.")
 @click.option("-o", "--out", "dest", type=click.Path(dir_okay=False),
               help="The signature to write (default: LOCK.intoto.json).")
 @click.option("--archive", "archives", multiple=True,
               type=click.Path(exists=True, dir_okay=False),
               help="A .skill archive of a locked skill: its SHA-256 joins the skill's subject "
                    "(repeatable).")
-def sign(lock_file: str, key: str, dest: str | None, archives: tuple[str, ...]) -> None:
+def sign(lock_file: str, key: str, password_env: str | None, dest: str | None,
+         archives: tuple[str, ...]) -> None:
     """Sign LOCK: write a DSSE envelope holding an in-toto statement of what it approves.
 
     The lock must be format 1.1 (it records each skill's tools). Nothing is written when the
@@ -37,7 +45,8 @@ def sign(lock_file: str, key: str, dest: str | None, archives: tuple[str, ...]) 
     with errors_exit():
         lock = read_lock(lock_file)
         digests = archive_sha256s(archives, lock)
-        envelope = sign_statement(statement_for_lock(lock, digests), key)
+        envelope = sign_statement(statement_for_lock(lock, digests), key,
+                                  password=key_password(password_env))
         with atomic_write(out) as handle:
             handle.write(envelope)
     click.echo(f"signed {len(lock.skills)} skill(s) of {lock_file} in {out}")

@@ -28,7 +28,7 @@ from test_review import IMG, NEW_COUNT, SCRIPT, changed_waitlist, parsed
 from test_signing import Keys, write_keys
 
 from skillpack.build.pack import pack
-from skillpack.build.review import CSP
+from skillpack.build.review import CSP, md_escape
 
 SAFE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table",
              "tr", "th", "td", "code", "span", "ul", "li"}
@@ -452,3 +452,36 @@ def test_an_encrypted_key_takes_its_password_from_the_environment(
     signature = tmp_path / "skills.lock.intoto.json"
     assert (tmp_path / "again.json").read_bytes() == signature.read_bytes()
     assert verify_signed(lock, signature, "--signer", public, targets=(WAITLIST,)).exit_code == 0
+
+
+def test_review_reads_archives_bundles_and_a_1_0_lock(tmp_path: Path) -> None:
+    [archive] = pack(WAITLIST, tmp_path / "out")
+    bundle = tmp_path / "notes.bundle"
+    assert cli("bundle", NOTES, "-o", bundle).exit_code == 0
+    lock = tmp_path / "skills.lock"
+    assert cli("lock", WAITLIST, NOTES, "-o", lock).exit_code == 0
+    result = cli("review", "--lock", lock, archive, bundle, "-o", "-", "--format", "md")
+    assert result.exit_code == 0, result.output
+    assert "| release\\-notes | **unchanged** |" in result.stdout
+    assert "| waitlist | **unchanged** |" in result.stdout
+    # an approval of format 1.0 recorded no tools: every skill is shown, and says so
+    data = json.loads(lock.read_text())
+    old = {"format": "1.0", "skills": {n: {k: e[k] for k in ("digest", "files", "programs")}
+                                       for n, e in data["skills"].items()}}
+    lock.write_text(json.dumps(old))
+    changed = tmp_path / "waitlist"
+    shutil.copytree(WAITLIST, changed)
+    (changed / "data" / "waitlist.csv").write_text("email,note,status\n")
+    result = cli("review", "--lock", lock, changed, bundle, "-o", "-", "--format", "md")
+    assert result.exit_code == 0, result.output
+    assert "| waitlist | **changed** |" in result.stdout
+    assert "- files changed: data\\/waitlist\\.csv" in result.stdout
+    assert "the approval (a format 1.0 lock) did not record them" in result.stdout
+    # an archive that does not verify is shown by its file name, with why
+    broken = tmp_path / "broken.skill"
+    broken.write_bytes(archive.read_bytes()[:-30])
+    result = cli("review", "--lock", lock, broken, "-o", "-", "--format", "md")
+    assert result.exit_code == 0, result.output
+    assert "| broken\\.skill | **new** |" in result.stdout
+    assert md_escape("does not verify, so its skills cannot be shown") in result.stdout
+    assert cli("verify", broken).exit_code == 1

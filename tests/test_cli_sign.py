@@ -129,6 +129,13 @@ def test_sign_adds_the_archives_sha256(tmp_path: Path, alice: Keys) -> None:
     assert "sha256" not in subjects["release-notes"]
     assert verify_signed(lock, tmp_path / "skills.lock.intoto.json", "--signer",
                          alice["pub_ssh"], targets=(archive, NOTES)).exit_code == 0
+    # locked and signed in one step from the archive: the same statement
+    one_step = tmp_path / "one-step"
+    one_step.mkdir()
+    assert cli("lock", archive, NOTES, "-o", one_step / "skills.lock", "--sign",
+               alice["pem"]).exit_code == 0
+    assert (one_step / "skills.lock.intoto.json").read_bytes() == (
+        tmp_path / "skills.lock.intoto.json").read_bytes()
 
 
 def test_sign_refuses_an_archive_the_lock_does_not_pin(tmp_path: Path, alice: Keys) -> None:

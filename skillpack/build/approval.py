@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +47,7 @@ from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
 __all__ = [
     "REFUSED",
     "SIGNATURE_SUFFIX",
+    "Found",
     "SignedLock",
     "archive_sha256s",
     "key_password",
@@ -111,26 +112,39 @@ def verify_signed_lock(lock_file: str | os.PathLike[str], signature: str | os.Pa
     return SignedLock(lock, statement, signer)
 
 
-def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> list[LockedSkill]:
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The skills found at some paths, to lock: each one's entry, and the hex SHA-256 of the
+    ``.skill`` archive a skill was read from, where it was (by name)."""
+
+    entries: tuple[LockedSkill, ...]
+    archives: Mapping[str, str]
+
+
+def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
     """The format 1.1 entry of every skill at ``paths`` (skill folders, folders of skills,
     ``.skill`` archives, bundles), each verified as `verify` does; raises on the first path
     that does not verify."""
     found: list[LockedSkill] = []
+    archives: dict[str, str] = {}
     for path in paths:
         where = os.fspath(path)
         if os.path.isfile(where):
-            report = verify_bytes(_read(where, "archive"), source=where)
+            data = _read(where, "archive")
+            report = verify_bytes(data, source=where)
             assert report.loaded is not None
             for s in report.skills:
                 skill = report.loaded[s.name].skill
                 found.append(LockedSkill(s.name, LockEntry.for_skill(
                     skill, s.digest, s.files, s.programs), where))
+            if report.kind == "archive":  # one skill; its archive's digest joins its subject
+                archives.setdefault(report.skills[0].name, hashlib.sha256(data).hexdigest())
             continue
         for p in prepare_many([where]):
             m = p.manifest
             found.append(LockedSkill(m.name, LockEntry.for_skill(p.skill, m.digest, m.files,
                                                                  m.programs), p.source))
-    return found
+    return Found(tuple(found), archives)
 
 
 def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> dict[str, str]:

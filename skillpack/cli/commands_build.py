@@ -112,13 +112,15 @@ def inspect(archive: str, as_json: bool) -> None:
               help="The environment variable holding the --sign key's password, if encrypted.")
 def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str | None) -> None:
     """Pin each skill's digest, files, programs and tools (format 1.1) in a lock file an
-    approver can diff; with --sign, sign it in the same step."""
+    approver can diff; with --sign, sign it in the same step (a skill locked from its .skill
+    archive gets the archive's SHA-256 in its subject)."""
     with errors_exit():
+        found = lock_entries(paths)
         if key is None:
-            pinned = write_lock(lock_entries(paths), dest)
+            pinned = write_lock(found.entries, dest)
         else:
-            pinned = make_lock(lock_entries(paths))
-            envelope = sign_statement(statement_for_lock(pinned), key,
+            pinned = make_lock(found.entries)
+            envelope = sign_statement(statement_for_lock(pinned, found.archives), key,
                                       password=key_password(password_env))
             with AtomicBatch(sync_threads=1) as batch:
                 with batch.write(dest) as handle:

@@ -16,6 +16,7 @@ from test_pack import NOTES, WAITLIST, cli, make_skill
 import skillpack.runtime as rt
 from skillpack.build import atomic
 from skillpack.build.bundle import write_bundle
+from skillpack.build.load import parse_skill_file
 from skillpack.build.lock import Lock, LockEntry, read_lock, write_lock
 from skillpack.build.pack import pack
 from skillpack.build.verify import digest, verify_folder
@@ -38,14 +39,20 @@ def test_the_lock_is_sorted_with_one_line_per_file(tmp_path: Path) -> None:
     lock = lock_of(tmp_path, WAITLIST, NOTES, group)
     text = lock.read_text(encoding="utf-8")
     data = json.loads(text)
-    assert list(data) == ["format", "skills"] and data["format"] == "1.0"
+    assert list(data) == ["format", "skills"] and data["format"] == "1.1"
     names = list(data["skills"])
     assert names == sorted(names) and len(names) == 5
     assert text.endswith("}\n")
     for name, entry in data["skills"].items():
-        assert list(entry) == ["digest", "files", "programs"]
-        report = verify_folder(group / name if name not in (
-            "waitlist", "release-notes") else (WAITLIST if name == "waitlist" else NOTES))
+        folder = group / name if name not in (
+            "waitlist", "release-notes") else (WAITLIST if name == "waitlist" else NOTES)
+        parsed = parse_skill_file(folder)
+        declared = ["allowed-tools"] if parsed.allowed_tools is not None else []
+        assert list(entry) == [*declared, "description", "digest", "files", "programs", "tools"]
+        assert entry["description"] == parsed.description
+        assert entry["tools"] == [{"id": t.id, "run": list(t.words)}
+                                  for t in sorted(parsed.tools, key=lambda t: t.id)]
+        report = verify_folder(folder)
         [skill] = report.skills
         assert entry["files"] == [r.line().rstrip("\n") for r in skill.files]
         assert entry["programs"] == list(skill.programs)

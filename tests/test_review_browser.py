@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_review import IMG, NEW_COUNT, SCRIPT, Tags, parsed, review_of
+from test_pack import NOTES, WAITLIST, cli
+from test_review import IMG, NEW_COUNT, SCRIPT, Tags, changed_waitlist, parsed, review_of
 
 from skillpack.build.review import render_html
 
@@ -80,3 +81,19 @@ def test_the_review_page_in_chromium(browser: Path, tmp_path: Path) -> None:
     keep = os.environ.get("SKILLPACK_REVIEW_SHOT")
     if keep:  # where a person wants to look at it
         Path(keep).write_bytes(data)
+
+
+def test_the_page_skillpack_review_writes_in_chromium(browser: Path, tmp_path: Path) -> None:
+    """The same, on the page the command line writes from a lock and a changed folder."""
+    _, folder = changed_waitlist(tmp_path / "skills")
+    lock = tmp_path / "skills.lock"
+    assert cli("lock", WAITLIST, NOTES, "-o", lock).exit_code == 0
+    page = tmp_path / "review.html"
+    assert cli("review", "--lock", lock, folder, NOTES, "-o", page).exit_code == 0
+    dom, tags = rendered_dom(browser, page, tmp_path)
+    assert "<title>skillpack review</title>" in dom and "<title>pwned" not in dom
+    assert all(t not in ("script", "img", "iframe", "object", "a") for t, _ in tags.tags)
+    assert all("data-pwned" not in attrs and not any(a.startswith("on") for a in attrs)
+               for _, attrs in tags.tags)
+    text = " ".join("".join(tags.text).split())
+    assert " ".join(NEW_COUNT) in text and f"curl {IMG}" in text

@@ -39,7 +39,8 @@ from skillpack.skillmd.skill import Skill
 from skillpack.spec.digest import DIGEST_RE, FileRecord, digest_records
 from skillpack.spec.manifest import FORMAT, LOCK_FORMAT, check_format
 
-__all__ = ["Lock", "LockEntry", "LockTool", "LockedSkill", "read_lock", "write_lock"]
+__all__ = ["Lock", "LockEntry", "LockTool", "LockedSkill", "make_lock", "read_lock",
+           "write_lock"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +213,15 @@ class LockedSkill(NamedTuple):
 
 def write_lock(entries: Iterable[LockedSkill], dest: str | os.PathLike[str]) -> Lock:
     """Write a lock of skills atomically; one name, one entry."""
+    lock = make_lock(entries)
+    with atomic_write(dest) as handle:
+        handle.write(lock.to_bytes())
+    return lock
+
+
+def make_lock(entries: Iterable[LockedSkill]) -> Lock:
+    """The lock of skills, in the lowest format that holds what the entries carry (1.0 for
+    entries without tools); one name, one entry. Writes nothing."""
     skills: dict[str, LockEntry] = {}
     sources: dict[str, str] = {}
     for name, entry, source in entries:
@@ -222,7 +232,4 @@ def write_lock(entries: Iterable[LockedSkill], dest: str | os.PathLike[str]) -> 
         sources[name] = source
     # the lowest format that holds what the entries carry: 1.0 for entries without tools
     with_tools = any(e.tools is not None for e in skills.values())
-    lock = Lock(skills, LOCK_FORMAT if with_tools else FORMAT)
-    with atomic_write(dest) as handle:
-        handle.write(lock.to_bytes())
-    return lock
+    return Lock(skills, LOCK_FORMAT if with_tools else FORMAT)

@@ -34,17 +34,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives.asymmetric import dsa, ec, rsa
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import (
-    Encoding,
-    PublicFormat,
-    load_pem_private_key,
-    load_pem_public_key,
-    load_ssh_private_key,
-    load_ssh_public_key,
-)
+try:  # the `sign` extra: without it everything but signing and its checks still works
+    from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric import dsa, ec, rsa
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+        Ed25519PrivateKey,
+        Ed25519PublicKey,
+    )
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        PublicFormat,
+        load_pem_private_key,
+        load_pem_public_key,
+        load_ssh_private_key,
+        load_ssh_public_key,
+    )
+except ImportError:  # pragma: no cover - exercised in a subprocess by tests/test_cli_sign.py
+    HAVE_CRYPTOGRAPHY = False
+else:
+    HAVE_CRYPTOGRAPHY = True
 
 from skillpack.build.load import read_regular
 from skillpack.build.lock import Lock
@@ -52,6 +60,7 @@ from skillpack.errors import IntegrityError, SkillpackError
 from skillpack.spec.manifest import canonical_json
 
 __all__ = [
+    "HAVE_CRYPTOGRAPHY",
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
     "STATEMENT_TYPE",
@@ -336,9 +345,18 @@ def check_statement_matches_lock(statement: Statement, lock: Lock, *,
                              "the change and sign it again, or restore the signed lock")
 
 
+def _need_cryptography(where: str) -> None:
+    """Refuse, saying what to install, when the `sign` extra (`cryptography`) is absent."""
+    if not HAVE_CRYPTOGRAPHY:
+        raise SkillpackError("signing and checking signatures need the 'cryptography' "
+                             "library, which is not installed", path=where,
+                             hint="pip install 'skillpack[sign]'")
+
+
 def _load_private_key(path: str | os.PathLike[str], password: bytes | None
                       ) -> Ed25519PrivateKey:
     where = os.fspath(path)
+    _need_cryptography(where)
     data = _read(where, "key")
     loader = load_ssh_private_key if b"OPENSSH PRIVATE KEY" in data else load_pem_private_key
     try:
@@ -348,7 +366,9 @@ def _load_private_key(path: str | os.PathLike[str], password: bytes | None
                              hint="give the key's password, or an unencrypted key") from None
     except (ValueError, UnsupportedAlgorithm) as exc:
         hint = ("this is a public key; signing takes the private key" if b"PUBLIC KEY" in data
-                or data.startswith(b"ssh-") else _MAKE_KEY)
+                or data.startswith(b"ssh-") else "an encrypted OpenSSH key needs the bcrypt "
+                "library: pip install bcrypt, or give a PEM key" if "bcrypt" in str(exc)
+                else _MAKE_KEY)
         raise SkillpackError(f"not a PEM (PKCS8) or OpenSSH Ed25519 private key: {exc}",
                              path=where, hint=hint) from None
     if not isinstance(key, Ed25519PrivateKey):
@@ -365,6 +385,7 @@ def load_public_key(path: str | os.PathLike[str]) -> TrustedKey:
 
 def parse_public_key(data: bytes, *, source: str = "<key>") -> TrustedKey:
     """An Ed25519 public key from PEM (SubjectPublicKeyInfo) or OpenSSH text."""
+    _need_cryptography(source)
     text = data.strip()
     if b"PRIVATE KEY" in text:
         raise SkillpackError("this is a private key; a signer is given by its public key",
@@ -386,6 +407,7 @@ def read_trusted_signers(path: str | os.PathLike[str]) -> tuple[TrustedKey, ...]
     (``ssh-ed25519 AAAA... comment``); blank lines and ``#`` comments are skipped. Every bad
     line is reported at once, with its number."""
     where = os.fspath(path)
+    _need_cryptography(where)
     try:
         text = _read(where, "trusted-signers file").decode("utf-8")
     except UnicodeDecodeError:

@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pull": ("skillpack.cli.commands_oci", "pull_command"),
     "push": ("skillpack.cli.commands_oci", "push_command"),
     "resolve": ("skillpack.cli.commands_model", "resolve_command"),
+    "review": ("skillpack.cli.commands_sign", "review"),
+    "sign": ("skillpack.cli.commands_sign", "sign"),
     "verify": ("skillpack.cli.commands_build", "verify"),
 }
 

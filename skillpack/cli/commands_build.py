@@ -9,9 +9,18 @@ from typing import Any
 
 import click
 
+from skillpack.build.approval import (
+    key_password,
+    lock_entries,
+    signature_path,
+    trusted_keys,
+    verify_signed_lock,
+)
+from skillpack.build.atomic import AtomicBatch
 from skillpack.build.bundle import write_bundle
-from skillpack.build.lock import LockedSkill, LockEntry, read_lock, write_lock
+from skillpack.build.lock import Lock, make_lock, read_lock, write_lock
 from skillpack.build.pack import pack_prepared, pack_skills, prepare_many
+from skillpack.build.signing import sign_statement, statement_for_lock
 from skillpack.build.verify import compare_with_lock, verify_file, verify_target
 from skillpack.cli._common import echo_json, errors_exit, finish, usage
 from skillpack.spec.digest import is_digest
@@ -96,17 +105,31 @@ def inspect(archive: str, as_json: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
               help="The lock file to write (atomically), e.g. skills.lock.")
-def lock(paths: tuple[str, ...], dest: str) -> None:
-    """Pin each skill's digest, programs and files in a lock file an approver can diff."""
+@click.option("--sign", "key", type=click.Path(exists=True, dir_okay=False),
+              help="Also sign it with this Ed25519 private key: OUT.intoto.json, written "
+                   "with the lock, both or neither.")
+@click.option("--key-password-env", "password_env", metavar="NAME",
+              help="The environment variable holding the --sign key's password, if encrypted.")
+def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str | None) -> None:
+    """Pin each skill's digest, files, programs and tools (format 1.1) in a lock file an
+    approver can diff; with --sign, sign it in the same step (a skill locked from its .skill
+    archive gets the archive's SHA-256 in its subject)."""
     with errors_exit():
-        entries = []
-        for path in paths:
-            report = verify_target(path)
-            for s in report.skills:
-                entries.append(LockedSkill(s.name, LockEntry(s.digest, s.files, s.programs),
-                                           s.source or path))
-        written = write_lock(entries, dest)
-    click.echo(f"locked {len(written.skills)} skill(s) in {dest}")
+        found = lock_entries(paths)
+        if key is None:
+            pinned = write_lock(found.entries, dest)
+        else:
+            pinned = make_lock(found.entries)
+            envelope = sign_statement(statement_for_lock(pinned, found.archives), key,
+                                      password=key_password(password_env))
+            with AtomicBatch(sync_threads=1) as batch:
+                with batch.write(dest) as handle:
+                    handle.write(pinned.to_bytes())
+                with batch.write(signature_path(dest)) as handle:
+                    handle.write(envelope)
+    click.echo(f"locked {len(pinned.skills)} skill(s) in {dest}")
+    if key is not None:
+        click.echo(f"signed it in {signature_path(dest)}")
 
 
 @click.command()
@@ -115,23 +138,50 @@ def lock(paths: tuple[str, ...], dest: str) -> None:
               help="Compare with the digests pinned in this lock file.")
 @click.option("--digest", "expected",
               help="Compare with this digest (blake3:...): a skill's, or a bundle's own.")
+@click.option("--signature", type=click.Path(exists=True, dir_okay=False),
+              help="Require the lock to be signed: its DSSE envelope (LOCK.intoto.json).")
+@click.option("--signer", "signers", multiple=True,
+              type=click.Path(exists=True, dir_okay=False),
+              help="A trusted signer's Ed25519 public key (PEM or OpenSSH; repeatable).")
+@click.option("--signers", "signers_file", type=click.Path(exists=True, dir_okay=False),
+              help="A trusted-signers file: one 'ssh-ed25519 AAAA... name' line per signer.")
 @_JSON
 def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None,
+           signature: str | None, signers: tuple[str, ...], signers_file: str | None,
            as_json: bool) -> None:
     """Verify skill folders, .skill archives or bundles, optionally against a lock or digest.
 
     --digest is compared with each skill's digest, or with a bundle's own digest for a
-    bundle. Exit 0 when everything verifies and matches, 1 on any difference (listing the
-    files added, removed or changed), 2 for misuse.
+    bundle. With --signature the lock must first be signed by a trusted signer (--signer or
+    --signers) and be exactly the lock that was signed. Exit 0 when everything verifies and
+    matches, 1 on any difference (listing the files added, removed or changed) or refused
+    signature, 2 for misuse.
     """
     if lock_file and expected:
         usage("give --lock or --digest, not both")
     if expected is not None and not is_digest(expected):
         usage(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
+    if signature is not None and lock_file is None:
+        usage("--signature signs a lock: give --lock too")
+    if signers and signers_file:
+        usage("give --signer or --signers, not both")
+    if signature is not None and not (signers or signers_file):
+        usage("--signature needs the trusted signers: --signer PUBKEY or --signers FILE")
+    if signature is None and (signers or signers_file):
+        usage("--signer and --signers name who signed --signature: give --signature too")
     failed = False
     results: list[dict[str, Any]] = []
+    pins: Lock | None = None
     with errors_exit():
-        pins = read_lock(lock_file) if lock_file else None
+        if signature is not None and lock_file is not None:
+            signed = verify_signed_lock(lock_file, signature,
+                                        trusted_keys(signers, signers_file))
+            pins = signed.lock
+            if not as_json:
+                click.echo(f"signed    {lock_file}: by {signed.signer.source} (keyid "
+                           f"{signed.signer.keyid[:16]})")
+        elif lock_file is not None:
+            pins = read_lock(lock_file)
     for target in targets:
         with errors_exit():
             report = verify_target(target)

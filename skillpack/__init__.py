@@ -62,6 +62,9 @@ _EXPORTS: dict[str, str] = {
     "LockEntry": "skillpack.build.lock",
     "write_lock": "skillpack.build.lock",
     "read_lock": "skillpack.build.lock",
+    "SignedLock": "skillpack.build.approval",
+    "trusted_keys": "skillpack.build.approval",
+    "verify_signed_lock": "skillpack.build.approval",
     "BundleResult": "skillpack.build.bundle",
     "write_bundle": "skillpack.build.bundle",
     # runtime and the model-facing layer
@@ -92,6 +95,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from skillpack.build.approval import SignedLock as SignedLock
+    from skillpack.build.approval import trusted_keys as trusted_keys
+    from skillpack.build.approval import verify_signed_lock as verify_signed_lock
     from skillpack.build.bundle import BundleResult as BundleResult
     from skillpack.build.bundle import write_bundle as write_bundle
     from skillpack.build.check import CheckResult as CheckResult

@@ -492,3 +492,20 @@ def test_review_reads_archives_bundles_and_a_1_0_lock(tmp_path: Path) -> None:
     assert "| broken\\.skill | **new** |" in result.stdout
     assert md_escape("does not verify, so its skills cannot be shown") in result.stdout
     assert cli("verify", broken).exit_code == 1
+
+
+def test_the_runtime_takes_the_verified_signed_lock_as_expect(tmp_path: Path,
+                                                              alice: Keys,
+                                                              mallory: Keys) -> None:
+    import skillpack
+    from skillpack import runtime
+
+    lock, signature = signed_lock(tmp_path, alice)
+    skillpack.write_bundle([WAITLIST, NOTES], tmp_path / "s.bundle")
+    data = (tmp_path / "s.bundle").read_bytes()
+    signed = skillpack.verify_signed_lock(lock, signature,
+                                          skillpack.trusted_keys([alice["pub_ssh"]]))
+    assert runtime.load(data, expect=signed.digests()).names == ("release-notes", "waitlist")
+    with pytest.raises(skillpack.IntegrityError):
+        skillpack.verify_signed_lock(lock, signature,
+                                     skillpack.trusted_keys([mallory["pub_ssh"]]))

@@ -68,6 +68,7 @@ def signature_path(lock_file: str | os.PathLike[str]) -> str:
     """Where the signature of ``lock_file`` goes by default: ``<lock>.intoto.json``."""
     return os.fspath(lock_file) + SIGNATURE_SUFFIX
 
+
 @dataclass(frozen=True, slots=True)
 class SignedLock:
     """A lock whose signature verified with a trusted key, and the statement it signed."""
@@ -75,6 +76,10 @@ class SignedLock:
     lock: Lock
     statement: Statement
     signer: TrustedKey
+
+    def digests(self) -> dict[str, str]:
+        """Name -> approved digest: what ``skillpack.runtime.load(data, expect=...)`` takes."""
+        return self.lock.digests()
 
 
 def key_password(env_name: str | None) -> bytes | None:

@@ -41,15 +41,19 @@ EXIT_TERMINATED = 143
 #: Every command: its name, and the module and function that define it.
 COMMANDS: dict[str, tuple[str, str]] = {
     "bundle": ("skillpack.cli.commands_build", "bundle"),
+    "catalog": ("skillpack.cli.commands_author", "catalog_command"),
     "check": ("skillpack.cli.commands_format", "check"),
     "compile": ("skillpack.cli.commands_model", "compile_command"),
     "digest": ("skillpack.cli.commands_walk", "digest"),
     "files": ("skillpack.cli.commands_walk", "files"),
     "inspect": ("skillpack.cli.commands_build", "inspect"),
     "lock": ("skillpack.cli.commands_build", "lock"),
+    "new": ("skillpack.cli.commands_author", "new_command"),
     "pack": ("skillpack.cli.commands_build", "pack"),
     "programs": ("skillpack.cli.commands_walk", "programs"),
     "resolve": ("skillpack.cli.commands_model", "resolve_command"),
+    "tools": ("skillpack.cli.commands_author", "tools_command"),
+    "unpack": ("skillpack.cli.commands_author", "unpack_command"),
     "verify": ("skillpack.cli.commands_build", "verify"),
 }
 

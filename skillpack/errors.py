@@ -25,6 +25,7 @@ __all__ = [
     "ArchiveError",
     "FormatVersionError",
     "IntegrityError",
+    "MissingPathError",
     "Problem",
     "RefusedError",
     "ResourceError",
@@ -144,3 +145,13 @@ class ResourceError(SkillpackError, LookupError):
 
 class WriteError(SkillpackError, OSError):
     """An output (archive, bundle, lock file) could not be written; nothing was left behind."""
+
+
+class MissingPathError(SkillpackError, FileNotFoundError):
+    """A path given to skillpack does not exist (``errno`` is ENOENT, ``filename`` the path)."""
+
+    def __init__(self, message: str, *, path: str, hint: str | None = None) -> None:
+        super().__init__(message, path=path, hint=hint)
+        self.errno = 2  # ENOENT (errno not imported: the runtime imports this module)
+        self.strerror = message
+        self.filename = path

@@ -295,7 +295,7 @@ def _rederive(loaded: Any, member: str) -> list[Problem]:
 def digest(path: str | os.PathLike[str]) -> str:
     """The digest of a skill folder, its SKILL.md, or a packed `.skill` archive."""
     name = os.fspath(path)
-    if os.path.isfile(name) and os.path.basename(name) != SKILL_MD:
+    if os.path.isfile(name) and os.path.basename(name).lower() != SKILL_MD.lower():
         return archive_digest(name)
     return digest_skill(name)[1]
 

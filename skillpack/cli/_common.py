@@ -7,6 +7,7 @@ every command ends through `finish`, `fail`, `usage` or `errors_exit`, which ask
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -28,6 +29,23 @@ __all__ = [
     "report_error",
     "usage",
 ]
+
+class _Notes(logging.Handler):
+    """What the library logs at INFO on the ``skillpack`` logger (folders discovery skipped,
+    an output folder left out of a pack), printed as ``skillpack: ...`` on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"skillpack: {record.getMessage()}", err=True)
+
+
+def _install_notes() -> None:
+    logger = logging.getLogger("skillpack")
+    if not any(isinstance(h, _Notes) for h in logger.handlers):
+        logger.addHandler(_Notes(logging.INFO))
+        logger.setLevel(logging.INFO)
+
+
+_install_notes()  # the command line is the application: it decides where notes go
 
 EXIT_OK = 0
 EXIT_FAILED = 1

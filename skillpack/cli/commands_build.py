@@ -44,7 +44,7 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool) -> None:
     with errors_exit():
         if sys.stderr.isatty():
             # a progress bar needs the total first: check every skill, then write them all
-            prepared = prepare_many(paths)
+            prepared = prepare_many(paths, [out_dir])
             total = sum(f.size for p in prepared for f in p.manifest.files)
             with _progress(total) as update:
                 results = pack_prepared(prepared, out_dir, progress=update)

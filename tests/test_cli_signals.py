@@ -139,3 +139,46 @@ def test_the_console_script_is_the_process_entry() -> None:
     done = subprocess.run([sys.executable, "-m", "skillpack", "--version"], env=_env(),
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stdout.startswith("skillpack, version ")
+
+
+# -- -o - ----------------------------------------------------------------------------------------
+
+def _skillpack(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "skillpack", *map(str, args)], env=_env(),
+                          capture_output=True, timeout=120, check=False, cwd=cwd)
+
+
+def test_bundle_and_lock_to_stdout_are_the_files_they_write(tmp_path: Path) -> None:
+    skills = [FIXTURES / "waitlist", FIXTURES / "release-notes"]
+    to_file = _skillpack("bundle", *skills, "-o", tmp_path / "skills.bundle")
+    to_stdout = _skillpack("bundle", *skills, "-o", "-", cwd=tmp_path)
+    assert to_file.returncode == to_stdout.returncode == 0, to_stdout.stderr
+    assert to_stdout.stdout == (tmp_path / "skills.bundle").read_bytes()
+    assert to_stdout.stderr.decode().startswith("bundled 2 skill(s) to stdout (")
+    lock_file = _skillpack("lock", *skills, "-o", tmp_path / "skills.lock")
+    lock_stdout = _skillpack("lock", *skills, "-o", "-", cwd=tmp_path)
+    assert lock_file.returncode == lock_stdout.returncode == 0
+    assert lock_stdout.stdout == (tmp_path / "skills.lock").read_bytes()
+    assert lock_stdout.stderr == b"locked 2 skill(s) in stdout\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["skills.bundle", "skills.lock"]
+
+
+def test_a_failed_bundle_to_stdout_prints_no_byte(tmp_path: Path) -> None:
+    bad = make_tree(tmp_path / "bad", {"SKILL.md": "---\nname: Bad\ndescription: d\n---\n"})
+    done = _skillpack("bundle", bad, "-o", "-", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert b"name-not-lowercase" in done.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["pack", FIXTURES / "waitlist", "-o", "-"],
+    ["bundle", FIXTURES / "waitlist", "-o", "-", "--json"],
+    ["new", "x", "-o", "-"],
+    ["unpack", FIXTURES / "waitlist" / "SKILL.md", "-o", "-"],
+])
+def test_dash_where_no_single_file_is_made_is_a_usage_error(
+        tmp_path: Path, args: list[object]) -> None:
+    done = _skillpack(*args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b""
+    assert b"-o - writes" in done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -22,6 +22,7 @@ from skillpack.build.records import digest_skill
 from skillpack.build.scaffold import new_skill
 from skillpack.build.verify import verify_bytes
 from skillpack.cli._common import echo_json, errors_exit, exit_code
+from skillpack.cli._stdout import refuse_dash
 from skillpack.errors import SkillpackError
 from skillpack.model.calls import STYLES, tool_definitions
 
@@ -90,6 +91,7 @@ def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
     size, entry count and ratio (checked while inflating). A skillpack archive is verified
     completely first. An existing OUT/NAME/ (other than an empty folder) is refused.
     """
+    refuse_dash(out_dir, "a skill folder")
     caps = Caps(total=max_total, members=max_members, ratio=max_ratio)
     with _outcome(as_json):
         try:
@@ -153,6 +155,7 @@ def tools_command(path: str, style: str) -> None:
 def new_command(name: str, hard: bool, parent: str, as_json: bool) -> None:
     """Write a new skill, PARENT/NAME/, that passes `skillpack check` (with --hard, one that
     declares a tool and carries the script it runs). An existing NAME/ is never touched."""
+    refuse_dash(parent, "a skill folder")
     with _outcome(as_json):
         target = new_skill(name, parent, hard=hard)
     if as_json:

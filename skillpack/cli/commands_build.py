@@ -14,6 +14,7 @@ from skillpack.build.lock import LockedSkill, LockEntry, read_lock, write_lock
 from skillpack.build.pack import pack_prepared, pack_skills, prepare_many
 from skillpack.build.verify import compare_with_lock, verify_file, verify_target
 from skillpack.cli._common import echo_json, errors_exit, finish, usage
+from skillpack.cli._stdout import DASH, refuse_dash, write_to_stdout
 from skillpack.spec.digest import is_digest
 
 _EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
@@ -41,6 +42,7 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool) -> None:
 
     Every skill is checked first: if any is invalid or refused, nothing is written.
     """
+    refuse_dash(out_dir, "pack's output (one archive per skill)")
     with errors_exit():
         if sys.stderr.isatty():
             # a progress bar needs the total first: check every skill, then write them all
@@ -95,7 +97,7 @@ def inspect(archive: str, as_json: bool) -> None:
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
-              help="The lock file to write (atomically), e.g. skills.lock.")
+              help="The lock file to write (atomically), e.g. skills.lock; - for stdout.")
 def lock(paths: tuple[str, ...], dest: str) -> None:
     """Pin each skill's digest, programs and files in a lock file an approver can diff."""
     with errors_exit():
@@ -105,8 +107,12 @@ def lock(paths: tuple[str, ...], dest: str) -> None:
             for s in report.skills:
                 entries.append(LockedSkill(s.name, LockEntry(s.digest, s.files, s.programs),
                                            s.source or path))
-        written = write_lock(entries, dest)
-    click.echo(f"locked {len(written.skills)} skill(s) in {dest}")
+        if dest == DASH:
+            written = write_to_stdout(lambda path: write_lock(entries, path), "skills.lock")
+        else:
+            written = write_lock(entries, dest)
+    click.echo(f"locked {len(written.skills)} skill(s) in {'stdout' if dest == DASH else dest}",
+               err=dest == DASH)
 
 
 @click.command()
@@ -180,13 +186,21 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
-              help="The bundle file to write (atomically).")
+              help="The bundle file to write (atomically); - for stdout.")
 @click.option("--python-module", "module", type=click.Path(dir_okay=False),
               help="Also write a Python module whose DATA is the bundle's bytes.")
 @_JSON
 def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool) -> None:
     """Bundle skill folders, folders of skills and .skill archives into one file."""
+    if dest == DASH and as_json:
+        usage("-o - writes the bundle to stdout: --json cannot go there too")
     with errors_exit():
+        if dest == DASH:
+            result = write_to_stdout(
+                lambda path: write_bundle(paths, path, python_module=module), "skills.bundle")
+            click.echo(f"bundled {len(result.skills)} skill(s) to stdout ({result.size:,} "
+                       f"bytes), digest {result.digest}", err=True)
+            return
         result = write_bundle(paths, dest, python_module=module)
     if as_json:
         echo_json(result.to_dict())

@@ -164,3 +164,20 @@ def test_a_bundle_written_inside_the_skill_is_not_carried_by_the_next(tmp_path: 
     second = write_bundle([skill], skill / "out" / "all.bundle")
     assert first.digest == second.digest
     assert load((skill / "out" / "all.bundle").read_bytes())["soft"].files() == ("SKILL.md",)
+
+
+def test_notes_reach_each_listener_once_and_change_no_result(tmp_path: Path) -> None:
+    from skillpack.build import notes
+
+    repo = make_tree(tmp_path / "repo", {"a/SKILL.md": soft("a"),
+                                         "node_modules/b/SKILL.md": soft("b")})
+    heard: list[str] = []
+    notes.listen(heard.append)
+    notes.listen(heard.append)
+    try:
+        assert find_skills(repo) == [repo / "a"]
+    finally:
+        notes.unlisten(heard.append)
+    assert heard == [f"skipped {repo}/node_modules/ (node packages: never searched for skills)"]
+    assert find_skills(repo) == [repo / "a"]
+    assert len(heard) == 1

@@ -4,8 +4,8 @@ The search never enters what holds someone else's files rather than skills, and 
 version-control folders (``.git``, ``.hg``, ``.svn``, ``.bzr``), ``node_modules/``,
 virtualenvs (``.venv``, ``venv``, and any folder holding ``pyvenv.cfg``), besides
 ``__pycache__`` and ``.skillpack`` (skipped without a word: they never hold a skill). Each
-skipped folder is in `Discovery.skipped` and is logged, at INFO, on the ``skillpack``
-logger (the command line prints it on stderr).
+skipped folder is in `Discovery.skipped` and is noted (`skillpack.build.notes`: the command
+line prints it on stderr).
 
 A folder holding ``skill.md`` (or any other case of it) but no ``SKILL.md`` is found as a
 skill too, so that reading it says what to do (rename it: Linux hosts are case-sensitive)
@@ -14,12 +14,12 @@ instead of "no SKILL.md found"; `Discovery.miscased` lists those files.
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillpack.build.ignore import BUILTIN_DIRS, MANIFEST_DIR
+from skillpack.build.notes import note
 from skillpack.errors import MissingPathError, SkillpackError
 from skillpack.spec.paths import SKILL_MD
 
@@ -37,7 +37,6 @@ SKIP_DIRS = frozenset({*BUILTIN_DIRS, MANIFEST_DIR})
 _QUIET = frozenset({"__pycache__", MANIFEST_DIR})  # never hold a skill: not worth a word
 _VCS = frozenset(BUILTIN_DIRS) - {"__pycache__"}
 _VENV_NAMES = frozenset({".venv", "venv"})
-_LOG = logging.getLogger("skillpack")
 _LOWER = SKILL_MD.lower()
 
 
@@ -154,7 +153,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                 stack.append(entry.path)
     skipped.sort(key=lambda s: s.path)
     for item in skipped:
-        _LOG.info("skipped %s (%s: never searched for skills)", item.path, item.reason)
+        note(f"skipped {item.path} ({item.reason}: never searched for skills)")
     return Discovery(tuple(sorted(found)), tuple(skipped), tuple(sorted(wrong_case)))
 
 

@@ -15,7 +15,6 @@ the final name.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from skillpack.build.members import (
     existing_is_current,
     write_members,
 )
+from skillpack.build.notes import note
 from skillpack.build.records import hash_files
 from skillpack.errors import (
     ArchiveError,
@@ -66,7 +66,6 @@ __all__ = [
 ARCHIVE_SUFFIX = ".skill"
 #: The rule reported for a command's own output found inside a skill folder.
 OUTPUT_RULE = "output of this command (never carried into the skill)"
-_LOG = logging.getLogger("skillpack")
 
 Outputs = Sequence[str | os.PathLike[str]]
 
@@ -156,7 +155,7 @@ def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     Raises `SkillError` when `check` finds an error in it (warnings pass), `RefusedError`
     when its file set is refused. Up to `keep_bytes` of the files the walk read (each of at
     most 1 MiB) stay in memory, to be written from there. What the command writes
-    (`outputs`) is left out where it lies inside the skill, and logged (see `output_rules`).
+    (`outputs`) is left out where it lies inside the skill, and noted (see `output_rules`).
     """
     skill = parse_skill_file(folder)
     require_valid(skill, source=str(folder))
@@ -164,8 +163,8 @@ def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules)
     for item in fileset.left_out:
         if item.rule == OUTPUT_RULE:
-            _LOG.info("left out %s of skill '%s': %s; add it to .skillignore so that `digest` "
-                      "and `check` leave it out too", item.path, skill.name, item.rule)
+            note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "
+                 ".skillignore so that `digest` and `check` leave it out too")
     hashed = hash_files(fileset)  # the `#!` lines too, from the bytes hashed
     records = hashed.records
     manifest = Manifest(

@@ -7,13 +7,13 @@ every command ends through `finish`, `fail`, `usage` or `errors_exit`, which ask
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import click
 
+from skillpack.build.notes import listen
 from skillpack.errors import Problem, SkillpackError
 
 __all__ = [
@@ -30,22 +30,13 @@ __all__ = [
     "usage",
 ]
 
-class _Notes(logging.Handler):
-    """What the library logs at INFO on the ``skillpack`` logger (folders discovery skipped,
-    an output folder left out of a pack), printed as ``skillpack: ...`` on stderr."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        click.echo(f"skillpack: {record.getMessage()}", err=True)
+def _print_note(message: str) -> None:
+    """A note of the library (a folder discovery skipped, an output left out of a pack),
+    printed on stderr; it never changes the exit code."""
+    click.echo(f"skillpack: {message}", err=True)
 
 
-def _install_notes() -> None:
-    logger = logging.getLogger("skillpack")
-    if not any(isinstance(h, _Notes) for h in logger.handlers):
-        logger.addHandler(_Notes(logging.INFO))
-        logger.setLevel(logging.INFO)
-
-
-_install_notes()  # the command line is the application: it decides where notes go
+listen(_print_note)  # the command line is the application: it says what the library notes
 
 EXIT_OK = 0
 EXIT_FAILED = 1

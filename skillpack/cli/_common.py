@@ -1,7 +1,10 @@
 """What every command shares: printing errors, JSON output, and the exit codes.
 
 `exit_code` is the one place that decides which exit code an outcome gets (SPEC section 4);
-every command ends through `finish`, `fail`, `usage` or `errors_exit`, which ask it.
+every command ends through `finish`, `fail`, `usage` or `errors_exit`, which ask it. The codes
+of a process ended by a signal (130 Ctrl-C, 143 SIGTERM) and of a closed stdout (0) are not
+outcomes of a command: `skillpack.cli.run` picks them, without importing this module (it
+costs `skillpack --version` the json import).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""``python -m skillpack``: the command line; and ``skillpack-pre-commit-check``, the entry of
-the pre-commit hook ``skillpack-check`` (see .pre-commit-hooks.yaml).
+"""``python -m skillpack``: the same process as the `skillpack` console script; and
+``skillpack-pre-commit-check``, the entry of the pre-commit hook ``skillpack-check`` (see
+.pre-commit-hooks.yaml).
 
 pre-commit passes the files a commit touches; a skill is checked as a whole, so each file is
 mapped to the skill folder holding it (its nearest folder, itself included, that has a
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from skillpack.cli import main
+from skillpack.cli import main, run
 
 __all__ = ["precommit_check", "skill_folders"]
 
@@ -45,4 +46,4 @@ def precommit_check(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    main(prog_name="skillpack")
+    run()

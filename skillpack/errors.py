@@ -26,6 +26,7 @@ __all__ = [
     "ArgumentError",
     "FormatVersionError",
     "IntegrityError",
+    "MissingPathError",
     "Problem",
     "RefusedError",
     "ResourceError",
@@ -150,3 +151,13 @@ class WriteError(SkillpackError, OSError):
 class ArgumentError(SkillpackError, TypeError):
     """A call was given an argument of the wrong type: a tool name that is not a string, a
     command that is not a list of strings, one name where a list of names is expected."""
+
+
+class MissingPathError(SkillpackError, FileNotFoundError):
+    """A path given to skillpack does not exist (``errno`` is ENOENT, ``filename`` the path)."""
+
+    def __init__(self, message: str, *, path: str, hint: str | None = None) -> None:
+        super().__init__(message, path=path, hint=hint)
+        self.errno = 2  # ENOENT (errno not imported: the runtime imports this module)
+        self.strerror = message
+        self.filename = path

@@ -103,7 +103,7 @@ PROBES: dict[str, tuple[str, str, dict[str, str]]] = {
     "bom": ("SKILL.md", "\ufeff---\nname: bom\ndescription: d\n---\n",
             {"rule": "frontmatter-missing", "skillpack": ""}),
     "lowercase-skill-md": ("skill.md", "---\nname: lowercase-skill-md\ndescription: d\n---\n",
-                           {"rule": "", "skillpack": "parse"}),
+                           {"rule": "", "skillpack": "skill-md-case"}),
 }
 
 

@@ -12,7 +12,7 @@ completely (it is re-verified, not re-trusted) and its verified bytes are copied
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -79,8 +79,10 @@ def _archive_members(path: str) -> dict[str, _Found]:
     return found
 
 
-def _collect(paths: Iterable[str | os.PathLike[str]]) -> dict[str, _Found]:
-    """Every skill to bundle, by name. Refuses clashing names."""
+def _collect(paths: Iterable[str | os.PathLike[str]],
+             outputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, _Found]:
+    """Every skill to bundle, by name (`outputs`, the files being written, left out of any
+    skill folder holding them). Refuses clashing names."""
     skills: dict[str, _Found] = {}
     clashes: list[str] = []
 
@@ -97,7 +99,7 @@ def _collect(paths: Iterable[str | os.PathLike[str]]) -> dict[str, _Found]:
                 add(name, found)
         else:
             folders.append(path)
-    prepared: list[PreparedSkill] = prepare_many(folders) if folders else []
+    prepared: list[PreparedSkill] = prepare_many(folders, outputs) if folders else []
     for item in prepared:
         add(item.name, _Found(item.digest, item.source, item.members()))
     if clashes:
@@ -119,7 +121,7 @@ def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
 def _write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLike[str],
                   python_module: str | os.PathLike[str] | None,
                   labels: dict[str, str]) -> BundleResult:
-    skills = _collect(paths)
+    skills = _collect(paths, [dest] if python_module is None else [dest, python_module])
     for name, found in skills.items():
         if found.source in labels:
             skills[name] = _Found(found.digest, labels[found.source], found.members)

@@ -1,18 +1,92 @@
-"""Finding skills under a path: a SKILL.md, a skill folder, or a folder of skills."""
+"""Finding skills under a path: a SKILL.md, a skill folder, or a folder of skills.
+
+The search never enters what holds someone else's files rather than skills, and says so:
+version-control folders (``.git``, ``.hg``, ``.svn``, ``.bzr``), ``node_modules/``,
+virtualenvs (``.venv``, ``venv``, and any folder holding ``pyvenv.cfg``), besides
+``__pycache__`` and ``.skillpack`` (skipped without a word: they never hold a skill). Each
+skipped folder is in `Discovery.skipped` and is noted (`skillpack.build.notes`: the command
+line prints it on stderr).
+
+A folder holding ``skill.md`` (or any other case of it) but no ``SKILL.md`` is found as a
+skill too, so that reading it says what to do (rename it: Linux hosts are case-sensitive)
+instead of "no SKILL.md found"; `Discovery.miscased` lists those files.
+"""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from skillpack.build.ignore import BUILTIN_DIRS, MANIFEST_DIR
-from skillpack.errors import SkillpackError
+from skillpack.build.notes import note
+from skillpack.errors import MissingPathError, SkillpackError
 from skillpack.spec.paths import SKILL_MD
 
-__all__ = ["SKIP_DIRS", "find_skills"]
+__all__ = [
+    "SKIP_DIRS",
+    "Discovery",
+    "Skipped",
+    "discover",
+    "find_skills",
+    "miscased_skill_md",
+]
 
 #: Folders the search never enters: those the walk leaves out.
 SKIP_DIRS = frozenset({*BUILTIN_DIRS, MANIFEST_DIR})
+_QUIET = frozenset({"__pycache__", MANIFEST_DIR})  # never hold a skill: not worth a word
+_VCS = frozenset(BUILTIN_DIRS) - {"__pycache__"}
+_VENV_NAMES = frozenset({".venv", "venv"})
+_LOWER = SKILL_MD.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A folder the search did not enter: its path (ending in ``/``) and why."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, str]) -> Skipped:
+        return cls(str(data["path"]), str(data["reason"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """What a search found: skill folders (sorted), folders skipped, mis-cased SKILL.md files."""
+
+    skills: tuple[Path, ...]
+    skipped: tuple[Skipped, ...] = ()
+    miscased: tuple[Path, ...] = ()
+
+
+def miscased_skill_md(folder: str | os.PathLike[str]) -> str | None:
+    """The name of an entry of `folder` that is SKILL.md in another case (``skill.md``,
+    ``Skill.md``...) when `folder` holds no entry named exactly SKILL.md; else None. Names
+    are compared as listed, so this holds on case-insensitive filesystems (macOS) too."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    if SKILL_MD in names:
+        return None
+    others = sorted(n for n in names if n.lower() == _LOWER)
+    return others[0] if others else None
+
+
+def _skip_reason(entry: os.DirEntry[str]) -> str | None:
+    name = entry.name
+    if name in _VCS:
+        return "version control"
+    if name == "node_modules":
+        return "node packages"
+    if name in _VENV_NAMES or os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
+        return "a Python virtualenv"
+    return None
 
 
 def _is_skill_dir(path: str) -> bool:
@@ -24,25 +98,32 @@ def _is_skill_dir(path: str) -> bool:
                                           or not os.path.isdir(skill_md))
 
 
-def find_skills(path: str | os.PathLike[str]) -> list[Path]:
-    """The skill folders at `path`, sorted by path.
+def discover(path: str | os.PathLike[str]) -> Discovery:
+    """The skill folders at `path`, what the search skipped, and mis-cased SKILL.md files.
 
-    A SKILL.md gives its folder; a folder holding SKILL.md is one skill (not searched further);
-    any other folder is searched, without following symlinks and skipping version-control and
-    ``__pycache__`` folders. Returns [] when there is none; raises `SkillpackError` when
-    `path` does not exist.
+    A SKILL.md gives its folder; a folder holding SKILL.md (or a mis-cased one) is one skill
+    (not searched further); any other folder is searched, without following symlinks and
+    skipping the folders the module text lists. Raises `MissingPathError` (a
+    FileNotFoundError) when `path` does not exist.
     """
     text = os.fspath(path)
     if not os.path.lexists(text):
-        raise SkillpackError(
+        raise MissingPathError(
             "no such file or folder", path=text, hint="give a skill folder, its SKILL.md, or "
             "a folder of skills"
         )
     if not os.path.isdir(text):  # a SKILL.md (even a fifo or a link: its checks say why)
-        return [Path(text).parent] if os.path.basename(text) == SKILL_MD else []
+        name = os.path.basename(text)
+        if name == SKILL_MD:
+            return Discovery((Path(text).parent,))
+        if name.lower() == _LOWER:
+            return Discovery((Path(text).parent,), miscased=(Path(text),))
+        return Discovery(())
     if _is_skill_dir(text):
-        return [Path(text)]
+        return Discovery((Path(text),))
     found: list[Path] = []
+    wrong_case: list[Path] = []
+    skipped: list[Skipped] = []
     stack = [text]
     while stack:
         folder = stack.pop()
@@ -53,11 +134,30 @@ def find_skills(path: str | os.PathLike[str]) -> list[Path]:
             raise SkillpackError(
                 f"cannot list this folder ({err.strerror})", path=folder
             ) from None
+        odd = [e for e in entries if e.name.lower() == _LOWER and e.name != SKILL_MD
+               and not e.is_dir(follow_symlinks=False)]
+        if odd:  # a skill whose SKILL.md is mis-cased: found, so that reading it says so
+            found.append(Path(folder))
+            wrong_case.append(Path(min(odd, key=lambda e: e.name).path))
+            continue
         for entry in entries:
-            if entry.name in SKIP_DIRS or not entry.is_dir(follow_symlinks=False):
+            if entry.name in _QUIET or not entry.is_dir(follow_symlinks=False):
                 continue
             if _is_skill_dir(entry.path):
                 found.append(Path(entry.path))
+                continue
+            reason = _skip_reason(entry)
+            if reason is not None:
+                skipped.append(Skipped(entry.path + "/", reason))
             else:
                 stack.append(entry.path)
-    return sorted(found)
+    skipped.sort(key=lambda s: s.path)
+    for item in skipped:
+        note(f"skipped {item.path} ({item.reason}: never searched for skills)")
+    return Discovery(tuple(sorted(found)), tuple(skipped), tuple(sorted(wrong_case)))
+
+
+def find_skills(path: str | os.PathLike[str]) -> list[Path]:
+    """The skill folders at `path`, sorted by path (see `discover`). Returns [] when there is
+    none; raises `MissingPathError` (a FileNotFoundError) when `path` does not exist."""
+    return list(discover(path).skills)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
+from skillpack.build.discover import miscased_skill_md
 from skillpack.build.fileset import FileSet
 from skillpack.build.walk import walk
-from skillpack.errors import Problem, SkillError, SkillpackError
+from skillpack.errors import MissingPathError, Problem, SkillError, SkillpackError
 from skillpack.skillmd.skill import Skill, parse_skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.paths import SKILL_MD
@@ -42,15 +44,37 @@ def skill_md_path(path: str | os.PathLike[str]) -> str:
 def load_skill(path: str | os.PathLike[str]) -> Skill:
     """Parse the skill at `path`: a skill folder or its SKILL.md."""
     text = os.fspath(path)
-    if not os.path.isfile(skill_md_path(text)):
-        what = "no such file or folder" if not os.path.lexists(text) else "no SKILL.md here"
-        raise SkillpackError(what, path=text, hint="give a skill folder or its SKILL.md")
+    if not os.path.lexists(text):
+        raise MissingPathError("no such file or folder", path=text,
+                               hint="give a skill folder or its SKILL.md")
+    if not os.path.isfile(skill_md_path(text)) and _miscased(skill_md_path(text)) is None:
+        raise SkillpackError("no SKILL.md here", path=text,
+                             hint="give a skill folder or its SKILL.md")
     return parse_skill_file(text)
+
+
+def _miscased(where: str) -> SkillError | None:
+    """The error for a SKILL.md spelt in another case (``skill.md``), or None."""
+    folder, name = os.path.split(where)
+    if name != SKILL_MD and name.lower() == SKILL_MD.lower():
+        found: str | None = name
+    else:
+        found = miscased_skill_md(folder or ".")
+    if found is None:
+        return None
+    file = os.path.join(folder, found)
+    message = (f"the skill's file is named {found!r}, not 'SKILL.md': rename it to SKILL.md "
+               "(skill hosts on Linux are case-sensitive: it works on a Mac and nowhere else)")
+    return SkillError(message, path=file, hint=f"mv {found} SKILL.md",
+                      problems=[Problem("error", "skill-md-case", message, file)])
 
 
 def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
     """Read and parse a SKILL.md (or the SKILL.md of a skill folder)."""
     where = skill_md_path(path)
+    wrong_case = _miscased(where)
+    if wrong_case is not None:
+        raise wrong_case
     try:
         raw = read_regular(where)
     except FileNotFoundError:
@@ -87,10 +111,12 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
 
 def skill_fileset(
     skill: Skill | str | os.PathLike[str], *, read: bool = False, keep: int = 0,
+    outputs: Mapping[str, str] | None = None,
 ) -> FileSet:
     """The file set of a parsed skill (or of the skill at a path), walked with its includes
     and secret allowances. Names only (unless `read`, see `walk`): the content check is
-    `skillpack.build.records.hash_files`."""
+    `skillpack.build.records.hash_files`. `outputs`: what the running command writes inside
+    the skill folder, left out (see `walk`)."""
     if isinstance(skill, str | os.PathLike):
         skill = load_skill(skill)
     if skill.workdir is None:
@@ -99,7 +125,7 @@ def skill_fileset(
             hint="parse it with parse_skill_file",
         )
     return walk(skill.workdir, skill.include_list, allow=skill.secret_allowances, read=read,
-                keep=keep)
+                keep=keep, outputs=outputs)
 
 
 def require_valid(skill: Skill, *, what: str = "packed", source: str | None = None) -> None:

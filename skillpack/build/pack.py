@@ -33,6 +33,7 @@ from skillpack.build.members import (
     existing_is_current,
     write_members,
 )
+from skillpack.build.notes import note
 from skillpack.build.records import hash_files
 from skillpack.errors import (
     ArchiveError,
@@ -50,10 +51,12 @@ from skillpack.storedzip.writer import ZipWriter
 
 __all__ = [
     "ARCHIVE_SUFFIX",
+    "OUTPUT_RULE",
     "PACK_KEEP_BYTES",
     "PackResult",
     "PreparedSkill",
     "archive_name",
+    "output_rules",
     "pack",
     "pack_prepared",
     "pack_skills",
@@ -62,6 +65,10 @@ __all__ = [
 ]
 
 ARCHIVE_SUFFIX = ".skill"
+#: The rule reported for a command's own output found inside a skill folder.
+OUTPUT_RULE = "output of this command (never carried into the skill)"
+
+Outputs = Sequence[str | os.PathLike[str]]
 
 
 @dataclass(frozen=True)
@@ -122,16 +129,43 @@ def archive_name(name: str, digest: str) -> str:
     return f"{name}-{digest.removeprefix('blake3:')[:16]}{ARCHIVE_SUFFIX}"
 
 
-def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0) -> PreparedSkill:
+def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, str]:
+    """The paths among `outputs` (what a command writes: pack's output folder, bundle's
+    file) that lie inside the skill folder `folder`, relative to it, each with `OUTPUT_RULE`.
+    An output that is the skill folder itself is refused: what the command writes would be
+    carried into the skill's next run."""
+    root = os.path.realpath(folder)
+    rules: dict[str, str] = {}
+    for output in outputs:
+        real = os.path.realpath(output)
+        if real == root:
+            raise SkillpackError(
+                "the output folder is the skill folder itself: its archives would be carried "
+                "into the skill's next pack", path=os.fspath(output),
+                hint="write to a folder outside the skill, or to a subfolder such as dist/ "
+                     "(left out of the skill)")
+        if real.startswith(root + os.sep):
+            rules[os.path.relpath(real, root).replace(os.sep, "/")] = OUTPUT_RULE
+    return rules
+
+
+def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
+                  outputs: Outputs = ()) -> PreparedSkill:
     """Parse, validate, walk and hash the skill in ``folder``; refuse it with every problem.
 
     Raises `SkillError` when `check` finds an error in it (warnings pass), `RefusedError`
     when its file set is refused. Up to `keep_bytes` of the files the walk read (each of at
-    most 1 MiB) stay in memory, to be written from there.
+    most 1 MiB) stay in memory, to be written from there. What the command writes
+    (`outputs`) is left out where it lies inside the skill, and noted (see `output_rules`).
     """
     skill = parse_skill_file(folder)
     require_valid(skill, source=str(folder))
-    fileset = skill_fileset(skill, read=True, keep=keep_bytes)
+    rules = output_rules(folder, outputs)
+    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules)
+    for item in fileset.left_out:
+        if item.rule == OUTPUT_RULE:
+            note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "
+                 ".skillignore so that `digest` and `check` leave it out too")
     hashed = hash_files(fileset)  # the `#!` lines too, from the bytes hashed
     records = hashed.records
     manifest = Manifest(
@@ -172,13 +206,15 @@ def _refuse(failures: Sequence[SkillpackError]) -> None:
             problems=problems)
 
 
-def prepare_many(paths: Iterable[str | os.PathLike[str]]) -> list[PreparedSkill]:
-    """Prepare every skill found under ``paths``; refuse them all at once if any is bad."""
+def prepare_many(paths: Iterable[str | os.PathLike[str]],
+                 outputs: Outputs = ()) -> list[PreparedSkill]:
+    """Prepare every skill found under ``paths``; refuse them all at once if any is bad.
+    `outputs`: what the command will write, left out of any skill holding it."""
     prepared: list[PreparedSkill] = []
     failures: list[SkillpackError] = []
     for folder in _skill_folders(paths):
         try:
-            prepared.append(prepare_skill(folder))
+            prepared.append(prepare_skill(folder, outputs=outputs))
         except (SkillError, RefusedError, ArchiveError) as err:
             failures.append(err)
     _refuse(failures)
@@ -221,7 +257,7 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
         with AtomicBatch() as batch:
             for folder in folders:
                 try:
-                    item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES)
+                    item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, outputs=[out])
                 except (SkillError, RefusedError, ArchiveError) as err:
                     failures.append(err)
                     continue

@@ -24,6 +24,7 @@ from skillpack.build.records import digest_skill
 from skillpack.build.secrets import contains_private_key, secret_name_reason
 from skillpack.errors import IntegrityError, Problem, SkillpackError
 from skillpack.runtime import Bundle, LoadedSkill, load
+from skillpack.skillmd.skill import parse_skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX
 from skillpack.spec.digest import FileRecord
@@ -188,6 +189,9 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
             problems.append(Problem("error", "manifest-not-canonical", "the manifest is not in "
                                     "canonical form: it was altered after packing", member))
         try:
+            # the build side's parser first: it names what is wrong in a SKILL.md the
+            # runtime's reader refuses
+            parse_skill(loaded.file(SKILL_MD).text(), file=f"{name}/{SKILL_MD}")
             for key in loaded.manifest_differences(manifest):
                 problems.append(Problem(
                     "error", "manifest-field", f"manifest field '{key}' of '{name}' does not "
@@ -288,7 +292,7 @@ def digest(path: str | os.PathLike[str] | DefinedSkill) -> str:
     if isinstance(path, DefinedSkill):
         return path.digest
     name = os.fspath(path)
-    if os.path.isfile(name) and os.path.basename(name) != SKILL_MD:
+    if os.path.isfile(name) and os.path.basename(name).lower() != SKILL_MD.lower():
         return archive_digest(name)
     return digest_skill(name)[1]
 

@@ -16,7 +16,7 @@ import errno
 import os
 import stat
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from skillpack.build import secrets
 from skillpack.build.fileset import FileSet, HashedFile, LeftOut, WalkedFile, display_path
@@ -51,8 +51,10 @@ _LEAVE_OUT_HINT = "or leave it out with a line in .skillignore"
 class Walker:
     """One walk of the skill folder `root`: what it carries, leaves out, and every problem."""
 
-    def __init__(self, root: str, read: bool = False, keep: int = 0) -> None:
+    def __init__(self, root: str, read: bool = False, keep: int = 0,
+                 outputs: Mapping[str, str] | None = None) -> None:
         self.root = root
+        self.outputs = outputs or {}  # relative path -> rule: what this command writes
         # when reading: the hasher of small open files, and what it found
         self.reader: Callable[[int, int], tuple[str, bool, bytes] | None] | None = None
         self.hashed: dict[str, HashedFile] = {}
@@ -87,7 +89,7 @@ class Walker:
 
     def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
         """Why `rel` is left out, or None when it is walked."""
-        return left_out_rule(rel, name, is_dir, self.ignore)
+        return self.outputs.get(rel) or left_out_rule(rel, name, is_dir, self.ignore)
 
     # -- entries -----------------------------------------------------------------------------
 
@@ -230,6 +232,7 @@ class Walker:
             entries = list(listing)
         ignore, files, is_reg, exec_bit = self.ignore, self.files, stat.S_ISREG, stat.S_IXUSR
         reading, read_file = self.reader is not None, self.read_file
+        outputs = self.outputs
         prefix = f"{rel}/" if rel else ""
         for entry in entries:
             name = entry.name
@@ -237,6 +240,8 @@ class Walker:
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)  # False for a symlink
                 why = left_out_rule(child, name, is_dir, ignore)
+                if outputs and child in outputs:
+                    why = outputs[child]
                 if why is not None:
                     self.leave_out(child + "/" if is_dir else child, why)
                 elif is_dir:
@@ -398,6 +403,7 @@ def walk(
     allow: Sequence[str] = (),
     read: bool = False,
     keep: int = 0,
+    outputs: Mapping[str, str] | None = None,
 ) -> FileSet:
     """The file set of the skill folder `root` (SPEC section 1).
 
@@ -407,13 +413,16 @@ def walk(
     described by ``fstat`` instead of ``lstat``, and hashed on the spot (`FileSet.read`):
     what `digest` and `pack` do, saving a second look at every file. Up to `keep` bytes of
     those files (each of at most 1 MiB) are kept in `FileSet.read` for `pack` to write.
+    `outputs` maps paths relative to `root` that the running command writes (pack's output
+    folder, bundle's output file) to the rule reported for leaving them out: a command's
+    own output is never carried into the next run's skill.
     """
     root_str = os.fspath(root)
     if not os.path.isdir(root_str):
         raise SkillpackError(
             "not a folder", path=root_str, hint="give the path of a skill folder"
         )
-    walker = Walker(root_str, read, keep)
+    walker = Walker(root_str, read, keep, outputs)
     walker.load_skillignore()
     if includes is None:
         walker.walk_tree("")

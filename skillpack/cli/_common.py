@@ -1,7 +1,10 @@
 """What every command shares: printing errors, JSON output, and the exit codes.
 
 `exit_code` is the one place that decides which exit code an outcome gets (SPEC section 4);
-every command ends through `finish`, `fail`, `usage` or `errors_exit`, which ask it.
+every command ends through `finish`, `fail`, `usage` or `errors_exit`, which ask it. The codes
+of a process ended by a signal (130 Ctrl-C, 143 SIGTERM) and of a closed stdout (0) are not
+outcomes of a command: `skillpack.cli.run` picks them, without importing this module (it
+costs `skillpack --version` the json import).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
+from skillpack.build.notes import listen
 from skillpack.errors import Problem, SkillpackError
 
 __all__ = [
@@ -28,6 +32,14 @@ __all__ = [
     "report_error",
     "usage",
 ]
+
+def _print_note(message: str) -> None:
+    """A note of the library (a folder discovery skipped, an output left out of a pack),
+    printed on stderr; it never changes the exit code."""
+    click.echo(f"skillpack: {message}", err=True)
+
+
+listen(_print_note)  # the command line is the application: it says what the library notes
 
 EXIT_OK = 0
 EXIT_FAILED = 1

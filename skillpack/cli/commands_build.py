@@ -23,6 +23,7 @@ from skillpack.build.pack import pack_prepared, pack_skills, prepare_many
 from skillpack.build.signing import sign_statement, statement_for_lock
 from skillpack.build.verify import compare_with_lock, verify_file, verify_target
 from skillpack.cli._common import echo_json, errors_exit, finish, usage
+from skillpack.cli._stdout import DASH, refuse_dash, write_to_stdout
 from skillpack.spec.digest import is_digest
 
 _EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
@@ -50,10 +51,11 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool) -> None:
 
     Every skill is checked first: if any is invalid or refused, nothing is written.
     """
+    refuse_dash(out_dir, "pack's output (one archive per skill)")
     with errors_exit():
         if sys.stderr.isatty():
             # a progress bar needs the total first: check every skill, then write them all
-            prepared = prepare_many(paths)
+            prepared = prepare_many(paths, [out_dir])
             total = sum(f.size for p in prepared for f in p.manifest.files)
             with _progress(total) as update:
                 results = pack_prepared(prepared, out_dir, progress=update)
@@ -104,7 +106,7 @@ def inspect(archive: str, as_json: bool) -> None:
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
-              help="The lock file to write (atomically), e.g. skills.lock.")
+              help="The lock file to write (atomically), e.g. skills.lock; - for stdout.")
 @click.option("--sign", "key", type=click.Path(exists=True, dir_okay=False),
               help="Also sign it with this Ed25519 private key: OUT.intoto.json, written "
                    "with the lock, both or neither.")
@@ -114,9 +116,14 @@ def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str |
     """Pin each skill's digest, files, programs and tools (format 1.1) in a lock file an
     approver can diff; with --sign, sign it in the same step (a skill locked from its .skill
     archive gets the archive's SHA-256 in its subject)."""
+    if dest == DASH and key is not None:
+        usage("--sign writes the signature beside the lock: give -o a file, not -")
     with errors_exit():
         found = lock_entries(paths)
-        if key is None:
+        if dest == DASH:
+            pinned = write_to_stdout(lambda path: write_lock(found.entries, path),
+                                     "skills.lock")
+        elif key is None:
             pinned = write_lock(found.entries, dest)
         else:
             pinned = make_lock(found.entries)
@@ -127,7 +134,8 @@ def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str |
                     handle.write(pinned.to_bytes())
                 with batch.write(signature_path(dest)) as handle:
                     handle.write(envelope)
-    click.echo(f"locked {len(pinned.skills)} skill(s) in {dest}")
+    click.echo(f"locked {len(pinned.skills)} skill(s) in {'stdout' if dest == DASH else dest}",
+               err=dest == DASH)
     if key is not None:
         click.echo(f"signed it in {signature_path(dest)}")
 
@@ -230,13 +238,21 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
-              help="The bundle file to write (atomically).")
+              help="The bundle file to write (atomically); - for stdout.")
 @click.option("--python-module", "module", type=click.Path(dir_okay=False),
               help="Also write a Python module whose DATA is the bundle's bytes.")
 @_JSON
 def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool) -> None:
     """Bundle skill folders, folders of skills and .skill archives into one file."""
+    if dest == DASH and as_json:
+        usage("-o - writes the bundle to stdout: --json cannot go there too")
     with errors_exit():
+        if dest == DASH:
+            result = write_to_stdout(
+                lambda path: write_bundle(paths, path, python_module=module), "skills.bundle")
+            click.echo(f"bundled {len(result.skills)} skill(s) to stdout ({result.size:,} "
+                       f"bytes), digest {result.digest}", err=True)
+            return
         result = write_bundle(paths, dest, python_module=module)
     if as_json:
         echo_json(result.to_dict())

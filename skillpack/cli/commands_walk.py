@@ -30,7 +30,7 @@ def _skill_folders(paths: tuple[str, ...], *, archives: bool = False) -> tuple[l
     found: list[Path] = []
     empty = False
     for path in paths:
-        if archives and os.path.isfile(path) and os.path.basename(path) != "SKILL.md":
+        if archives and os.path.isfile(path) and os.path.basename(path).lower() != "skill.md":
             found.append(Path(path))
             continue
         try:

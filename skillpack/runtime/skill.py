@@ -276,9 +276,9 @@ class LoadedSkill:
                                  path=where) from None
             front = read_frontmatter(text)
             if front is None:
-                raise IntegrityError(
+                raise SkillError(
                     f"skill '{self.name}': its SKILL.md frontmatter uses YAML beyond what the "
-                    "runtime reads exactly, so nothing of it is shown", path=self.source,
+                    "runtime reads exactly, so nothing of it is shown", path=where,
                     hint="use plain keys, plain or quoted scalars, lists and block scalars "
                     "(docs/RUNTIME.md, 'What SKILL.md says'), then pack again")
             data = front.data

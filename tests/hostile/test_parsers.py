@@ -262,9 +262,11 @@ def test_billion_laughs_inside_an_archive(good_archive: bytes) -> None:
     data = build(reseal(change(members, "demo/SKILL.md", data=text)))
     bundle = load(data)
     case = "billion laughs in a resealed archive's SKILL.md"
-    with TALLY.refused("parser", case, "runtime description", SkillError, "not allowed"):
+    # the runtime's own reader refuses what it cannot read exactly (an anchor among them)
+    refusal = "beyond what the runtime reads exactly"
+    with TALLY.refused("parser", case, "runtime description", SkillError, refusal):
         _ = bundle["demo"].description
-    with TALLY.refused("parser", case, "runtime catalog_text", SkillError, "not allowed"):
+    with TALLY.refused("parser", case, "runtime catalog_text", SkillError, refusal):
         bundle.catalog_text()
     with TALLY.refused("parser", case, "verify_bytes", IntegrityError, "not allowed"):
         verify_bytes(data)

@@ -72,6 +72,10 @@ class Rule:
     source: str
     shown: int = 0
     validate: Validator | None = None
+    #: Bytes every match holds (in the lower-cased text when `fold`): a text without them is
+    #: not searched (a fast check before a pattern the engine cannot anchor on a literal).
+    needle: bytes = b""
+    fold: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +247,7 @@ def _rules() -> tuple[Rule, ...]:
             ),
             "40 base-64 characters, entropy >= 4.0 bits; not AWS's documented example",
             "https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html",
-            validate=_aws_secret,
+            validate=_aws_secret, needle=b"secret", fold=True,
         ),
         Rule(
             "github-token",
@@ -317,7 +321,7 @@ def _rules() -> tuple[Rule, ...]:
                        rb"[A-Za-z0-9]{24,247})(?![A-Za-z0-9])"),
             "24 or more base-62 characters; entropy >= 3.0 bits (test keys, sk_test_, pass)",
             "https://docs.stripe.com/keys",
-            shown=8, validate=_random(8, 3.0),
+            shown=8, validate=_random(8, 3.0), needle=b"k_live_",
         ),
         Rule(
             "google-api-key",
@@ -510,7 +514,15 @@ class _Window:
         limit = len(window) if final else len(window) - _MARGIN
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
+        folded: bytes | None = None
         for r in RULES:
+            if r.needle:
+                if r.fold:
+                    folded = window.lower() if folded is None else folded
+                    if r.needle not in folded:
+                        continue
+                elif r.needle not in window:
+                    continue
             for match in r.pattern.finditer(window):
                 start = match.start()
                 if start < skip or match.end() > limit:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
@@ -21,7 +20,8 @@ from skillpack.build.load import read_regular
 from skillpack.build.lock import Lock
 from skillpack.build.pack import prepare_many
 from skillpack.build.records import digest_skill
-from skillpack.build.secrets import contains_private_key, secret_name_reason
+from skillpack.build.scan import Allowances, scan_content
+from skillpack.build.secrets import secret_name_reason
 from skillpack.errors import IntegrityError, Problem, SkillpackError
 from skillpack.runtime import Bundle, load
 from skillpack.skillmd.validate import validate_skill
@@ -264,9 +264,8 @@ def _rederive(loaded: Any, member: str) -> list[Problem]:
         if problem.severity == "error" and problem.code != "name-mismatch":
             problems.append(problem)
     paths = {r.path for r in manifest.files}
-    allowances = tuple(sorted(
-        {unicodedata.normalize("NFC", a) for a in skill.secret_allowances} & paths,
-        key=lambda p: p.encode("utf-8")))
+    allow = Allowances.parse(skill.secret_allowances)
+    allowances = allow.entries(paths)
     derived = {
         "description": skill.description,
         "programs": [p.to_dict() for p in loaded.programs],
@@ -280,15 +279,19 @@ def _rederive(loaded: Any, member: str) -> list[Problem]:
                 "error", "manifest-field", f"manifest field '{key}' of '{loaded.name}' does "
                 "not match what its SKILL.md and files give", member))
     for record in manifest.files:
-        if record.path in allowances:
+        if allow.whole(record.path):
             continue
+        where = f"{loaded.name}/{record.path}"
         reason = secret_name_reason(record.path)
-        if reason is None and contains_private_key(loaded.file(record.path).bytes()):
-            reason = "it holds a PEM private key"
         if reason is not None:
             problems.append(Problem("error", "secret", f"'{record.path}' is a secret file "
-                                    f"({reason}) that no allowance covers",
-                                    f"{loaded.name}/{record.path}"))
+                                    f"({reason}) that no allowance covers", where))
+            continue
+        content = scan_content(record.path, bytes(loaded.file(record.path).bytes()),
+                               allow.allow(record.path))
+        for found in content.problems(record.path):
+            problems.append(Problem(found.severity, found.code,
+                                    f"'{record.path}' {found.message}", where, found.line))
     return problems
 
 

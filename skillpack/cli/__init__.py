@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "digest": ("skillpack.cli.commands_walk", "digest"),
     "files": ("skillpack.cli.commands_walk", "files"),
     "inspect": ("skillpack.cli.commands_build", "inspect"),
+    "lint": ("skillpack.cli.commands_lint", "lint_command"),
     "lock": ("skillpack.cli.commands_build", "lock"),
     "pack": ("skillpack.cli.commands_build", "pack"),
     "programs": ("skillpack.cli.commands_walk", "programs"),

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 import click
 
 from skillpack.errors import Problem, SkillpackError
+from skillpack.skillmd.invisible import escape_for_terminal
 
 __all__ = [
     "EXIT_FAILED",
@@ -21,6 +22,7 @@ __all__ = [
     "EXIT_USAGE",
     "echo_json",
     "echo_problem",
+    "echo_text",
     "errors_exit",
     "exit_code",
     "fail",
@@ -49,9 +51,16 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def echo_text(text: str, *, err: bool = False) -> None:
+    """Print `text` for a person: control, ANSI and bidi characters (and the other invisible
+    ones) escaped, so a skill's text cannot redraw or reorder the terminal. JSON output is
+    printed by `echo_json`, which escapes on its own."""
+    click.echo(escape_for_terminal(text), err=err)
+
+
 def echo_problem(problem: Problem) -> None:
-    """One line per problem: `path:line: severity: [code] message`, to stdout."""
-    click.echo(str(problem))
+    """One line per problem: `path:line: severity: [code] message`, to stdout, escaped."""
+    echo_text(str(problem))
 
 
 def finish(failed: bool) -> NoReturn:
@@ -72,9 +81,9 @@ def usage(message: str) -> NoReturn:
 
 def report_error(err: SkillpackError) -> None:
     """Print an error and every problem it carries to stderr, never a traceback."""
-    click.echo(f"skillpack: error: {err}", err=True)
+    echo_text(f"skillpack: error: {err}", err=True)
     for problem in err.problems:
-        click.echo(f"  {problem}", err=True)
+        echo_text(f"  {problem}", err=True)
 
 
 @contextmanager

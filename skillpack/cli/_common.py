@@ -15,6 +15,7 @@ import click
 
 from skillpack.errors import Problem, SkillpackError
 from skillpack.skillmd.invisible import escape_for_terminal
+from skillpack.skillmd.mentions import Mention
 
 __all__ = [
     "EXIT_FAILED",
@@ -27,6 +28,7 @@ __all__ = [
     "exit_code",
     "fail",
     "finish",
+    "mention_lines",
     "report_error",
     "usage",
 ]
@@ -70,7 +72,7 @@ def finish(failed: bool) -> NoReturn:
 
 def fail(message: str) -> NoReturn:
     """Print `skillpack: message` to stderr and end the command as failed (1)."""
-    click.echo(f"skillpack: {message}", err=True)
+    echo_text(f"skillpack: {message}", err=True)
     raise SystemExit(exit_code(SkillpackError(message)))
 
 
@@ -94,3 +96,21 @@ def errors_exit() -> Iterator[None]:
     except SkillpackError as err:
         report_error(err)
         raise SystemExit(exit_code(err)) from None
+
+def mention_lines(mentions: list[Mention]) -> list[str]:
+    """One line a mentioned program and kind, in order of first mention: ``pandoc  mentioned
+    in SKILL.md:12, 40`` or ``python  scripts: a.py, b.py  mentioned in SKILL.md:3``."""
+    grouped: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
+    for m in mentions:
+        lines, scripts = grouped.setdefault((m.program, m.kind), ([], []))
+        lines.append(m.line)
+        if m.script and m.script not in scripts:
+            scripts.append(m.script)
+    out = []
+    for (program, kind), (lines, scripts) in grouped.items():
+        at = ", ".join(str(n) for n in dict.fromkeys(lines))
+        where = (f"runs at load in claude-code (SKILL.md:{at})" if kind == "runs-at-load"
+                 else f"mentioned in SKILL.md:{at}")
+        runs = f"  scripts: {', '.join(scripts)}" if scripts else ""
+        out.append(f"{program}{runs}  {where}")
+    return out

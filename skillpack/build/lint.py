@@ -1,6 +1,6 @@
 """`skillpack lint`: advice about a skill's text and files beyond what `check` requires.
 
-Each rule has a stable code (docs/_incoming/approver.md lists them with examples):
+Each rule has a stable code (docs/LINT.md lists them with examples):
 
 * ``run-path-missing`` (error): a tool's run template runs a relative path (the program word,
   or the script after an interpreter such as ``python3``) that the skill does not carry.

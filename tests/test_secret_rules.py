@@ -497,7 +497,7 @@ def test_checksum_matches_a_published_example() -> None:
 
 
 def test_every_rule_is_documented_data() -> None:
-    doc = (Path(__file__).parent.parent / "docs" / "_incoming" / "secrets.md").read_text()
+    doc = (Path(__file__).parent.parent / "docs" / "SECRETS.md").read_text()
     for r in RULES:
         assert r.source.startswith("https://"), r.id
         assert r.description and r.validation

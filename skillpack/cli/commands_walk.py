@@ -81,17 +81,17 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
             results.append({"name": skill.name, "path": str(folder), **data})
             continue
         if len(folders) > 1:
-            click.echo(("\n" if index else "") + f"# {skill.name} ({folder})")
+            echo_text(("\n" if index else "") + f"# {skill.name} ({folder})")
         for record in records:
-            click.echo(record.path)
+            echo_text(record.path)
         if fileset.left_out:
-            click.echo(f"\nleft out ({len(fileset.left_out)}):")
+            echo_text(f"\nleft out ({len(fileset.left_out)}):")
             for item in fileset.left_out:
-                click.echo(f"  {display_path(item.path)}  ({item.rule})")
+                echo_text(f"  {display_path(item.path)}  ({item.rule})")
         if fileset.allowed:
-            click.echo(f"\nallowed past the secret filter ({len(fileset.allowed)}):")
+            echo_text(f"\nallowed past the secret filter ({len(fileset.allowed)}):")
             for path in fileset.allowed:
-                click.echo(f"  {path}")
+                echo_text(f"  {path}")
     if as_json:
         echo_json(results)
     finish(bool(failed))

@@ -7,7 +7,9 @@ opened without following a link and listed through that descriptor, each entry c
 from the directory entry and ``lstat`` facts, so a fifo cannot block it and a symlink loop
 cannot trap it. A walk that reads (`Walker(root, read=True)`) opens each regular file it
 lists, relative to its folder's descriptor and without following a link or blocking, takes
-its facts from ``fstat`` and hashes it through that same descriptor.
+its facts from ``fstat``, hashes it through that same descriptor and checks its content for
+secrets on the same bytes (`skillpack.build.scan`; large files streamed), so that a skill's
+name and content refusals are listed together.
 """
 
 from __future__ import annotations
@@ -444,11 +446,14 @@ def walk(
     """The file set of the skill folder `root` (SPEC section 1).
 
     `includes` is the frontmatter's declared entries (None: carry every file). `allow` lists
-    paths let past the secret checks. Raises `RefusedError` listing every problem at once.
-    With `read`, each small regular file found by listing a folder is opened as it is found,
-    described by ``fstat`` instead of ``lstat``, and hashed on the spot (`FileSet.read`):
-    what `digest` and `pack` do, saving a second look at every file. Up to `keep` bytes of
-    those files (each of at most 1 MiB) are kept in `FileSet.read` for `pack` to write.
+    the frontmatter's secret allowances (a path, or ``PATH#RULE-ID`` for one content rule).
+    Raises `RefusedError` listing every problem at once.
+    With `read`, each regular file found by listing a folder is opened as it is found,
+    described by ``fstat`` instead of ``lstat``, hashed and checked for secrets on the spot
+    (`FileSet.hashed`; files of `LARGE_FILE` or more streamed): what `digest` and `pack` do,
+    saving a second look at every file; every refusal, by name or content, is then listed in
+    one `RefusedError`. Up to `keep` bytes of those files (each of at most 1 MiB) are kept in
+    `FileSet.hashed` for `pack` to write.
     """
     root_str = os.fspath(root)
     if not os.path.isdir(root_str):

@@ -19,7 +19,7 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
     from typing import Any, Literal, TypeAlias
 
-    Severity: TypeAlias = Literal["error", "warning"]
+    Severity: TypeAlias = Literal["error", "warning", "info"]
 
 __all__ = [
     "ArchiveError",

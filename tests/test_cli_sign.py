@@ -374,7 +374,7 @@ def test_review_shows_a_skill_verify_refuses(tmp_path: Path) -> None:
     html = page.read_text(encoding="utf-8")
     text = " ".join("".join(parsed(html).text).split())
     assert "refused: not verifiable" in text
-    assert "data/waitlist.csv" in text and "holds a PEM private key block" in text
+    assert "data/waitlist.csv" in text and "PEM private key block" in text
     assert "the file set was refused" in text
     assert "[aws-access-key-id]" in text and token not in html
     assert "other-name" in text or "bad-skill" in text

@@ -127,7 +127,7 @@ def test_the_corpus_has_no_lint_error_and_the_counts_of_the_report() -> None:
         problems = _lint(folder)
         assert [p for p in problems if p.severity == "error"] == [], folder
         counts.update(p.code for p in problems)
-    # Counts when written (see docs/_incoming/approver.md); a rule that starts reporting
+    # Counts when written (see docs/LINT.md); a rule that starts reporting
     # many more on text nobody changed has lost precision.
     assert counts["link-missing"] == 0
     assert counts["path-missing"] <= 60

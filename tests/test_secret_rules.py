@@ -32,6 +32,7 @@ from skillpack.build.secret_rules import (
     scan_bytes,
     scan_member,
 )
+from skillpack.spec import allowances
 
 RNG = random.Random(20261201)
 ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -357,7 +358,7 @@ def test_a_finding_becomes_a_problem_a_person_can_act_on() -> None:
 def test_allowances_by_path_or_by_rule() -> None:
     entries = ["certs/ca.pem", "docs/aws.md#aws-access-key-id", "docs/aws.md#google-api-key",
                "notes#1.txt", "a.txt#no-such-rule", "b.md#private-key", "b.md"]
-    assert secret_rules.parse_allowances(entries) == {
+    assert allowances.parse(entries) == {
         "certs/ca.pem": None,
         "docs/aws.md": frozenset({"aws-access-key-id", "google-api-key"}),
         "notes#1.txt": None,
@@ -497,7 +498,7 @@ def test_checksum_matches_a_published_example() -> None:
 
 
 def test_every_rule_is_documented_data() -> None:
-    doc = (Path(__file__).parent.parent / "docs" / "_incoming" / "secrets.md").read_text()
+    doc = (Path(__file__).parent.parent / "docs" / "SECRETS.md").read_text()
     for r in RULES:
         assert r.source.startswith("https://"), r.id
         assert r.description and r.validation
@@ -549,3 +550,8 @@ def test_no_finding_on_any_corpus_file() -> None:
         for f in scan_member(p.relative_to(root).as_posix(), p.read_bytes(), expand_stand_in)
     }
     assert found == set()
+
+
+def test_the_runtime_knows_every_rule_id_an_allowance_may_name() -> None:
+    """spec.allowances.RULE_IDS (what the runtime reads allowances by) is the rule table's."""
+    assert {rule.id for rule in secret_rules.RULES} == allowances.RULE_IDS

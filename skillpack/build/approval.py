@@ -26,7 +26,7 @@ from skillpack.build.lock import Lock, LockedSkill, LockEntry, read_lock
 from skillpack.build.pack import prepare_many
 from skillpack.build.records import hash_files
 from skillpack.build.review import SkillView
-from skillpack.build.secret_rules import parse_allowances, problem, scan_member
+from skillpack.build.secret_rules import problem, scan_member
 from skillpack.build.signing import (
     Statement,
     TrustedKey,
@@ -41,6 +41,7 @@ from skillpack.runtime.skill import LoadedSkill
 from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
+from skillpack.spec.allowances import parse as parse_allowances
 from skillpack.spec.digest import FileRecord, digest_records
 from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
 
@@ -251,7 +252,9 @@ def _folder_view(folder: Path) -> SkillView:
         problems = err.problems or [Problem("error", "parse", err.message, err.path, err.line)]
         return SkillView(folder.name, REFUSED, findings=tuple(str(p) for p in problems))
     try:
-        fileset = skill_fileset(skill, read=True)
+        # names only: a file refused for its content is then refused by hash_files below,
+        # and the others still listed
+        fileset = skill_fileset(skill)
     except SkillpackError as err:  # the walk refused it: no file set to list
         problems = list(validate_skill(skill)) + list(
             err.problems or [Problem("error", "refused", err.message, err.path, err.line)])

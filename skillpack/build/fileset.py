@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillpack.build.scan import ContentScan
+
 __all__ = ["FileSet", "HashedFile", "LeftOut", "WalkedFile", "display_path"]
 
 
@@ -51,13 +53,14 @@ class WalkedFile:
 
 @dataclass(frozen=True, slots=True)
 class HashedFile:
-    """What a reading walk learnt of a small file through the descriptor it classified the
-    file by: its BLAKE3, whether it holds a private key, its bytes when the walk kept them
-    (for `pack` to write), and its `#!` line when it is executable and has one."""
+    """What a reading walk learnt of a file through the descriptor it classified the file
+    by: its BLAKE3, what its content check found (`skillpack.build.scan`), its bytes when the
+    walk kept them (for `pack` to write), and its `#!` line when it is executable and has
+    one."""
 
     walked: WalkedFile
     blake3: str
-    has_key: bool
+    content: ContentScan
     data: bytes | None = None
     shebang: str | None = None
 
@@ -66,7 +69,8 @@ class HashedFile:
 class FileSet:
     """What a skill carries: ``files`` sorted by UTF-8 bytes of their path, and what was left out.
 
-    ``allowed`` lists the secret allowances that named a carried file.
+    ``allowed`` lists the secret allowances that named a carried file (a bare path, or
+    ``PATH#RULE-ID`` for one content rule; `skillpack.build.scan.Allowances.entries`).
     """
 
     root: str

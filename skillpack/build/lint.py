@@ -1,6 +1,6 @@
 """`skillpack lint`: advice about a skill's text and files beyond what `check` requires.
 
-Each rule has a stable code (docs/_incoming/approver.md lists them with examples):
+Each rule has a stable code (docs/LINT.md lists them with examples):
 
 * ``run-path-missing`` (error): a tool's run template runs a relative path (the program word,
   or the script after an interpreter such as ``python3``) that the skill does not carry.
@@ -34,9 +34,12 @@ import posixpath
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING
 
 from skillpack.errors import Problem
+
+if TYPE_CHECKING:
+    from skillpack.errors import Severity
 from skillpack.skillmd.commands import effective_program, literal_word
 from skillpack.skillmd.mentions import INTERPRETERS, mentioned_programs
 from skillpack.skillmd.skill import Skill
@@ -58,7 +61,7 @@ WHEN_PHRASES = ("use when", "use this", "use for", "use it", "use if", "use when
                 "apply when", "for when", "best for", "ideal for", "useful for", "useful when",
                 "helps when", "when needing", "when creating", "when building", "when writing")
 #: Every lint code with its severity.
-RULES: dict[str, str] = {
+RULES: dict[str, Severity] = {
     "run-path-missing": "error",
     "path-missing": "warning",
     "link-missing": "warning",
@@ -67,7 +70,6 @@ RULES: dict[str, str] = {
     "body-tokens": "warning",
     "description-no-when": "warning",
 }
-_INFO = cast(Any, "info")  # not yet a Severity of skillpack.errors (see the report)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # Link text holds no `[` (a nested bracket is missed, not scanned again: linear time).
 _LINK = re.compile(r"!?\[(?:[^\[\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
@@ -93,9 +95,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def _problem(code: str, message: str, file: str | None, line: int | None) -> Problem:
-    severity = RULES[code]
-    return Problem(_INFO if severity == "info" else cast(Any, severity), code, message, file,
-                   line)
+    return Problem(RULES[code], code, message, file, line)
 
 
 def _prose_lines(text: str, first_line: int) -> Iterator[tuple[int, str]]:

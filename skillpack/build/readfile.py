@@ -1,12 +1,12 @@
 """Reading a carried file's bytes: whole when small, streamed through one buffer when large;
-hashed with BLAKE3 and scanned for a PEM private-key block on the same bytes.
+hashed with BLAKE3 and checked for secrets (`skillpack.build.scan`) on the same bytes.
 
 Small files are read whole, in one ``read`` call when they can be (the hot path of a tree
 of many small files). Large ones stream through one fixed buffer, so memory stays flat
 whatever the file size (a buffer rather than mmap: a file truncated under an mmap kills the
 process with SIGBUS, and mapped pages would count in the process's RSS); each chunk is hashed
-with multi-threaded BLAKE3 (which releases the GIL) while a helper thread scans it for the
-key header, the two costing about the same.
+with multi-threaded BLAKE3 (which releases the GIL) while a helper thread runs the secret
+rules over a copy of it.
 
 The walk (`skillpack.build.walk`) and the file records (`skillpack.build.records`) read
 through these, and every carried file is opened with `OPEN_FLAGS`; the runtime never imports
@@ -22,11 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from blake3 import blake3
 
-from skillpack.build.secrets import (
-    PRIVATE_KEY_HEADER_MAX,
-    PRIVATE_KEY_MARKER,
-    contains_private_key,
-)
+from skillpack.build.scan import ContentStream
 from skillpack.errors import SkillpackError
 from skillpack.spec.shebang import SHEBANG_MAX
 
@@ -39,7 +35,6 @@ __all__ = [
     "READ_CHUNK",
     "ROOT_FLAGS",
     "Changed",
-    "KeyScan",
     "hash_fd",
     "hash_file",
     "hash_large",
@@ -89,36 +84,16 @@ def read_small(fd: int, size: int, data: bytes | None = None) -> bytes:
     return b"".join(chunks)
 
 
-class KeyScan:
-    """The private-key check of a file streamed in chunks (the header may straddle two)."""
-
-    def __init__(self, buf: bytearray) -> None:
-        self.buf = buf
-        self.view = memoryview(buf)
-        self.tail = b""
-        self.found = False
-
-    def chunk(self, n: int) -> bool:
-        """Scan the first `n` bytes of the buffer, the next chunk of the file."""
-        if not self.found:
-            view = self.view
-            seam = self.tail + bytes(view[: min(n, PRIVATE_KEY_HEADER_MAX)])
-            self.found = contains_private_key(seam) or (
-                self.buf.find(PRIVATE_KEY_MARKER, 0, n) >= 0 and contains_private_key(view[:n])
-            )
-            self.tail = bytes(view[max(0, n - PRIVATE_KEY_HEADER_MAX) : n])
-        return self.found
-
-
-def small_file_reader() -> Callable[[int, int], tuple[str, bool, bytes] | None]:
+def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
     """A function reading a small file (under `LARGE_FILE`) whole from its open descriptor
-    `fd` of expected `size`: (BLAKE3 hex, whether it holds a private key, the bytes), or None
-    when the bytes do not add up to `size`. Read errors raise `OSError`."""
-    read, marker = os.read, PRIVATE_KEY_MARKER
+    `fd` of expected `size`: (BLAKE3 hex, the bytes), or None when the bytes do not add up
+    to `size`. Read errors raise `OSError`. The caller checks the content
+    (`skillpack.build.scan.scan_content`), knowing the file's path and allowances."""
+    read = os.read
     hasher = blake3()  # one hasher, reset after each file: cheaper than a new one each time
     update, finish, reset = hasher.update, hasher.digest, hasher.reset
 
-    def read_small_file(fd: int, size: int) -> tuple[str, bool, bytes] | None:
+    def read_small_file(fd: int, size: int) -> tuple[str, bytes] | None:
         data = read(fd, size + 1)  # one byte more: see read_small
         if len(data) != size:
             try:
@@ -127,24 +102,25 @@ def small_file_reader() -> Callable[[int, int], tuple[str, bool, bytes] | None]:
                 return None
         reset()
         update(data)
-        return finish().hex(), marker in data and contains_private_key(data), data
+        return finish().hex(), data
 
     return read_small_file
 
 
-def hash_large(fd: int, size: int) -> tuple[str, bool, bytes]:
-    """`hash_fd` for a large file: one buffer; hash and key scan of a chunk run together.
-    Also returns the first `HEAD` bytes read (for its `#!` line)."""
+def hash_large(fd: int, size: int, scan: ContentStream | None = None) -> tuple[str, bytes]:
+    """`hash_fd` for a large file: one buffer; the hash of a chunk and its content check
+    (`scan`, fed a copy of each chunk) run together. Returns the BLAKE3 hex and the first
+    `HEAD` bytes read (for its `#!` line)."""
     hasher = blake3(max_threads=blake3.AUTO)
     buf = bytearray(READ_CHUNK)
-    scan = KeyScan(buf)
     view = memoryview(buf)
     total = 0
     head = b""
     try:
-        # the scan (bytes.find holds the GIL) runs in the helper while this thread hashes
-        # (BLAKE3 releases the GIL); both finish before the buffer is read into again
-        with ThreadPoolExecutor(1, thread_name_prefix="skillpack-keyscan") as helper:
+        # the scan (the regular expressions hold the GIL) runs in the helper while this
+        # thread hashes (BLAKE3 releases the GIL); both finish before the buffer is read into
+        # again
+        with ThreadPoolExecutor(1, thread_name_prefix="skillpack-scan") as helper:
             while True:
                 n = os.readv(fd, [buf])
                 if n == 0:
@@ -154,28 +130,25 @@ def hash_large(fd: int, size: int) -> tuple[str, bool, bytes]:
                 total += n
                 if total > size:
                     raise Changed
-                scanned = helper.submit(scan.chunk, n) if not scan.found else None
+                scanned = helper.submit(scan.feed, view[:n]) if scan is not None else None
                 hasher.update(view[:n])
                 if scanned is not None:
                     scanned.result()
     finally:
         view.release()
-        scan.view.release()
     if total != size:
         raise Changed
-    return hasher.hexdigest(), scan.found, head
+    return hasher.hexdigest(), head
 
 
-def hash_fd(fd: int, size: int) -> tuple[str, bool]:
-    """BLAKE3 hex of the open file `fd` of expected `size`, and whether it holds a private key.
+def hash_fd(fd: int, size: int) -> str:
+    """BLAKE3 hex of the open file `fd` of expected `size` (no content check).
 
     Raises `Changed` when the bytes read do not add up to `size`.
     """
     if size < LARGE_FILE:
-        data = read_small(fd, size)
-        return blake3(data).hexdigest(), contains_private_key(data)
-    hex_digest, has_key, _ = hash_large(fd, size)
-    return hex_digest, has_key
+        return blake3(read_small(fd, size)).hexdigest()
+    return hash_large(fd, size)[0]
 
 
 def hash_file(path: str | os.PathLike[str]) -> tuple[int, str]:
@@ -187,7 +160,7 @@ def hash_file(path: str | os.PathLike[str]) -> tuple[int, str]:
         if not stat.S_ISREG(st.st_mode):
             raise SkillpackError("not a regular file", path=name)
         try:
-            hex_digest, _ = hash_fd(fd, st.st_size)
+            hex_digest = hash_fd(fd, st.st_size)
         except Changed:
             raise SkillpackError(
                 "changed while being read", path=name, hint="try again once it is written"

@@ -5,15 +5,15 @@ A walk that read a file (`walk(read=True)`, what `digest` and `pack` run) alread
 through the descriptor that classified it; any other file is opened now, without following a
 link or blocking, relative to its folder, and checked to be the very regular file the walk
 saw (same device, inode, size and mode) before it is read (`skillpack.build.readfile`: BLAKE3
-and the PEM private-key scan on the same bytes). A `#!` line is taken from those same bytes,
-never from a second open.
+and the content check of `skillpack.build.scan` on the same bytes). A `#!` line is taken from
+those same bytes, never from a second open.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skillpack.build.fileset import FileSet
 from skillpack.build.load import load_skill, require_valid, skill_fileset
@@ -28,6 +28,15 @@ from skillpack.build.readfile import (
     hash_large,
     small_file_reader,
 )
+from skillpack.build.scan import (
+    CLEAN,
+    Allowances,
+    ContentScan,
+    ContentStream,
+    scan_content,
+    unused_rule_message,
+)
+from skillpack.build.secret_rules import Finding
 from skillpack.errors import Problem, RefusedError
 from skillpack.skillmd.programs import Program, derive_programs
 from skillpack.skillmd.skill import Skill
@@ -55,6 +64,9 @@ class HashedSet:
 
     records: list[FileRecord]
     shebangs: dict[str, str]
+    #: The findings an allowance (``PATH#RULE-ID``) let through, by path: carried, and shown
+    #: to an approver.
+    allowed: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
 
 
 def hash_files(fileset: FileSet) -> HashedSet:
@@ -70,6 +82,9 @@ def hash_files(fileset: FileSet) -> HashedSet:
     base = os.path.join(fileset.root, "")  # the root and one separator: base + relative path
     open_, fstat, close, new_record = os.open, os.fstat, os.close, FileRecord
     read_small_file = small_file_reader()
+    allow = Allowances.parse(fileset.allowed)
+    used: dict[str, frozenset[str]] = {}
+    allowed: dict[str, tuple[Finding, ...]] = {}
     already = fileset.hashed  # what the walk hashed through the descriptor it classified by
     # Each file is opened relative to its folder, kept open while the next files share it (as
     # sorted paths mostly do): the kernel then resolves one name a file, not the whole path.
@@ -80,8 +95,9 @@ def hash_files(fileset: FileSet) -> HashedSet:
             path = walked.path
             found = already.get(path)
             if found is not None and found.walked is walked:
-                if found.has_key and path not in fileset.allowed:
-                    problems.append(_key_problem(path))
+                used[path] = _note(path, found.content, allowed)
+                if found.content.refused:
+                    problems.extend(found.content.problems(path))
                 else:
                     records.append(new_record(path, walked.mode, walked.size, found.blake3))
                     if found.shebang is not None:
@@ -112,12 +128,15 @@ def hash_files(fileset: FileSet) -> HashedSet:
                     found_now = read_small_file(fd, size)
                     if found_now is None:
                         raise Changed
-                    hex_digest, has_key, head = found_now
+                    hex_digest, head = found_now
+                    content = scan_content(path, head, allow.allow(path))
                 else:  # read in many calls: check it was not rewritten meanwhile
-                    hex_digest, has_key, head = hash_large(fd, size)
+                    stream = ContentStream(path, allow.allow(path))
+                    hex_digest, head = hash_large(fd, size, stream)
                     after = fstat(fd)
                     if (after.st_size, after.st_mtime_ns) != (size, st.st_mtime_ns):
                         raise Changed
+                    content = stream.finish()
             except Changed:
                 problems.append(Problem("error", "changed", _CHANGED, path))
                 continue
@@ -128,8 +147,9 @@ def hash_files(fileset: FileSet) -> HashedSet:
                 continue
             finally:
                 close(fd)
-            if has_key and path not in fileset.allowed:
-                problems.append(_key_problem(path))
+            used[path] = _note(path, content, allowed)
+            if content.refused:
+                problems.extend(content.problems(path))
                 continue
             records.append(new_record(path, walked.mode, size, hex_digest))
             if walked.mode == "100755":
@@ -139,6 +159,9 @@ def hash_files(fileset: FileSet) -> HashedSet:
     finally:
         if folder_fd >= 0:
             close(folder_fd)
+    for entry in allow.unused(used):
+        problems.append(Problem("error", "allow-unused", unused_rule_message(entry),
+                                entry.rpartition("#")[0]))
     if problems:
         count = len(problems)
         raise RefusedError(
@@ -147,7 +170,16 @@ def hash_files(fileset: FileSet) -> HashedSet:
             hint="fix every listed path, then try again",
             problems=problems,
         )
-    return HashedSet(records, shebangs)
+    return HashedSet(records, shebangs, allowed)
+
+
+def _note(path: str, content: ContentScan, allowed: dict[str, tuple[Finding, ...]]
+          ) -> frozenset[str]:
+    """Keep the allowed findings of `path`; return the allowed rules its check used."""
+    kept = tuple(f for f in content.findings if f.allowed)
+    if kept:
+        allowed[path] = kept
+    return content.allowed_rules
 
 
 def record_files(fileset: FileSet) -> list[FileRecord]:
@@ -156,18 +188,6 @@ def record_files(fileset: FileSet) -> list[FileRecord]:
 
 
 _CHANGED = "changed while being read (it is not the file the walk saw); try again"
-
-
-def _key_problem(path: str) -> Problem:
-    return Problem(
-        "error",
-        "secret",
-        "holds a PEM private key block (-----BEGIN ... PRIVATE KEY-----); skillpack "
-        "refuses to carry secrets. Remove the key, or leave the file out with "
-        ".skillignore; if it is a harmless test key, allow it in the frontmatter "
-        f'with metadata: {{skillpack-allow-secrets: "{path}"}}',
-        path,
-    )
 
 
 def record_skill(
@@ -199,8 +219,11 @@ def _columns_read_by_walk(fileset: FileSet) -> FileColumns | None:
     if len(hashed) != len(files):
         return None
     found = [hashed.get(w.path) for w in files]
-    if any(f is None or f.walked is not w or f.has_key for f, w in zip(found, files, strict=True)):
+    if any(f is None or f.walked is not w or f.content is not CLEAN
+           for f, w in zip(found, files, strict=True)):
         return None
+    if any(rules is not None for rules in Allowances.parse(fileset.allowed).by_path.values()):
+        return None  # each PATH#RULE-ID entry must be checked against its findings
     return ([w.path for w in files], [w.mode for w in files], [w.size for w in files],
             [f.blake3 for f in found if f is not None])
 
@@ -212,7 +235,7 @@ def included_files(skill: Skill | str | os.PathLike[str]) -> list[str]:
     if isinstance(skill, str | os.PathLike):
         skill = load_skill(skill)
     require_valid(skill)
-    fileset = skill_fileset(skill)
+    fileset = skill_fileset(skill, read=True)  # every refusal at once, as pack lists them
     record_files(fileset)
     return list(fileset.paths)
 

@@ -41,7 +41,6 @@ __all__ = [
     "Rule",
     "StreamScan",
     "base62_checksum",
-    "parse_allowances",
     "problem",
     "rule",
     "scan_bytes",
@@ -72,6 +71,10 @@ class Rule:
     source: str
     shown: int = 0
     validate: Validator | None = None
+    #: Bytes every match holds (in the lower-cased text when `fold`): a text without them is
+    #: not searched (a fast check before a pattern the engine cannot anchor on a literal).
+    needle: bytes = b""
+    fold: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +246,7 @@ def _rules() -> tuple[Rule, ...]:
             ),
             "40 base-64 characters, entropy >= 4.0 bits; not AWS's documented example",
             "https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html",
-            validate=_aws_secret,
+            validate=_aws_secret, needle=b"secret", fold=True,
         ),
         Rule(
             "github-token",
@@ -317,7 +320,7 @@ def _rules() -> tuple[Rule, ...]:
                        rb"[A-Za-z0-9]{24,247})(?![A-Za-z0-9])"),
             "24 or more base-62 characters; entropy >= 3.0 bits (test keys, sk_test_, pass)",
             "https://docs.stripe.com/keys",
-            shown=8, validate=_random(8, 3.0),
+            shown=8, validate=_random(8, 3.0), needle=b"k_live_",
         ),
         Rule(
             "google-api-key",
@@ -510,7 +513,15 @@ class _Window:
         limit = len(window) if final else len(window) - _MARGIN
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
+        folded: bytes | None = None
         for r in RULES:
+            if r.needle:
+                if r.fold:
+                    folded = window.lower() if folded is None else folded
+                    if r.needle not in folded:
+                        continue
+                elif r.needle not in window:
+                    continue
             for match in r.pattern.finditer(window):
                 start = match.start()
                 if start < skip or match.end() > limit:
@@ -627,22 +638,6 @@ def scan_member(
 def _mark(finding: Finding, member: str, allow: Collection[str]) -> Finding:
     return Finding(finding.rule, finding.line, finding.column, finding.excerpt, member,
                    finding.encoding, finding.rule in allow)
-
-
-def parse_allowances(entries: Iterable[str]) -> dict[str, frozenset[str] | None]:
-    """The entries of ``metadata.skillpack-allow-secrets`` (`Skill.secret_allowances`) as
-    path -> the rule ids allowed for it, or None for the whole file (today's form, a bare
-    path: neither the name nor any content rule applies). ``PATH#RULE-ID`` allows one content
-    rule for one file; the part after the last ``#`` counts only when it is a rule id, so a
-    file name holding ``#`` still works as a bare path. A bare path wins over rule entries."""
-    allowed: dict[str, frozenset[str] | None] = {}
-    for entry in entries:
-        path, mark, rule_id = entry.rpartition("#")
-        if not mark or rule_id not in _BY_ID:
-            allowed[entry] = None
-        elif path not in allowed or allowed[path] is not None:
-            allowed[path] = (allowed.get(path) or frozenset()) | {rule_id}
-    return allowed
 
 
 def problem(path: str, finding: Finding) -> Problem:

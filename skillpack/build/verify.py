@@ -21,7 +21,8 @@ from skillpack.build.load import read_regular
 from skillpack.build.lock import Lock
 from skillpack.build.pack import prepare_many
 from skillpack.build.records import digest_skill
-from skillpack.build.secrets import contains_private_key, secret_name_reason
+from skillpack.build.scan import Allowances, scan_content
+from skillpack.build.secrets import secret_name_reason
 from skillpack.errors import IntegrityError, Problem, SkillpackError
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.skillmd.skill import parse_skill
@@ -272,17 +273,20 @@ def _rederive(loaded: LoadedSkill, member: str) -> list[Problem]:
     for problem in validate_skill(loaded.skill):
         if problem.severity == "error" and problem.code != "name-mismatch":
             problems.append(problem)
-    allowances = loaded.allowances()
+    allow = Allowances.parse(loaded.skill.secret_allowances)
     for path in loaded.files():
-        if path in allowances:
+        if allow.whole(path):
             continue
+        where = f"{loaded.name}/{path}"
         reason = secret_name_reason(path)
-        if reason is None and contains_private_key(loaded.file(path).bytes()):
-            reason = "it holds a PEM private key"
         if reason is not None:
             problems.append(Problem("error", "secret", f"'{path}' is a secret file "
-                                    f"({reason}) that no allowance covers",
-                                    f"{loaded.name}/{path}"))
+                                    f"({reason}) that no allowance covers", where))
+            continue
+        content = scan_content(path, bytes(loaded.file(path).bytes()), allow.allow(path))
+        for found in content.problems(path):
+            problems.append(Problem(found.severity, found.code,
+                                    f"'{path}' {found.message}", where, found.line))
     return problems
 
 

@@ -7,7 +7,9 @@ opened without following a link and listed through that descriptor, each entry c
 from the directory entry and ``lstat`` facts, so a fifo cannot block it and a symlink loop
 cannot trap it. A walk that reads (`Walker(root, read=True)`) opens each regular file it
 lists, relative to its folder's descriptor and without following a link or blocking, takes
-its facts from ``fstat`` and hashes it through that same descriptor.
+its facts from ``fstat``, hashes it through that same descriptor and checks its content for
+secrets on the same bytes (`skillpack.build.scan`; large files streamed), so that a skill's
+name and content refusals are listed together.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import stat
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 
-from skillpack.build import secrets
 from skillpack.build.fileset import FileSet, HashedFile, LeftOut, WalkedFile, display_path
 from skillpack.build.ignore import (
     MANIFEST_DIR,
@@ -33,8 +34,18 @@ from skillpack.build.readfile import (
     LARGE_FILE,
     OPEN_FLAGS,
     ROOT_FLAGS,
+    Changed,
+    hash_large,
     small_file_reader,
 )
+from skillpack.build.scan import (
+    Allowances,
+    ContentScan,
+    ContentStream,
+    scan_content,
+    unused_rule_message,
+)
+from skillpack.build.secrets import secret_name_candidates, secret_name_reason
 from skillpack.errors import Problem, RefusedError, SkillpackError
 from skillpack.spec.paths import SKILL_MD, collision_key, sort_key
 from skillpack.spec.shebang import shebang_line
@@ -52,18 +63,20 @@ class Walker:
     """One walk of the skill folder `root`: what it carries, leaves out, and every problem."""
 
     def __init__(self, root: str, read: bool = False, keep: int = 0,
-                 outputs: Mapping[str, str] | None = None) -> None:
+                 outputs: Mapping[str, str] | None = None,
+                 allow: Allowances | None = None) -> None:
         self.root = root
         self.outputs = outputs or {}  # relative path -> rule: what this command writes
+        self.allow = allow if allow is not None else Allowances({})
         # when reading: the hasher of small open files, and what it found
-        self.reader: Callable[[int, int], tuple[str, bool, bytes] | None] | None = None
+        self.reader: Callable[[int, int], tuple[str, bytes] | None] | None = None
         self.hashed: dict[str, HashedFile] = {}
         self.keep = keep  # bytes of read files still to keep (files up to KEEP_FILE each)
         if read:
             self.reader = small_file_reader()
         self.files: dict[str, WalkedFile] = {}
         self.left_out: dict[str, LeftOut] = {}
-        self.problems: dict[tuple[str, str], Problem] = {}
+        self.problems: dict[tuple[str, ...], Problem] = {}
         self.ignore: SkillIgnore | None = None
         self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
         self._renamed = False  # whether a carried file's name on disk is not NFC
@@ -73,6 +86,12 @@ class Walker:
     def problem(self, code: str, path: str, message: str) -> None:
         shown = display_path(path)
         self.problems.setdefault((code, shown), Problem("error", code, message, file=shown))
+
+    def refuse_content(self, path: str, content: ContentScan) -> None:
+        """Every refusal of a carried file's content check (several may name one file)."""
+        for problem in content.problems(display_path(path)):
+            self.problems.setdefault((problem.code, problem.file or "", problem.message),
+                                     problem)
 
     def leave_out(self, path: str, rule: str) -> None:
         self.left_out.setdefault(path, LeftOut(display_path(path), rule))
@@ -154,22 +173,46 @@ class Walker:
                 )
             else:
                 walked = self.add_file(rel, st)
-            if size < LARGE_FILE and self.reader is not None:
-                try:
-                    found = self.reader(fd, size)
-                except OSError:
-                    found = None
-                if found is not None:  # else read again by hash_files, which says why
-                    data: bytes | None = None
-                    if size <= KEEP_FILE and size <= self.keep:
-                        data = found[2]
-                        self.keep -= size
-                    shebang = (shebang_line(found[2][:HEAD]) if walked.mode == "100755"
-                               else None)
-                    self.hashed[walked.path] = HashedFile(walked, found[0], found[1], data,
-                                                          shebang)
+            if self.reader is None:
+                return
+            path = walked.path
+            if size >= LARGE_FILE:
+                self._read_large(walked, fd, st)
+                return
+            try:
+                found = self.reader(fd, size)
+            except OSError:
+                found = None
+            if found is not None:  # else read again by hash_files, which says why
+                data: bytes | None = None
+                if size <= KEEP_FILE and size <= self.keep:
+                    data = found[1]
+                    self.keep -= size
+                shebang = (shebang_line(found[1][:HEAD]) if walked.mode == "100755"
+                           else None)
+                content = scan_content(path, found[1], self.allow.allow(path))
+                if content.refused:
+                    self.refuse_content(path, content)
+                self.hashed[path] = HashedFile(walked, found[0], content, data, shebang)
         finally:
             os.close(fd)
+
+    def _read_large(self, walked: WalkedFile, fd: int, st: os.stat_result) -> None:
+        """Hash and check a large file through its open descriptor `fd`, streamed; a file
+        that changes meanwhile or cannot be read is left for hash_files, which says why."""
+        stream = ContentStream(walked.path, self.allow.allow(walked.path))
+        try:
+            hex_digest, head = hash_large(fd, st.st_size, stream)
+            after = os.fstat(fd)
+        except (Changed, OSError):
+            return
+        if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+            return
+        content = stream.finish()
+        if content.refused:
+            self.refuse_content(walked.path, content)
+        shebang = shebang_line(head[:HEAD]) if walked.mode == "100755" else None
+        self.hashed[walked.path] = HashedFile(walked, hex_digest, content, None, shebang)
 
     def other(self, rel: str, st_mode: int) -> None:
         """A walked entry that is neither a regular file nor a folder."""
@@ -372,28 +415,29 @@ class Walker:
                     f"{how}; they would overwrite each other on macOS or Windows. Rename one"
                 )
 
-    def check_secrets(self, allow: Sequence[str]) -> tuple[str, ...]:
-        allowed: set[str] = set()
-        for raw in allow:
-            path = unicodedata.normalize("NFC", raw.strip().removeprefix("./"))
-            if path in self.files:
-                allowed.add(path)
-            else:
-                self.problem(
-                    "allow-unused", path, "skillpack-allow-secrets names a path the skill does "
-                    "not carry; fix the path or remove it from the allowance"
-                )
-        for path in secrets.secret_name_candidates(list(self.files)):
-            if path in allowed:
+    def check_secrets(self) -> None:
+        """The name check of every carried file, and the allowances' own check: each names a
+        carried file and each ``PATH#RULE-ID`` let a finding of its rule through (checked for
+        the files this walk read; `hash_files` checks the others)."""
+        allow = self.allow
+        for path in allow.missing(self.files):
+            self.problem(
+                "allow-unused", path, "skillpack-allow-secrets names a path the skill does "
+                "not carry; fix the path or remove it from the allowance"
+            )
+        used = {p: h.content.allowed_rules for p, h in self.hashed.items()}
+        for entry in allow.unused(used):
+            self.problem("allow-unused", entry.rpartition("#")[0], unused_rule_message(entry))
+        for path in secret_name_candidates(list(self.files)):
+            if allow.whole(path):
                 continue
-            reason = secrets.secret_name_reason(path)
+            reason = secret_name_reason(path)
             if reason is not None:
                 self.problem(
                     "secret", path, f"{reason}; skillpack refuses to carry secrets. Remove it, "
                     f"{_LEAVE_OUT_HINT}; if it holds no secret, allow it in the frontmatter "
                     f"with metadata: {{skillpack-allow-secrets: \"{path}\"}}"
                 )
-        return tuple(sorted(allowed, key=sort_key))
 
 
 def walk(
@@ -408,11 +452,14 @@ def walk(
     """The file set of the skill folder `root` (SPEC section 1).
 
     `includes` is the frontmatter's declared entries (None: carry every file). `allow` lists
-    paths let past the secret checks. Raises `RefusedError` listing every problem at once.
-    With `read`, each small regular file found by listing a folder is opened as it is found,
-    described by ``fstat`` instead of ``lstat``, and hashed on the spot (`FileSet.read`):
-    what `digest` and `pack` do, saving a second look at every file. Up to `keep` bytes of
-    those files (each of at most 1 MiB) are kept in `FileSet.read` for `pack` to write.
+    the frontmatter's secret allowances (a path, or ``PATH#RULE-ID`` for one content rule).
+    Raises `RefusedError` listing every problem at once.
+    With `read`, each regular file found by listing a folder is opened as it is found,
+    described by ``fstat`` instead of ``lstat``, hashed and checked for secrets on the spot
+    (`FileSet.hashed`; files of `LARGE_FILE` or more streamed): what `digest` and `pack` do,
+    saving a second look at every file; every refusal, by name or content, is then listed in
+    one `RefusedError`. Up to `keep` bytes of those files (each of at most 1 MiB) are kept in
+    `FileSet.hashed` for `pack` to write.
     `outputs` maps paths relative to `root` that the running command writes (pack's output
     folder, bundle's output file) to the rule reported for leaving them out: a command's
     own output is never carried into the next run's skill.
@@ -422,7 +469,7 @@ def walk(
         raise SkillpackError(
             "not a folder", path=root_str, hint="give the path of a skill folder"
         )
-    walker = Walker(root_str, read, keep, outputs)
+    walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow))
     walker.load_skillignore()
     if includes is None:
         walker.walk_tree("")
@@ -441,9 +488,11 @@ def walk(
                 seen.add(entry)
                 walker.walk_include(entry)
     walker.check_names()
-    allowed = walker.check_secrets(allow)
+    walker.check_secrets()
+    allowed = walker.allow.entries(walker.files)
     if walker.problems:
-        problems = sorted(walker.problems.values(), key=lambda p: (sort_key(p.file or ""), p.code))
+        problems = sorted(walker.problems.values(),
+                          key=lambda p: (sort_key(p.file or ""), p.code, p.line or 0))
         count = len(problems)
         raise RefusedError(
             f"the file set was refused: {count} problem{'s' if count > 1 else ''}",

@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("skillpack.cli.commands_export", "export"),
     "files": ("skillpack.cli.commands_walk", "files"),
     "inspect": ("skillpack.cli.commands_build", "inspect"),
+    "lint": ("skillpack.cli.commands_lint", "lint_command"),
     "lock": ("skillpack.cli.commands_build", "lock"),
     "new": ("skillpack.cli.commands_author", "new_command"),
     "pack": ("skillpack.cli.commands_build", "pack"),

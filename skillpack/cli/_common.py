@@ -18,6 +18,8 @@ import click
 
 from skillpack.build.notes import listen
 from skillpack.errors import Problem, SkillpackError
+from skillpack.skillmd.invisible import escape_for_terminal
+from skillpack.skillmd.mentions import Mention
 
 __all__ = [
     "EXIT_FAILED",
@@ -25,10 +27,12 @@ __all__ = [
     "EXIT_USAGE",
     "echo_json",
     "echo_problem",
+    "echo_text",
     "errors_exit",
     "exit_code",
     "fail",
     "finish",
+    "mention_lines",
     "report_error",
     "usage",
 ]
@@ -61,9 +65,16 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def echo_text(text: str, *, err: bool = False) -> None:
+    """Print `text` for a person: control, ANSI and bidi characters (and the other invisible
+    ones) escaped, so a skill's text cannot redraw or reorder the terminal. JSON output is
+    printed by `echo_json`, which escapes on its own."""
+    click.echo(escape_for_terminal(text), err=err)
+
+
 def echo_problem(problem: Problem) -> None:
-    """One line per problem: `path:line: severity: [code] message`, to stdout."""
-    click.echo(str(problem))
+    """One line per problem: `path:line: severity: [code] message`, to stdout, escaped."""
+    echo_text(str(problem))
 
 
 def finish(failed: bool) -> NoReturn:
@@ -73,7 +84,7 @@ def finish(failed: bool) -> NoReturn:
 
 def fail(message: str) -> NoReturn:
     """Print `skillpack: message` to stderr and end the command as failed (1)."""
-    click.echo(f"skillpack: {message}", err=True)
+    echo_text(f"skillpack: {message}", err=True)
     raise SystemExit(exit_code(SkillpackError(message)))
 
 
@@ -84,9 +95,9 @@ def usage(message: str) -> NoReturn:
 
 def report_error(err: SkillpackError) -> None:
     """Print an error and every problem it carries to stderr, never a traceback."""
-    click.echo(f"skillpack: error: {err}", err=True)
+    echo_text(f"skillpack: error: {err}", err=True)
     for problem in err.problems:
-        click.echo(f"  {problem}", err=True)
+        echo_text(f"  {problem}", err=True)
 
 
 @contextmanager
@@ -97,3 +108,21 @@ def errors_exit() -> Iterator[None]:
     except SkillpackError as err:
         report_error(err)
         raise SystemExit(exit_code(err)) from None
+
+def mention_lines(mentions: list[Mention]) -> list[str]:
+    """One line a mentioned program and kind, in order of first mention: ``pandoc  mentioned
+    in SKILL.md:12, 40`` or ``python  scripts: a.py, b.py  mentioned in SKILL.md:3``."""
+    grouped: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
+    for m in mentions:
+        lines, scripts = grouped.setdefault((m.program, m.kind), ([], []))
+        lines.append(m.line)
+        if m.script and m.script not in scripts:
+            scripts.append(m.script)
+    out = []
+    for (program, kind), (lines, scripts) in grouped.items():
+        at = ", ".join(str(n) for n in dict.fromkeys(lines))
+        where = (f"runs at load in claude-code (SKILL.md:{at})" if kind == "runs-at-load"
+                 else f"mentioned in SKILL.md:{at}")
+        runs = f"  scripts: {', '.join(scripts)}" if scripts else ""
+        out.append(f"{program}{runs}  {where}")
+    return out

@@ -22,8 +22,16 @@ from skillpack.build.lock import Lock, make_lock, read_lock, write_lock
 from skillpack.build.pack import pack_prepared, pack_skills, prepare_many
 from skillpack.build.signing import sign_statement, statement_for_lock
 from skillpack.build.verify import compare_with_lock, verify_file, verify_target
-from skillpack.cli._common import echo_json, errors_exit, finish, usage
+from skillpack.cli._common import (
+    echo_json,
+    echo_text,
+    errors_exit,
+    finish,
+    mention_lines,
+    usage,
+)
 from skillpack.cli._stdout import DASH, refuse_dash, write_to_stdout
+from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.spec.digest import is_digest
 
 _EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
@@ -78,29 +86,40 @@ def inspect(archive: str, as_json: bool) -> None:
     with errors_exit():
         report = verify_file(archive)
         manifests = [s.manifest.to_dict() for s in report.skills]
+        loaded = report.loaded
+        mentioned = {s.name: mentioned_programs(loaded[s.name].skill.body,
+                                                loaded[s.name].skill.body_line)
+                     for s in report.skills} if loaded is not None else {}
     if as_json:
         echo_json({"target": archive, "kind": report.kind, "digest": report.digest,
-                   "skills": manifests})
+                   "skills": manifests,
+                   "mentioned": {k: [m.to_dict() for m in v] for k, v in mentioned.items()}})
         return
     if report.kind == "bundle":
-        click.echo(f"{archive}: bundle of {len(manifests)} skill(s), digest {report.digest}")
+        echo_text(f"{archive}: bundle of {len(manifests)} skill(s), digest {report.digest}")
     else:
-        click.echo(f"{archive}: archive of one skill")
+        echo_text(f"{archive}: archive of one skill")
     for m in manifests:
-        click.echo(f"\nname:        {m['name']}\ndigest:      {m['digest']}")
-        click.echo(f"description: {m['description']}")
-        click.echo(f"files ({len(m['files'])}):")
+        echo_text(f"\nname:        {m['name']}\ndigest:      {m['digest']}")
+        echo_text(f"description: {m['description']}")
+        echo_text(f"files ({len(m['files'])}):")
         for f in m["files"]:
-            click.echo(f"  {f['mode']} {f['size']:>9} {f['blake3'][:16]}  {f['path']}")
-        click.echo(f"programs ({len(m['programs'])}):")
+            echo_text(f"  {f['mode']} {f['size']:>9} {f['blake3'][:16]}  {f['path']}")
+        echo_text(f"programs ({len(m['programs'])}):")
         for p in m["programs"]:
             flag = " (dynamic)" if p["dynamic"] else ""
-            click.echo(f"  {p['name']}{flag}  from {', '.join(p['sources'])}")
-        click.echo(f"tools ({len(m['tools'])}):")
+            via = f" via {', '.join(p['via'])}" if p.get("via") else ""
+            echo_text(f"  {p['name']}{flag}{via}  from {', '.join(p['sources'])}")
+        mentions = mention_lines(mentioned.get(m["name"], []))
+        if mentions:  # shown only when there are some (most skills have none)
+            echo_text(f"mentioned in SKILL.md, run by no tool ({len(mentions)}):")
+            for line in mentions:
+                echo_text(f"  {line}")
+        echo_text(f"tools ({len(m['tools'])}):")
         for t in m["tools"]:
             params = ", ".join(t["schema"]["properties"])
-            click.echo(f"  {t['id']}({params}): {t['description']}")
-        click.echo(f"allowances: {', '.join(m['allowances']) or 'none'}")
+            echo_text(f"  {t['id']}({params}): {t['description']}")
+        echo_text(f"allowances: {', '.join(m['allowances']) or 'none'}")
 
 
 @click.command()
@@ -225,11 +244,11 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
             results.append(result)
             if not as_json:
                 if result["ok"]:
-                    click.echo(f"ok        {s.digest}  {s.name}  ({target})")
+                    echo_text(f"ok        {s.digest}  {s.name}  ({target})")
                 else:
-                    click.echo(f"MISMATCH  {s.digest}  {s.name}  ({target}): {result['reason']}")
+                    echo_text(f"MISMATCH  {s.digest}  {s.name}  ({target}): {result['reason']}")
                     for line in lines:
-                        click.echo(line)
+                        echo_text(line)
     if as_json:
         echo_json(results)
     finish(failed)

@@ -8,7 +8,8 @@ import click
 
 from skillpack.build.check import CheckResult, check_skill
 from skillpack.build.discover import find_skills
-from skillpack.cli._common import echo_json, fail, finish
+from skillpack.build.lint_skill import lint_skill
+from skillpack.cli._common import echo_json, echo_problem, fail, finish
 from skillpack.errors import SkillpackError
 
 
@@ -17,7 +18,9 @@ from skillpack.errors import SkillpackError
                 type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of results.")
-def check(paths: tuple[str, ...], strict: bool, as_json: bool) -> None:
+@click.option("--lint", "with_lint", is_flag=True,
+              help="Also run the rules of `skillpack lint` (see its --help).")
+def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool) -> None:
     """Validate skills. PATH is a skill folder, its SKILL.md, or a folder searched for skills.
 
     Exit 0 when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for
@@ -32,13 +35,14 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool) -> None:
             fail(str(err))
         if not folders:
             empty.append(path)
-        results.extend(check_skill(folder, strict=strict) for folder in folders)
+        results.extend(lint_skill(folder, strict=strict, check_strict=strict) if with_lint
+                       else check_skill(folder, strict=strict) for folder in folders)
     if as_json:
         echo_json([r.to_dict() for r in results])
     else:
         for result in results:
             for problem in result.problems:
-                click.echo(str(problem))
+                echo_problem(problem)
         errors = sum(p.severity == "error" for r in results for p in r.problems)
         warnings = sum(p.severity == "warning" for r in results for p in r.problems)
         invalid = sum(not r.valid for r in results)

@@ -15,8 +15,9 @@ from skillpack.build.load import load_skill, require_valid, skill_fileset
 from skillpack.build.records import digest_skill, record_files
 from skillpack.build.records import programs as skill_programs
 from skillpack.build.verify import verify_file
-from skillpack.cli._common import echo_json, finish, report_error
+from skillpack.cli._common import echo_json, echo_text, finish, mention_lines, report_error
 from skillpack.errors import SkillpackError
+from skillpack.skillmd.mentions import mentioned_programs
 
 _PATHS = click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True)
@@ -80,17 +81,17 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
             results.append({"name": skill.name, "path": str(folder), **data})
             continue
         if len(folders) > 1:
-            click.echo(("\n" if index else "") + f"# {skill.name} ({folder})")
+            echo_text(("\n" if index else "") + f"# {skill.name} ({folder})")
         for record in records:
-            click.echo(record.path)
+            echo_text(record.path)
         if fileset.left_out:
-            click.echo(f"\nleft out ({len(fileset.left_out)}):")
+            echo_text(f"\nleft out ({len(fileset.left_out)}):")
             for item in fileset.left_out:
-                click.echo(f"  {display_path(item.path)}  ({item.rule})")
+                echo_text(f"  {display_path(item.path)}  ({item.rule})")
         if fileset.allowed:
-            click.echo(f"\nallowed past the secret filter ({len(fileset.allowed)}):")
+            echo_text(f"\nallowed past the secret filter ({len(fileset.allowed)}):")
             for path in fileset.allowed:
-                click.echo(f"  {path}")
+                echo_text(f"  {path}")
     if as_json:
         echo_json(results)
     finish(bool(failed))
@@ -143,9 +144,12 @@ def _missing(name: str, workdir: str | None) -> str | None:
     "--check", is_flag=True, help="Look every program up on PATH; exit 1 if one is missing."
 )
 def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
-    """List the programs each skill runs: tool commands, allowed Bash commands, `#!` lines.
+    """List the programs each skill runs: tool commands (past wrappers such as env, timeout,
+    sudo, shown as `via`), allowed Bash commands, `#!` lines; then, apart, the programs its
+    SKILL.md mentions in shell code blocks and the `!`command`` lines Claude Code runs at load.
 
-    Dynamic programs (named by a tool argument) are listed but never looked up.
+    Dynamic programs (named by a tool argument) are listed but never looked up; neither are
+    mentioned ones.
     """
     folders, failed = _skill_folders(paths)
     results: list[dict[str, Any]] = []
@@ -153,6 +157,7 @@ def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
         try:
             skill = load_skill(folder)
             found = skill_programs(skill, skill_fileset(skill))
+            mentions = mentioned_programs(skill.body, skill.body_line)
         except SkillpackError as err:
             report_error(err)
             failed = True
@@ -170,17 +175,25 @@ def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
                 "name": skill.name,
                 "path": str(folder),
                 "programs": [p.to_dict() for p in found],
+                "mentioned": [m.to_dict() for m in mentions],
             }
             if check:
                 entry["missing"] = missing
             results.append(entry)
             continue
-        click.echo(f"{skill.name}:" + ("" if found else " (runs no program)"))
+        none = " (no tool or #! line runs a program)" if mentions else " (runs no program)"
+        echo_text(f"{skill.name}:" + ("" if found else none))
         for program in found:
             kind = "  (dynamic: named by a tool argument)" if program.dynamic else ""
-            click.echo(f"  {program.name}{kind}  [{', '.join(program.sources)}]")
+            via = f"  via {', '.join(program.via)}" if program.via else ""
+            echo_text(f"  {program.name}{kind}{via}  [{', '.join(program.sources)}]")
+        if mentions:
+            echo_text("  mentioned in SKILL.md (no tool runs them; the model may):")
+            for line in mention_lines(mentions):
+                echo_text(f"    {line}")
         for why in missing:
-            click.echo(f"skillpack: {skill.name} {why}", err=True)
+            echo_text(f"skillpack: {skill.name} {why}", err=True)
     if as_json:
         echo_json(results)
     finish(bool(failed))
+

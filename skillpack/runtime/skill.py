@@ -16,6 +16,7 @@ import builtins
 
 from skillpack.errors import IntegrityError, ResourceError, SkillError
 from skillpack.skillmd.frontmatter_reader import FrontmatterText, read_frontmatter
+from skillpack.spec import allowances
 from skillpack.spec.manifest import Manifest, ManifestFields
 from skillpack.spec.paths import SKILL_MD
 from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
@@ -187,12 +188,8 @@ class LoadedSkill:
 
     def allowances(self) -> tuple[str, ...]:
         """The carried files SKILL.md lets past the secret filter, NFC, in UTF-8 order."""
-        import unicodedata
-
-        paths = set(self._files)
-        return tuple(sorted(
-            {unicodedata.normalize("NFC", a) for a in self.skill.secret_allowances} & paths,
-            key=lambda p: p.encode("utf-8")))
+        return allowances.recorded(
+            allowances.parse(allowances.normalise(self.skill.secret_allowances)), self._files)
 
     # -- files ------------------------------------------------------------------------------
 

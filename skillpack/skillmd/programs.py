@@ -1,6 +1,10 @@
 """The programs a skill runs: from its tools' argv templates, its `allowed-tools` Bash
 entries, and the `#!` line of its executable files.
 
+A template that starts with wrapper commands (``env A=1 timeout 5 curl ...``) runs the
+program they start (`skillpack.skillmd.commands.effective_program`): ``curl`` is listed,
+with ``env`` and ``timeout`` as its ``via``.
+
 An approver reads this list to know what a skill will execute; `skillpack programs --check`
 looks each one up on PATH before the skill is deployed. `derive_programs` touches no file, so
 the runtime re-derives the same list from an archive's verified bytes.
@@ -17,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from skillpack.skillmd.commands import effective_program, literal_word
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import PARAM_REF
 from skillpack.spec.shebang import shebang_line
@@ -35,22 +40,29 @@ _BASH_ENTRY = re.compile(r"Bash\((.*)\)", re.DOTALL)
 class Program:
     """A program a skill runs. ``dynamic`` when its name is chosen by a tool argument.
 
-    ``tools`` are the ids of the tools whose template starts with it; ``sources`` say where it
-    was found: ``tool:<id>``, ``allowed-tools``, ``shebang:<path>``.
+    ``tools`` are the ids of the tools whose template starts it; ``sources`` say where it
+    was found: ``tool:<id>``, ``allowed-tools``, ``shebang:<path>``; ``via`` the wrapper
+    commands a template starts it through (``sudo``, ``env``, ``timeout``...), by name,
+    outermost first, each once (empty when no template wraps it; then not in `to_dict`, so
+    the manifest of a skill without wrappers is what it was).
     """
 
     name: str
     dynamic: bool
     tools: tuple[str, ...]
     sources: tuple[str, ...]
+    via: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "dynamic": self.dynamic,
             "tools": list(self.tools),
             "sources": list(self.sources),
         }
+        if self.via:
+            out["via"] = list(self.via)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Program:
@@ -61,11 +73,15 @@ class Program:
             raise ValueError(f"program {name!r}: 'dynamic' must be true or false")
         tools = data.get("tools", [])
         sources = data.get("sources", [])
+        via = data.get("via", [])
         if not all(isinstance(t, str) for t in tools) or not all(
             isinstance(s, str) for s in sources
         ):
             raise ValueError(f"program {name!r}: 'tools' and 'sources' must be lists of strings")
-        return cls(name=name, dynamic=dynamic, tools=tuple(tools), sources=tuple(sources))
+        if not isinstance(via, list) or not all(isinstance(v, str) and v for v in via):
+            raise ValueError(f"program {name!r}: 'via' must be a list of wrapper names")
+        return cls(name=name, dynamic=dynamic, tools=tuple(tools), sources=tuple(sources),
+                   via=tuple(via))
 
 
 def _template_word(word: str) -> tuple[str, bool]:
@@ -133,20 +149,29 @@ def shebang_program(line: str | bytes) -> str | None:
 def derive_programs(skill: Skill, shebangs: Mapping[str, str]) -> list[Program]:
     """Every program `skill` runs, given the `#!` line of each executable file by path
     (as `shebang_line` gives it). Touches no file: the runtime calls it on verified bytes."""
-    found: dict[str, tuple[bool, set[str], set[str]]] = {}
+    found: dict[str, tuple[bool, set[str], set[str], list[str]]] = {}
 
-    def add(name: str, dynamic: bool, source: str, tool: str | None = None) -> None:
-        was_dynamic, tools, sources = found.setdefault(name, (dynamic, set(), set()))
-        found[name] = (was_dynamic or dynamic, tools, sources)
+    def add(name: str, dynamic: bool, source: str, tool: str | None = None,
+            via: tuple[str, ...] = ()) -> None:
+        was_dynamic, tools, sources, wrappers = found.setdefault(
+            name, (dynamic, set(), set(), []))
+        found[name] = (was_dynamic or dynamic, tools, sources, wrappers)
         sources.add(source)
         if tool is not None:
             tools.add(tool)
+        wrappers.extend(w for w in via if w not in wrappers)
 
     for tool in skill.tools:
         words = tool.words
         if words:
-            name, dynamic = _template_word(words[0])
-            add(name, dynamic, f"tool:{tool.id}", tool.id)
+            effective = effective_program(words)
+            if effective.program is None or not effective.wrappers:
+                name, dynamic = _template_word(words[0])
+                add(name, dynamic, f"tool:{tool.id}", tool.id)
+            else:
+                name, dynamic = _template_word(effective.program)
+                via = tuple(posixpath.basename(literal_word(w)) for w in effective.wrappers)
+                add(name, dynamic, f"tool:{tool.id}", tool.id, via)
     for entry in skill.allowed_tools or ():
         command = allowed_tool_command(entry)
         if command is not None:
@@ -156,8 +181,8 @@ def derive_programs(skill: Skill, shebangs: Mapping[str, str]) -> list[Program]:
         if interpreter is not None:
             add(interpreter, False, f"shebang:{path}")
     return [
-        Program(name, dynamic, tuple(sorted(tools)), tuple(sorted(sources)))
-        for name, (dynamic, tools, sources) in sorted(found.items())
+        Program(name, dynamic, tuple(sorted(tools)), tuple(sorted(sources)), tuple(via))
+        for name, (dynamic, tools, sources, via) in sorted(found.items())
     ]
 
 

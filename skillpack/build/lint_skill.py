@@ -1,0 +1,100 @@
+"""`skillpack lint` (and `check --lint`) as a library call: a skill on disk checked, walked
+(names only), its texts read, and every approver rule run on them.
+
+What a lint reports, in one `CheckResult`: the problems of `check` (the Agent Skills rules),
+the lint rules of `skillpack.build.lint` (paths, links, references, size, description),
+`run_problems` of every tool (programs chosen by a model argument, inline code filled by one,
+shell syntax in run words; `skillpack.skillmd.commands`), and invisible or deceptive
+characters (`skillpack.skillmd.invisible`) in SKILL.md (errors) and in every carried UTF-8
+text file (warnings). With `strict`, ``program-dynamic`` and ``run-code-dynamic`` are errors.
+A problem of severity ``info`` never fails a skill.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from skillpack.build.check import CheckResult, check_skill
+from skillpack.build.lint import lint
+from skillpack.build.load import parse_skill_file, read_regular, skill_fileset
+from skillpack.build.readfile import LARGE_FILE
+from skillpack.errors import Problem, RefusedError, SkillError
+from skillpack.skillmd.commands import run_problems
+from skillpack.skillmd.invisible import invisible_problems
+from skillpack.skillmd.skill import Skill
+from skillpack.spec.paths import SKILL_MD
+
+__all__ = ["STRICT_CODES", "lint_problems", "lint_skill"]
+
+#: The codes `strict` turns from warnings into errors.
+STRICT_CODES = frozenset({"program-dynamic", "run-code-dynamic"})
+
+
+def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
+               check_strict: bool = False) -> CheckResult:
+    """`check_skill` of the skill at `path` (with `check_strict`, its own ``--strict``) and
+    then, when it parses, `lint_problems` (with `strict`). Nothing is raised for a bad skill."""
+    checked = check_skill(path, strict=check_strict)
+    folder = Path(checked.path)
+    try:
+        skill = parse_skill_file(folder)
+    except SkillError:
+        return checked  # the parse error is already among the check's problems
+    found = [Problem(p.severity, p.code, p.message,
+                     os.path.join(checked.path, p.file or SKILL_MD), p.line)
+             for p in lint_problems(skill, strict=strict)]
+    return CheckResult(checked.skill, checked.path, (*checked.problems, *found))
+
+
+def lint_problems(skill: Skill, *, strict: bool = False) -> list[Problem]:
+    """Every approver finding of `skill` (read from a folder): run templates, lint rules and
+    invisible characters. A file set the walk refuses is reported (its problems, as errors)
+    instead of the rules that need the carried files."""
+    problems: list[Problem] = []
+    for tool in skill.tools:
+        problems.extend(run_problems(tool, SKILL_MD))
+    texts: dict[str, str | None] = {}
+    root = skill.workdir
+
+    def read_text(rel: str) -> str | None:
+        if rel not in texts:
+            texts[rel] = _read_text(os.path.join(root, rel)) if root is not None else None
+        return texts[rel]
+
+    skill_md = read_text(SKILL_MD)
+    if skill_md is not None:
+        problems.extend(invisible_problems(SKILL_MD, skill_md, True))
+    if root is not None:
+        try:
+            carried = list(skill_fileset(skill).paths)
+        except RefusedError as err:
+            problems.extend(err.problems)
+        else:
+            problems.extend(lint(skill, carried, read_text))
+            for rel in carried:
+                if rel != SKILL_MD:
+                    text = read_text(rel)
+                    if text is not None:
+                        problems.extend(invisible_problems(rel, text, False))
+    if strict:
+        problems = [Problem("error", p.code, p.message, p.file, p.line)
+                    if p.code in STRICT_CODES and p.severity == "warning" else p
+                    for p in problems]
+    return sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.code, p.message))
+
+
+def _read_text(path: str) -> str | None:
+    """The text of a carried file: None when it is not UTF-8, is large, or cannot be read."""
+    try:
+        if os.stat(path).st_size >= LARGE_FILE:
+            return None
+        data = read_regular(path)
+    except OSError:
+        return None
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

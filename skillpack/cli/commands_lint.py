@@ -1,0 +1,64 @@
+"""`skillpack lint`: what an approver should look at beyond what `check` requires."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from skillpack.build.check import CheckResult
+from skillpack.build.discover import find_skills
+from skillpack.build.lint_skill import lint_skill
+from skillpack.cli._common import echo_json, echo_problem, echo_text, fail, finish
+from skillpack.errors import SkillpackError
+
+__all__ = ["lint_command", "summary"]
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option("--strict", is_flag=True,
+              help="Treat program-dynamic and run-code-dynamic warnings as errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of results.")
+def lint_command(paths: tuple[str, ...], strict: bool, as_json: bool) -> None:
+    """Lint skills: check's rules, then paths and links to files the skill does not carry,
+    unreferenced files, references more than one level deep, body size, a description that
+    does not say when to use the skill, programs chosen by a model argument, shell syntax in
+    run words, and invisible characters. PATH is a skill folder, its SKILL.md, or a folder
+    searched for skills.
+
+    Exit 0 when no skill has an error (info and warnings do not fail), 1 when one has or a
+    PATH holds no SKILL.md, 2 for misuse.
+    """
+    results: list[CheckResult] = []
+    empty: list[str] = []
+    for path in paths:
+        try:
+            folders = find_skills(Path(path))
+        except SkillpackError as err:
+            fail(str(err))
+        if not folders:
+            empty.append(path)
+        results.extend(lint_skill(folder, strict=strict) for folder in folders)
+    if as_json:
+        echo_json([r.to_dict() for r in results])
+    else:
+        for result in results:
+            for problem in result.problems:
+                echo_problem(problem)
+        echo_text(summary("linted", results))
+    for path in empty:
+        echo_text(f"skillpack: no SKILL.md found in {path}", err=True)
+    finish(bool(empty) or any(not r.valid for r in results))
+
+
+def summary(verb: str, results: list[CheckResult]) -> str:
+    """`linted 3 skills: 2 valid, 1 invalid (1 error, 4 warnings, 2 info)`."""
+    found = [p.severity for r in results for p in r.problems]
+    errors, warnings, infos = (found.count(s) for s in ("error", "warning", "info"))
+    invalid = sum(not r.valid for r in results)
+    return (f"{verb} {len(results)} skill{'s' * (len(results) != 1)}: "
+            f"{len(results) - invalid} valid, {invalid} invalid "
+            f"({errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}, "
+            f"{infos} info)")

@@ -54,9 +54,25 @@ if TYPE_CHECKING:
     from skillpack.runtime.policy import Policy, Rule
     from skillpack.storedzip.reader import ZipIndex
 
-__all__ = ["Bundle", "load"]
+__all__ = ["Bundle", "catalog_line", "catalog_of", "load"]
 
 _NAMES_SHOWN = 30
+
+
+def catalog_line(name: str, description: str) -> str:
+    """One skill's line of the catalog: ``- <name>: <description, whitespace folded>``."""
+    return f"- {name}: {' '.join(description.split())}"
+
+
+def catalog_of(skills: Iterable[tuple[str, str]], *, empty: str = "") -> str:
+    """What `Bundle.catalog_text` gives for these (name, description) pairs, in this order
+    (``empty`` is the line shown when there are none): the build side measures a catalog
+    with it before any bundle is written (`skillpack check`, `skillpack bundle`)."""
+    lines = ["## Available skills", ""]
+    lines.extend(catalog_line(name, description) for name, description in skills)
+    if len(lines) == 2 and empty:
+        lines.append(empty)
+    return "\n".join(lines) + "\n"
 
 
 class Bundle(Mapping[str, LoadedSkill]):
@@ -171,16 +187,11 @@ class Bundle(Mapping[str, LoadedSkill]):
         bundle's order whatever their order in `names`, each once.
         """
         chosen = self.names if names is None else self._selected(names, "catalog_text")
-        lines = ["## Available skills", ""]
-        for name in chosen:
-            lines.append(self._catalog_line(name))
-        if names is not None and not chosen:
-            lines.append("(none)")
-        return "\n".join(lines) + "\n"
+        return catalog_of([(name, self[name].description) for name in chosen],
+                          empty="" if names is None else "(none)")
 
     def _catalog_line(self, name: str) -> str:
-        description = " ".join(self[name].description.split())
-        return f"- {name}: {description}"
+        return catalog_line(name, self[name].description)
 
     def catalog_update(self, before: Iterable[str], after: Iterable[str]) -> str:
         """The text to append to a running session when its skills change from `before` to

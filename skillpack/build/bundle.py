@@ -17,8 +17,7 @@ runtime's ``catalog_text()`` gives, and the SHA-256 of the bundle's bytes.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple

@@ -33,8 +33,8 @@ __all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill", "tar
 
 @dataclass(frozen=True)
 class CheckResult:
-    """What `check_skill` found in one skill folder (``description`` None when it has none
-    readable)."""
+    """What `check_skill` found in one skill folder; ``description`` when checked for hosts
+    (``targets`` or ``catalog_budget`` given) and it has one."""
 
     skill: str
     path: str
@@ -46,13 +46,11 @@ class CheckResult:
         return not any(p.severity == "error" for p in self.problems)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "skill": self.skill,
-            "path": self.path,
-            "valid": self.valid,
-            "description_chars": None if self.description is None else len(self.description),
-            "problems": [p.to_dict() for p in self.problems],
-        }
+        found: dict[str, Any] = {"skill": self.skill, "path": self.path, "valid": self.valid}
+        if self.description is not None:
+            found["description_chars"] = len(self.description)
+        found["problems"] = [p.to_dict() for p in self.problems]
+        return found
 
 
 def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
@@ -79,8 +77,9 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     if [t for t in targets if t != DEFAULT_TARGET] or catalog_budget is not None:
         found.extend(target_problems(skill, targets, catalog_budget=catalog_budget))
     description = skill.frontmatter.get("description")
+    measured = bool(targets) or catalog_budget is not None  # the catalog is a host's concern
     return CheckResult(skill.name or folder.name, str(folder), tuple(_strict(found, strict)),
-                       description if isinstance(description, str) else None)
+                       description if measured and isinstance(description, str) else None)
 
 
 def target_problems(skill: Skill, targets: Sequence[str], *,

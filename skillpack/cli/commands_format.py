@@ -46,8 +46,9 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, targets: tuple[st
         for result in results:
             for problem in result.problems:
                 click.echo(str(problem))
-        for line in catalog.lines():
-            click.echo(line)
+        if catalog.descriptions:  # measured: --target or --catalog-budget given
+            for line in catalog.lines():
+                click.echo(line)
         errors = sum(p.severity == "error" for r in results for p in r.problems)
         warnings = sum(p.severity == "warning" for r in results for p in r.problems)
         invalid = sum(not r.valid for r in results)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "LOCK_FORMAT",
+    "MANIFEST_FORMAT",
     "MANIFEST_PATH",
     "Manifest",
     "ManifestFields",
@@ -46,14 +47,16 @@ __all__ = [
     "load_json",
 ]
 
+#: The bundle index's format (and the first version of every skillpack format).
+FORMAT = "1.0"
 #: The manifest's format: 1.1 added each file's ``sha256`` (hex) next to its ``blake3``.
 #: Readers read 1.0 and 1.1 as they are, and a newer 1.x forward compatibly.
-FORMAT = "1.1"
+MANIFEST_FORMAT = "1.1"
 #: The lock file's format: 1.1 added each skill's description, tools (run templates) and
 #: allowed-tools. Readers of 1.1 also read 1.0 locks.
 LOCK_FORMAT = "1.1"
 MANIFEST_PATH = ".skillpack/manifest.json"
-_KNOWN = ("1.0", FORMAT)  # the versions whose every field this reader knows
+_KNOWN = ("1.0", MANIFEST_FORMAT)  # the versions whose every field this reader knows
 _KEYS = frozenset(
     {"format", "name", "description", "digest", "files", "programs", "tools", "allowances"}
 )
@@ -144,7 +147,7 @@ def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT,
 def check_current(value: Any, *, what: str, source: str) -> None:
     """Refuse a manifest format newer than this skillpack writes: what re-derives or rewrites
     every field (`skillpack verify`, `bundle`) must know them all."""
-    check_format(value, what=what, source=source)
+    check_format(value, what=what, source=source, ours=MANIFEST_FORMAT)
 
 
 class ManifestFields(Record):
@@ -172,7 +175,7 @@ class Manifest(Record):
     programs: tuple[dict[str, Any], ...] = ()
     tools: tuple[dict[str, Any], ...] = ()
     allowances: tuple[str, ...] = ()
-    format: str = FORMAT
+    format: str = MANIFEST_FORMAT
     #: each file's SHA-256 hex, in the order of ``files`` (format 1.1; empty in 1.0)
     sha256: tuple[str, ...] = ()
 
@@ -184,7 +187,8 @@ class Manifest(Record):
         return {
             # without SHA-256s it is a 1.0 manifest, whatever `format` says (a Manifest made
             # in code with the default format and no sha256)
-            "format": self.format if self.sha256 or self.format != FORMAT else "1.0",
+            "format": (self.format if self.sha256 or self.format != MANIFEST_FORMAT
+                       else "1.0"),
             "name": self.name,
             "description": self.description,
             "digest": self.digest,
@@ -250,7 +254,8 @@ def checked_fields(data: Any, *, source: str = "<manifest>") -> ManifestFields:
     if not isinstance(data, dict):
         raise ArchiveError("manifest is not a JSON object", path=source)
     version = data.get("format")
-    check_format(version, what="manifest", source=source, newer_minor=True)
+    check_format(version, what="manifest", source=source, ours=MANIFEST_FORMAT,
+                 newer_minor=True)
     if version in _KNOWN and data.keys() != _KEYS:
         odd = sorted(set(data) ^ _KEYS)
         raise ArchiveError(f"manifest has unexpected or missing fields: {', '.join(odd)}",

@@ -19,9 +19,11 @@ from blake3 import blake3
 from skillpack.build.fileset import HashedFile, WalkedFile
 from skillpack.build.readfile import OPEN_FLAGS, READ_CHUNK
 from skillpack.errors import Problem, RefusedError
+from skillpack.runtime import LoadedSkill
 from skillpack.spec.digest import FileRecord
+from skillpack.spec.manifest import Manifest
 
-__all__ = ["archive_sha256", "file_sha256s"]
+__all__ = ["archive_sha256", "file_sha256s", "sha256_problems"]
 
 
 def file_sha256s(root: str, files: Sequence[WalkedFile], records: Sequence[FileRecord],
@@ -79,3 +81,17 @@ def archive_sha256(path: str | os.PathLike[str]) -> str:
     """``sha256:<hex>`` of a written file's bytes (an archive or a bundle)."""
     with open(path, "rb") as handle:
         return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def sha256_problems(manifest: Manifest, skill: LoadedSkill, member: str) -> list[Problem]:
+    """The files whose SHA-256 in ``manifest`` is not that of their verified bytes (the
+    digest covers BLAKE3 only, so `verify` recomputes each SHA-256 from the bytes)."""
+    problems: list[Problem] = []
+    for record, recorded in zip(manifest.files, manifest.sha256, strict=False):
+        actual = hashlib.sha256(skill.file(record.path).bytes()).hexdigest()
+        if actual != recorded:
+            problems.append(Problem(
+                "error", "manifest-sha256", f"the manifest records sha256 {recorded} for "
+                f"'{record.path}', its bytes hash to {actual}: it was altered after packing",
+                member))
+    return problems

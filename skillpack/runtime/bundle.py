@@ -37,6 +37,7 @@ from skillpack.runtime.checks import (
     approved_digests,
     check_expect,
     check_packed_skill,
+    root_skill_name,
     single_skill_folder,
     skill_spans,
 )
@@ -96,6 +97,11 @@ class Bundle(Mapping[str, LoadedSkill]):
         self._skills: dict[str, LoadedSkill] = {}
         self._failed: dict[str, SkillpackError] = {}
         self._rules: dict[str, tuple[Rule, ...] | None] = {}
+
+    def member_prefix(self, name: str) -> str:
+        """The prefix of the names of skill `name`'s members: ``<name>/``, or empty in a
+        root-layout archive (SKILL.md at the archive root)."""
+        return self._spans[name].prefix
 
     @property
     def zip_index(self) -> ZipIndex:
@@ -353,6 +359,7 @@ def load(
                            "UTF-8 bytes of their names", path=source,
                            hint="rebuild it with `skillpack bundle` or `skillpack pack`")
     listed: list[tuple[str, str | None]]
+    root = False
     if BUNDLE_INDEX in index:
         kind = "bundle"
         entry = index.get(BUNDLE_INDEX)
@@ -362,8 +369,10 @@ def load(
         listed = list(pairs)
     else:
         kind, digest = "archive", ""
-        listed = [(single_skill_folder(names, source), None)]
-    spans = skill_spans(names, listed, kind == "bundle", source)
+        folder = single_skill_folder(names, source)
+        root = not folder  # the root layout: SKILL.md at the archive root
+        listed = [(root_skill_name(index, source) if root else folder, None)]
+    spans = skill_spans(names, listed, kind == "bundle", source, root=root)
     bundle = Bundle(kind, source, digest, index, view, spans)
     if kind == "archive" or not lazy:
         bundle.check_all()

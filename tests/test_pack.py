@@ -8,8 +8,8 @@ tests (test_determinism, test_verify, test_lock, test_bundle, test_build_cli).
 from __future__ import annotations
 
 import errno
-import io
 import hashlib
+import io
 import json
 import os
 import re

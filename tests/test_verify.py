@@ -7,8 +7,8 @@ one must be refused with exit 1 and a message naming what is wrong, never a trac
 
 from __future__ import annotations
 
-import io
 import hashlib
+import io
 import json
 import struct
 import zipfile

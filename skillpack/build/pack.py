@@ -361,16 +361,20 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
 
 
 def pack(paths: Iterable[str | os.PathLike[str] | DefinedSkill] | str | os.PathLike[str]
-         | DefinedSkill, out_dir: str | os.PathLike[str]) -> list[Path]:
+         | DefinedSkill, out_dir: str | os.PathLike[str], *, targets: Sequence[str] = (),
+         layout: Layout | None = None) -> list[Path]:
     """Pack each skill found under ``paths`` into ``out_dir``; return the archive paths.
 
-    Every skill is checked first; if any is invalid or refused, nothing is written (and if
-    writing one fails, the archives this call created are removed). An archive that already
-    holds, byte for byte, what would be written is left as it is. A path may be a skill
-    defined in code (`skillpack.define_skill`).
+    Every skill is checked first (against each of ``targets``' limits too); if any is
+    invalid, refused or over a host's limit, nothing is written (and if writing one fails,
+    the archives this call created are removed). ``layout`` is ``"wrapped"`` or ``"root"``
+    (None: what the targets want). An archive that already holds, byte for byte, what would
+    be written is left as it is. A path may be a skill defined in code
+    (`skillpack.define_skill`).
     """
     if isinstance(paths, str | os.PathLike | DefinedSkill):
         paths = [paths]
-    return [r.path for r in pack_skills(paths, out_dir)]
+    options = PackOptions(tuple(targets), layout)
+    return [r.path for r in pack_skills(paths, out_dir, options=options)]
 
 

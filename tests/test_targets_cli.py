@@ -68,6 +68,15 @@ def test_one_report_names_the_host_of_each_problem(tmp_path: Path) -> None:
     assert [p["code"] for p in data[0]["problems"]] == ["target-too-many-files"]
 
 
+def test_a_host_check_reports_what_the_walk_refuses(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path / "leaky", {".e" + "nv": "A=1\n"})
+    result = cli("check", "--target", "claude-ai", skill)
+    assert result.exit_code == 1
+    assert "error: [secret] a .env file holds environment secrets" in result.stdout
+    assert "checked 1 skill: 0 valid, 1 invalid" in result.stdout
+    assert cli("check", skill).exit_code == 0  # the spec alone walks nothing
+
+
 def test_an_unknown_target_is_a_usage_error(tmp_path: Path) -> None:
     result = cli("check", "--target", "claude-web", WAITLIST)
     assert result.exit_code == 2 and "claude-web" in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -130,8 +131,9 @@ def test_pack_prints_each_archive(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert len(lines) == 2
     for line, source in zip(lines, (WAITLIST, NOTES), strict=True):
-        path, value, state = line.split("  ")
+        path, value, sha, state = line.split("  ")
         assert value == digest(source) and state == "(packed)"
+        assert sha == "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
         assert Path(path).name.startswith(f"{source.name}-{value[7:23]}")
         assert Path(path).is_file()
 

@@ -4,6 +4,7 @@ re-verified `.skill` archives; its digest; `inspect`/`verify` on it; the Python 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import subprocess
@@ -141,14 +142,26 @@ def test_bundle_command_output(tmp_path: Path) -> None:
     assert result.exit_code == 0
     size = dest.stat().st_size
     total = bundle_digest([("waitlist", digest(WAITLIST)), ("release-notes", digest(NOTES))])
+    sha = "sha256:" + hashlib.sha256(dest.read_bytes()).hexdigest()
+    loaded = rt.load(dest.read_bytes())
+    notes, waitlist = (len(loaded[n].description) for n in ("release-notes", "waitlist"))
+    catalog = len(loaded.catalog_text())
     assert result.stdout == (
         f"{digest(NOTES)}  release-notes  ({NOTES})\n"
         f"{digest(WAITLIST)}  waitlist  ({WAITLIST})\n"
-        f"bundled 2 skill(s) into {dest} ({size:,} bytes), digest {total}\n")
+        f"catalog: {notes:>6,} characters  release-notes\n"
+        f"catalog: {waitlist:>6,} characters  waitlist\n"
+        f"catalog: {catalog:,} characters in all (catalog_text() of 2 skills)\n"
+        f"bundled 2 skill(s) into {dest} ({size:,} bytes), digest {total}, {sha}\n")
     as_json = json.loads(cli("bundle", "--json", WAITLIST, NOTES, "-o", dest).stdout)
-    assert as_json == {"bundle": str(dest), "digest": total, "size": size, "skills": [
+    assert as_json == {"bundle": str(dest), "digest": total, "size": size, "sha256": sha,
+                       "skills": [
         {"name": "release-notes", "digest": digest(NOTES), "source": str(NOTES)},
-        {"name": "waitlist", "digest": digest(WAITLIST), "source": str(WAITLIST)}]}
+        {"name": "waitlist", "digest": digest(WAITLIST), "source": str(WAITLIST)}],
+                       "catalog": {"total_chars": catalog, "skills": [
+                           {"name": "release-notes", "description_chars": notes},
+                           {"name": "waitlist", "description_chars": waitlist}]},
+                       "warnings": []}
 
 
 @pytest.mark.parametrize("tamper", ["member byte", "description", "unlisted key"])

@@ -144,7 +144,7 @@ def test_pack_into_the_skill_three_times_gives_one_digest(
 
 def test_the_prepared_path_leaves_the_output_out_too(tmp_path: Path) -> None:
     skill = make_tree(tmp_path / "soft", {"SKILL.md": soft("soft"), "dist/old.skill": "x"})
-    (prepared,) = prepare_many([skill], [skill / "dist"])
+    (prepared,) = prepare_many([skill], outputs=[skill / "dist"])
     assert prepared.manifest.digest == digest(make_tree(tmp_path / "b" / "soft",
                                                         {"SKILL.md": soft("soft")}))
     assert [(x.path, x.rule) for x in prepared.fileset.left_out] == [("dist/", OUTPUT_RULE)]

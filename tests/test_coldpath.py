@@ -132,7 +132,7 @@ def test_the_runtime_s_records_keep_their_fields() -> None:
     assert ZipEntry.__match_args__ == ("name", "header_offset", "data_offset", "size", "crc32",
                                        "executable")
     assert Manifest.__match_args__ == ("name", "description", "digest", "files", "programs",
-                                       "tools", "allowances", "format")
+                                       "tools", "allowances", "format", "sha256")
     problem = Problem("error", "code", "message")
     assert repr(problem) == ("Problem(severity='error', code='code', message='message', "
                              "file=None, line=None)")
@@ -360,7 +360,9 @@ def damaged(change: str) -> Members:
         record = next(f for f in data["files"] if f"waitlist/{f['path']}" == csv)
         record.update(size=11, blake3=blake3(members[csv][0]).hexdigest())
     elif change == "format":
-        data["format"] = "1.1"
+        data["format"] = "2.0"
+    elif change == "newer-minor":  # from the future: refused (contract 3)
+        data["format"], data["signed_by"] = "1.9", "someone"
     elif change == "field":
         data["extra"] = 1
     if change not in ("digest", "record-order"):
@@ -369,7 +371,7 @@ def damaged(change: str) -> Members:
         members["waitlist/.skillpack/manifest.json"] = (json.dumps(data).encode(), False)
     else:
         set_manifest(members, data)
-    if change not in ("record-order", "format", "field", "stale-index"):
+    if change not in ("record-order", "format", "field", "stale-index", "newer-minor"):
         reindex(members)
     return members
 
@@ -377,6 +379,7 @@ def damaged(change: str) -> Members:
 @pytest.mark.parametrize("change", [
     "none", "record-size", "record-mode", "record-order", "digest", "name", "reserved",
     "unlisted", "missing", "no-skill-md", "member-exec", "format", "field", "stale-index",
+    "newer-minor",
 ])
 def test_bulk_check_accepts_only_what_the_full_checks_accept(
     change: str, monkeypatch: pytest.MonkeyPatch,

@@ -1,5 +1,6 @@
-"""Digests and archive bytes do not move: the fixtures and the corpus pack to the very bytes
-the code wrote before the restructuring into layers (tests/golden/archives.json)."""
+"""Digests and archive bytes do not move: the fixtures and the corpus pack to the digests the
+code wrote before the restructuring into layers, and to the archive bytes recorded in
+tests/golden/archives.json (re-recorded once for the 1.1 manifest, digests unchanged)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,15 @@ def _pack(folder: Path, out: Path) -> tuple[str, str, str]:
 def test_fixture_archives_are_byte_identical(rel: str, tmp_path: Path) -> None:
     want = GOLDEN["fixtures"][rel]
     assert _pack(REPO / rel, tmp_path) == (want["digest"], want["archive"], want["sha256"])
+
+
+@pytest.mark.parametrize("rel", sorted(GOLDEN["fixtures_root"]))
+def test_root_layout_archives_are_byte_identical(rel: str, tmp_path: Path) -> None:
+    want = GOLDEN["fixtures_root"][rel]
+    [archive] = skillpack.pack([REPO / rel], tmp_path, layout="root")
+    assert want["digest"] == GOLDEN["fixtures"][rel]["digest"]  # one digest, both layouts
+    assert (skillpack.digest(archive), archive.name) == (want["digest"], want["archive"])
+    assert hashlib.sha256(archive.read_bytes()).hexdigest() == want["sha256"]
 
 
 def test_the_fixture_bundle_is_byte_identical(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ tests (test_determinism, test_verify, test_lock, test_bundle, test_build_cli).
 from __future__ import annotations
 
 import errno
+import hashlib
 import io
 import json
 import os
@@ -186,16 +187,17 @@ def test_manifest_holds_every_promised_field(tmp_path: Path) -> None:
                              ensure_ascii=False).encode() + b"\n"
     assert set(manifest) == {"format", "name", "description", "digest", "files", "programs",
                              "tools", "allowances"}
-    assert manifest["format"] == "1.0"
+    assert manifest["format"] == "1.1"
     assert manifest["name"] == "waitlist"
     assert manifest["description"].startswith("Manage a product waitlist kept in a CSV file.")
     assert manifest["digest"] == digest(WAITLIST)
-    # every file's path, size, mode and blake3, computed here independently
+    # every file's path, size, mode, blake3 and sha256, computed here independently
     expected = []
     for rel in ["SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]:
         path = WAITLIST / rel
         data = path.read_bytes()
         expected.append({"path": rel, "size": len(data), "blake3": blake3(data).hexdigest(),
+                         "sha256": hashlib.sha256(data).hexdigest(),
                          "mode": "100755" if path.stat().st_mode & 0o100 else "100644"})
     assert manifest["files"] == expected
     lines = "".join(f"{f['mode']} {f['size']} {f['blake3']} {f['path']}\n" for f in expected)
@@ -267,10 +269,13 @@ def test_the_command_says_when_nothing_was_rewritten(tmp_path: Path) -> None:
     inode = archive.stat().st_ino
     second = cli("pack", WAITLIST, "-o", tmp_path)
     assert second.exit_code == 0
-    assert second.stdout == f"{archive}  {digest(WAITLIST)}  (unchanged, not rewritten)\n"
+    sha = "sha256:" + hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert second.stdout == (f"{archive}  {digest(WAITLIST)}  {sha}  "
+                             "(unchanged, not rewritten)\n")
     as_json = json.loads(cli("pack", "--json", WAITLIST, "-o", tmp_path).stdout)
     assert as_json == [{"name": "waitlist", "digest": digest(WAITLIST), "archive": str(archive),
-                        "written": False, "source": str(WAITLIST)}]
+                        "sha256": sha, "layout": "wrapped", "written": False,
+                        "source": str(WAITLIST), "warnings": []}]
     assert archive.stat().st_ino == inode
 
 

@@ -8,6 +8,7 @@ are imported by the other runtime tests and by benchmarks/runtime_coldstart.py.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import random
@@ -48,12 +49,13 @@ def skill_members(folder: Path) -> Members:
     skill = load_skill(folder)
     fileset = skill_fileset(skill)
     records = record_files(fileset)
+    datas = [(Path(fileset.root) / walked.disk_path).read_bytes() for walked in fileset.files]
     manifest = Manifest(skill.name, skill.description, digest_records(records), tuple(records),
                         tuple(p.to_dict() for p in skill_programs(skill, fileset)),
-                        tuple(tool.to_dict() for tool in skill.tools), fileset.allowed)
+                        tuple(tool.to_dict() for tool in skill.tools), fileset.allowed,
+                        sha256=tuple(hashlib.sha256(data).hexdigest() for data in datas))
     members: Members = {f"{skill.name}/.skillpack/manifest.json": (manifest.to_bytes(), False)}
-    for walked, record in zip(fileset.files, records, strict=True):
-        data = (Path(fileset.root) / walked.disk_path).read_bytes()
+    for data, record in zip(datas, records, strict=True):
         members[f"{skill.name}/{record.path}"] = (data, record.mode == "100755")
     return members
 
@@ -233,12 +235,21 @@ def test_index_of_another_format_is_refused_naming_the_version(
     assert version in str(info.value) and says in str(info.value)
 
 
-def test_manifest_of_a_newer_format_is_refused(small: Members) -> None:
+def test_manifest_of_a_newer_minor_is_refused(small: Members) -> None:
+    # contract 3: a reader refuses a manifest whose format version is from the future
     manifest = manifest_of(small, "waitlist").to_dict()
-    set_manifest(small, {**manifest, "format": "1.9"})
+    set_manifest(small, {**manifest, "format": "1.9", "signed_by": "someone"})
     with pytest.raises(FormatVersionError) as info:
         rt.load(zip_bytes(small))
     assert "1.9" in str(info.value) and "upgrade" in str(info.value)
+
+
+def test_manifest_of_another_major_is_refused(small: Members) -> None:
+    manifest = manifest_of(small, "waitlist").to_dict()
+    set_manifest(small, {**manifest, "format": "2.0"})
+    with pytest.raises(FormatVersionError) as info:
+        rt.load(zip_bytes(small))
+    assert "2.0" in str(info.value) and "format 1.x only" in str(info.value)
 
 
 # -- manifests and members ----------------------------------------------------------------------

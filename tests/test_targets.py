@@ -17,7 +17,6 @@ from skillpack.build.targets import (
     Limit,
     SkillFacts,
     accepted_keys,
-    adjust_spec_problems,
     check_request,
     check_targets,
     default_layout,
@@ -255,13 +254,13 @@ def test_claude_code_keys_are_not_unknown_for_claude_code(tmp_path: Path) -> Non
     unknown = sorted(p.message.split("'")[1] for p in spec if p.code == "unknown-key")
     assert unknown == ["argument-hint", "context", "disable-model-invocation", "mystery",
                        "when_to_use"]
-    kept = adjust_spec_problems(spec, ["claude-code"], skill.lines)
+    kept = validate_skill(skill, accepted_keys(["claude-code"]))
     assert [p.message.split("'")[1] for p in kept if p.code == "unknown-key"] == ["mystery"]
     assert [p.code for p in kept if p.code != "unknown-key"] == [
         p.code for p in spec if p.code != "unknown-key"]
     # with a second host that does not document them, the warnings stay
-    assert adjust_spec_problems(spec, ["claude-code", "codex"], skill.lines) == spec
-    assert adjust_spec_problems(spec, [], skill.lines) == spec
+    assert validate_skill(skill, accepted_keys(["claude-code", "codex"])) == spec
+    assert validate_skill(skill, accepted_keys([])) == spec
 
 
 def test_accepted_keys() -> None:

@@ -7,6 +7,7 @@ one must be refused with exit 1 and a message naming what is wrong, never a trac
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import struct
@@ -406,7 +407,8 @@ def hand_made(tmp_path: Path, extra: dict[str, bytes], skill_md: bytes | None = 
         members[f"smuggler/{rel}"] = (data, False)
         records[rel] = FileRecord(rel, "100644", len(data), blake3(data).hexdigest())
     ordered = sorted(records.values(), key=lambda r: r.path.encode())
-    manifest["files"] = [r.to_dict() for r in ordered]
+    manifest["files"] = [r.to_dict() | {"sha256": hashlib.sha256(
+        members[f"smuggler/{r.path}"][0]).hexdigest()} for r in ordered]
     manifest["digest"] = digest_records(ordered)
     if skill_md is not None:
         manifest["description"] = skill_md.split(b"description: ")[1].split(b"\n")[0].decode()

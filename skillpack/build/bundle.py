@@ -7,22 +7,31 @@ since nothing is compressed the runtime serves each file as a slice of the bundl
 
 Sources are skill folders, folders of skills, or `.skill` archives; an archive is verified
 completely (it is re-verified, not re-trusted) and its verified bytes are copied.
+
+With ``targets`` every skill is checked against those hosts' limits first (an error refuses
+the bundle, a warning is reported), and the bundle's skill count against their per-request
+limits; the result reports each description's length, the characters of the catalog the
+runtime's ``catalog_text()`` gives, and the SHA-256 of the bundle's bytes.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from skillpack.build.atomic import atomic_write, clean_stale_temps
+from skillpack.build.check import CatalogReport, catalog_report
 from skillpack.build.define import DefinedSkill, materialized
 from skillpack.build.members import Member, write_members
 from skillpack.build.pack import ARCHIVE_SUFFIX, PreparedSkill, prepare_many
+from skillpack.build.sha256 import archive_sha256
+from skillpack.build.targets import SkillFacts, check_request, check_targets, get_targets
 from skillpack.build.verify import verify_file
-from skillpack.errors import SkillpackError, WriteError
+from skillpack.errors import Problem, SkillError, SkillpackError, WriteError
+from skillpack.skillmd.skill import Skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX, index_bytes
 from skillpack.spec.manifest import MANIFEST_PATH
 from skillpack.storedzip.reader import read_zip
@@ -46,6 +55,8 @@ class _Found:
     digest: str
     source: str
     members: list[Member]
+    skill: Skill | None = field(default=None, compare=False)  # the parsed SKILL.md
+    files: tuple[tuple[str, int], ...] = ()  # (path, size) of each file
 
 
 @dataclass(frozen=True)
@@ -56,10 +67,15 @@ class BundleResult:
     digest: str
     skills: tuple[BundledSkill, ...]
     size: int
+    sha256: str = ""  # "sha256:<hex>" of the bundle's bytes
+    catalog: CatalogReport | None = None
+    warnings: tuple[Problem, ...] = ()  # the targets' warnings
 
     def to_dict(self) -> dict[str, object]:
         return {"bundle": str(self.path), "digest": self.digest, "size": self.size,
-                "skills": [s._asdict() for s in self.skills]}
+                "sha256": self.sha256, "skills": [s._asdict() for s in self.skills],
+                "catalog": None if self.catalog is None else self.catalog.to_dict(),
+                "warnings": [p.to_dict() for p in self.warnings]}
 
 
 def _archive_members(path: str) -> dict[str, _Found]:
@@ -75,7 +91,8 @@ def _archive_members(path: str) -> dict[str, _Found]:
             members.append(Member(f"{name}/{record.path}", record.size,
                                   record.mode == "100755", record.blake3,
                                   data=skill.file(record.path).bytes()))
-        found[name] = _Found(skill.digest, path, members)
+        found[name] = _Found(skill.digest, path, members, skill.skill,
+                             tuple((r.path, r.size) for r in skill.manifest.files))
     return found
 
 
@@ -99,9 +116,10 @@ def _collect(paths: Iterable[str | os.PathLike[str]],
                 add(name, found)
         else:
             folders.append(path)
-    prepared: list[PreparedSkill] = prepare_many(folders, outputs) if folders else []
+    prepared: list[PreparedSkill] = prepare_many(folders, outputs=outputs) if folders else []
     for item in prepared:
-        add(item.name, _Found(item.digest, item.source, item.members()))
+        add(item.name, _Found(item.digest, item.source, item.members(), item.skill,
+                              tuple((r.path, r.size) for r in item.manifest.files)))
     if clashes:
         raise SkillpackError("two different skills have one name: " + "; ".join(clashes),
                              hint="bundle only one of them, or rename one")
@@ -110,23 +128,63 @@ def _collect(paths: Iterable[str | os.PathLike[str]],
 
 def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
                  dest: str | os.PathLike[str], *,
-                 python_module: str | os.PathLike[str] | None = None) -> BundleResult:
+                 python_module: str | os.PathLike[str] | None = None,
+                 targets: Sequence[str] = (),
+                 catalog_budget: int | None = None) -> BundleResult:
     """Bundle the skills under ``paths`` into ``dest`` (atomically); refuse all on any error.
     A path may be a skill defined in code (`skillpack.define_skill`), bundled as the folder
-    it writes would be."""
+    it writes would be. Each skill is checked against ``targets`` (host names) and the
+    per-skill ``catalog_budget``; a host's error refuses the bundle, nothing written."""
+    get_targets(targets)  # an unknown name: refused before anything is read
     with materialized(paths) as (folders, labels):  # read from disk while writing: keep it
-        return _write_bundle(folders, dest, python_module, labels)
+        return _write_bundle(folders, dest, python_module, labels, tuple(targets),
+                             catalog_budget)
+
+
+def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
+                   budget: int | None) -> list[Problem]:
+    """Every skill against every target (each in its own layout: a bundle is not what a
+    host is sent), and the skill count against the per-request limits."""
+    problems: list[Problem] = []
+    for name, found in skills.items():
+        if found.skill is None:
+            continue
+        facts = SkillFacts.from_files(name, found.skill.frontmatter, found.files,
+                                      file=found.skill.file, lines=found.skill.lines)
+        for target in get_targets(targets):
+            problems.extend(check_targets(
+                [target.name], SkillFacts(facts.name, facts.description, facts.frontmatter,
+                                          facts.files, facts.skill_md_count,
+                                          target.layout or "wrapped", None, facts.file,
+                                          facts.lines),
+                catalog_budget=budget))
+        if not targets and budget is not None:
+            problems.extend(check_targets([], facts, catalog_budget=budget))
+    problems.extend(check_request(targets, len(skills)))
+    return problems
 
 
 def _write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLike[str],
                   python_module: str | os.PathLike[str] | None,
-                  labels: dict[str, str]) -> BundleResult:
+                  labels: dict[str, str], targets: tuple[str, ...] = (),
+                  budget: int | None = None) -> BundleResult:
     skills = _collect(paths, [dest] if python_module is None else [dest, python_module])
     for name, found in skills.items():
         if found.source in labels:
-            skills[name] = _Found(found.digest, labels[found.source], found.members)
+            skills[name] = _Found(found.digest, labels[found.source], found.members,
+                                  found.skill, found.files)
     if not skills:
         raise SkillpackError("nothing to bundle", hint="give skill folders or .skill archives")
+    hosts = _host_problems(skills, targets, budget) if targets or budget is not None else []
+    errors = [p for p in hosts if p.severity == "error"]
+    if errors:
+        raise SkillError(
+            f"the bundle cannot be made for {', '.join(targets)}: {errors[0].message}"
+            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+            path=os.fspath(dest), problems=errors,
+            hint="fix what `skillpack check --target` reports, or bundle without that target")
+    catalog = catalog_report([(n, f.skill.description) for n, f in skills.items()
+                              if f.skill is not None])
     digest, index = index_bytes([(name, found.digest) for name, found in skills.items()])
     members = [Member(BUNDLE_INDEX, len(index), False, data=index)]
     for found in skills.values():
@@ -144,7 +202,8 @@ def _write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLi
     ordered = sorted(skills, key=lambda name: name.encode("utf-8"))
     return BundleResult(out, digest, tuple(
         BundledSkill(name, skills[name].digest, skills[name].source) for name in ordered),
-        out.stat().st_size)
+        out.stat().st_size, archive_sha256(out), catalog,
+        tuple(p for p in hosts if p.severity == "warning"))
 
 
 def _make_parent(out: Path) -> None:

@@ -13,6 +13,7 @@ A problem of severity ``info`` never fails a skill.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from skillpack.build.check import CheckResult, check_skill
@@ -32,10 +33,13 @@ STRICT_CODES = frozenset({"program-dynamic", "run-code-dynamic"})
 
 
 def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
-               check_strict: bool = False) -> CheckResult:
-    """`check_skill` of the skill at `path` (with `check_strict`, its own ``--strict``) and
-    then, when it parses, `lint_problems` (with `strict`). Nothing is raised for a bad skill."""
-    checked = check_skill(path, strict=check_strict)
+               check_strict: bool = False, targets: Sequence[str] = (),
+               catalog_budget: int | None = None) -> CheckResult:
+    """`check_skill` of the skill at `path` (with `check_strict`, its own ``--strict``; with
+    its `targets` and `catalog_budget`) and then, when it parses, `lint_problems` (with
+    `strict`). Nothing is raised for a bad skill."""
+    checked = check_skill(path, strict=check_strict, targets=targets,
+                          catalog_budget=catalog_budget)
     folder = Path(checked.path)
     try:
         skill = parse_skill_file(folder)
@@ -44,7 +48,8 @@ def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
     found = [Problem(p.severity, p.code, p.message,
                      os.path.join(checked.path, p.file or SKILL_MD), p.line)
              for p in lint_problems(skill, strict=strict)]
-    return CheckResult(checked.skill, checked.path, (*checked.problems, *found))
+    return CheckResult(checked.skill, checked.path, (*checked.problems, *found),
+                       checked.description)
 
 
 def lint_problems(skill: Skill, *, strict: bool = False) -> list[Problem]:

@@ -1,10 +1,13 @@
 """Pack skills into content-addressed `.skill` archives (SPEC section 3).
 
 `prepare_skill` runs everything that can refuse a skill — parse, the Agent Skills rules, the
-walk, hashing and the content checks — before a byte of its archive is written, and no
-archive of a pack gets its final name until every skill has passed. `pack` writes one
-archive per skill, ``<name>-<first 16 hex digits of the digest>.skill``: a STORED zip of
-``<name>/.skillpack/manifest.json`` and ``<name>/<path>`` for every carried file, sorted,
+walk, hashing, the content checks and the limits of the hosts it is packed for (``targets``,
+`skillpack.build.targets`) — before a byte of its archive is written, and no archive of a
+pack gets its final name until every skill has passed. `pack` writes one archive per skill,
+``<name>-<first 16 hex digits of the digest>.skill``: a STORED zip of
+``<name>/.skillpack/manifest.json`` and ``<name>/<path>`` for every carried file (the
+``wrapped`` layout; the ``root`` layout drops the ``<name>/`` folder and is named
+``<name>-<digest16>.zip``), sorted,
 with fixed timestamps and 0644/0755 modes, written to a temporary file and renamed (all the
 archives of a pack together, `skillpack.build.atomic.AtomicBatch`). A small file is written from
 the bytes the walk read and hashed; a large one is streamed from disk and hashed again while
@@ -35,6 +38,8 @@ from skillpack.build.members import (
 )
 from skillpack.build.notes import note
 from skillpack.build.records import hash_files
+from skillpack.build.sha256 import archive_sha256, file_sha256s
+from skillpack.build.targets import Layout, SkillFacts, check_targets, default_layout
 from skillpack.errors import (
     ArchiveError,
     Problem,
@@ -53,6 +58,8 @@ __all__ = [
     "ARCHIVE_SUFFIX",
     "OUTPUT_RULE",
     "PACK_KEEP_BYTES",
+    "ROOT_SUFFIX",
+    "PackOptions",
     "PackResult",
     "PreparedSkill",
     "archive_name",
@@ -62,6 +69,7 @@ __all__ = [
     "pack_skills",
     "prepare_many",
     "prepare_skill",
+    "target_warnings",
 ]
 
 ARCHIVE_SUFFIX = ".skill"
@@ -69,6 +77,10 @@ ARCHIVE_SUFFIX = ".skill"
 OUTPUT_RULE = "output of this command (never carried into the skill)"
 
 Outputs = Sequence[str | os.PathLike[str]]
+
+#: A root-layout archive (SKILL.md at the archive root) is a ``.zip``: what discovery sites
+#: serve and upload forms take, and never the same file name as its wrapped twin.
+ROOT_SUFFIX = ".zip"
 
 
 @dataclass(frozen=True)
@@ -79,6 +91,7 @@ class PreparedSkill:
     skill: Skill
     fileset: FileSet
     manifest: Manifest
+    layout: Layout = "wrapped"
 
     @property
     def name(self) -> str:
@@ -89,12 +102,13 @@ class PreparedSkill:
         return self.manifest.digest
 
     def members(self) -> list[Member]:
-        """The archive members of this skill, under ``<name>/``."""
+        """The archive members of this skill, under ``<name>/`` (at the root in the root
+        layout)."""
         return list(self._members)
 
     @cached_property
     def _members(self) -> tuple[Member, ...]:
-        prefix = f"{self.name}/"
+        prefix = "" if self.layout == "root" else f"{self.name}/"
         manifest = self.manifest.to_bytes()
         out = [Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest)]
         walked = {w.path: w for w in self.fileset.files}
@@ -122,11 +136,20 @@ class PackResult:
     path: Path
     written: bool
     source: str
+    sha256: str = ""  # "sha256:<hex>" of the archive's bytes
+    layout: Layout = "wrapped"
+    warnings: tuple[Problem, ...] = ()  # the targets' warnings (errors refuse the pack)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "digest": self.digest, "archive": str(self.path),
+                "sha256": self.sha256, "layout": self.layout, "written": self.written,
+                "source": self.source, "warnings": [p.to_dict() for p in self.warnings]}
 
 
-def archive_name(name: str, digest: str) -> str:
-    """``<name>-<first 16 hex digits of the digest>.skill``."""
-    return f"{name}-{digest.removeprefix('blake3:')[:16]}{ARCHIVE_SUFFIX}"
+def archive_name(name: str, digest: str, layout: Layout = "wrapped") -> str:
+    """``<name>-<first 16 hex digits of the digest>.skill`` (``.zip`` in the root layout)."""
+    suffix = ROOT_SUFFIX if layout == "root" else ARCHIVE_SUFFIX
+    return f"{name}-{digest.removeprefix('blake3:')[:16]}{suffix}"
 
 
 def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, str]:
@@ -149,15 +172,33 @@ def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, 
     return rules
 
 
+@dataclass(frozen=True)
+class PackOptions:
+    """What a pack is for: the hosts (``targets``), the archive layout (None: what the
+    targets want, `default_layout`) and the per-skill catalog budget (``--catalog-budget``)."""
+
+    targets: tuple[str, ...] = ()
+    layout: Layout | None = None
+    catalog_budget: int | None = None
+
+    @property
+    def chosen_layout(self) -> Layout:
+        return self.layout if self.layout is not None else default_layout(self.targets)
+
+
 def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
-                  outputs: Outputs = ()) -> PreparedSkill:
+                  options: PackOptions | None = None, outputs: Outputs = ()) -> PreparedSkill:
     """Parse, validate, walk and hash the skill in ``folder``; refuse it with every problem.
 
-    Raises `SkillError` when `check` finds an error in it (warnings pass), `RefusedError`
-    when its file set is refused. Up to `keep_bytes` of the files the walk read (each of at
-    most 1 MiB) stay in memory, to be written from there. What the command writes
-    (`outputs`) is left out where it lies inside the skill, and noted (see `output_rules`).
+    Raises `SkillError` when `check` finds an error in it (warnings pass) or when it breaks
+    a limit of one of ``options.targets`` (the message names the host, the limit, the value
+    measured and the limit's source), `RefusedError` when its file set is refused. Up to
+    `keep_bytes` of the files the walk read (each of at most 1 MiB) stay in memory, to be
+    written from there. What the command writes (`outputs`) is left out where it lies inside
+    the skill, and noted (see `output_rules`).
     """
+    options = options or PackOptions()
+    layout = options.chosen_layout
     skill = parse_skill_file(folder)
     require_valid(skill, source=str(folder))
     rules = output_rules(folder, outputs)
@@ -176,10 +217,44 @@ def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
         programs=tuple(p.to_dict() for p in derive_programs(skill, hashed.shebangs)),
         tools=tuple(t.to_dict() for t in skill.tools),
         allowances=tuple(fileset.allowed),
+        sha256=file_sha256s(fileset.root, fileset.files, records, fileset.hashed),
     )
-    prepared = PreparedSkill(str(folder), skill, fileset, manifest)
-    check_limits(prepared.members(), what=f"skill '{skill.name}'")
+    prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout)
+    members = prepared.members()
+    check_limits(members, what=f"skill '{skill.name}'")
+    if options.targets or options.catalog_budget is not None:
+        _check_hosts(prepared, members, options)
     return prepared
+
+
+def target_warnings(prepared: PreparedSkill, options: PackOptions) -> tuple[Problem, ...]:
+    """The targets' warnings for a prepared skill (its errors refused it when prepared)."""
+    if not options.targets and options.catalog_budget is None:
+        return ()
+    return tuple(p for p in _host_problems(prepared, prepared.members(), options)
+                 if p.severity == "warning")
+
+
+def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
+                   options: PackOptions) -> list[Problem]:
+    size = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
+    skill = prepared.skill
+    facts = SkillFacts.from_files(
+        skill.name, skill.frontmatter, [(r.path, r.size) for r in prepared.manifest.files],
+        layout=prepared.layout, archive_size=size, file=skill.file, lines=skill.lines)
+    return check_targets(options.targets, facts, catalog_budget=options.catalog_budget)
+
+
+def _check_hosts(prepared: PreparedSkill, members: Sequence[Member],
+                 options: PackOptions) -> None:
+    errors = [p for p in _host_problems(prepared, members, options) if p.severity == "error"]
+    if errors:
+        raise SkillError(
+            f"skill '{prepared.name}' cannot be packed for "
+            f"{', '.join(options.targets)}: {errors[0].message}"
+            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+            path=prepared.source, problems=errors,
+            hint="fix what `skillpack check --target` reports, or pack without that target")
 
 
 def _skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -206,7 +281,8 @@ def _refuse(failures: Sequence[SkillpackError]) -> None:
             problems=problems)
 
 
-def prepare_many(paths: Iterable[str | os.PathLike[str]],
+def prepare_many(paths: Iterable[str | os.PathLike[str]], *,
+                 options: PackOptions | None = None,
                  outputs: Outputs = ()) -> list[PreparedSkill]:
     """Prepare every skill found under ``paths``; refuse them all at once if any is bad.
     `outputs`: what the command will write, left out of any skill holding it."""
@@ -214,7 +290,7 @@ def prepare_many(paths: Iterable[str | os.PathLike[str]],
     failures: list[SkillpackError] = []
     for folder in _skill_folders(paths):
         try:
-            prepared.append(prepare_skill(folder, outputs=outputs))
+            prepared.append(prepare_skill(folder, options=options, outputs=outputs))
         except (SkillError, RefusedError, ArchiveError) as err:
             failures.append(err)
     _refuse(failures)
@@ -231,7 +307,8 @@ PACK_KEEP_BYTES = 32 << 20
 
 def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
                 out_dir: str | os.PathLike[str], *,
-                progress: Progress | None = None) -> list[PackResult]:
+                progress: Progress | None = None,
+                options: PackOptions | None = None) -> list[PackResult]:
     """Pack every skill under ``paths`` into ``out_dir``; see `pack`.
 
     Each skill is written, under a temp name, as soon as it is prepared, from the bytes its
@@ -241,13 +318,15 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     in code (`skillpack.define_skill`) is written to a temporary folder, packed from there,
     and the folder removed: its archive is the one its written folder would give.
     """
+    options = options or PackOptions()
+    options.chosen_layout  # noqa: B018  (targets that disagree on the layout: refused first)
     with materialized(paths) as (folders_given, labels):
-        results = _pack_folders(folders_given, out_dir, progress)
+        results = _pack_folders(folders_given, out_dir, progress, options)
     return [replace(r, source=labels.get(r.source, r.source)) for r in results]
 
 
 def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
-                  progress: Progress | None) -> list[PackResult]:
+                  progress: Progress | None, options: PackOptions) -> list[PackResult]:
     folders = _skill_folders(paths)
     out = Path(out_dir)
     made = not os.path.isdir(out)
@@ -257,32 +336,41 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
         with AtomicBatch() as batch:
             for folder in folders:
                 try:
-                    item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, outputs=[out])
+                    item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
+                                         outputs=[out])
                 except (SkillError, RefusedError, ArchiveError) as err:
                     failures.append(err)
                     continue
                 if not failures:  # once one is refused, the rest are only checked
                     if not results:
                         _make_folder(out)
-                    results.append(_write_one(batch, item, out, progress))
+                    results.append(_write_one(batch, item, out, progress, options))
             _refuse(failures)
     except BaseException:
         if made:
             with contextlib.suppress(OSError):
                 out.rmdir()  # the folder this call made, if it is empty
         raise
-    return results
+    return _with_sha256(results)
+
+
+def _with_sha256(results: list[PackResult]) -> list[PackResult]:
+    """Each result with the SHA-256 of its archive's bytes, read once they have their name."""
+    return [replace(r, sha256=archive_sha256(r.path)) for r in results]
 
 
 def pack_prepared(prepared: Sequence[PreparedSkill], out_dir: str | os.PathLike[str], *,
-                  progress: Progress | None = None) -> list[PackResult]:
+                  progress: Progress | None = None,
+                  options: PackOptions | None = None) -> list[PackResult]:
     """Write an archive for each prepared skill into ``out_dir`` (created if missing); all or
-    nothing, as `pack`."""
+    nothing, as `pack`. ``options`` are those the skills were prepared with (for the
+    targets' warnings)."""
     out = Path(out_dir)
     _make_folder(out)
     with AtomicBatch() as batch:
-        results = [_write_one(batch, item, out, progress) for item in prepared]
-    return results
+        results = [_write_one(batch, item, out, progress, options or PackOptions())
+                   for item in prepared]
+    return _with_sha256(results)
 
 
 def _make_folder(out: Path) -> None:
@@ -294,29 +382,36 @@ def _make_folder(out: Path) -> None:
 
 
 def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
-               progress: Progress | None) -> PackResult:
+               progress: Progress | None, options: PackOptions) -> PackResult:
     """Write the archive of `item` into `batch`, unless `out` already holds it exactly."""
-    dest = out / archive_name(item.name, item.digest)
+    dest = out / archive_name(item.name, item.digest, item.layout)
+    warnings = target_warnings(item, options)
     if dest.is_file() and existing_is_current(dest, item.members()):
         if progress is not None:
             progress(sum(f.size for f in item.manifest.files))
-        return PackResult(item.name, item.digest, dest, False, item.source)
+        return PackResult(item.name, item.digest, dest, False, item.source,
+                          layout=item.layout, warnings=warnings)
     with batch.write(dest) as handle, ZipWriter(handle) as writer:
         write_members(writer, item.members(), progress)
-    return PackResult(item.name, item.digest, dest, True, item.source)
+    return PackResult(item.name, item.digest, dest, True, item.source, layout=item.layout,
+                      warnings=warnings)
 
 
 def pack(paths: Iterable[str | os.PathLike[str] | DefinedSkill] | str | os.PathLike[str]
-         | DefinedSkill, out_dir: str | os.PathLike[str]) -> list[Path]:
+         | DefinedSkill, out_dir: str | os.PathLike[str], *, targets: Sequence[str] = (),
+         layout: Layout | None = None) -> list[Path]:
     """Pack each skill found under ``paths`` into ``out_dir``; return the archive paths.
 
-    Every skill is checked first; if any is invalid or refused, nothing is written (and if
-    writing one fails, the archives this call created are removed). An archive that already
-    holds, byte for byte, what would be written is left as it is. A path may be a skill
-    defined in code (`skillpack.define_skill`).
+    Every skill is checked first (against each of ``targets``' limits too); if any is
+    invalid, refused or over a host's limit, nothing is written (and if writing one fails,
+    the archives this call created are removed). ``layout`` is ``"wrapped"`` or ``"root"``
+    (None: what the targets want). An archive that already holds, byte for byte, what would
+    be written is left as it is. A path may be a skill defined in code
+    (`skillpack.define_skill`).
     """
     if isinstance(paths, str | os.PathLike | DefinedSkill):
         paths = [paths]
-    return [r.path for r in pack_skills(paths, out_dir)]
+    options = PackOptions(tuple(targets), layout)
+    return [r.path for r in pack_skills(paths, out_dir, options=options)]
 
 

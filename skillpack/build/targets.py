@@ -9,8 +9,9 @@ never skillpack's ``.skillpack/manifest.json``.
 :func:`check_targets` measures a :class:`SkillFacts` (plain data the build side fills in from
 the walk and the parsed SKILL.md) against each named target and returns one :class:`Problem`
 per limit broken, its message naming the host, the limit, the measured value and the source.
-:func:`adjust_spec_problems` applies what the targets say about the Agent Skills rules'
-own problems: keys a host documents are not "unknown" for it.
+:func:`accepted_keys` is what the targets say about the Agent Skills rules' own problems:
+keys every host named documents are not "unknown" for them (``validate_skill(skill,
+accepted_keys(targets))``).
 
 Nothing here reads the filesystem.
 """
@@ -36,7 +37,6 @@ __all__ = [
     "SkillFacts",
     "Target",
     "accepted_keys",
-    "adjust_spec_problems",
     "check_request",
     "check_targets",
     "default_layout",
@@ -440,16 +440,3 @@ def accepted_keys(targets: Sequence[str]) -> frozenset[str]:
     for target in chosen[1:]:
         keys &= target.extra_keys
     return keys
-
-
-def adjust_spec_problems(
-    problems: Iterable[Problem], targets: Sequence[str], lines: Mapping[str, int],
-) -> list[Problem]:
-    """``problems`` from the spec rules (validate_skill) without the ``unknown-key`` warnings
-    of keys every named target documents. ``lines`` is the frontmatter's key -> line map
-    (``Skill.lines``): an unknown-key problem is matched to its key by its line."""
-    keys = accepted_keys(targets)
-    if not keys:
-        return list(problems)
-    quiet = {lines[k] for k in keys if k in lines}
-    return [p for p in problems if not (p.code == "unknown-key" and p.line in quiet)]

@@ -23,13 +23,14 @@ from skillpack.build.pack import prepare_many
 from skillpack.build.records import digest_skill
 from skillpack.build.scan import Allowances, scan_content
 from skillpack.build.secrets import secret_name_reason
+from skillpack.build.sha256 import sha256_problems
 from skillpack.errors import IntegrityError, Problem, SkillpackError
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.skillmd.skill import parse_skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX
 from skillpack.spec.digest import FileRecord
-from skillpack.spec.manifest import MANIFEST_PATH, Manifest, canonical_json
+from skillpack.spec.manifest import MANIFEST_PATH, Manifest, canonical_json, check_current
 from skillpack.spec.paths import SKILL_MD
 from skillpack.storedzip.layout import CENTRAL
 from skillpack.storedzip.writer import ByteComparer, ZipWriter
@@ -181,14 +182,17 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
     reports: list[SkillReport] = []
     for name in bundle.names:
         loaded = bundle[name]
-        member = f"{name}/{MANIFEST_PATH}"
+        member = bundle.member_prefix(name) + MANIFEST_PATH
         entry = index.get(member)
         assert entry is not None
         raw = bytes(index.data(entry))
+        check_current(json.loads(raw).get("format"), what=f"the manifest of '{name}'",
+                      source=f"{source}/{member}")  # verify re-derives every field it holds
         manifest = Manifest.from_bytes(raw, source=f"{source}/{member}")  # checked at load
         if manifest.to_bytes() != raw:
             problems.append(Problem("error", "manifest-not-canonical", "the manifest is not in "
                                     "canonical form: it was altered after packing", member))
+        problems.extend(sha256_problems(manifest, loaded, member))
         try:
             # the build side's parser first: it names what is wrong in a SKILL.md the
             # runtime's reader refuses

@@ -19,7 +19,7 @@ from skillpack.build.approval import (
 from skillpack.build.atomic import AtomicBatch
 from skillpack.build.bundle import write_bundle
 from skillpack.build.lock import Lock, make_lock, read_lock, write_lock
-from skillpack.build.pack import pack_prepared, pack_skills, prepare_many
+from skillpack.build.pack import PackOptions, pack_prepared, pack_skills, prepare_many
 from skillpack.build.signing import sign_statement, statement_for_lock
 from skillpack.build.verify import compare_with_lock, verify_file, verify_target
 from skillpack.cli._common import (
@@ -31,6 +31,7 @@ from skillpack.cli._common import (
     usage,
 )
 from skillpack.cli._stdout import DASH, refuse_dash, write_to_stdout
+from skillpack.cli._targets import CATALOG_BUDGET, LAYOUT, TARGET
 from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.spec.digest import is_digest
 
@@ -54,28 +55,37 @@ def _progress(total: int) -> Iterator[Any]:
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Folder to write the archives to (created if missing).")
 @_JSON
-def pack(paths: tuple[str, ...], out_dir: str, as_json: bool) -> None:
-    """Pack each skill under PATH into OUT as <name>-<digest16>.skill.
+@TARGET
+@LAYOUT
+@CATALOG_BUDGET
+def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str, ...],
+         layout: str | None, catalog_budget: int | None) -> None:
+    """Pack each skill under PATH into OUT as <name>-<digest16>.skill (.zip: --layout root).
 
-    Every skill is checked first: if any is invalid or refused, nothing is written.
+    Every skill is checked first, against each --target's limits too: if any is invalid,
+    refused or over a host's limit, nothing is written. Prints each archive's path, skill
+    digest and the SHA-256 of its bytes.
     """
     refuse_dash(out_dir, "pack's output (one archive per skill)")
     with errors_exit():
+        options = PackOptions(targets, "root" if layout == "root" else
+                              "wrapped" if layout else None, catalog_budget)
         if sys.stderr.isatty():
             # a progress bar needs the total first: check every skill, then write them all
-            prepared = prepare_many(paths, [out_dir])
+            prepared = prepare_many(paths, options=options, outputs=[out_dir])
             total = sum(f.size for p in prepared for f in p.manifest.files)
             with _progress(total) as update:
-                results = pack_prepared(prepared, out_dir, progress=update)
+                results = pack_prepared(prepared, out_dir, progress=update, options=options)
         else:  # no bar to show: each skill written as it is checked, its small files read once
-            results = pack_skills(paths, out_dir)
+            results = pack_skills(paths, out_dir, options=options)
     if as_json:
-        echo_json([{"name": r.name, "digest": r.digest, "archive": str(r.path),
-                    "written": r.written, "source": r.source} for r in results])
+        echo_json([r.to_dict() for r in results])
         return
     for r in results:
+        for problem in r.warnings:
+            click.echo(str(problem))
         state = "packed" if r.written else "unchanged, not rewritten"
-        click.echo(f"{r.path}  {r.digest}  ({state})")
+        click.echo(f"{r.path}  {r.digest}  {r.sha256}  ({state})")
 
 
 @click.command()
@@ -261,24 +271,38 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
 @click.option("--python-module", "module", type=click.Path(dir_okay=False),
               help="Also write a Python module whose DATA is the bundle's bytes.")
 @_JSON
-def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool) -> None:
-    """Bundle skill folders, folders of skills and .skill archives into one file."""
+@TARGET
+@CATALOG_BUDGET
+def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool,
+           targets: tuple[str, ...], catalog_budget: int | None) -> None:
+    """Bundle skill folders, folders of skills and .skill archives into one file.
+    With --target, every skill is checked against those hosts' limits first (an error
+    refuses the bundle). Prints each skill, the catalog's size, and the bundle's digest and
+    SHA-256.
+    """
     if dest == DASH and as_json:
         usage("-o - writes the bundle to stdout: --json cannot go there too")
     with errors_exit():
         if dest == DASH:
             result = write_to_stdout(
-                lambda path: write_bundle(paths, path, python_module=module), "skills.bundle")
+                lambda path: write_bundle(paths, path, python_module=module, targets=targets,
+                                          catalog_budget=catalog_budget), "skills.bundle")
             click.echo(f"bundled {len(result.skills)} skill(s) to stdout ({result.size:,} "
                        f"bytes), digest {result.digest}", err=True)
             return
-        result = write_bundle(paths, dest, python_module=module)
+        result = write_bundle(paths, dest, python_module=module, targets=targets,
+                              catalog_budget=catalog_budget)
     if as_json:
         echo_json(result.to_dict())
         return
+    for problem in result.warnings:
+        click.echo(str(problem))
     for name, digest, source in result.skills:
         click.echo(f"{digest}  {name}  ({source})")
+    if result.catalog is not None:
+        for line in result.catalog.lines():
+            click.echo(line)
     click.echo(f"bundled {len(result.skills)} skill(s) into {result.path} "
-               f"({result.size:,} bytes), digest {result.digest}")
+               f"({result.size:,} bytes), digest {result.digest}, {result.sha256}")
     if module:
         click.echo(f"python module: {module}")

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
-from skillpack.build.check import CheckResult, check_skill
+from skillpack.build.check import CheckResult, catalog_report, check_skill
 from skillpack.build.discover import find_skills
 from skillpack.build.lint_skill import lint_skill
 from skillpack.cli._common import echo_json, echo_problem, fail, finish
+from skillpack.cli._targets import CATALOG_BUDGET, TARGET
 from skillpack.errors import SkillpackError
 
 
@@ -20,7 +21,10 @@ from skillpack.errors import SkillpackError
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of results.")
 @click.option("--lint", "with_lint", is_flag=True,
               help="Also run the rules of `skillpack lint` (see its --help).")
-def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool) -> None:
+@TARGET
+@CATALOG_BUDGET
+def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
+          targets: tuple[str, ...], catalog_budget: int | None) -> None:
     """Validate skills. PATH is a skill folder, its SKILL.md, or a folder searched for skills.
 
     Exit 0 when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for
@@ -31,18 +35,26 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool) 
     for path in paths:
         try:
             folders = find_skills(Path(path))
+            results.extend(
+                lint_skill(folder, strict=strict, check_strict=strict, targets=targets,
+                           catalog_budget=catalog_budget) if with_lint
+                else check_skill(folder, strict=strict, targets=targets,
+                                 catalog_budget=catalog_budget) for folder in folders)
         except SkillpackError as err:
             fail(str(err))
         if not folders:
             empty.append(path)
-        results.extend(lint_skill(folder, strict=strict, check_strict=strict) if with_lint
-                       else check_skill(folder, strict=strict) for folder in folders)
+    catalog = catalog_report([(r.skill, r.description) for r in results
+                              if r.description is not None])
     if as_json:
         echo_json([r.to_dict() for r in results])
     else:
         for result in results:
             for problem in result.problems:
                 echo_problem(problem)
+        if catalog.descriptions:  # measured: --target or --catalog-budget given
+            for line in catalog.lines():
+                click.echo(line)
         errors = sum(p.severity == "error" for r in results for p in r.problems)
         warnings = sum(p.severity == "warning" for r in results for p in r.problems)
         invalid = sum(not r.valid for r in results)

@@ -37,6 +37,7 @@ from skillpack.runtime.checks import (
     approved_digests,
     check_expect,
     check_packed_skill,
+    root_skill_name,
     single_skill_folder,
     skill_spans,
 )
@@ -54,9 +55,25 @@ if TYPE_CHECKING:
     from skillpack.runtime.policy import Policy, Rule
     from skillpack.storedzip.reader import ZipIndex
 
-__all__ = ["Bundle", "load"]
+__all__ = ["Bundle", "catalog_line", "catalog_of", "load"]
 
 _NAMES_SHOWN = 30
+
+
+def catalog_line(name: str, description: str) -> str:
+    """One skill's line of the catalog: ``- <name>: <description, whitespace folded>``."""
+    return f"- {name}: {' '.join(description.split())}"
+
+
+def catalog_of(skills: Iterable[tuple[str, str]], *, empty: str = "") -> str:
+    """What `Bundle.catalog_text` gives for these (name, description) pairs, in this order
+    (``empty`` is the line shown when there are none): the build side measures a catalog
+    with it before any bundle is written (`skillpack check`, `skillpack bundle`)."""
+    lines = ["## Available skills", ""]
+    lines.extend(catalog_line(name, description) for name, description in skills)
+    if len(lines) == 2 and empty:
+        lines.append(empty)
+    return "\n".join(lines) + "\n"
 
 
 class Bundle(Mapping[str, LoadedSkill]):
@@ -80,6 +97,11 @@ class Bundle(Mapping[str, LoadedSkill]):
         self._skills: dict[str, LoadedSkill] = {}
         self._failed: dict[str, SkillpackError] = {}
         self._rules: dict[str, tuple[Rule, ...] | None] = {}
+
+    def member_prefix(self, name: str) -> str:
+        """The prefix of the names of skill `name`'s members: ``<name>/``, or empty in a
+        root-layout archive (SKILL.md at the archive root)."""
+        return self._spans[name].prefix
 
     @property
     def zip_index(self) -> ZipIndex:
@@ -171,16 +193,11 @@ class Bundle(Mapping[str, LoadedSkill]):
         bundle's order whatever their order in `names`, each once.
         """
         chosen = self.names if names is None else self._selected(names, "catalog_text")
-        lines = ["## Available skills", ""]
-        for name in chosen:
-            lines.append(self._catalog_line(name))
-        if names is not None and not chosen:
-            lines.append("(none)")
-        return "\n".join(lines) + "\n"
+        return catalog_of([(name, self[name].description) for name in chosen],
+                          empty="" if names is None else "(none)")
 
     def _catalog_line(self, name: str) -> str:
-        description = " ".join(self[name].description.split())
-        return f"- {name}: {description}"
+        return catalog_line(name, self[name].description)
 
     def catalog_update(self, before: Iterable[str], after: Iterable[str]) -> str:
         """The text to append to a running session when its skills change from `before` to
@@ -342,6 +359,7 @@ def load(
                            "UTF-8 bytes of their names", path=source,
                            hint="rebuild it with `skillpack bundle` or `skillpack pack`")
     listed: list[tuple[str, str | None]]
+    root = False
     if BUNDLE_INDEX in index:
         kind = "bundle"
         entry = index.get(BUNDLE_INDEX)
@@ -351,8 +369,10 @@ def load(
         listed = list(pairs)
     else:
         kind, digest = "archive", ""
-        listed = [(single_skill_folder(names, source), None)]
-    spans = skill_spans(names, listed, kind == "bundle", source)
+        folder = single_skill_folder(names, source)
+        root = not folder  # the root layout: SKILL.md at the archive root
+        listed = [(root_skill_name(index, source) if root else folder, None)]
+    spans = skill_spans(names, listed, kind == "bundle", source, root=root)
     bundle = Bundle(kind, source, digest, index, view, spans)
     if kind == "archive" or not lazy:
         bundle.check_all()

@@ -2,9 +2,11 @@
 
 Three levels:
 
-* the layout (`single_skill_folder`, `skill_spans`; the index itself is checked by
-  `skillpack.spec.bundle_index.read_index`): every member under a listed skill's folder,
-  each skill with its manifest member;
+* the layout (`single_skill_folder`, `root_skill_name`, `skill_spans`; the index itself is
+  checked by `skillpack.spec.bundle_index.read_index`): every member under a listed skill's
+  folder, each skill with its manifest member. A single archive is ``wrapped`` (one top
+  folder named after the skill) or ``root`` (SKILL.md and ``.skillpack/manifest.json`` at
+  the archive root, the skill's name read from that manifest);
 * one skill (`check_packed_skill`): its manifest parsed, named after its folder, hashing to its
   digest, equal to the index's digest, and its members exactly the manifest's files with the
   recorded sizes and modes;
@@ -50,18 +52,21 @@ __all__ = [
     "check_expect",
     "check_packed_skill",
     "check_skill_in_bulk",
+    "root_skill_name",
     "single_skill_folder",
     "skill_spans",
 ]
 
 
 class SkillSpan(Record):
-    """Where a listed skill's members are (``names[start:end]`` of the sorted zip index), and
-    its digest in the bundle index (None for a single archive)."""
+    """Where a listed skill's members are (``names[start:end]`` of the sorted zip index), its
+    digest in the bundle index (None for a single archive), and the prefix of its members'
+    names (``<name>/``; empty for a root-layout archive)."""
 
     digest: str | None
     start: int
     end: int
+    prefix: str = ""
 
 
 class Problems:
@@ -97,7 +102,11 @@ class Problems:
 
 
 def single_skill_folder(names: tuple[str, ...], source: str) -> str:
-    """The one top folder of a single `.skill` archive."""
+    """The one top folder of a single `.skill` archive; ``""`` for a root-layout archive (its
+    manifest, ``.skillpack/manifest.json``, at the root: no skill name can be ``.skillpack``).
+    """
+    if MANIFEST_PATH in names:  # a tuple: found by a scan, as cheap as the loop below
+        return ""
     loose = [name for name in names if "/" not in name]
     if loose:
         raise ArchiveError(f"member {loose[0]!r} is outside the skill's folder (a .skill "
@@ -110,18 +119,39 @@ def single_skill_folder(names: tuple[str, ...], source: str) -> str:
     return heads[0]
 
 
+def root_skill_name(index: ZipIndex, source: str) -> str:
+    """The skill's name in a root-layout archive: its manifest's ``name`` (the manifest is
+    checked in full later, `check_packed_skill`)."""
+    entry = index.get(MANIFEST_PATH)
+    assert entry is not None  # single_skill_folder() found it
+    try:
+        name = load_json(str(index.data(entry), "utf-8")).get("name")
+    except (UnicodeDecodeError, ValueError, AttributeError, RecursionError):
+        name = None
+    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+        raise ArchiveError(f"manifest {MANIFEST_PATH!r} of a root-layout archive names no "
+                           "skill (a JSON object with a 'name' string)", path=source,
+                           hint=HINT)
+    return name
+
+
 def skill_spans(
     names: tuple[str, ...], listed: list[tuple[str, str | None]], bundle: bool, source: str,
+    *, root: bool = False,
 ) -> dict[str, SkillSpan]:
     """Where each listed skill's members are; refuse members outside every listed skill and
-    skills without a manifest member. `names` is sorted, so a skill's members are contiguous."""
+    skills without a manifest member. `names` is sorted, so a skill's members are contiguous.
+    With ``root``, the one listed skill is every member (a root-layout archive)."""
+    if root:
+        [(name, digest)] = listed
+        return {name: SkillSpan(digest, 0, len(names), "")}
     spans: dict[str, SkillSpan] = {}
     owned = 1 if bundle else 0  # the index
     problems = Problems(source)
     for name, digest in listed:
         start = bisect_left(names, name + "/")
         end = bisect_left(names, name + "0", start)  # "0" follows "/"
-        spans[name] = SkillSpan(digest, start, end)
+        spans[name] = SkillSpan(digest, start, end, name + "/")
         owned += end - start
         manifest = f"{name}/{MANIFEST_PATH}"
         at = bisect_left(names, manifest, start, end)
@@ -147,7 +177,7 @@ def check_packed_skill(
         return skill
     listed = span.digest
     before = len(problems.found)
-    member = f"{name}/{MANIFEST_PATH}"
+    member = span.prefix + MANIFEST_PATH
     where = f"{source}/{member}"
     entry = index.get(member)
     assert entry is not None  # skill_spans() checked it
@@ -175,7 +205,7 @@ def check_packed_skill(
     files = _check_members(index, name, manifest, span, problems)
     if manifest.file(SKILL_MD) is None:
         problems.add(ArchiveError, "skill-md-missing", f"skill '{name}' carries no SKILL.md",
-                     f"{name}/{SKILL_MD}")
+                     span.prefix + SKILL_MD)
     if len(problems.found) != before:
         return None
     return LoadedSkill(manifest, view, files, source)
@@ -189,8 +219,8 @@ def check_skill_in_bulk(
     runs its checks one by one, to name every problem). An eager load of a large bundle runs
     this for each skill.
     """
-    listed, start, end = span.digest, span.start, span.end
-    member = f"{name}/{MANIFEST_PATH}"
+    listed, start, end, prefix = span.digest, span.start, span.end, span.prefix
+    member = prefix + MANIFEST_PATH
     names = index.names
     at = bisect_left(names, member, start, end)  # skill_spans() checked it is there
     sizes, executables, offsets = index.facts(start, end)
@@ -202,7 +232,6 @@ def check_skill_in_bulk(
         return None
     files = fields.files
     paths, modes, file_sizes, hexes = files
-    prefix = name + "/"
     # The members are sorted, and so are the manifest's paths (checked_fields checks it):
     # when all is well, the skill's members but its manifest are exactly its paths, in order.
     reserved = bisect_left(paths, ".skillpack/")
@@ -225,8 +254,7 @@ def _check_members(
     index: ZipIndex, name: str, manifest: Manifest, span: SkillSpan, problems: Problems,
 ) -> dict[str, FileEntry]:
     """Say what is wrong with a skill's members, one by one; the files that are right."""
-    start, end = span.start, span.end
-    prefix = name + "/"
+    start, end, prefix = span.start, span.end, span.prefix
     get = index.get
     files: dict[str, FileEntry] = {}
     for record in manifest.files:

@@ -35,8 +35,12 @@ KNOWN_KEYS = frozenset(
 )
 
 
-def validate_skill(skill: Skill) -> list[Problem]:
-    """Every rule of the Agent Skills specification, as problems sorted by line."""
+def validate_skill(skill: Skill, accepted_keys: frozenset[str] = frozenset()) -> list[Problem]:
+    """Every rule of the Agent Skills specification, as problems sorted by line.
+
+    ``accepted_keys`` are frontmatter keys beyond the spec's that draw no ``unknown-key``
+    warning (the keys the hosts checked against document: `skillpack.build.targets`
+    `accepted_keys`)."""
     data, file = skill.frontmatter, skill.file
     problems: list[Problem] = []
 
@@ -71,7 +75,7 @@ def validate_skill(skill: Skill) -> list[Problem]:
             "'allowed-tools' must be a list or a space/comma separated string of tools",
             "allowed-tools")
     for key in data:
-        if key not in KNOWN_KEYS:
+        if key not in KNOWN_KEYS and key not in accepted_keys:
             add("warning", "unknown-key",
                 f"unknown frontmatter key '{key}'; the Agent Skills fields are name, "
                 "description, license, compatibility, metadata and allowed-tools", key)

@@ -30,6 +30,7 @@ __all__ = [
     "DIGEST_HEADER",
     "DIGEST_RE",
     "FileRecord",
+    "all_hex",
     "bundle_digest",
     "digest_columns",
     "digest_records",
@@ -57,7 +58,7 @@ else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _all_hex(text: str) -> bool:
+def all_hex(text: str) -> bool:
     """Whether `text` is lower-case hex digits only (``[0-9a-f]*``)."""
     return text.isascii() and not text.encode("ascii").translate(None, _HEX)
 
@@ -66,7 +67,7 @@ def is_digest(value: object) -> TypeGuard[str]:
     """Whether `value` is a skillpack digest: ``blake3:`` and 64 lower-case hex digits (what
     ``DIGEST_RE.fullmatch`` accepts, without importing `re`)."""
     return (isinstance(value, str) and len(value) == 71 and value.startswith("blake3:")
-            and _all_hex(value[7:]))
+            and all_hex(value[7:]))
 
 
 class FileRecord(Record):
@@ -92,7 +93,7 @@ class FileRecord(Record):
             raise ValueError(f"{path}: invalid mode {mode!r} (expected 100644 or 100755)")
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise ValueError(f"{path}: invalid size {size!r}")
-        if not isinstance(digest_hex, str) or len(digest_hex) != 64 or not _all_hex(digest_hex):
+        if not isinstance(digest_hex, str) or len(digest_hex) != 64 or not all_hex(digest_hex):
             raise ValueError(f"{path}: invalid blake3 {digest_hex!r} (expected 64 hex digits)")
         return cls(path=path, mode=mode, size=size, blake3=digest_hex)
 
@@ -118,7 +119,7 @@ def file_columns(items: list[dict[str, Any]]) -> FileColumns:
             and set(map(type, sizes)) == {int}  # not bool, not a subclass
             and min(sizes) >= 0
             and set(map(len, hexes)) == {64}
-            and _all_hex("".join(hexes))
+            and all_hex("".join(hexes))
         )
     except (KeyError, TypeError):
         vouched = False

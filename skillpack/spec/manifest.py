@@ -2,8 +2,13 @@
 
 Canonical JSON (keys sorted, no insignificant whitespace, UTF-8, one trailing newline) with a
 ``format`` version ``MAJOR.MINOR``. It records the skill's name, description and digest, every
-file's path, size, mode and BLAKE3, the programs the skill runs, its tools with their JSON
-Schemas, and the files it allows past the secret filter.
+file's path, size, mode and BLAKE3 (and, from format 1.1, its SHA-256), the programs the skill
+runs, its tools with their JSON Schemas, and the files it allows past the secret filter.
+
+Versions (docs/FORMAT.md, "Format versions"): a new minor only adds fields a reader may ignore
+without serving anything differently; a new major is anything else. So a reader reads every
+minor of its major that is not newer than its own (contract 3 of docs/FORMAT.md: a manifest
+from the future, a newer minor too, is refused by every reader).
 
 The digest covers the files only. So a reader never trusts the other fields: `verify`
 re-derives them from the verified SKILL.md and refuses any difference, and the runtime
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 from skillpack._record import Record
 from skillpack.errors import ArchiveError, FormatVersionError, IntegrityError
-from skillpack.spec.digest import FileRecord, digest_records, file_columns, is_digest
+from skillpack.spec.digest import FileRecord, all_hex, digest_records, file_columns, is_digest
 
 # Neither `json` (which imports `re`), `typing` nor `dataclasses` at run time: the runtime
 # imports this module at cold start. `Manifest` is a `skillpack._record.Record`.
@@ -30,20 +35,27 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "LOCK_FORMAT",
+    "MANIFEST_FORMAT",
     "MANIFEST_PATH",
     "Manifest",
     "ManifestFields",
     "canonical_json",
+    "check_current",
     "check_format",
     "checked_fields",
     "load_json",
 ]
 
+#: The bundle index's format (and the first version of every skillpack format).
 FORMAT = "1.0"
+#: The manifest's format: 1.1 added each file's ``sha256`` (hex) next to its ``blake3``.
+#: Readers read 1.0 and 1.1; a newer 1.x is refused (contract 3).
+MANIFEST_FORMAT = "1.1"
 #: The lock file's format: 1.1 added each skill's description, tools (run templates) and
 #: allowed-tools. Readers of 1.1 also read 1.0 locks.
 LOCK_FORMAT = "1.1"
 MANIFEST_PATH = ".skillpack/manifest.json"
+_KNOWN = ("1.0", MANIFEST_FORMAT)  # the versions whose every field this reader knows
 _KEYS = frozenset(
     {"format", "name", "description", "digest", "files", "programs", "tools", "allowances"}
 )
@@ -107,9 +119,11 @@ def canonical_json(data: Any) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
-def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT) -> None:
-    """Refuse a ``MAJOR.MINOR`` format version of another major or a newer minor than
-    ``ours`` (the archive format by default; `LOCK_FORMAT` for a lock file)."""
+def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT,
+                 newer_minor: bool = False) -> None:
+    """Refuse a ``MAJOR.MINOR`` format version of another major, or a newer minor than
+    ``ours`` (the archive format by default; `LOCK_FORMAT` for a lock file) unless
+    ``newer_minor`` (a reader that ignores the fields it does not know)."""
     if value == ours:  # the common case, checked at every load: readable, same version
         return
     ours_major, ours_minor = (int(x) for x in ours.split("."))
@@ -123,10 +137,16 @@ def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT) -> N
         raise FormatVersionError(
             f"{what} is format {value}; this skillpack reads format {ours_major}.x only",
             path=source, hint=f"use a skillpack that reads format {major}.x")
-    if minor > ours_minor:
+    if minor > ours_minor and not newer_minor:
         raise FormatVersionError(
             f"{what} is format {value}, newer than this skillpack reads ({ours})",
             path=source, hint=f"upgrade skillpack to one that reads format {value}")
+
+
+def check_current(value: Any, *, what: str, source: str) -> None:
+    """Refuse a manifest format newer than this skillpack writes: what re-derives or rewrites
+    every field (`skillpack verify`, `bundle`) must know them all."""
+    check_format(value, what=what, source=source, ours=MANIFEST_FORMAT)
 
 
 class ManifestFields(Record):
@@ -141,6 +161,7 @@ class ManifestFields(Record):
     tools: tuple[dict[str, Any], ...]
     allowances: tuple[str, ...]
     format: str
+    sha256: tuple[str, ...] = ()  # each file's SHA-256 hex, in the files' order (from 1.1)
 
 
 class Manifest(Record):
@@ -153,15 +174,24 @@ class Manifest(Record):
     programs: tuple[dict[str, Any], ...] = ()
     tools: tuple[dict[str, Any], ...] = ()
     allowances: tuple[str, ...] = ()
-    format: str = FORMAT
+    format: str = MANIFEST_FORMAT
+    #: each file's SHA-256 hex, in the order of ``files`` (format 1.1; empty in 1.0)
+    sha256: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        files = [f.to_dict() for f in self.files]
+        if self.sha256:
+            for item, sha in zip(files, self.sha256, strict=True):
+                item["sha256"] = sha
         return {
-            "format": self.format,
+            # without SHA-256s it is a 1.0 manifest, whatever `format` says (a Manifest made
+            # in code with the default format and no sha256)
+            "format": (self.format if self.sha256 or self.format != MANIFEST_FORMAT
+                       else "1.0"),
             "name": self.name,
             "description": self.description,
             "digest": self.digest,
-            "files": [f.to_dict() for f in self.files],
+            "files": files,
             "programs": list(self.programs),
             "tools": list(self.tools),
             "allowances": list(self.allowances),
@@ -195,7 +225,7 @@ class Manifest(Record):
         """The manifest of the fields `checked_fields` returned; its file records made now."""
         return cls(fields.name, fields.description, fields.digest,
                    tuple(map(FileRecord, *fields.files)), fields.programs, fields.tools,
-                   fields.allowances, fields.format)
+                   fields.allowances, fields.format, tuple(fields.sha256))
 
     @classmethod
     def from_bytes(cls, raw: bytes | memoryview, *, source: str = "<manifest>",
@@ -222,8 +252,10 @@ def checked_fields(data: Any, *, source: str = "<manifest>") -> ManifestFields:
     """
     if not isinstance(data, dict):
         raise ArchiveError("manifest is not a JSON object", path=source)
-    check_format(data.get("format"), what="manifest", source=source)
-    if data.get("format") == FORMAT and data.keys() != _KEYS:
+    version = data.get("format")
+    # contract 3: a reader refuses a manifest from the future (a newer minor too)
+    check_format(version, what="manifest", source=source, ours=MANIFEST_FORMAT)
+    if version in _KNOWN and data.keys() != _KEYS:
         odd = sorted(set(data) ^ _KEYS)
         raise ArchiveError(f"manifest has unexpected or missing fields: {', '.join(odd)}",
                            path=source)
@@ -261,5 +293,26 @@ def checked_fields(data: Any, *, source: str = "<manifest>") -> ManifestFields:
     ):
         raise ArchiveError("manifest 'allowances' is not a list of paths", path=source)
     assert isinstance(programs, list) and isinstance(tools, list)
+    sha256: tuple[str, ...] = ()
+    if version != "1.0":  # 1.1 and later: each file's SHA-256
+        sha256 = _sha256_column(files_raw, paths, source)
     return ManifestFields(name, description, digest, files, tuple(programs), tuple(tools),
-                          tuple(allowances), str(data["format"]))
+                          tuple(allowances), str(version), sha256)
+
+
+def _sha256_column(items: list[dict[str, Any]], paths: list[str],
+                   source: str) -> tuple[str, ...]:
+    """Each file item's ``sha256``: 64 lower-case hex digits, refused otherwise."""
+    try:
+        column = [item["sha256"] for item in items]
+    except KeyError:
+        missing = next(p for p, item in zip(paths, items, strict=True) if "sha256" not in item)
+        raise ArchiveError(f"manifest has an invalid file entry: {missing}: no sha256",
+                           path=source) from None
+    if not (all(isinstance(h, str) for h in column) and set(map(len, column)) <= {64}
+            and all_hex("".join(column))):
+        bad = next(p for p, h in zip(paths, column, strict=True)
+                   if not (isinstance(h, str) and len(h) == 64 and all_hex(h)))
+        raise ArchiveError(f"manifest has an invalid file entry: {bad}: invalid sha256 "
+                           "(expected 64 hex digits)", path=source)
+    return tuple(column)

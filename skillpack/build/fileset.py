@@ -63,6 +63,8 @@ class HashedFile:
     content: ContentScan
     data: bytes | None = None
     shebang: str | None = None
+    #: its SHA-256 hex, from the same bytes, when the walk was asked for it (else "")
+    sha256: str = ""
 
 
 @dataclass(frozen=True)

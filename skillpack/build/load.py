@@ -111,7 +111,7 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
 
 def skill_fileset(
     skill: Skill | str | os.PathLike[str], *, read: bool = False, keep: int = 0,
-    outputs: Mapping[str, str] | None = None,
+    outputs: Mapping[str, str] | None = None, sha256: bool = False,
 ) -> FileSet:
     """The file set of a parsed skill (or of the skill at a path), walked with its includes
     and secret allowances. Names only (unless `read`, see `walk`): the content check is
@@ -125,7 +125,7 @@ def skill_fileset(
             hint="parse it with parse_skill_file",
         )
     return walk(skill.workdir, skill.include_list, allow=skill.secret_allowances, read=read,
-                keep=keep, outputs=outputs)
+                keep=keep, outputs=outputs, sha256=sha256)
 
 
 def require_valid(skill: Skill, *, what: str = "packed", source: str | None = None) -> None:

@@ -38,7 +38,7 @@ from skillpack.build.members import (
 )
 from skillpack.build.notes import note
 from skillpack.build.records import hash_files
-from skillpack.build.sha256 import archive_sha256, file_sha256s
+from skillpack.build.sha256 import archive_sha256
 from skillpack.build.targets import Layout, SkillFacts, check_targets, default_layout
 from skillpack.errors import (
     ArchiveError,
@@ -202,12 +202,12 @@ def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     skill = parse_skill_file(folder)
     require_valid(skill, source=str(folder))
     rules = output_rules(folder, outputs)
-    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules)
+    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=True)
     for item in fileset.left_out:
         if item.rule == OUTPUT_RULE:
             note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "
                  ".skillignore so that `digest` and `check` leave it out too")
-    hashed = hash_files(fileset)  # the `#!` lines too, from the bytes hashed
+    hashed = hash_files(fileset, sha256=True)  # `#!` lines and SHA-256s from the bytes hashed
     records = hashed.records
     manifest = Manifest(
         name=skill.name,
@@ -217,7 +217,7 @@ def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
         programs=tuple(p.to_dict() for p in derive_programs(skill, hashed.shebangs)),
         tools=tuple(t.to_dict() for t in skill.tools),
         allowances=tuple(fileset.allowed),
-        sha256=file_sha256s(fileset.root, fileset.files, records, fileset.hashed),
+        sha256=hashed.sha256,
     )
     prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout)
     members = prepared.members()

@@ -19,6 +19,7 @@ import os
 import stat
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from blake3 import blake3
 
@@ -107,10 +108,12 @@ def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
     return read_small_file
 
 
-def hash_large(fd: int, size: int, scan: ContentStream | None = None) -> tuple[str, bytes]:
+def hash_large(fd: int, size: int, scan: ContentStream | None = None,
+               sha: Any = None) -> tuple[str, bytes]:
     """`hash_fd` for a large file: one buffer; the hash of a chunk and its content check
-    (`scan`, fed a copy of each chunk) run together. Returns the BLAKE3 hex and the first
-    `HEAD` bytes read (for its `#!` line)."""
+    (`scan`, fed a copy of each chunk) run together; `sha` (a hashlib object), when given, is
+    updated with the same bytes. Returns the BLAKE3 hex and the first `HEAD` bytes read (for
+    its `#!` line)."""
     hasher = blake3(max_threads=blake3.AUTO)
     buf = bytearray(READ_CHUNK)
     view = memoryview(buf)
@@ -132,6 +135,8 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None) -> tuple[s
                     raise Changed
                 scanned = helper.submit(scan.feed, view[:n]) if scan is not None else None
                 hasher.update(view[:n])
+                if sha is not None:
+                    sha.update(view[:n])
                 if scanned is not None:
                     scanned.result()
     finally:

@@ -12,6 +12,7 @@ those same bytes, never from a second open.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from dataclasses import dataclass, field
 
@@ -64,20 +65,24 @@ class HashedSet:
 
     records: list[FileRecord]
     shebangs: dict[str, str]
+    #: each record's SHA-256 hex, in order, when `hash_files` was asked for them (else ())
+    sha256: tuple[str, ...] = ()
     #: The findings an allowance (``PATH#RULE-ID``) let through, by path: carried, and shown
     #: to an approver.
     allowed: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
 
 
-def hash_files(fileset: FileSet) -> HashedSet:
+def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
     """Hash every file of `fileset` and check its content; one record per file, in order,
-    and the `#!` line of each executable file, from the very bytes hashed.
+    and the `#!` line of each executable file, from the very bytes hashed (with `sha256`,
+    each file's SHA-256 from those bytes too: a file the walk read without it is read here).
 
     Raises `RefusedError` once, listing every file that could not be read, changed since the
     walk, or holds a private key (unless allowed).
     """
     records: list[FileRecord] = []
     shebangs: dict[str, str] = {}
+    shas: list[str] = []
     problems: list[Problem] = []
     base = os.path.join(fileset.root, "")  # the root and one separator: base + relative path
     open_, fstat, close, new_record = os.open, os.fstat, os.close, FileRecord
@@ -94,12 +99,13 @@ def hash_files(fileset: FileSet) -> HashedSet:
         for walked in fileset.files:
             path = walked.path
             found = already.get(path)
-            if found is not None and found.walked is walked:
+            if found is not None and found.walked is walked and (found.sha256 or not sha256):
                 used[path] = _note(path, found.content, allowed)
                 if found.content.refused:
                     problems.extend(found.content.problems(path))
                 else:
                     records.append(new_record(path, walked.mode, walked.size, found.blake3))
+                    shas.append(found.sha256)
                     if found.shebang is not None:
                         shebangs[path] = found.shebang
                 continue
@@ -129,10 +135,13 @@ def hash_files(fileset: FileSet) -> HashedSet:
                     if found_now is None:
                         raise Changed
                     hex_digest, head = found_now
+                    sha_hex = hashlib.sha256(head).hexdigest() if sha256 else ""
                     content = scan_content(path, head, allow.allow(path))
                 else:  # read in many calls: check it was not rewritten meanwhile
                     stream = ContentStream(path, allow.allow(path))
-                    hex_digest, head = hash_large(fd, size, stream)
+                    sha = hashlib.sha256() if sha256 else None
+                    hex_digest, head = hash_large(fd, size, stream, sha)
+                    sha_hex = sha.hexdigest() if sha is not None else ""
                     after = fstat(fd)
                     if (after.st_size, after.st_mtime_ns) != (size, st.st_mtime_ns):
                         raise Changed
@@ -152,6 +161,7 @@ def hash_files(fileset: FileSet) -> HashedSet:
                 problems.extend(content.problems(path))
                 continue
             records.append(new_record(path, walked.mode, size, hex_digest))
+            shas.append(sha_hex)
             if walked.mode == "100755":
                 line = shebang_line(head[:HEAD])
                 if line is not None:
@@ -170,7 +180,7 @@ def hash_files(fileset: FileSet) -> HashedSet:
             hint="fix every listed path, then try again",
             problems=problems,
         )
-    return HashedSet(records, shebangs, allowed)
+    return HashedSet(records, shebangs, tuple(shas) if sha256 else (), allowed)
 
 
 def _note(path: str, content: ContentScan, allowed: dict[str, tuple[Finding, ...]]

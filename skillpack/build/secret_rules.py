@@ -28,7 +28,7 @@ import re
 import zlib
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from skillpack.errors import Problem
 
@@ -57,6 +57,15 @@ MAX_DEPTH = 3
 
 Validator = Callable[[bytes, re.Match[bytes]], bool]
 
+try:  # RE2 finds every needle in one pass (`PREFILTER`); without it `re` does, more slowly
+    import re2
+except ImportError:  # pragma: no cover - google-re2 is a dependency; a source build may lack it
+    re2 = None
+
+
+class _Searcher(Protocol):
+    def search(self, text: bytes) -> object: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -71,9 +80,9 @@ class Rule:
     source: str
     shown: int = 0
     validate: Validator | None = None
-    #: Bytes every match holds (in the lower-cased text when `fold`): a text without them is
-    #: not searched (a fast check before a pattern the engine cannot anchor on a literal).
-    needle: bytes = b""
+    #: Every match holds one of these bytes (in the lower-cased text when `fold`): a text
+    #: holding none of them is not searched. `PREFILTER` looks for all of them in one pass.
+    needles: tuple[bytes, ...] = ()
     fold: bool = False
 
 
@@ -234,6 +243,7 @@ def _rules() -> tuple[Rule, ...]:
             "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html"
             "#identifiers-unique-ids",
             shown=4, validate=_random(4, 2.5),
+            needles=(b"AKIA", b"ASIA", b"ABIA", b"ACCA"),
         ),
         Rule(
             "aws-secret-access-key",
@@ -246,7 +256,8 @@ def _rules() -> tuple[Rule, ...]:
             ),
             "40 base-64 characters, entropy >= 4.0 bits; not AWS's documented example",
             "https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html",
-            validate=_aws_secret, needle=b"secret", fold=True,
+            validate=_aws_secret, fold=True,
+            needles=(b"secret",),
         ),
         Rule(
             "github-token",
@@ -255,6 +266,7 @@ def _rules() -> tuple[Rule, ...]:
             re.compile(rb"(?P<secret>gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36})"
                        rb"(?![A-Za-z0-9])"),
             checksum, github, shown=4, validate=_crc32_token(4),
+            needles=(b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"),
         ),
         Rule(
             "github-fine-grained-token",
@@ -265,6 +277,7 @@ def _rules() -> tuple[Rule, ...]:
             "https://github.blog/changelog/2022-10-18-introducing-fine-grained-personal-"
             "access-tokens-for-github/",
             shown=11, validate=_random(11, 4.0),
+            needles=(b"github_pat_",),
         ),
         Rule(
             "gitlab-token",
@@ -278,6 +291,18 @@ def _rules() -> tuple[Rule, ...]:
             "at least 20 characters after the prefix; entropy >= 3.0 bits",
             "https://docs.gitlab.com/security/tokens/#token-prefixes",
             shown=6, validate=_random(6, 3.0),
+            needles=(
+                b"glpat-",
+                b"gldt-",
+                b"glrt-",
+                b"glptt-",
+                b"glft-",
+                b"gloas-",
+                b"glcbt-",
+                b"glimt-",
+                b"glagent-",
+                b"glsoat-",
+            ),
         ),
         Rule(
             "slack-bot-token",
@@ -286,6 +311,7 @@ def _rules() -> tuple[Rule, ...]:
             "team and bot numbers, then 24 characters; entropy >= 3.0 bits",
             "https://api.slack.com/concepts/token-types",
             shown=5, validate=_random(5, 3.0),
+            needles=(b"xoxb-",),
         ),
         Rule(
             "slack-user-token",
@@ -294,6 +320,7 @@ def _rules() -> tuple[Rule, ...]:
             "three numbers, then 32 hex characters; entropy >= 3.0 bits",
             "https://api.slack.com/concepts/token-types",
             shown=5, validate=_random(5, 3.0),
+            needles=(b"xoxp-",),
         ),
         Rule(
             "slack-app-token",
@@ -302,6 +329,7 @@ def _rules() -> tuple[Rule, ...]:
             "version, app id, number, then 64 hex characters; entropy >= 3.0 bits",
             "https://api.slack.com/concepts/token-types",
             shown=5, validate=_random(5, 3.0),
+            needles=(b"xapp-",),
         ),
         Rule(
             "slack-webhook",
@@ -312,6 +340,7 @@ def _rules() -> tuple[Rule, ...]:
             "T00000000/B00000000/XXXX... placeholder passes)",
             "https://api.slack.com/messaging/webhooks",
             shown=len(b"https://hooks.slack.com/"), validate=_last_part_random,
+            needles=(b"hooks.slack.com/",),
         ),
         Rule(
             "stripe-live-key",
@@ -320,7 +349,8 @@ def _rules() -> tuple[Rule, ...]:
                        rb"[A-Za-z0-9]{24,247})(?![A-Za-z0-9])"),
             "24 or more base-62 characters; entropy >= 3.0 bits (test keys, sk_test_, pass)",
             "https://docs.stripe.com/keys",
-            shown=8, validate=_random(8, 3.0), needle=b"k_live_",
+            shown=8, validate=_random(8, 3.0),
+            needles=(b"k_live_",),
         ),
         Rule(
             "google-api-key",
@@ -329,6 +359,7 @@ def _rules() -> tuple[Rule, ...]:
             "35 characters after the prefix; entropy >= 3.0 bits",
             "https://cloud.google.com/docs/authentication/api-keys",
             shown=4, validate=_random(4, 3.0),
+            needles=(b"AIza",),
         ),
         Rule(
             "google-oauth-client-secret",
@@ -337,6 +368,7 @@ def _rules() -> tuple[Rule, ...]:
             "28 characters after the prefix; entropy >= 3.0 bits",
             "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
             shown=7, validate=_random(7, 3.0),
+            needles=(b"GOCSPX-",),
         ),
         Rule(
             "huggingface-token",
@@ -345,6 +377,7 @@ def _rules() -> tuple[Rule, ...]:
             "34 letters after the prefix; entropy >= 3.5 bits",
             "https://huggingface.co/docs/hub/security-tokens",
             shown=3, validate=_random(3, 3.5),
+            needles=(b"hf_",),
         ),
         Rule(
             "npm-token",
@@ -353,6 +386,7 @@ def _rules() -> tuple[Rule, ...]:
             checksum + " (npm adopted GitHub's format)",
             "https://github.blog/2021-09-23-announcing-npms-new-access-token-format/",
             shown=4, validate=_crc32_token(4),
+            needles=(b"npm_",),
         ),
         Rule(
             "npm-legacy-token",
@@ -363,6 +397,7 @@ def _rules() -> tuple[Rule, ...]:
             "bits",
             "https://docs.npmjs.com/cli/v10/configuring-npm/npmrc#auth-related-configuration",
             validate=_random(0, 3.0),
+            needles=(b"_authToken",),
         ),
         Rule(
             "pypi-token",
@@ -371,6 +406,7 @@ def _rules() -> tuple[Rule, ...]:
             "the base64url payload decodes to a macaroon whose location is pypi.org",
             "https://pypi.org/help/#apitoken",
             shown=5, validate=_pypi_macaroon(b"pypi.org"),
+            needles=(b"pypi-AgEIcHlwaS5vcmc",),
         ),
         Rule(
             "pypi-test-token",
@@ -379,6 +415,7 @@ def _rules() -> tuple[Rule, ...]:
             "the base64url payload decodes to a macaroon whose location is test.pypi.org",
             "https://pypi.org/help/#apitoken",
             shown=5, validate=_pypi_macaroon(b"test.pypi.org"),
+            needles=(b"pypi-AgENdGVzdC5weXBpLm9yZw",),
         ),
         Rule(
             "openai-api-key",
@@ -390,6 +427,7 @@ def _rules() -> tuple[Rule, ...]:
             "the T3BlbkFJ marker with 20 or more characters either side; entropy >= 3.5 bits",
             "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
             shown=3, validate=_random(3, 3.5),
+            needles=(b"T3BlbkFJ",),
         ),
         Rule(
             "anthropic-api-key",
@@ -399,6 +437,7 @@ def _rules() -> tuple[Rule, ...]:
             "80 to 120 characters ending in AA after the version; entropy >= 4.0 bits",
             "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
             shown=7, validate=_random(13, 4.0),
+            needles=(b"sk-ant-",),
         ),
         Rule(
             "private-key",
@@ -410,6 +449,7 @@ def _rules() -> tuple[Rule, ...]:
             "in documentation passes)",
             "https://www.rfc-editor.org/rfc/rfc7468#section-10",
             shown=len(_PEM_HEADER),
+            needles=(b"PRIVATE KEY",),
         ),
         Rule(
             "private-key-base64",
@@ -420,6 +460,7 @@ def _rules() -> tuple[Rule, ...]:
             "the run decodes to a PEM private-key header followed by key material",
             "https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets",
             shown=14, validate=_base64_pem,
+            needles=(b"LS0tLS1CRUdJTi",),
         ),
     ]
     return tuple(table)
@@ -429,6 +470,23 @@ def _rules() -> tuple[Rule, ...]:
 RULES: tuple[Rule, ...] = _rules()
 _BY_ID = {r.id: r for r in RULES}
 assert len(_BY_ID) == len(RULES)
+
+
+def _prefilter() -> _Searcher:
+    """One pattern that finds any rule's needle: compiled with RE2 (google-re2, a DFA: one
+    pass over the text for all of them) when it is installed, else with `re`. It only
+    decides whether the rules run on a text; the rules themselves are `re` patterns."""
+    alternatives = [b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n)
+                    for r in RULES for n in r.needles]
+    pattern = b"|".join(alternatives)
+    if re2 is not None:
+        searcher: _Searcher = re2.compile(pattern)
+        return searcher
+    return re.compile(pattern)
+
+
+#: Finds any rule's needle in a text (see `Rule.needles`).
+PREFILTER = _prefilter()
 
 
 def rule(rule_id: str) -> Rule:
@@ -514,14 +572,13 @@ class _Window:
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
         folded: bytes | None = None
-        for r in RULES:
-            if r.needle:
-                if r.fold:
-                    folded = window.lower() if folded is None else folded
-                    if r.needle not in folded:
-                        continue
-                elif r.needle not in window:
+        for r in RULES if PREFILTER.search(window) else ():  # most texts hold no needle
+            if r.fold:
+                folded = window.lower() if folded is None else folded
+                if not any(n in folded for n in r.needles):
                     continue
+            elif not any(n in window for n in r.needles):
+                continue
             for match in r.pattern.finditer(window):
                 start = match.start()
                 if start < skip or match.end() > limit:

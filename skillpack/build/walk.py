@@ -15,6 +15,7 @@ name and content refusals are listed together.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import unicodedata
@@ -64,8 +65,9 @@ class Walker:
 
     def __init__(self, root: str, read: bool = False, keep: int = 0,
                  outputs: Mapping[str, str] | None = None,
-                 allow: Allowances | None = None) -> None:
+                 allow: Allowances | None = None, sha256: bool = False) -> None:
         self.root = root
+        self.sha256 = sha256  # whether each file read is also hashed with SHA-256
         self.outputs = outputs or {}  # relative path -> rule: what this command writes
         self.allow = allow if allow is not None else Allowances({})
         # when reading: the hasher of small open files, and what it found
@@ -193,7 +195,8 @@ class Walker:
                 content = scan_content(path, found[1], self.allow.allow(path))
                 if content.refused:
                     self.refuse_content(path, content)
-                self.hashed[path] = HashedFile(walked, found[0], content, data, shebang)
+                sha = hashlib.sha256(found[1]).hexdigest() if self.sha256 else ""
+                self.hashed[path] = HashedFile(walked, found[0], content, data, shebang, sha)
         finally:
             os.close(fd)
 
@@ -201,8 +204,9 @@ class Walker:
         """Hash and check a large file through its open descriptor `fd`, streamed; a file
         that changes meanwhile or cannot be read is left for hash_files, which says why."""
         stream = ContentStream(walked.path, self.allow.allow(walked.path))
+        sha = hashlib.sha256() if self.sha256 else None
         try:
-            hex_digest, head = hash_large(fd, st.st_size, stream)
+            hex_digest, head = hash_large(fd, st.st_size, stream, sha)
             after = os.fstat(fd)
         except (Changed, OSError):
             return
@@ -212,7 +216,8 @@ class Walker:
         if content.refused:
             self.refuse_content(walked.path, content)
         shebang = shebang_line(head[:HEAD]) if walked.mode == "100755" else None
-        self.hashed[walked.path] = HashedFile(walked, hex_digest, content, None, shebang)
+        self.hashed[walked.path] = HashedFile(walked, hex_digest, content, None, shebang,
+                                              sha.hexdigest() if sha is not None else "")
 
     def other(self, rel: str, st_mode: int) -> None:
         """A walked entry that is neither a regular file nor a folder."""
@@ -448,6 +453,7 @@ def walk(
     read: bool = False,
     keep: int = 0,
     outputs: Mapping[str, str] | None = None,
+    sha256: bool = False,
 ) -> FileSet:
     """The file set of the skill folder `root` (SPEC section 1).
 
@@ -469,7 +475,7 @@ def walk(
         raise SkillpackError(
             "not a folder", path=root_str, hint="give the path of a skill folder"
         )
-    walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow))
+    walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow), sha256)
     walker.load_skillignore()
     if includes is None:
         walker.walk_tree("")

@@ -40,7 +40,6 @@ __all__ = [
     "Manifest",
     "ManifestFields",
     "canonical_json",
-    "check_current",
     "check_format",
     "checked_fields",
     "load_json",
@@ -119,11 +118,10 @@ def canonical_json(data: Any) -> bytes:
     return text.encode("utf-8") + b"\n"
 
 
-def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT,
-                 newer_minor: bool = False) -> None:
+def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT) -> None:
     """Refuse a ``MAJOR.MINOR`` format version of another major, or a newer minor than
-    ``ours`` (the archive format by default; `LOCK_FORMAT` for a lock file) unless
-    ``newer_minor`` (a reader that ignores the fields it does not know)."""
+    ``ours`` (`FORMAT` by default; `MANIFEST_FORMAT` for a manifest, `LOCK_FORMAT` for a lock
+    file): contract 3, a version from the future is refused."""
     if value == ours:  # the common case, checked at every load: readable, same version
         return
     ours_major, ours_minor = (int(x) for x in ours.split("."))
@@ -137,16 +135,10 @@ def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT,
         raise FormatVersionError(
             f"{what} is format {value}; this skillpack reads format {ours_major}.x only",
             path=source, hint=f"use a skillpack that reads format {major}.x")
-    if minor > ours_minor and not newer_minor:
+    if minor > ours_minor:
         raise FormatVersionError(
             f"{what} is format {value}, newer than this skillpack reads ({ours})",
             path=source, hint=f"upgrade skillpack to one that reads format {value}")
-
-
-def check_current(value: Any, *, what: str, source: str) -> None:
-    """Refuse a manifest format newer than this skillpack writes: what re-derives or rewrites
-    every field (`skillpack verify`, `bundle`) must know them all."""
-    check_format(value, what=what, source=source, ours=MANIFEST_FORMAT)
 
 
 class ManifestFields(Record):

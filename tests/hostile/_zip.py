@@ -13,6 +13,7 @@ builds an archive by hand, rather than with `pack`, can always do.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 import zlib
@@ -145,6 +146,11 @@ def reseal(members: list[Member], *, keep: tuple[str, ...] = ()) -> list[Member]
         records.sort(key=lambda r: r.path.encode("utf-8"))
         if "files" not in keep:
             manifest["files"] = [r.to_dict() for r in records]
+            if manifest.get("format") != "1.0":  # format 1.1: each file's SHA-256 too
+                data = {m.name[len(skill) + 1:]: m.data for m in out
+                        if m.name.startswith(skill + "/")}
+                for item in manifest["files"]:
+                    item["sha256"] = hashlib.sha256(data[item["path"]]).hexdigest()
         if "digest" not in keep:
             manifest["digest"] = digest_records(records)
         out = set_manifest(out, skill, manifest)

@@ -208,8 +208,8 @@ REFUSED_AT_LOAD: dict[str, Case] = {
     "manifest not JSON": (lambda ms, _: build(change(ms, M, data=b'{"format": "1.0",')),
                           ArchiveError, (M, "not valid UTF-8 JSON")),
     # -- format versions ----------------------------------------------------------------------
-    "manifest of a newer minor format": (_manifest(_set("format", "1.1")), FormatVersionError,
-                                         ("format 1.1", "newer")),
+    "manifest of a newer minor format": (_manifest(_set("format", "1.2")), FormatVersionError,
+                                         ("format 1.2", "newer")),
     "manifest of a future major format": (_manifest(_set("format", "2.0")), FormatVersionError,
                                           ("format 2.0", "reads format 1.x")),
     "manifest of a foreign major format": (_manifest(_set("format", "0.9")), FormatVersionError,

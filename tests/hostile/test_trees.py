@@ -299,10 +299,10 @@ def _between(monkeypatch: pytest.MonkeyPatch, before: Callable[[], None] | None 
     copy into the archive (both inside one `pack` call)."""
     real = hash_files_unpatched
 
-    def hash_files(fileset: Any) -> Any:
+    def hash_files(fileset: Any, **options: Any) -> Any:
         if before is not None:
             before()
-        hashed = real(fileset)
+        hashed = real(fileset, **options)
         if after is not None:
             after()
         return hashed

@@ -555,3 +555,28 @@ def test_no_finding_on_any_corpus_file() -> None:
 def test_the_runtime_knows_every_rule_id_an_allowance_may_name() -> None:
     """spec.allowances.RULE_IDS (what the runtime reads allowances by) is the rule table's."""
     assert {rule.id for rule in secret_rules.RULES} == allowances.RULE_IDS
+
+
+def test_every_leak_holds_a_needle_of_its_rule() -> None:
+    """The prefilter skips a text holding no rule's needle: each leak of the recall set holds
+    one of the needles of the rule that finds it (in lower case for a folding rule)."""
+    def texts(path: str, data: bytes) -> list[bytes]:  # the file, and inside an asset
+        inner = [t for p, d in expand_stand_in(path, data) for t in texts(p, d)]
+        utf16 = [data[skip:].decode(codec, "ignore").encode()
+                 for codec in ("utf-16-le", "utf-16-be") for skip in (0, 1)]
+        return [data, *utf16, *inner]
+
+    for _, path, data, rules in LEAKS:
+        for rule_id in rules:
+            rule = secret_rules.rule(rule_id)
+            found = [t.lower() if rule.fold else t for t in texts(path, data)]
+            assert rule.needles and any(n in t for t in found for n in rule.needles), rule_id
+
+
+def test_the_re_prefilter_finds_what_the_re2_one_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without google-re2 the prefilter is compiled with `re`: the same findings."""
+    with_re2 = [secret_rules.scan_bytes(data) for _, _, data, _ in LEAKS]
+    monkeypatch.setattr(secret_rules, "re2", None)
+    monkeypatch.setattr(secret_rules, "PREFILTER", secret_rules._prefilter())
+    assert isinstance(secret_rules.PREFILTER, re.Pattern)
+    assert [secret_rules.scan_bytes(data) for _, _, data, _ in LEAKS] == with_re2

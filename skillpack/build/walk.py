@@ -330,6 +330,16 @@ class Walker:
 
     # -- whole-set checks --------------------------------------------------------------------
 
+    def keep_skill_md(self) -> None:
+        """SPEC section 1: SKILL.md is always in the file set; a rule that would leave it out
+        is an error, not a way to leave it out (the digest would no longer cover it)."""
+        left = self.left_out.pop(SKILL_MD, None)
+        if left is not None:
+            self.problem(
+                "skill-md-ignored", SKILL_MD, f"{left.rule} would leave out SKILL.md, which a "
+                "skill always carries; narrow that rule, or add the line '!SKILL.md' after it"
+            )
+
     def check_names(self) -> None:
         """Check the name of every carried file and of every folder above one: portable, and
         no two siblings naming the same path after case folding or NFC normalisation."""
@@ -431,6 +441,7 @@ def walk(
             if entry not in seen:
                 seen.add(entry)
                 walker.walk_include(entry)
+    walker.keep_skill_md()
     walker.check_names()
     allowed = walker.check_secrets(allow)
     if walker.problems:

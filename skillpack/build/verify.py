@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from skillpack.build.ignore import left_out_rule
 from skillpack.build.load import read_regular
 from skillpack.build.lock import Lock
 from skillpack.build.pack import prepare_many
@@ -28,7 +29,7 @@ from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX
 from skillpack.spec.digest import FileRecord
 from skillpack.spec.manifest import MANIFEST_PATH, Manifest, canonical_json
-from skillpack.spec.paths import SKILL_MD
+from skillpack.spec.paths import SKILL_MD, collision_key, name_problem, sort_key
 from skillpack.storedzip.layout import CENTRAL
 from skillpack.storedzip.writer import ByteComparer, ZipWriter
 
@@ -41,6 +42,7 @@ __all__ = [
     "SkillReport",
     "VerifyReport",
     "archive_digest",
+    "carried_problems",
     "compare_with_lock",
     "diff_files",
     "digest",
@@ -279,6 +281,7 @@ def _rederive(loaded: Any, member: str) -> list[Problem]:
             problems.append(Problem(
                 "error", "manifest-field", f"manifest field '{key}' of '{loaded.name}' does "
                 "not match what its SKILL.md and files give", member))
+    problems.extend(carried_problems(loaded.name, paths, skill.include_list))
     for record in manifest.files:
         if record.path in allowances:
             continue
@@ -289,6 +292,72 @@ def _rederive(loaded: Any, member: str) -> list[Problem]:
             problems.append(Problem("error", "secret", f"'{record.path}' is a secret file "
                                     f"({reason}) that no allowance covers",
                                     f"{loaded.name}/{record.path}"))
+    return problems
+
+
+def _declared(path: str, includes: tuple[str, ...]) -> bool:
+    """Whether a walk of `includes` (normalised, as `Skill.include_list`) reaches `path`."""
+    for entry in includes:
+        entry = unicodedata.normalize("NFC", entry.strip())
+        if entry in ("", ".") or path == entry or path.startswith(entry + "/"):
+            return True
+    return False
+
+
+def carried_problems(name: str, paths: Iterable[str],
+                     includes: tuple[str, ...] | None) -> list[Problem]:
+    """What a walk would have left out or refused among a manifest's `paths` (SPEC section 3:
+    an archive carries exactly what a file set can hold): a left-out name at any depth (the
+    built-in list, `.skillignore`, `.skillpack/`), a path outside the declared `includes`, a
+    name that is not portable or not NFC, two siblings that collide, a file beside a folder
+    of the same name. Each problem names the member `<name>/<path>`."""
+    problems: list[Problem] = []
+    listed = sorted(paths, key=sort_key)
+    folders: dict[str, str] = {}  # folder -> the first path under it
+    for path in listed:
+        parent = path.rpartition("/")[0]
+        while parent and parent not in folders:
+            folders[parent] = path
+            parent = parent.rpartition("/")[0]
+
+    def refuse(code: str, path: str, why: str) -> None:
+        problems.append(Problem("error", code, f"member '{name}/{path}': {why}; `pack` never "
+                                "writes it, so the archive was built or altered by hand",
+                                f"{name}/{path}"))
+
+    for path in listed:
+        reason = name_problem(path)
+        if reason is not None:
+            refuse("unportable-name", path, reason)
+            continue
+        if not path.isascii() and unicodedata.normalize("NFC", path) != path:
+            refuse("unportable-name", path, "the path is not NFC-normalised (a walk writes "
+                   "every path in NFC)")
+            continue
+        if path in folders:
+            refuse("file-beside-folder", path, f"a file named like the folder of "
+                   f"'{name}/{folders[path]}'; a folder cannot hold both")
+            continue
+        rel = ""
+        parts = path.split("/")
+        for at, part in enumerate(parts):
+            rel = f"{rel}/{part}" if rel else part
+            why = left_out_rule(rel, part, at < len(parts) - 1, None)
+            if why is not None:
+                refuse("left-out", path, f"a walk leaves it out ({why})")
+                break
+        else:
+            if includes is not None and path != SKILL_MD and not _declared(path, includes):
+                refuse("outside-includes", path, "outside the declared includes of its "
+                       "SKILL.md (includes: " + ", ".join(includes) + ")")
+    siblings: dict[tuple[str, str], str] = {}
+    for rel in [*listed, *folders]:
+        parent, _, part = rel.rpartition("/")
+        first = siblings.setdefault((parent, collision_key(part)), rel)
+        if first != rel:
+            refuse("name-collision", rel, f"names the same path as '{first}' after case "
+                   "folding or NFC normalisation; they would overwrite each other on macOS "
+                   "or Windows")
     return problems
 
 

@@ -36,7 +36,13 @@ from skillpack.build.readfile import (
     small_file_reader,
 )
 from skillpack.errors import Problem, RefusedError, SkillpackError
-from skillpack.spec.paths import SKILL_MD, collision_key, sort_key
+from skillpack.spec.paths import (
+    SKILL_MD,
+    collision_key,
+    may_be_unportable,
+    sort_key,
+    windows_problem,
+)
 from skillpack.spec.shebang import shebang_line
 
 __all__ = ["KEEP_FILE", "Walker", "walk"]
@@ -92,6 +98,9 @@ class Walker:
     # -- entries -----------------------------------------------------------------------------
 
     def _check_name(self, rel: str, name: str) -> None:
+        reason = windows_problem(name)
+        if reason is not None:
+            self.problem("unportable-name", rel, f"{reason}; rename it")
         if name.isascii() and name.isprintable() and "\\" not in name:
             return  # the common case, and a fast one: nothing below can apply
         try:
@@ -353,8 +362,9 @@ class Walker:
                 folders.add(parent)
                 parent = parent.rpartition("/")[0]
         every = rels + sorted(folders)
-        text = "".join(every)
-        plain = text.isascii() and text.isprintable() and "\\" not in text
+        text = "/" + "/".join(every) + "/"
+        plain = (text.isascii() and text.isprintable() and "\\" not in text
+                 and not may_be_unportable(text))
         if plain and len({rel.lower() for rel in every}) == len(every):
             return  # the common case, checked at once: nothing below can apply
         children: dict[str, dict[str, set[str]]] = {}  # parent -> folded name -> names

@@ -10,13 +10,19 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skillpack.build.pack import pack
 from skillpack.build.verify import verify_bytes, verify_folder
-from skillpack.errors import IntegrityError, RefusedError, SkillpackError
+from skillpack.errors import ArchiveError, IntegrityError, RefusedError, SkillpackError
+from skillpack.runtime import load
+from skillpack.spec.paths import may_be_unportable, name_problem, windows_problem
+from skillpack.storedzip.writer import ZipWriter
 
 from ._util import DEMO_MD, TALLY, demo_skill, files_under, no_hang
 from ._zip import Member, build, insert, members_of, reseal
@@ -107,3 +113,78 @@ def test_an_archive_inside_its_includes_verifies(tmp_path: Path) -> None:
 def test_the_good_archive_still_verifies(good_archive: bytes) -> None:
     assert verify_bytes(good_archive).skills[0].name == "demo"
     assert isinstance(SkillpackError("x"), SkillpackError)
+
+
+# -- names that collide on Windows or macOS ------------------------------------------------------
+
+WINDOWS_NAMES = {
+    "SKILL.md.": "trailing dot",
+    "SKILL.md ": "trailing space",
+    "notes.txt..": "trailing dot",
+    "scripts./run2.py": "trailing dot",
+    "CON": "reserved",
+    "con": "reserved",
+    "aux.txt": "reserved",
+    "Nul.tar.gz": "reserved",
+    "COM1": "reserved",
+    "lpt9.log": "reserved",
+    "COM\u00b9.txt": "reserved",
+    "PRN/inner.txt": "reserved",
+    "a:b": "':'",
+    "what?.txt": "'?'",
+    "star*.txt": "'*'",
+    "less<than": "'<'",
+    "more>than": "'>'",
+    'quote".txt': "'\"'",
+    "pipe|name": "'|'",
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOWS_NAMES))
+def test_a_name_windows_refuses_is_refused_by_pack(tmp_path: Path, name: str) -> None:
+    skill = demo_skill(tmp_path / "demo", {name: "replaces the reviewed file on Windows\n"})
+    out = tmp_path / "out"
+    shown = name.split("/")[0]
+    with TALLY.refused("tree", f"windows name {name!r}", "pack", RefusedError, shown,
+                       WINDOWS_NAMES[name]):
+        no_hang(lambda: pack(skill, out))
+    assert files_under(out) == []
+
+
+@pytest.mark.parametrize("name", sorted(WINDOWS_NAMES))
+def test_a_name_windows_refuses_is_refused_in_an_archive(good_archive: bytes, name: str
+                                                         ) -> None:
+    member = f"demo/{name}"
+    data = build(reseal(insert(members_of(good_archive), Member(member, b"other bytes\n"))))
+    for entry, call in (("load", lambda: load(data, source="hostile.skill")),
+                        ("verify_bytes", lambda: verify_bytes(data, source="hostile.skill"))):
+        with TALLY.refused("archive", f"windows name {name!r}", entry, ArchiveError, member,
+                           WINDOWS_NAMES[name]):
+            no_hang(call)
+    with (TALLY.refused("archive", f"windows name {name!r}", "ZipWriter", ArchiveError,
+                        member, WINDOWS_NAMES[name]), ZipWriter(io.BytesIO()) as writer):
+        writer.add_bytes(member, b"x")
+
+
+@pytest.mark.parametrize("name", ["CONSOLE.txt", "auxiliary", "com10", "lpt0.log", "nul_x",
+                                  "a.b.c", ".hidden", "x-y_z+1", "COM", "lpt"])
+def test_names_windows_allows_still_pack(tmp_path: Path, name: str) -> None:
+    skill = demo_skill(tmp_path / "demo", {name: "fine\n"})
+    [archive] = pack(skill, tmp_path / "out")
+    assert verify_bytes(archive.read_bytes()).skills[0].name == "demo"
+
+
+@given(st.lists(st.text(alphabet="aCcOoNnMmLlPpTtUuXx1\u00b9. :?/", min_size=1, max_size=8),
+                min_size=1, max_size=4))
+def test_the_fast_screen_never_misses_a_windows_name(names: list[str]) -> None:
+    """The reader and the walk ask about each name only when the screen says one may be bad:
+    the screen must say so whenever `windows_problem` refuses a segment, and `name_problem`
+    (the writer's and the reader's rule) must refuse exactly those."""
+    for name in names:
+        segments = name.split("/")
+        if any(seg in ("", ".", "..") for seg in segments):
+            continue
+        windows = any(windows_problem(seg) is not None for seg in segments)
+        if windows:
+            assert may_be_unportable("/" + "/\\/".join(names) + "/")
+        assert (name_problem(name) is not None) == windows, name

@@ -97,6 +97,9 @@ ERRORS: list[tuple[str, int, str]] = [
     ("yaml-syntax", 4,
      "frontmatter is not valid YAML: expected ',' or ']', but got '<stream end>' (while "
      "parsing a flow sequence)"),
+    ("yaml-surrogate", 3,
+     "frontmatter 'description' holds U+DC00, a lone surrogate (from a YAML escape), which is "
+     "not text; write the character itself or remove the escape"),
     ("yaml-tag", 4, "frontmatter: explicit tags (tag:yaml.org,2002:str) are not allowed"),
 ]
 

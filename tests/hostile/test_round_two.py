@@ -11,21 +11,40 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skillpack.build.check import check_skill
+from skillpack.build.lock import read_lock
 from skillpack.build.pack import pack
 from skillpack.build.verify import verify_bytes, verify_folder
-from skillpack.errors import ArchiveError, IntegrityError, RefusedError, SkillpackError
+from skillpack.errors import (
+    ArchiveError,
+    FormatVersionError,
+    IntegrityError,
+    RefusedError,
+    SkillError,
+    SkillpackError,
+)
 from skillpack.runtime import load
+from skillpack.skillmd.skill import parse_skill
 from skillpack.spec.paths import may_be_unportable, name_problem, windows_problem
 from skillpack.storedzip.writer import ZipWriter
 
 from ._util import DEMO_MD, TALLY, demo_skill, files_under, no_hang
-from ._zip import Member, build, insert, members_of, reseal
+from ._zip import (
+    Member,
+    build,
+    insert,
+    manifest_dict,
+    members_of,
+    reseal,
+    set_manifest,
+)
 
 SKILL = "demo/SKILL.md"
 
@@ -188,3 +207,88 @@ def test_the_fast_screen_never_misses_a_windows_name(names: list[str]) -> None:
         if windows:
             assert may_be_unportable("/" + "/\\/".join(names) + "/")
         assert (name_problem(name) is not None) == windows, name
+
+
+# -- crashes: only skillpack's own errors --------------------------------------------------------
+
+ODD_FORMATS = ["\u00b9.0", "\u0661.\u0660", "1.00", "01.0", "1.0\u0660", "\uff11.0", "+1.0",
+               "1.0 ", " 1.0", "1.-0", "1_0.0", "1.0.0", ""]
+
+
+@pytest.mark.parametrize("value", ODD_FORMATS)
+def test_a_format_version_in_other_digits_or_forms_is_refused(good_archive: bytes, tmp_path: Path,
+                                                              value: str) -> None:
+    members = members_of(good_archive)
+    manifest = manifest_dict(members, "demo")
+    manifest["format"] = value
+    manifest["smuggled"] = "an unknown field the format check must not switch off"
+    data = build(set_manifest(members, "demo", manifest))
+    case = f"manifest format {value!r}"
+    with TALLY.refused("archive", case, "load", FormatVersionError, repr(value)):
+        no_hang(lambda: load(data, source="hostile.skill"))
+    with TALLY.refused("archive", case, "verify_bytes", FormatVersionError, repr(value)):
+        no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+    lock = tmp_path / "skills.lock"
+    lock.write_text(json.dumps({"format": value, "skills": {}}))
+    with TALLY.refused("archive", f"lock format {value!r}", "read_lock", FormatVersionError,
+                       repr(value)):
+        no_hang(lambda: read_lock(lock))
+
+
+def _deep(levels: int) -> str:
+    """JSON text of a value nested `levels` lists deep (built as text: json.dumps recurses)."""
+    return "[" * levels + '"x"' + "]" * levels
+
+
+@pytest.mark.parametrize("levels", [1_000, 5_000, 50_000])
+@pytest.mark.parametrize("where", ["tools", "programs", "top"])
+def test_an_unknown_field_nested_deep_is_refused_not_a_recursion_error(
+        good_archive: bytes, tmp_path: Path, levels: int, where: str) -> None:
+    members = members_of(good_archive)
+    manifest = manifest_dict(members, "demo")
+    if where == "top":
+        manifest["unknown"] = "DEEP"
+    else:
+        manifest[where] = [{**(manifest[where] or [{}])[0], "unknown": "DEEP"}]
+    text = json.dumps(manifest, sort_keys=True, separators=(",", ":")) + "\n"
+    raw = text.replace('"DEEP"', _deep(levels)).encode()
+    data = build(set_manifest(members, "demo", raw))
+    case = f"unknown field in {where} nested {levels} deep"
+    with TALLY.refused("archive", case, "verify_bytes", SkillpackError, "manifest"):
+        no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+    lock = tmp_path / "skills.lock"
+    lock.write_text('{"format":"1.1","skills":{},"unknown":' + _deep(levels) + "}")
+    with TALLY.refused("archive", f"lock: {case}", "read_lock", SkillpackError, "lock"):
+        no_hang(lambda: read_lock(lock))
+
+
+SURROGATE_FIELDS = {
+    "name": 'name: "demo\\ud800"\ndescription: A demo skill that greets someone.\n',
+    "description": 'name: demo\ndescription: "A demo \\ud800 skill."\n',
+    "includes": 'name: demo\ndescription: A demo skill.\nincludes: ["scripts/\\udfff"]\n',
+    "allowed-tools": 'name: demo\ndescription: A demo skill.\nallowed-tools: "Bash(\\ud800)"\n',
+    "allowance": ('name: demo\ndescription: A demo skill.\nmetadata:\n'
+                  '  skillpack-allow-secrets: "x\\ud83d.env"\n'),
+    "metadata": 'name: demo\ndescription: A demo skill.\nmetadata:\n  "k\\ud800": v\n',
+    "license": 'name: demo\ndescription: A demo skill.\nlicense: "\\U0000dc00"\n',
+}
+
+
+@pytest.mark.parametrize("field", sorted(SURROGATE_FIELDS))
+def test_a_lone_surrogate_from_a_yaml_escape_is_a_skill_error(tmp_path: Path, field: str
+                                                               ) -> None:
+    text = "---\n" + SURROGATE_FIELDS[field] + "---\n\n# Demo\n"
+    case = f"lone surrogate in {field}"
+    with TALLY.refused("parser", case, "parse_skill", SkillError, "surrogate",
+                       "SKILL.md:") as refusal:
+        parse_skill(text, file="SKILL.md")
+    assert refusal.value is not None and refusal.value.line is not None
+    str(refusal.value).encode("utf-8")  # the message itself is printable text
+    skill = demo_skill(tmp_path / "demo", {"SKILL.md": text})
+    out = tmp_path / "out"
+    with TALLY.refused("parser", case, "pack", SkillpackError, "surrogate"):
+        no_hang(lambda: pack(skill, out))
+    assert files_under(out) == []
+    result = check_skill(skill)
+    assert any("surrogate" in p.message for p in result.problems), result.problems
+    TALLY.add("parser", case, "check", "refused")

@@ -67,16 +67,17 @@ class Walker:
             self.reader = small_file_reader()
         self.files: dict[str, WalkedFile] = {}
         self.left_out: dict[str, LeftOut] = {}
-        self.problems: dict[tuple[str, str], Problem] = {}
+        self.problems: dict[tuple[str, str, int | None], Problem] = {}
         self.ignore: SkillIgnore | None = None
         self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
         self._renamed = False  # whether a carried file's name on disk is not NFC
 
     # -- bookkeeping -------------------------------------------------------------------------
 
-    def problem(self, code: str, path: str, message: str) -> None:
+    def problem(self, code: str, path: str, message: str, line: int | None = None) -> None:
         shown = display_path(path)
-        self.problems.setdefault((code, shown), Problem("error", code, message, file=shown))
+        self.problems.setdefault((code, shown, line),
+                                 Problem("error", code, message, file=shown, line=line))
 
     def leave_out(self, path: str, rule: str) -> None:
         self.left_out.setdefault(path, LeftOut(display_path(path), rule))
@@ -87,8 +88,8 @@ class Walker:
     # -- rules -------------------------------------------------------------------------------
 
     def load_skillignore(self) -> None:
-        self.ignore, problem = read_skillignore(self.root)
-        if problem is not None:
+        self.ignore, problems = read_skillignore(self.root)
+        for problem in problems:
             self.problem(*problem)
 
     def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
@@ -455,7 +456,8 @@ def walk(
     walker.check_names()
     allowed = walker.check_secrets(allow)
     if walker.problems:
-        problems = sorted(walker.problems.values(), key=lambda p: (sort_key(p.file or ""), p.code))
+        problems = sorted(walker.problems.values(),
+                          key=lambda p: (sort_key(p.file or ""), p.code, p.line or 0))
         count = len(problems)
         raise RefusedError(
             f"the file set was refused: {count} problem{'s' if count > 1 else ''}",

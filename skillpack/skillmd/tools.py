@@ -44,7 +44,10 @@ PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 PARAM_REF = re.compile(r"\$(\$|[A-Za-z_][A-Za-z0-9_]*)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Each part is matched one way only (no two quantifiers over the same digits), so a match,
+# or a failure after a million digits, costs one pass: `[0-9]+\.?[0-9]*` backtracked over
+# every split of a digit run before a bad character (minutes for 100,000 digits).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -30,12 +31,13 @@ from skillpack.errors import (
     SkillError,
     SkillpackError,
 )
+from skillpack.model.calls import resolve
 from skillpack.runtime import load
-from skillpack.skillmd.skill import parse_skill
+from skillpack.skillmd.skill import parse_skill, split_entries
 from skillpack.spec.paths import may_be_unportable, name_problem, windows_problem
 from skillpack.storedzip.writer import ZipWriter
 
-from ._util import DEMO_MD, TALLY, demo_skill, files_under, no_hang
+from ._util import DEMO_MD, TALLY, demo_skill, files_under, no_hang, run_cli
 from ._zip import (
     Member,
     build,
@@ -292,3 +294,121 @@ def test_a_lone_surrogate_from_a_yaml_escape_is_a_skill_error(tmp_path: Path, fi
     result = check_skill(skill)
     assert any("surrogate" in p.message for p in result.problems), result.problems
     TALLY.add("parser", case, "check", "refused")
+
+
+# -- slow rejects: bounded by input size (no_hang only guards against a hang) --------------------
+
+NUMBER_MD = """\
+---
+name: demo
+description: A demo skill with a number, used to build hostile inputs.
+---
+
+```tool
+id: count
+description: Count to a number.
+params:
+  n:
+    type: {type}
+    default: {default}
+run: python3 scripts/run.py $n
+```
+"""
+
+
+@pytest.mark.parametrize("kind", ["number", "integer"])
+@pytest.mark.parametrize("size", [100_000, 1_000_000])  # the old regex: minutes, hours
+def test_a_long_digit_run_before_a_bad_character_is_refused_at_once(kind: str, size: int
+                                                                    ) -> None:
+    digits = "1" * size
+    good = parse_skill(NUMBER_MD.format(type=kind, default="7"))
+    case = f"{size:,}-digit {kind} then a bad character"
+    with TALLY.refused("parser", f"{case} (default)", "parse_skill", SkillError, "default"):
+        no_hang(lambda: parse_skill(NUMBER_MD.format(type=kind, default=digits + "x")))
+    for value in (digits + "x", digits + ".5.", "-" + digits + "e"):
+        answer = json.dumps({"tool": "count", "args": {"n": value}})
+        with TALLY.refused("parser", f"{case} (answer)", "resolve", SkillError, "'n'"):
+            no_hang(lambda answer=answer: resolve(good, answer))
+    call = no_hang(lambda: resolve(good, '{"tool": "count", "args": {"n": "125"}}'))
+    assert call is not None and call.argv[-1] == "125"
+
+
+@pytest.mark.parametrize("size", [30_000, 60_000])
+def test_allowed_tools_full_of_parentheses_parse_at_once(size: int) -> None:
+    text = DEMO_MD.replace("description:", 'allowed-tools: "' + "(" * size + '"\ndescription:', 1)
+    skill = no_hang(lambda: parse_skill(text))
+    TALLY.handled("parser", f"allowed-tools of {size:,} '('", "parse_skill")
+    assert skill.allowed_tools == ()
+
+
+_OLD_ENTRY_TOKEN = re.compile(r"[^\s,()]+(?:\([^)]*\))?|\([^)]*\)")
+
+
+@given(st.text(alphabet="ab (),\t\u00a0\u2003x", max_size=30))
+def test_the_entry_tokenizer_reads_what_the_regex_read(text: str) -> None:
+    assert split_entries(text) == _OLD_ENTRY_TOKEN.findall(text)
+
+
+PATHOLOGICAL = ["a*a*a*a*a*a*a*a*a*b", "*a*a*a*b", "**/a/**/a/**/b", "a/**/b/**/c*d*e",
+                "x" * 5000]
+
+
+@pytest.mark.parametrize("pattern", PATHOLOGICAL, ids=lambda p: p[:24])
+def test_a_pathological_skillignore_pattern_is_refused_at_once(tmp_path: Path, pattern: str
+                                                               ) -> None:
+    skill = demo_skill(tmp_path / "demo", {".skillignore": "*.log\n" + pattern + "\n",
+                                           "a" * 60: "a file the pattern backtracks on\n",
+                                           "/".join(["a"] * 40) + "/f": "deep\n"})
+    out = tmp_path / "out"
+    with TALLY.refused("tree", f"skillignore pattern {pattern[:40]!r}", "pack", RefusedError,
+                       ".skillignore:2"):
+        no_hang(lambda: pack(skill, out), timeout=60)
+    assert files_under(out) == []
+
+
+def test_every_refused_skillignore_line_is_listed(tmp_path: Path) -> None:
+    skill = demo_skill(tmp_path / "demo", {".skillignore": "\n".join(PATHOLOGICAL) + "\n"})
+    with TALLY.refused("tree", "five pathological skillignore lines", "pack", RefusedError,
+                       *(f".skillignore:{n}" for n in range(1, len(PATHOLOGICAL) + 1))):
+        no_hang(lambda: pack(skill, tmp_path / "out"), timeout=60)
+
+
+@pytest.mark.parametrize("pattern", ["**/build/**/*.o", "*.tar.*", "docs/**/*.png", "a*b*c",
+                                     "/secret-*/", "!keep*.txt", "**/x/**"])
+def test_ordinary_skillignore_patterns_still_work(tmp_path: Path, pattern: str) -> None:
+    skill = demo_skill(tmp_path / "demo", {".skillignore": pattern + "\n"})
+    [archive] = pack(skill, tmp_path / "out")
+    assert archive.exists()
+
+
+def test_a_skillignore_over_a_mebibyte_is_refused_not_truncated(tmp_path: Path) -> None:
+    line = "# a comment line to push the rules past 1 MiB\n"
+    filler = line * ((1 << 20) // len(line) + 1)
+    skill = demo_skill(tmp_path / "demo", {".skillignore": filler + "notes.txt\n"})
+    out = tmp_path / "out"
+    with TALLY.refused("tree", "skillignore over 1 MiB", "pack", RefusedError, ".skillignore",
+                       "1 MiB"):
+        no_hang(lambda: pack(skill, out))
+    assert files_under(out) == []
+
+
+@pytest.mark.parametrize("levels", [250, 400])
+def test_unclosed_nested_json_is_refused_in_linear_time(levels: int) -> None:
+    good = parse_skill(NUMBER_MD.format(type="number", default="7"))
+    answer = ('{"a":[' + "1," * 2_000) * levels  # about 1 MB, every object left open
+    with TALLY.refused("parser", f"unclosed nested JSON, {len(answer):,} bytes", "resolve",
+                       SkillError, "never"):
+        no_hang(lambda: resolve(good, answer), timeout=60)
+    call = '{"tool": "count", "args": {"n": 3}}'
+    assert no_hang(lambda: resolve(good, "[" * 10 + " " + call)).tool.id == "count"
+
+
+def test_the_cli_reads_a_bounded_answer(tmp_path: Path) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    answer = tmp_path / "answer.txt"
+    answer.write_bytes(b" " * (16 << 20) + b'{"tool": "hello", "args": {}}')
+    result = no_hang(lambda: run_cli("resolve", str(skill), "--answer", str(answer)))
+    ok = result.exit_code == 1 and "MiB" in result.output
+    TALLY.add("parser", "answer over 16 MiB", "cli resolve", "refused" if ok else "accepted",
+              result.output[-300:])
+    assert ok, result.output

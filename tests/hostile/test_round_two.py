@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skillpack.build.bundle import write_bundle
 from skillpack.build.check import check_skill
 from skillpack.build.lock import read_lock
 from skillpack.build.pack import pack
@@ -412,3 +413,46 @@ def test_the_cli_reads_a_bounded_answer(tmp_path: Path) -> None:
     TALLY.add("parser", "answer over 16 MiB", "cli resolve", "refused" if ok else "accepted",
               result.output[-300:])
     assert ok, result.output
+
+
+# -- a name is used as written -------------------------------------------------------------------
+
+LOOKALIKES = {"full-width": "\uff57\uff41\uff49\uff54\uff4c\uff49\uff53\uff54",
+              "math bold": "\U0001d430\U0001d41a\U0001d422\U0001d42d\U0001d425\U0001d422"
+                           "\U0001d42c\U0001d42d",
+              "ligature": "wait\ufb01st"}
+
+
+@pytest.mark.parametrize("kind", sorted(LOOKALIKES))
+def test_a_name_valid_only_after_nfkc_is_refused(tmp_path: Path, kind: str) -> None:
+    name = LOOKALIKES[kind]
+    text = DEMO_MD.replace("name: demo", f"name: {name}", 1)
+    real = demo_skill(tmp_path / "waitlist", {"SKILL.md": DEMO_MD.replace("name: demo",
+                                                                          "name: waitlist", 1)})
+    twin = demo_skill(tmp_path / name, {"SKILL.md": text})
+    result = check_skill(twin)
+    ok = [p.code for p in result.problems if p.severity == "error"] == ["name-not-nfkc"]
+    TALLY.add("parser", f"NFKC look-alike name ({kind})", "check",
+              "refused" if ok else "accepted", str(result.problems)[:300])
+    assert ok, result.problems
+    with TALLY.refused("parser", f"NFKC look-alike name ({kind})", "pack", SkillpackError,
+                       "NFKC"):
+        no_hang(lambda: pack(twin, tmp_path / "out"))
+    with TALLY.refused("bundle", f"NFKC look-alike beside the real one ({kind})", "bundle",
+                       SkillpackError, "NFKC"):
+        no_hang(lambda: write_bundle([real, twin], tmp_path / "skills.bundle"))
+    assert files_under(tmp_path / "out") == [] and not (tmp_path / "skills.bundle").exists()
+
+
+def test_an_archive_named_by_a_lookalike_is_refused_by_verify(good_archive: bytes) -> None:
+    name = LOOKALIKES["full-width"]
+    members = [Member(name + m.name[len("demo"):],
+                      m.data.replace(b"name: demo", f"name: {name}".encode(), 1)
+                      if m.name == SKILL else m.data, m.executable)
+               for m in members_of(good_archive)]
+    manifest = manifest_dict(members, name)
+    manifest["name"] = name
+    data = build(reseal(set_manifest(members, name, manifest)))
+    with TALLY.refused("archive", "resealed under an NFKC look-alike name", "verify_bytes",
+                       IntegrityError, "NFKC"):
+        no_hang(lambda: verify_bytes(data, source="hostile.skill"))

@@ -169,6 +169,12 @@ def _mapping_call(data: Mapping[Any, Any]) -> Attempt | None:
     """The call a dict holds, None when it is not shaped as a call."""
     function = data.get("function")
     if isinstance(function, Mapping):  # OpenAI chat tool call
+        beside = [key for key in ("tool", "name", *_ARG_KEYS) if key in data]
+        if beside:  # which tool, which arguments? Never pick one silently
+            keys = ", ".join(f'"{key}"' for key in beside)
+            return Attempt(function.get("name"), error=call_error(
+                "malformed-call", f'the call is ambiguous: it names its tool in "function" and '
+                f"also gives {keys} beside it; give one call: {SHAPE}"))
         return _named(function.get("name"), function)
     if "tool" in data:  # this skillpack's protocol
         attempt = _named(data["tool"], data)

@@ -2,7 +2,8 @@
 
 Every rule is applied to the NFKC-normalised name, as the reference validator (skills-ref)
 does, and a name that is not already NFKC-normal is an error of its own (`name-not-nfkc`):
-the name written is the one used, so ``ｗａｉｔｌｉｓｔ`` may not stand beside ``waitlist``. Each problem has a stable code, a severity, a message, the file and the line of the
+the name written is the one used, so a full-width look-alike of ``waitlist`` may not stand
+beside it. Each problem has a stable code, a severity, a message, the file and the line of the
 offending key. Warnings (not errors): unknown frontmatter keys, metadata values that are not
 strings, a body over 500 lines, and what Claude's API refuses though the spec allows it
 (``<``/``>`` in name or description, ``anthropic``/``claude`` in the name).

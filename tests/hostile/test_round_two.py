@@ -456,3 +456,66 @@ def test_an_archive_named_by_a_lookalike_is_refused_by_verify(good_archive: byte
     with TALLY.refused("archive", "resealed under an NFKC look-alike name", "verify_bytes",
                        IntegrityError, "NFKC"):
         no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+
+
+# -- resolve: ambiguous calls, NUL, values that would be options ----------------------------------
+
+TWO_TOOLS_MD = DEMO_MD + """
+```tool
+id: bye
+description: Say goodbye.
+params:
+  target:
+    type: string
+run: git log $target -- $who
+```
+""".replace("-- $who", "--")
+
+AMBIGUOUS = {
+    "function and tool": {"function": {"name": "hello", "arguments": "{}"}, "tool": "bye"},
+    "function and name": {"function": {"name": "hello", "arguments": "{}"}, "name": "bye",
+                          "args": {}},
+    "function and args": {"function": {"name": "hello", "arguments": "{}"},
+                          "args": {"who": "x"}},
+    "tool and function": {"tool": "hello", "function": {"name": "bye"}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(AMBIGUOUS))
+def test_an_ambiguous_call_is_refused(case: str) -> None:
+    skill = parse_skill(TWO_TOOLS_MD)
+    for entry, answer in (("resolve dict", AMBIGUOUS[case]),
+                          ("resolve text", json.dumps(AMBIGUOUS[case]))):
+        with TALLY.refused("parser", f"ambiguous call: {case}", entry, SkillError,
+                           "ambiguous"):
+            no_hang(lambda answer=answer: resolve(skill, answer))
+
+
+@pytest.mark.parametrize("value", ["--output=/tmp/pwned", "-o/tmp/x", "-", "--", "-x y"])
+def test_a_value_that_would_be_an_option_is_refused(value: str) -> None:
+    skill = parse_skill(TWO_TOOLS_MD)
+    for tool, args in (("bye", {"target": value}), ("hello", {"who": value})):
+        answer = {"tool": tool, "args": args}
+        with TALLY.refused("parser", f"option-like value {value!r} for {tool}", "resolve",
+                           SkillError, "must not start with '-'"):
+            no_hang(lambda answer=answer: resolve(skill, answer))
+
+
+def test_a_dash_value_is_fine_after_a_double_dash_or_inside_a_word() -> None:
+    text = DEMO_MD.replace("run: python3 scripts/run.py --who $who",
+                           "run: python3 scripts/run.py --who=$who -- $who")
+    skill = parse_skill(text)
+    call = resolve(skill, {"tool": "hello", "args": {"who": "-x"}})
+    assert call is not None and call.argv == ["python3", "scripts/run.py", "--who=-x", "--",
+                                              "-x"]
+    assert skill.tools[0].leading_params == frozenset()
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "\x00", "x\x00--output=f"])
+def test_a_nul_in_a_value_is_refused(value: str) -> None:
+    skill = parse_skill(TWO_TOOLS_MD)
+    for answer in ({"tool": "hello", "args": {"who": value}},
+                   json.dumps({"tool": "hello", "args": {"who": value}})):
+        with TALLY.refused("parser", f"NUL in a value {value!r}", "resolve", SkillError,
+                           "NUL"):
+            no_hang(lambda answer=answer: resolve(skill, answer))

@@ -65,6 +65,14 @@ class SkillReport:
     programs: tuple[dict[str, Any], ...]
     manifest: Manifest
     source: str = ""
+    #: In a folder: what the walk left out that Python would still run in place (a
+    #: `__pycache__/` folder, a `*.pyc` file) beside the files the digest covers.
+    runs_in_place: tuple[str, ...] = ()
+
+
+#: The built-in leave-out rules (build/ignore.py) whose files run in place: Python imports a
+#: `.pyc` from `__pycache__/` (an unchecked-hash one whatever its `.py` says) or beside it.
+_RUN_IN_PLACE = ("built-in: __pycache__/", "built-in: *.pyc")
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,14 @@ def compare_with_lock(report: VerifyReport, lock: Lock) -> list[LockVerdict]:
             verdicts.append(LockVerdict(
                 s.name, s.digest, False, "the programs it runs differ from the lock's list "
                 "(the lock was edited); lock it again"))
+        elif s.runs_in_place:
+            # left out of the digest, yet run by the approved code: approval does not cover it
+            shown = ", ".join(s.runs_in_place[:5]) + (
+                f" and {len(s.runs_in_place) - 5} more" if len(s.runs_in_place) > 5 else "")
+            verdicts.append(LockVerdict(
+                s.name, s.digest, False, f"the folder holds compiled Python the digest does not "
+                f"cover but Python would run in place ({shown}); delete it, or verify and use "
+                "the packed archive"))
         else:
             verdicts.append(LockVerdict(s.name, s.digest, True))
     return verdicts
@@ -145,7 +161,8 @@ def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
     prepared = prepare_many([path])
     return VerifyReport(os.fspath(path), "folder", tuple(
         SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
-                    p.source)
+                    p.source, tuple(x.path for x in p.fileset.left_out
+                                    if x.rule in _RUN_IN_PLACE))
         for p in prepared))
 
 

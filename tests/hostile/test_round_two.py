@@ -519,3 +519,24 @@ def test_a_nul_in_a_value_is_refused(value: str) -> None:
         with TALLY.refused("parser", f"NUL in a value {value!r}", "resolve", SkillError,
                            "NUL"):
             no_hang(lambda answer=answer: resolve(skill, answer))
+
+
+# -- a folder verified against a lock: compiled Python left out, yet run in place -----------------
+
+@pytest.mark.parametrize("planted", ["scripts/__pycache__/run.cpython-311.pyc", "scripts/run.pyc",
+                                     "__pycache__/x.pyc"])
+def test_compiled_python_beside_an_approved_folder_fails_verify_lock(tmp_path: Path,
+                                                                      planted: str) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    lock = tmp_path / "skills.lock"
+    assert run_cli("lock", str(skill), "-o", str(lock)).exit_code == 0
+    assert run_cli("verify", str(skill), "--lock", str(lock)).exit_code == 0
+    (skill / planted).parent.mkdir(parents=True, exist_ok=True)
+    (skill / planted).write_bytes(b"\x00\x00\x00\x00 not the reviewed code")
+    result = run_cli("verify", str(skill), "--lock", str(lock))
+    shown = planted.split("__pycache__")[0] + "__pycache__/" if "__pycache__" in planted \
+        else planted
+    ok = result.exit_code == 1 and shown in result.output and "run in place" in result.output
+    TALLY.add("tree", f"compiled Python planted at {planted}", "cli verify --lock",
+              "refused" if ok else "accepted", result.output[-300:])
+    assert ok, result.output

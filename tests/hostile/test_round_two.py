@@ -38,7 +38,7 @@ from skillpack.skillmd.skill import parse_skill, split_entries
 from skillpack.spec.paths import may_be_unportable, name_problem, windows_problem
 from skillpack.storedzip.writer import ZipWriter
 
-from ._util import DEMO_MD, TALLY, demo_skill, files_under, no_hang, run_cli
+from ._util import DEMO_MD, TALLY, demo_skill, files_under, make_tree, no_hang, run_cli
 from ._zip import (
     Member,
     build,
@@ -540,3 +540,27 @@ def test_compiled_python_beside_an_approved_folder_fails_verify_lock(tmp_path: P
     TALLY.add("tree", f"compiled Python planted at {planted}", "cli verify --lock",
               "refused" if ok else "accepted", result.output[-300:])
     assert ok, result.output
+
+
+# -- a missed resource on a skill of many long names -----------------------------------------------
+
+def test_a_missed_resource_costs_the_same_on_a_skill_of_many_long_names(tmp_path: Path) -> None:
+    files = {f"f{i % 40:02d}/n{i:05d}" + "x" * 200 + ".txt": "x" for i in range(12_000)}
+    skill = make_tree(tmp_path / "many", {"SKILL.md": "---\nname: many\ndescription: Many "
+                                          "files.\n---\nbody\n", **files})
+    [archive] = pack(skill, tmp_path / "out")
+    loaded = load(archive.read_bytes())["many"]
+    misses = ["f01/n00001" + "y" * 200 + ".txt", "f01/" + "x" * 230, "nowhere/" + "x" * 220,
+              "f02/n00002" + "x" * 200 + ".tx"] * 10  # 40 misses: before, about a second each
+    def miss_all() -> list[str]:
+        hints = []
+        for path in misses:
+            try:
+                loaded.file(path)
+            except SkillpackError as err:
+                hints.append(err.hint or "")
+        return hints
+    hints = no_hang(miss_all, timeout=30)
+    assert len(hints) == len(misses)
+    assert "n00002" in hints[3]  # a close name in its folder is still suggested
+    TALLY.handled("archive", "40 misses on 12,000 long names", "LoadedSkill.file")

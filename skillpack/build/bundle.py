@@ -11,6 +11,7 @@ completely (it is re-verified, not re-trusted) and its verified bytes are copied
 
 from __future__ import annotations
 
+import keyword
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from skillpack.spec.manifest import MANIFEST_PATH
 from skillpack.storedzip.reader import read_zip
 from skillpack.storedzip.writer import ZipWriter
 
-__all__ = ["BundleResult", "BundledSkill", "write_bundle", "write_python_module"]
+__all__ = ["BundleResult", "BundledSkill", "module_name", "write_bundle", "write_python_module"]
 
 
 class BundledSkill(NamedTuple):
@@ -108,6 +109,8 @@ def _collect(paths: Iterable[str | os.PathLike[str]]) -> dict[str, _Found]:
 def write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLike[str], *,
                  python_module: str | os.PathLike[str] | None = None) -> BundleResult:
     """Bundle the skills under ``paths`` into ``dest`` (atomically); refuse all on any error."""
+    if python_module is not None:
+        module_name(python_module)  # refused before anything is read or written
     skills = _collect(paths)
     if not skills:
         raise SkillpackError("nothing to bundle", hint="give skill folders or .skill archives")
@@ -160,12 +163,25 @@ def load(expect=None):
 '''
 
 
+def module_name(dest: str | os.PathLike[str]) -> str:
+    """The name `import` gives the module file `dest`: its stem, which must be a Python
+    identifier (not a keyword). It is written into the generated code, so nothing else is
+    taken: a name holding quotes or newlines would write code of its own."""
+    module = Path(dest).stem
+    if not module.isidentifier() or keyword.iskeyword(module) or not str(dest).endswith(".py"):
+        raise SkillpackError(
+            f"{Path(dest).name!r} cannot be a Python module: its name must be a Python "
+            "identifier ending in .py", path=os.fspath(dest),
+            hint="name it like skills_bundle.py (letters, digits, '_')")
+    return module
+
+
 def write_python_module(data: bytes, digest: str, dest: str | os.PathLike[str]) -> Path:
     """Write a module whose ``DATA`` is the bundle's bytes, atomically."""
+    module = module_name(dest)
     count = sum(1 for e in read_zip(data).entries if e.name.endswith("/" + MANIFEST_PATH))
     out = Path(dest)
     _make_parent(out)
-    module = out.stem
     head = _MODULE_HEAD.format(count=count, digest=digest, module=module)
     with atomic_write(out) as handle:
         handle.write(head.encode("utf-8"))

@@ -564,3 +564,24 @@ def test_a_missed_resource_costs_the_same_on_a_skill_of_many_long_names(tmp_path
     assert len(hints) == len(misses)
     assert "n00002" in hints[3]  # a close name in its folder is still suggested
     TALLY.handled("archive", "40 misses on 12,000 long names", "LoadedSkill.file")
+
+
+# -- writes: the --python-module name is not code ------------------------------------------------
+
+@pytest.mark.parametrize("name", ['x"""\nimport os; os.system("id")\n""".py', "a-b.py",
+                                  "class.py", "mod.txt", "1st.py", "x y.py"])
+def test_a_python_module_name_that_is_not_an_identifier_is_refused(tmp_path: Path,
+                                                                   name: str) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    out = tmp_path / "out"
+    out.mkdir()
+    with TALLY.refused("write", f"python module named {name!r}", "write_bundle",
+                       SkillpackError, "Python module"):
+        no_hang(lambda: write_bundle([skill], out / "skills.bundle", python_module=out / name))
+    assert files_under(out) == []
+    result = run_cli("bundle", str(skill), "-o", str(out / "b.bundle"), "--python-module",
+                     str(out / name))
+    ok = result.exit_code == 1 and "Python module" in result.output
+    TALLY.add("write", f"python module named {name!r}", "cli bundle",
+              "refused" if ok else "accepted", result.output[-300:])
+    assert ok and files_under(out) == [], result.output

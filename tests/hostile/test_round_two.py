@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from skillpack.build.bundle import write_bundle
 from skillpack.build.check import check_skill
 from skillpack.build.lock import read_lock
-from skillpack.build.pack import pack
+from skillpack.build.pack import pack, pack_skills
 from skillpack.build.verify import verify_bytes, verify_folder
 from skillpack.errors import (
     ArchiveError,
@@ -585,3 +586,33 @@ def test_a_python_module_name_that_is_not_an_identifier_is_refused(tmp_path: Pat
     TALLY.add("write", f"python module named {name!r}", "cli bundle",
               "refused" if ok else "accepted", result.output[-300:])
     assert ok and files_under(out) == [], result.output
+
+
+# -- writes: a planted archive with the right bytes is not "unchanged" -----------------------------
+
+@pytest.mark.parametrize("plant", ["group-writable", "world-writable", "executable", "owner",
+                                   "hard link"])
+def test_a_planted_archive_with_the_right_bytes_is_replaced(tmp_path: Path, plant: str) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    out = tmp_path / "out"
+    [first] = pack_skills([skill], out)
+    assert first.written
+    [again] = pack_skills([skill], out)
+    assert not again.written  # the very file pack wrote is current
+    path = first.path
+    if plant == "owner":
+        if os.geteuid() != 0:
+            pytest.skip("changing a file's owner needs root")
+        os.chown(path, 65534, 65534)
+    elif plant == "hard link":
+        os.link(path, tmp_path / "attacker-keeps-this-name")
+    else:
+        path.chmod({"group-writable": 0o664, "world-writable": 0o666,
+                    "executable": 0o755}[plant])
+    [third] = pack_skills([skill], out)
+    st = path.stat()
+    ok = third.written and st.st_uid == os.geteuid() and (st.st_mode & 0o777) == 0o644 \
+        and st.st_nlink == 1
+    TALLY.add("write", f"planted archive, right bytes, {plant}", "pack",
+              "refused" if ok else "accepted", f"written={third.written} mode={st.st_mode:o}")
+    assert ok

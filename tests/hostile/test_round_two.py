@@ -14,12 +14,15 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skillpack.build.atomic import clean_stale_temps
 from skillpack.build.bundle import write_bundle
 from skillpack.build.check import check_skill
 from skillpack.build.lock import read_lock
@@ -51,6 +54,7 @@ from ._zip import (
 )
 
 SKILL = "demo/SKILL.md"
+REPO = Path(__file__).resolve().parents[2]
 
 
 # -- .skillignore can never leave out SKILL.md ---------------------------------------------------
@@ -616,3 +620,53 @@ def test_a_planted_archive_with_the_right_bytes_is_replaced(tmp_path: Path, plan
     TALLY.add("write", f"planted archive, right bytes, {plant}", "pack",
               "refused" if ok else "accepted", f"written={third.written} mode={st.st_mode:o}")
     assert ok
+
+
+# -- writes: a writer in another PID namespace keeps its temp file ---------------------------------
+
+OTHER_NAMESPACE_WRITER = """
+import os, sys
+os.getpid = lambda: int(sys.argv[2])  # a pid from another namespace: gone, seen from ours
+from skillpack.build.atomic import AtomicBatch
+with AtomicBatch(sync_threads=1) as batch:
+    with batch.write(sys.argv[1]) as handle:
+        handle.write(b"in flight " * 1000)
+        handle.flush()
+        print("writing", flush=True)
+        sys.stdin.readline()  # until the other pack has run its stale-temp cleanup
+print("renamed", flush=True)
+"""
+
+
+def test_a_temp_file_of_a_writer_in_another_pid_namespace_is_not_removed(tmp_path: Path
+                                                                          ) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = gone.stdout.strip()  # reaped: no process of ours has it now
+    writer = subprocess.Popen([sys.executable, "-c", OTHER_NAMESPACE_WRITER,
+                               str(out / "theirs.skill"), dead_pid], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, cwd=REPO,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert writer.stdout is not None and writer.stdin is not None
+        assert writer.stdout.readline().strip() == "writing"
+        [temp] = [p for p in out.iterdir() if ".skillpack-tmp-" + dead_pid in p.name]
+        skill = demo_skill(tmp_path / "demo")
+        [ours] = no_hang(lambda: pack(skill, out))  # cleans stale temps in `out` first
+        kept = temp.exists()
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        finished = writer.stdout.readline().strip() == "renamed" and writer.wait(30) == 0
+    finally:
+        writer.kill()
+        writer.wait()
+    ok = kept and finished and (out / "theirs.skill").read_bytes() == b"in flight " * 1000
+    TALLY.add("write", "temp file of a writer in another PID namespace", "pack",
+              "refused" if ok else "accepted", f"kept={kept} finished={finished}")
+    assert ok and ours.exists()
+    # once that writer is gone, what a killed one leaves is still cleaned up
+    stale = out / f".x.skill.skillpack-tmp-{dead_pid}-0badc0de"
+    stale.write_bytes(b"left by a killed pack")
+    assert clean_stale_temps(out) == [str(stale)]

@@ -303,7 +303,7 @@ def _rederive(loaded: Any, member: str) -> list[Problem]:
         if record.path in allowances:
             continue
         reason = secret_name_reason(record.path)
-        if reason is None and contains_private_key(loaded.file(record.path).bytes()):
+        if reason is None and contains_private_key(loaded.file(record.path).view()):
             reason = "it holds a PEM private key"
         if reason is not None:
             problems.append(Problem("error", "secret", f"'{record.path}' is a secret file "

@@ -37,7 +37,7 @@ from skillpack.errors import WriteError
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-__all__ = ["TEMP_MARK", "AtomicBatch", "atomic_write", "clean_stale_temps"]
+__all__ = ["TEMP_MARK", "AtomicBatch", "FolderLease", "atomic_write", "clean_stale_temps"]
 
 TEMP_MARK = ".skillpack-tmp-"
 _TEMP_RE = re.compile(r"\..*\.skillpack-tmp-(\d+)-[0-9a-f]+\Z", re.DOTALL)
@@ -317,6 +317,31 @@ def _folder_lease(folder: str) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+class FolderLease:
+    """The writers' lock on a folder (see the module docstring), for a writer that is not an
+    `AtomicBatch` (an export writing a temp folder): ``with FolderLease(folder) as lease:``,
+    then, if ``lease.alone`` (no other writer at work, in any namespace), clean what dead
+    writers left, then ``lease.share()`` before writing; the lock is dropped on leaving.
+    Where the filesystem has no `flock`, ``alone`` is True (the pid rule alone decides)."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self._fd = _folder_lease(os.fspath(folder))
+        self.alone = self._fd is None or _try_exclusive(self._fd)
+
+    def __enter__(self) -> FolderLease:
+        return self
+
+    def share(self) -> None:
+        """Hold the lock shared, as every writer does (waits only for a cleaner)."""
+        if self._fd is not None:
+            _lock(self._fd, fcntl.LOCK_SH)
+
+    def __exit__(self, *_: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _try_exclusive(fd: int) -> bool:

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from skillpack.build.atomic import clean_stale_temps
 from skillpack.build.bundle import write_bundle
 from skillpack.build.check import check_skill
+from skillpack.build.exports import ExportSkill, export_well_known
 from skillpack.build.lock import read_lock
 from skillpack.build.pack import pack, pack_skills
 from skillpack.build.verify import verify_bytes, verify_folder
@@ -691,3 +692,40 @@ def test_verify_of_an_archive_copies_no_member(tmp_path: Path) -> None:
     TALLY.add("archive", "verify of a 48 MiB member, memory", "verify_bytes",
               "handled" if ok else "accepted", f"peak {peak:,} bytes")
     assert ok, f"verify_bytes allocated {peak:,} bytes for a {size:,}-byte member"
+
+
+OTHER_NAMESPACE_EXPORTER = """
+import sys
+from skillpack.build.atomic import FolderLease
+with FolderLease(sys.argv[1]) as lease:  # what an export in another PID namespace holds
+    lease.share()
+    print("writing", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_an_export_in_another_pid_namespace_keeps_its_temp_folder(tmp_path: Path) -> None:
+    parent = tmp_path / "site" / ".well-known"
+    theirs = parent / ".agent-skills.skillpack-tmp-99999999-00ff"  # a pid we cannot see
+    make_tree(theirs, {"index.json": "{}"})
+    skill = ExportSkill.from_files("demo", "A demo skill.", {}, [
+        ("SKILL.md", DEMO_MD.encode(), False)])
+    writer = subprocess.Popen([sys.executable, "-c", OTHER_NAMESPACE_EXPORTER, str(parent)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert writer.stdout is not None and writer.stdin is not None
+        assert writer.stdout.readline().strip() == "writing"
+        no_hang(lambda: export_well_known([skill], tmp_path / "site"))
+        kept = theirs.exists()
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        writer.wait(30)
+    finally:
+        writer.kill()
+        writer.wait()
+    TALLY.add("write", "temp folder of an export in another PID namespace", "export",
+              "refused" if kept else "accepted")
+    assert kept and (parent / "agent-skills" / "index.json").exists()
+    export_well_known([skill], tmp_path / "site")  # alone now: what is left is cleaned
+    assert not theirs.exists()

@@ -29,6 +29,7 @@ from skillpack.build.check import check_skill
 from skillpack.build.exports import ExportSkill, export_well_known
 from skillpack.build.lock import read_lock
 from skillpack.build.pack import pack, pack_skills
+from skillpack.build.signing import TrustedKey, verify_envelope
 from skillpack.build.verify import verify_bytes, verify_folder
 from skillpack.errors import (
     ArchiveError,
@@ -729,3 +730,13 @@ def test_an_export_in_another_pid_namespace_keeps_its_temp_folder(tmp_path: Path
     assert kept and (parent / "agent-skills" / "index.json").exists()
     export_well_known([skill], tmp_path / "site")  # alone now: what is left is cleaned
     assert not theirs.exists()
+
+
+
+@pytest.mark.parametrize("levels", [1_000, 50_000])
+def test_a_signature_envelope_nested_deep_is_refused_not_a_recursion_error(levels: int
+                                                                           ) -> None:
+    envelope = ('{"payloadType":"x","payload":"","signatures":' + _deep(levels) + "}").encode()
+    with TALLY.refused("parser", f"signature envelope nested {levels} deep", "verify_envelope",
+                       SkillpackError, "envelope"):
+        no_hang(lambda: verify_envelope(envelope, [TrustedKey(b"\x01" * 32)]))

@@ -116,12 +116,25 @@ def _smuggled(good: bytes, member: str, skill_md: str | None = None) -> bytes:
 
 @pytest.mark.parametrize("case", sorted(SMUGGLED))
 def test_an_archive_carrying_what_pack_leaves_out_is_refused(good_archive: bytes,
-                                                              case: str) -> None:
+                                                              tmp_path: Path, case: str) -> None:
     member, fragment = SMUGGLED[case]
     data = _smuggled(good_archive, member)
     with TALLY.refused("archive", f"resealed: {case}", "verify_bytes", IntegrityError,
                        member, fragment):
         no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+    archive = tmp_path / "hostile.skill"
+    archive.write_bytes(data)
+    with TALLY.refused("archive", f"resealed: {case}", "bundle", IntegrityError, member):
+        no_hang(lambda: write_bundle([archive], tmp_path / "out.bundle"))
+    assert not (tmp_path / "out.bundle").exists()
+    for command in (["verify", str(archive)], ["lock", str(archive), "-o",
+                                               str(tmp_path / "skills.lock")]):
+        result = run_cli(*command)
+        ok = result.exit_code == 1 and member in result.output
+        TALLY.add("archive", f"resealed: {case}", f"cli {command[0]}",
+                  "refused" if ok else "accepted", result.output[-300:])
+        assert ok, result.output
+    assert not (tmp_path / "skills.lock").exists()
 
 
 def test_an_archive_carrying_a_file_outside_its_includes_is_refused(good_archive: bytes

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from conftest import CORPUS_SKILLS, FIXTURES
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from skillpack.build.load import parse_skill_file
@@ -136,6 +136,9 @@ words = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=20
 @SETTINGS
 @given(st.lists(words, min_size=1, max_size=3), words)
 def test_a_value_never_splits_a_word(values: list[str], prefix: str) -> None:
+    # refused, not split: a NUL anywhere, a '-' starting a word (tests/hostile/test_round_two)
+    assume(all("\x00" not in v for v in values) and not any(v.startswith("-")
+                                                             for v in values[1:]))
     names = [f"p{i}" for i in range(len(values))]
     word = "".join(c for c in prefix if not c.isspace()).replace("$", "$$") or "w"
     run = " ".join(["prog", f"{word}${names[0]}", *(f"${n}-x" for n in names[1:])])

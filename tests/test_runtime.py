@@ -493,9 +493,9 @@ def test_binary_resource_text_is_a_clear_error(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "SKILL.md").write_text("---\nname: pictures\ndescription: x\n---\nbody\n")
     (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff")
-    (folder / "nul.txt").write_bytes(b"text\x00more")
+    (folder / "zero.txt").write_bytes(b"text\x00more")
     bundle = rt.load(build_bundle([folder]))
-    for path, why in (("logo.png", "not UTF-8"), ("nul.txt", "NUL")):
+    for path, why in (("logo.png", "not UTF-8"), ("zero.txt", "NUL")):
         with pytest.raises(ResourceError) as info:
             bundle.read_skill_resource("pictures", path)
         assert "is binary" in str(info.value) and why in str(info.value)

@@ -33,9 +33,12 @@ def test_substitution_inside_a_word_never_splits_it() -> None:
     assert access.argv({"operation": "accept", "email": "a b@example.com"}) == [
         "python3", "scripts/waitlist.py", "--accept", "a b@example.com"]
     join = WAITLIST["join"]
-    assert join.argv({"email": "x@y.z", "note": "--help; rm -rf / $(id)"}) == [
+    assert join.argv({"email": "x@y.z", "note": "help; rm -rf / $(id)"}) == [
         "python3", "scripts/waitlist.py", "join", "--email", "x@y.z", "--note",
-        "--help; rm -rf / $(id)"]
+        "help; rm -rf / $(id)"]
+    # a value starting a word must not start with '-': it would be read as an option
+    with pytest.raises(SkillError, match="must not start with '-'"):
+        join.argv({"email": "x@y.z", "note": "--help; rm -rf / $(id)"})
 
 
 def test_defaults_fill_in_and_values_render_as_text() -> None:

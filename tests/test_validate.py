@@ -71,6 +71,8 @@ ERRORS: list[tuple[str, int, str]] = [
      "the frontmatter has no 'name' (or 'skill' for a hard skill); add one, equal to the "
      "folder name"),
     ("name-not-lowercase", 2, "name 'Name-Not-Lowercase' must be lowercase"),
+    ("name-not-nfkc", 2, "name '\ufb01ne-name' is not in NFKC form: it reads as 'fine-name', so "
+     "the two would name one skill; write 'fine-name'"),
     ("name-too-long", 2,
      f"name 'name-too-long-{'x' * 51}' is 65 characters; the limit is 64"),
     ("tool-duplicate-id", 16,
@@ -97,6 +99,9 @@ ERRORS: list[tuple[str, int, str]] = [
     ("yaml-syntax", 4,
      "frontmatter is not valid YAML: expected ',' or ']', but got '<stream end>' (while "
      "parsing a flow sequence)"),
+    ("yaml-surrogate", 3,
+     "frontmatter 'description' holds U+DC00, a lone surrogate (from a YAML escape), which is "
+     "not text; write the character itself or remove the escape"),
     ("yaml-tag", 4, "frontmatter: explicit tags (tag:yaml.org,2002:str) are not allowed"),
 ]
 
@@ -208,12 +213,14 @@ def test_every_code_in_the_sources_has_a_row() -> None:
 
 
 def test_name_rules_use_the_nfkc_form(tmp_path: Path) -> None:
-    # U+FB01 (the "fi" ligature) is NFKC "fi": the folder 'fine' matches the name 'ﬁne'
+    # U+FB01 (the "fi" ligature) is NFKC "fi": the folder 'fine' matches the name 'ﬁne', but
+    # the name written is the one used, so it must be NFKC-normal itself (issue 13)
     skill = write_skill(tmp_path / "fine", HEAD.format(name="\ufb01ne", description="d") + BODY)
-    assert check_skill(skill).problems == ()
+    assert [p.code for p in check_skill(skill).problems] == ["name-not-nfkc"]
     # full-width letters normalise to ASCII capitals, which are not lowercase
     other = write_skill(tmp_path / "ab", HEAD.format(name="\uff21\uff22", description="d") + BODY)
-    assert [p.code for p in check_skill(other).problems] == ["name-not-lowercase",
+    assert [p.code for p in check_skill(other).problems] == ["name-not-nfkc",
+                                                             "name-not-lowercase",
                                                              "name-mismatch"]
 
 

@@ -8,11 +8,20 @@ was. :class:`AtomicBatch` does the same for several files at once (what `pack` w
 fsync'd together on a few threads, then all renamed, then each folder fsync'd once. A pack
 killed outright (SIGKILL, power loss) can leave a temp file behind: :func:`clean_stale_temps`
 removes those whose process is gone, and the next write into the same folder does so first.
+
+A pid names a process only in its own PID namespace: two containers sharing a volume see each
+other's pids as gone. So a writer also holds a shared `flock` on each folder it writes into,
+from its first temp file until its last rename (one descriptor per folder, released by the
+kernel if the writer dies), and a cleaner removes temp files only while it holds that lock
+exclusively: when it cannot take it at once, some writer is at work there, in whatever
+namespace, and nothing is removed. Where the filesystem has no `flock`, the pid rule alone
+decides, as before.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import io
 import os
 import re
@@ -28,7 +37,7 @@ from skillpack.errors import WriteError
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-__all__ = ["TEMP_MARK", "AtomicBatch", "atomic_write", "clean_stale_temps"]
+__all__ = ["TEMP_MARK", "AtomicBatch", "FolderLease", "atomic_write", "clean_stale_temps"]
 
 TEMP_MARK = ".skillpack-tmp-"
 _TEMP_RE = re.compile(r"\..*\.skillpack-tmp-(\d+)-[0-9a-f]+\Z", re.DOTALL)
@@ -129,6 +138,7 @@ class AtomicBatch:
         self._staged: list[_Staged] = []
         self._pending: list[tuple[int, int, str]] = []  # written, not yet handed to a sync
         self._cleaned: set[str] = set()
+        self._leases: list[int] = []  # shared flocks on the folders written into
 
     def __enter__(self) -> AtomicBatch:
         return self
@@ -160,7 +170,16 @@ class AtomicBatch:
         dest_path = os.fspath(dest)
         folder, base = os.path.split(os.path.abspath(dest_path))
         if folder not in self._cleaned:  # what killed writes left in this folder
-            clean_stale_temps(folder)
+            lease = _folder_lease(folder)
+            if lease is not None:
+                if _try_exclusive(lease):  # no writer at work here: clean, then share it
+                    _clean(folder, None)
+                    _lock(lease, fcntl.LOCK_SH)
+                else:
+                    _lock(lease, fcntl.LOCK_SH)  # waits only for a cleaner, a moment
+                self._leases.append(lease)
+            else:
+                _clean(folder, None)
             self._cleaned.add(folder)
         tmp = os.path.join(
             folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(6)}"
@@ -223,6 +242,12 @@ class AtomicBatch:
         for staged in self._staged:
             _unlink_quietly(staged.tmp)
         self._staged = []
+        self._release()
+
+    def _release(self) -> None:
+        for lease in self._leases:  # closing the descriptor drops its lock
+            os.close(lease)
+        self._leases = []
 
     def commit(self) -> None:
         """Rename every written file onto its destination, once all are on disk."""
@@ -251,6 +276,7 @@ class AtomicBatch:
         for folder in sorted({os.path.dirname(os.path.abspath(s.dest)) for s in renamed}):
             _fsync_folder(folder)
         self._staged = []
+        self._release()
 
 
 @contextmanager
@@ -275,14 +301,85 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _folder_lease(folder: str) -> int | None:
+    """A descriptor of `folder` to `flock`, or None where that cannot be done."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # does this filesystem lock at all?
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    except BlockingIOError:
+        pass  # it does: a cleaner holds it now
+    except OSError:  # ENOLCK, EOPNOTSUPP...: no flock here
+        os.close(fd)
+        return None
+    return fd
+
+
+class FolderLease:
+    """The writers' lock on a folder (see the module docstring), for a writer that is not an
+    `AtomicBatch` (an export writing a temp folder): ``with FolderLease(folder) as lease:``,
+    then, if ``lease.alone`` (no other writer at work, in any namespace), clean what dead
+    writers left, then ``lease.share()`` before writing; the lock is dropped on leaving.
+    Where the filesystem has no `flock`, ``alone`` is True (the pid rule alone decides)."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self._fd = _folder_lease(os.fspath(folder))
+        self.alone = self._fd is None or _try_exclusive(self._fd)
+
+    def __enter__(self) -> FolderLease:
+        return self
+
+    def share(self) -> None:
+        """Hold the lock shared, as every writer does (waits only for a cleaner)."""
+        if self._fd is not None:
+            _lock(self._fd, fcntl.LOCK_SH)
+
+    def __exit__(self, *_: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _try_exclusive(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _lock(fd: int, how: int) -> None:
+    with suppress(OSError):
+        fcntl.flock(fd, how)
+
+
 def clean_stale_temps(folder: str | os.PathLike[str], *, dest: str | None = None) -> list[str]:
     """Remove temp files of `atomic_write` left in `folder` by processes that are gone.
 
     Only regular files named ``.<name>.skillpack-tmp-<pid>-<hex>`` whose pid is no longer
-    alive are removed; with `dest`, only those of the destination file named `dest`. Return
-    the paths removed, sorted; a missing folder gives [].
+    alive are removed, and only while no writer holds the folder's lock (see the module
+    docstring: a writer in another PID namespace has a pid that looks gone); with `dest`,
+    only those of the destination file named `dest`. Return the paths removed, sorted; a
+    missing folder gives [].
     """
     folder_path = os.fspath(folder)
+    lease = _folder_lease(folder_path)
+    if lease is None:
+        return _clean(folder_path, dest)
+    try:
+        if not _try_exclusive(lease):
+            return []  # a writer is at work in this folder: nothing here is stale for sure
+        return _clean(folder_path, dest)
+    finally:
+        os.close(lease)
+
+
+def _clean(folder_path: str, dest: str | None) -> list[str]:
+    """`clean_stale_temps` once the folder's lock is held (or cannot be had)."""
     try:
         names = os.listdir(folder_path)
     except OSError:

@@ -16,6 +16,7 @@ runtime's ``catalog_text()`` gives, and the SHA-256 of the bundle's bytes.
 
 from __future__ import annotations
 
+import keyword
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from skillpack.spec.manifest import MANIFEST_PATH
 from skillpack.storedzip.reader import read_zip
 from skillpack.storedzip.writer import ZipWriter
 
-__all__ = ["BundleResult", "BundledSkill", "write_bundle", "write_python_module"]
+__all__ = ["BundleResult", "BundledSkill", "module_name", "write_bundle", "write_python_module"]
 
 
 class BundledSkill(NamedTuple):
@@ -136,6 +137,8 @@ def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     it writes would be. Each skill is checked against ``targets`` (host names) and the
     per-skill ``catalog_budget``; a host's error refuses the bundle, nothing written."""
     get_targets(targets)  # an unknown name: refused before anything is read
+    if python_module is not None:
+        module_name(python_module)  # refused before anything is read or written
     with materialized(paths) as (folders, labels):  # read from disk while writing: keep it
         return _write_bundle(folders, dest, python_module, labels, tuple(targets),
                              catalog_budget)
@@ -235,12 +238,25 @@ def load(expect=None):
 '''
 
 
+def module_name(dest: str | os.PathLike[str]) -> str:
+    """The name `import` gives the module file `dest`: its stem, which must be a Python
+    identifier (not a keyword). It is written into the generated code, so nothing else is
+    taken: a name holding quotes or newlines would write code of its own."""
+    module = Path(dest).stem
+    if not module.isidentifier() or keyword.iskeyword(module) or not str(dest).endswith(".py"):
+        raise SkillpackError(
+            f"{Path(dest).name!r} cannot be a Python module: its name must be a Python "
+            "identifier ending in .py", path=os.fspath(dest),
+            hint="name it like skills_bundle.py (letters, digits, '_')")
+    return module
+
+
 def write_python_module(data: bytes, digest: str, dest: str | os.PathLike[str]) -> Path:
     """Write a module whose ``DATA`` is the bundle's bytes, atomically."""
+    module = module_name(dest)
     count = sum(1 for e in read_zip(data).entries if e.name.endswith("/" + MANIFEST_PATH))
     out = Path(dest)
     _make_parent(out)
-    module = out.stem
     head = _MODULE_HEAD.format(count=count, digest=digest, module=module)
     with atomic_write(out) as handle:
         handle.write(head.encode("utf-8"))

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
+from skillpack.build.atomic import FolderLease
 from skillpack.errors import Problem, SkillError, WriteError
 from skillpack.spec.paths import collision_key, collision_reason, name_problem
 from skillpack.storedzip.writer import ZipWriter
@@ -247,7 +248,21 @@ def export_well_known(
     old = parent / f".agent-skills.skillpack-old-{token}"
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        _clean_leftovers(parent)
+    except OSError as err:
+        raise WriteError(f"could not write: {err.strerror or err}; nothing was written",
+                         path=str(final),
+                         hint="check the site folder is writable and the disk not full") from err
+    with FolderLease(parent) as lease:  # a writer in another PID namespace keeps its folder
+        if lease.alone:
+            _clean_leftovers(parent)
+        lease.share()
+        return _export(prepared, index, parent, final, temp, old)
+
+
+def _export(prepared: list[tuple[IndexEntry, str, bytes]], index: bytes, parent: Path,
+            final: Path, temp: Path, old: Path) -> list[IndexEntry]:
+    """`export_well_known` once the site's `.well-known/` folder is leased."""
+    try:
         temp.mkdir()
         for _, relative, data in prepared:
             _write(temp / relative, data)

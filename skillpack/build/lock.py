@@ -200,6 +200,9 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
         raise SkillpackError(f"cannot read the lock file: {err.strerror}", path=where) from None
     except ValueError as exc:
         raise SkillpackError(f"the lock file is not valid JSON: {exc}", path=where) from None
+    except RecursionError:
+        raise SkillpackError("the lock file is nested too deeply to be a lock file",
+                             path=where, hint="it was not written by skillpack") from None
     return Lock.from_dict(data, source=where)
 
 

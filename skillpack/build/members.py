@@ -95,12 +95,22 @@ def _copy_disk_member(writer: ZipWriter, member: Member) -> None:
         os.close(fd)
 
 
+def _as_written(st: os.stat_result) -> bool:
+    """Whether a file's owner, mode and links are what an atomic write by this user gives."""
+    return (st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o644
+            and st.st_nlink == 1)
+
+
 def existing_is_current(path: str | os.PathLike[str], members: Sequence[Member]) -> bool:
-    """True when ``path`` already holds, byte for byte, the archive of ``members``.
+    """True when ``path`` already holds, byte for byte, the archive of ``members``, as a file
+    `pack` could have written: a regular file of one link, owned by this user, mode 0644.
 
     The archive is written into a `ByteComparer` over the existing file: each file of the
     skill is streamed (and checked against its recorded BLAKE3) and compared chunk by chunk,
     so memory stays flat whatever the size. A file that changed since it was hashed raises.
+    A file with the right bytes but another owner, a writable or executable mode, or another
+    name linked to it was planted (its owner could change it after it is trusted): it is not
+    current, and is replaced.
     """
     try:
         fd = os.open(path, OPEN_FLAGS)
@@ -108,7 +118,7 @@ def existing_is_current(path: str | os.PathLike[str], members: Sequence[Member])
         return False
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or not _as_written(st):
             return False
         comparer = ByteComparer(lambda offset, size: os.pread(fd, size, offset), st.st_size)
         with ZipWriter(cast(BinaryIO, comparer)) as writer:

@@ -632,7 +632,7 @@ def _check_manifest(raw: bytes, ref: RegistryRef, max_size: int) -> tuple[dict[s
     """The manifest's layer descriptor and artifactType, after checking the manifest."""
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ArchiveError("the manifest is not JSON", path=str(ref)) from None
     if not isinstance(doc, dict) or doc.get("schemaVersion") != 2 or doc.get(
             "mediaType", MANIFEST_MEDIA_TYPE) != MANIFEST_MEDIA_TYPE:

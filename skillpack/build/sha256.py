@@ -30,7 +30,7 @@ def sha256_problems(manifest: Manifest, skill: LoadedSkill, member: str) -> list
     digest covers BLAKE3 only, so `verify` recomputes each SHA-256 from the bytes)."""
     problems: list[Problem] = []
     for record, recorded in zip(manifest.files, manifest.sha256, strict=False):
-        actual = hashlib.sha256(skill.file(record.path).bytes()).hexdigest()
+        actual = hashlib.sha256(skill.file(record.path).view()).hexdigest()  # no copy
         if actual != recorded:
             problems.append(Problem(
                 "error", "manifest-sha256", f"the manifest records sha256 {recorded} for "

@@ -255,7 +255,7 @@ def _parse_envelope(data: bytes, source: str) -> tuple[bytes, str, list[tuple[st
 
     try:
         envelope = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise bad(f"not JSON ({exc})") from None
     if not isinstance(envelope, Mapping):
         raise bad("not a JSON object")
@@ -295,7 +295,7 @@ def _statement(payload: bytes, keyid: str, source: str) -> Statement:
 
     try:
         data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise bad(f"not JSON ({exc})") from None
     if not isinstance(data, Mapping) or data.get("_type") != STATEMENT_TYPE:
         raise bad(f"its _type is not {STATEMENT_TYPE!r}")

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from skillpack.build.define import DefinedSkill
+from skillpack.build.ignore import left_out_rule
 from skillpack.build.load import read_regular
 from skillpack.build.lock import Lock
 from skillpack.build.pack import prepare_many
+from skillpack.build.readfile import LARGE_FILE
 from skillpack.build.records import digest_skill
-from skillpack.build.scan import Allowances, scan_content
+from skillpack.build.scan import Allowances, ContentScan, ContentStream, scan_content
 from skillpack.build.secrets import secret_name_reason
 from skillpack.build.sha256 import sha256_problems
 from skillpack.errors import IntegrityError, Problem, SkillpackError
@@ -31,7 +34,7 @@ from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX
 from skillpack.spec.digest import FileRecord
 from skillpack.spec.manifest import MANIFEST_PATH, Manifest, canonical_json
-from skillpack.spec.paths import SKILL_MD
+from skillpack.spec.paths import SKILL_MD, collision_key, name_problem, sort_key
 from skillpack.storedzip.layout import CENTRAL
 from skillpack.storedzip.writer import ByteComparer, ZipWriter
 
@@ -44,6 +47,7 @@ __all__ = [
     "SkillReport",
     "VerifyReport",
     "archive_digest",
+    "carried_problems",
     "compare_with_lock",
     "diff_files",
     "digest",
@@ -66,6 +70,14 @@ class SkillReport:
     programs: tuple[dict[str, Any], ...]
     manifest: Manifest
     source: str = ""
+    #: In a folder: what the walk left out that Python would still run in place (a
+    #: `__pycache__/` folder, a `*.pyc` file) beside the files the digest covers.
+    runs_in_place: tuple[str, ...] = ()
+
+
+#: The built-in leave-out rules (build/ignore.py) whose files run in place: Python imports a
+#: `.pyc` from `__pycache__/` (an unchecked-hash one whatever its `.py` says) or beside it.
+_RUN_IN_PLACE = ("built-in: __pycache__/", "built-in: *.pyc")
 
 
 @dataclass(frozen=True)
@@ -136,6 +148,14 @@ def compare_with_lock(report: VerifyReport, lock: Lock) -> list[LockVerdict]:
             verdicts.append(LockVerdict(
                 s.name, s.digest, False, "the programs it runs differ from the lock's list "
                 "(the lock was edited); lock it again"))
+        elif s.runs_in_place:
+            # left out of the digest, yet run by the approved code: approval does not cover it
+            shown = ", ".join(s.runs_in_place[:5]) + (
+                f" and {len(s.runs_in_place) - 5} more" if len(s.runs_in_place) > 5 else "")
+            verdicts.append(LockVerdict(
+                s.name, s.digest, False, f"the folder holds compiled Python the digest does not "
+                f"cover but Python would run in place ({shown}); delete it, or verify and use "
+                "the packed archive"))
         else:
             verdicts.append(LockVerdict(s.name, s.digest, True))
     return verdicts
@@ -146,7 +166,8 @@ def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
     prepared = prepare_many([path])
     return VerifyReport(os.fspath(path), "folder", tuple(
         SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
-                    p.source)
+                    p.source, tuple(x.path for x in p.fileset.left_out
+                                    if x.rule in _RUN_IN_PLACE))
         for p in prepared))
 
 
@@ -275,6 +296,7 @@ def _rederive(loaded: LoadedSkill, member: str) -> list[Problem]:
     for problem in validate_skill(loaded.skill):
         if problem.severity == "error" and problem.code != "name-mismatch":
             problems.append(problem)
+    problems.extend(carried_problems(loaded.name, loaded.files(), loaded.skill.include_list))
     allow = Allowances.parse(loaded.skill.secret_allowances)
     for path in loaded.files():
         if allow.whole(path):
@@ -285,11 +307,91 @@ def _rederive(loaded: LoadedSkill, member: str) -> list[Problem]:
             problems.append(Problem("error", "secret", f"'{path}' is a secret file "
                                     f"({reason}) that no allowance covers", where))
             continue
-        content = scan_content(path, bytes(loaded.file(path).bytes()), allow.allow(path))
+        content = _scan_served(path, loaded.file(path).view(), allow.allow(path))
         for found in content.problems(path):
             problems.append(Problem(found.severity, found.code,
                                     f"'{path}' {found.message}", where, found.line))
     return problems
+
+
+def _declared(path: str, includes: tuple[str, ...]) -> bool:
+    """Whether a walk of `includes` (normalised, as `Skill.include_list`) reaches `path`."""
+    for entry in includes:
+        entry = unicodedata.normalize("NFC", entry.strip())
+        if entry in ("", ".") or path == entry or path.startswith(entry + "/"):
+            return True
+    return False
+
+
+def carried_problems(name: str, paths: Iterable[str],
+                     includes: tuple[str, ...] | None) -> list[Problem]:
+    """What a walk would have left out or refused among a manifest's `paths` (SPEC section 3:
+    an archive carries exactly what a file set can hold): a left-out name at any depth (the
+    built-in list, `.skillignore`, `.skillpack/`), a path outside the declared `includes`, a
+    name that is not portable or not NFC, two siblings that collide, a file beside a folder
+    of the same name. Each problem names the member `<name>/<path>`."""
+    problems: list[Problem] = []
+    listed = sorted(paths, key=sort_key)
+    folders: dict[str, str] = {}  # folder -> the first path under it
+    for path in listed:
+        parent = path.rpartition("/")[0]
+        while parent and parent not in folders:
+            folders[parent] = path
+            parent = parent.rpartition("/")[0]
+
+    def refuse(code: str, path: str, why: str) -> None:
+        problems.append(Problem("error", code, f"member '{name}/{path}': {why}; `pack` never "
+                                "writes it, so the archive was built or altered by hand",
+                                f"{name}/{path}"))
+
+    for path in listed:
+        reason = name_problem(path)
+        if reason is not None:
+            refuse("unportable-name", path, reason)
+            continue
+        if not path.isascii() and unicodedata.normalize("NFC", path) != path:
+            refuse("unportable-name", path, "the path is not NFC-normalised (a walk writes "
+                   "every path in NFC)")
+            continue
+        if path in folders:
+            refuse("file-beside-folder", path, f"a file named like the folder of "
+                   f"'{name}/{folders[path]}'; a folder cannot hold both")
+            continue
+        rel = ""
+        parts = path.split("/")
+        for at, part in enumerate(parts):
+            rel = f"{rel}/{part}" if rel else part
+            why = left_out_rule(rel, part, at < len(parts) - 1, None)
+            if why is not None:
+                refuse("left-out", path, f"a walk leaves it out ({why})")
+                break
+        else:
+            if includes is not None and path != SKILL_MD and not _declared(path, includes):
+                refuse("outside-includes", path, "outside the declared includes of its "
+                       "SKILL.md (includes: " + ", ".join(includes) + ")")
+    siblings: dict[tuple[str, str], str] = {}
+    for rel in [*listed, *folders]:
+        parent, _, part = rel.rpartition("/")
+        first = siblings.setdefault((parent, collision_key(part)), rel)
+        if first != rel:
+            refuse("name-collision", rel, f"names the same path as '{first}' after case "
+                   "folding or NFC normalisation; they would overwrite each other on macOS "
+                   "or Windows")
+    return problems
+
+
+_SCAN_CHUNK = 1 << 20  # a served file is scanned a MiB at a time (each chunk copied once)
+
+
+def _scan_served(path: str, view: memoryview, allow: frozenset[str] | None) -> ContentScan:
+    """The content check of a served file, from its zero-copy view: small files whole, large
+    ones streamed in chunks (memory stays at one chunk, not the file's size)."""
+    if len(view) < LARGE_FILE:
+        return scan_content(path, view.tobytes(), allow)
+    stream = ContentStream(path, allow)
+    for at in range(0, len(view), _SCAN_CHUNK):
+        stream.feed(view[at : at + _SCAN_CHUNK])
+    return stream.finish()
 
 
 def digest(path: str | os.PathLike[str] | DefinedSkill) -> str:

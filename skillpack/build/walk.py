@@ -48,7 +48,13 @@ from skillpack.build.scan import (
 )
 from skillpack.build.secrets import secret_name_candidates, secret_name_reason
 from skillpack.errors import Problem, RefusedError, SkillpackError
-from skillpack.spec.paths import SKILL_MD, collision_key, sort_key
+from skillpack.spec.paths import (
+    SKILL_MD,
+    collision_key,
+    may_be_unportable,
+    sort_key,
+    windows_problem,
+)
 from skillpack.spec.shebang import shebang_line
 
 __all__ = ["KEEP_FILE", "Walker", "walk"]
@@ -78,16 +84,17 @@ class Walker:
             self.reader = small_file_reader()
         self.files: dict[str, WalkedFile] = {}
         self.left_out: dict[str, LeftOut] = {}
-        self.problems: dict[tuple[str, ...], Problem] = {}
+        self.problems: dict[tuple[str | int | None, ...], Problem] = {}
         self.ignore: SkillIgnore | None = None
         self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
         self._renamed = False  # whether a carried file's name on disk is not NFC
 
     # -- bookkeeping -------------------------------------------------------------------------
 
-    def problem(self, code: str, path: str, message: str) -> None:
+    def problem(self, code: str, path: str, message: str, line: int | None = None) -> None:
         shown = display_path(path)
-        self.problems.setdefault((code, shown), Problem("error", code, message, file=shown))
+        self.problems.setdefault((code, shown, line),
+                                 Problem("error", code, message, file=shown, line=line))
 
     def refuse_content(self, path: str, content: ContentScan) -> None:
         """Every refusal of a carried file's content check (several may name one file)."""
@@ -104,8 +111,8 @@ class Walker:
     # -- rules -------------------------------------------------------------------------------
 
     def load_skillignore(self) -> None:
-        self.ignore, problem = read_skillignore(self.root)
-        if problem is not None:
+        self.ignore, problems = read_skillignore(self.root)
+        for problem in problems:
             self.problem(*problem)
 
     def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
@@ -115,6 +122,9 @@ class Walker:
     # -- entries -----------------------------------------------------------------------------
 
     def _check_name(self, rel: str, name: str) -> None:
+        reason = windows_problem(name)
+        if reason is not None:
+            self.problem("unportable-name", rel, f"{reason}; rename it")
         if name.isascii() and name.isprintable() and "\\" not in name:
             return  # the common case, and a fast one: nothing below can apply
         try:
@@ -383,6 +393,16 @@ class Walker:
 
     # -- whole-set checks --------------------------------------------------------------------
 
+    def keep_skill_md(self) -> None:
+        """SPEC section 1: SKILL.md is always in the file set; a rule that would leave it out
+        is an error, not a way to leave it out (the digest would no longer cover it)."""
+        left = self.left_out.pop(SKILL_MD, None)
+        if left is not None:
+            self.problem(
+                "skill-md-ignored", SKILL_MD, f"{left.rule} would leave out SKILL.md, which a "
+                "skill always carries; narrow that rule, or add the line '!SKILL.md' after it"
+            )
+
     def check_names(self) -> None:
         """Check the name of every carried file and of every folder above one: portable, and
         no two siblings naming the same path after case folding or NFC normalisation."""
@@ -396,8 +416,9 @@ class Walker:
                 folders.add(parent)
                 parent = parent.rpartition("/")[0]
         every = rels + sorted(folders)
-        text = "".join(every)
-        plain = text.isascii() and text.isprintable() and "\\" not in text
+        text = "/" + "/".join(every) + "/"
+        plain = (text.isascii() and text.isprintable() and "\\" not in text
+                 and not may_be_unportable(text))
         if plain and len({rel.lower() for rel in every}) == len(every):
             return  # the common case, checked at once: nothing below can apply
         children: dict[str, dict[str, set[str]]] = {}  # parent -> folded name -> names
@@ -493,6 +514,7 @@ def walk(
             if entry not in seen:
                 seen.add(entry)
                 walker.walk_include(entry)
+    walker.keep_skill_md()
     walker.check_names()
     walker.check_secrets()
     allowed = walker.allow.entries(walker.files)

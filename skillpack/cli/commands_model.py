@@ -26,6 +26,10 @@ def compile_command(path: str) -> None:
     click.echo(compile(skill), nl=False)
 
 
+#: The longest answer `resolve` reads: far more than any model writes in one turn.
+MAX_ANSWER = 16 << 20
+
+
 @click.command("resolve")
 @_SKILL
 @click.option("--answer", "answer", type=click.File("rb"), default="-", show_default=True,
@@ -40,8 +44,11 @@ def resolve_command(path: str, answer: BinaryIO) -> None:
     """
     with errors_exit():
         skill = parse_skill_file(path)
+    data = answer.read(MAX_ANSWER + 1)  # never read without bound (stdin may not end)
+    if len(data) > MAX_ANSWER:
+        fail(f"the answer is over {MAX_ANSWER >> 20} MiB; a model's answer is far shorter")
     try:
-        text = answer.read().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         fail(f"the answer is not valid UTF-8 (byte {exc.start})")
     try:

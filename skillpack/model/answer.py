@@ -30,6 +30,7 @@ _TOOL_KEYS = frozenset({"tool", *_ARG_KEYS, "id", "type", "argv"})
 _JSON_LABELS = frozenset({"json", "jsonc", "json5"})
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _WINDOW = 1024
+_WORK = 8  # characters decoded per character of text, at most (see `_Reader.bare`)
 _OBJECT = re.compile(r"""\{\s*(?:["']|(?:tool|name|function)\s*:)""")  # where a call may start
 _CALL_START = re.compile(r"""\{\s*["']?(tool|name|function)["']?\s*:""")
 _ARGS_KEY = re.compile(r"""["']?\b(?:args|arguments|input|parameters)\b["']?\s*:""")
@@ -118,12 +119,23 @@ class _Reader:
             self.bare(content, depth)
 
     def bare(self, text: str, depth: int) -> None:
-        """JSON objects written in prose; a broken one that starts like a call is an error."""
+        """JSON objects written in prose; a broken one that starts like a call is an error.
+
+        A value that never closes is decoded to the end of the text from its start, and again
+        from each object opened inside it: quadratic on objects nested in one another and
+        left open. The characters decoded are bounded by `_WORK` times the text (a good
+        answer decodes each character about once); past that the answer is refused."""
+        budget = [_WORK * len(text) + _WORK * _WINDOW]
         match = _OBJECT.search(text)
         while match is not None:
             pos = resume = match.start()
+            if budget[0] < 0:
+                self.attempts.append(Attempt(error=call_error(
+                    "malformed-call", "the answer holds JSON objects that never close, nested "
+                    f"in one another; write the call as one JSON object: {SHAPE}")))
+                return
             try:
-                value, resume = _decode_at(text, pos)
+                value, resume = _decode_at(text, pos, budget)
             except (ValueError, RecursionError) as exc:
                 if _looks_like_call(text, pos):
                     self.attempts.append(Attempt(error=call_error(
@@ -157,6 +169,12 @@ def _mapping_call(data: Mapping[Any, Any]) -> Attempt | None:
     """The call a dict holds, None when it is not shaped as a call."""
     function = data.get("function")
     if isinstance(function, Mapping):  # OpenAI chat tool call
+        beside = [key for key in ("tool", "name", *_ARG_KEYS) if key in data]
+        if beside:  # which tool, which arguments? Never pick one silently
+            keys = ", ".join(f'"{key}"' for key in beside)
+            return Attempt(function.get("name"), error=call_error(
+                "malformed-call", f'the call is ambiguous: it names its tool in "function" and '
+                f"also gives {keys} beside it; give one call: {SHAPE}"))
         return _named(function.get("name"), function)
     if "tool" in data:  # this skillpack's protocol
         attempt = _named(data["tool"], data)
@@ -213,21 +231,27 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=_no_duplicates)
 
 
-def _decode_at(text: str, pos: int) -> tuple[Any, int]:
+def _decode_at(text: str, pos: int, budget: list[int]) -> tuple[Any, int]:
     """The JSON value at ``pos`` and where it ends. Decoded from slices that grow only while
     the value runs past them, so that a failure costs what was read, not ``pos`` (a
-    JSONDecodeError counts the lines before its position); its ``pos`` is relative."""
+    JSONDecodeError counts the lines before its position); its ``pos`` is relative. What
+    each try read is taken from ``budget[0]`` (at most its slice)."""
     size = _WINDOW
     while True:
         chunk = text[pos:pos + size]
         try:
             value, used = _DECODER.raw_decode(chunk)
         except json.JSONDecodeError as exc:
-            cut = pos + size < len(text)
-            if cut and (exc.pos >= len(chunk) - 8 or exc.msg.startswith("Unterminated")):
+            to_end = exc.pos >= len(chunk) - 8 or exc.msg.startswith("Unterminated")
+            budget[0] -= len(chunk) if to_end else exc.pos
+            if to_end and pos + size < len(text):
                 size *= 4
                 continue
             raise
+        except ValueError:  # a duplicate key, too many digits: somewhere in the slice
+            budget[0] -= len(chunk)
+            raise
+        budget[0] -= used
         return value, pos + used
 
 

@@ -41,7 +41,7 @@ from skillpack.runtime.checks import (
     single_skill_folder,
     skill_spans,
 )
-from skillpack.runtime.skill import LoadedSkill
+from skillpack.runtime.skill import LoadedSkill, close_paths
 from skillpack.spec.bundle_index import BUNDLE_INDEX, read_index
 from skillpack.spec.digest import bundle_digest
 from skillpack.spec.paths import SKILL_MD
@@ -172,9 +172,7 @@ class Bundle(Mapping[str, LoadedSkill]):
             shown += f", and {len(self.names) - _NAMES_SHOWN} more"
         hint = "use one of the names in `names`"
         if isinstance(name, str):
-            import difflib
-
-            close = difflib.get_close_matches(name, self.names, n=3)
+            close = close_paths(name, self.names)
             if close:
                 hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
         return ResourceError(f"no skill named {name!r} here; available: {shown or 'none'}",

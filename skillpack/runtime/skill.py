@@ -25,14 +25,14 @@ from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
 # start): `re` and `unicodedata` are imported when a path is refused.
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any, TypeAlias
 
     from skillpack.skillmd.programs import Program
     from skillpack.skillmd.skill import Skill
     from skillpack.skillmd.tools import Tool
 
-__all__ = ["LoadedSkill", "Resource", "path_refusal"]
+__all__ = ["LoadedSkill", "Resource", "close_paths", "path_refusal"]
 
 if TYPE_CHECKING:
     #: What a loaded skill knows of a file: size, BLAKE3 hex, executable, offset of its data.
@@ -220,9 +220,7 @@ class LoadedSkill:
             elif any(p.startswith(path + "/") for p in self._files):
                 reason = "that is a folder; name a file in it"
             else:
-                import difflib
-
-                close = difflib.get_close_matches(path, list(self._files), n=3)
+                close = close_paths(path, self._files)
                 if close:
                     hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
         return ResourceError(f"skill '{self.name}' does not serve {path!r}: {reason}",
@@ -360,3 +358,31 @@ def _same(a: object, b: object) -> bool:
         assert isinstance(b, list)
         return len(a) == len(b) and all(map(_same, a, b))
     return a == b
+
+
+#: Suggestions for a missed path compare it with at most this many paths, of at most
+#: `_SUGGEST_LENGTH` characters: a miss costs the same on a skill of 60,000 long names.
+_SUGGEST_POOL, _SUGGEST_LENGTH = 500, 256
+
+
+def close_paths(path: str, paths: Iterable[str]) -> list[str]:
+    """Up to three carried paths close to the missed `path`, looked for among the files of its
+    folder first, then the others, `_SUGGEST_POOL` at most; none for a path too long."""
+    if len(path) > _SUGGEST_LENGTH:
+        return []
+    import difflib  # cold path: only for a miss
+
+    folder = path.rpartition("/")[0]
+    near: list[str] = []
+    far: list[str] = []
+    for candidate in paths:
+        if len(candidate) > _SUGGEST_LENGTH:
+            continue
+        if candidate.rpartition("/")[0] == folder:
+            near.append(candidate)
+            if len(near) >= _SUGGEST_POOL:
+                break
+        elif len(far) < _SUGGEST_POOL:
+            far.append(candidate)
+    pool = (near + far)[:_SUGGEST_POOL]
+    return difflib.get_close_matches(path, pool, n=3)

@@ -279,8 +279,10 @@ def _check_duplicates(
     problems: list[Problem],
     file: str | None,
     base: int,
+    field: str = "",
 ) -> None:
-    """Find duplicate and non-string keys in every mapping.
+    """Find duplicate and non-string keys in every mapping, and keys and values that are not
+    text (`_check_text`; `field` names the key a value is under, dotted).
 
     Records the line of each key of this mapping under ``prefix + key`` when ``prefix`` is
     not None: the top level (prefix ``""``) and the keys of ``metadata`` (``"metadata."``).
@@ -289,9 +291,11 @@ def _check_duplicates(
 
     if isinstance(node, yaml.SequenceNode):
         for item in node.value:
-            _check_duplicates(item, None, lines, problems, file, base)
+            _check_duplicates(item, None, lines, problems, file, base, field)
         return
     if not isinstance(node, yaml.MappingNode):
+        if isinstance(node, yaml.ScalarNode):
+            _check_text(str(node.value), field, node.start_mark.line + base, problems, file)
         return
     seen: dict[str, int] = {}
     for key_node, value_node in node.value:
@@ -301,6 +305,8 @@ def _check_duplicates(
                                     file, line))
             continue
         key = str(key_node.value)
+        if not _check_text(key, f"{field}.{key}" if field else key, line, problems, file):
+            continue
         if key in seen:
             shown = f"{prefix or ''}{key}"
             problems.append(Problem(
@@ -312,4 +318,25 @@ def _check_duplicates(
         if prefix is not None:
             lines.setdefault(f"{prefix}{key}", line)
         child = "metadata." if prefix == "" and key == "metadata" else None
-        _check_duplicates(value_node, child, lines, problems, file, base)
+        _check_duplicates(value_node, child, lines, problems, file, base,
+                          f"{field}.{key}" if field else key)
+
+
+def _check_text(text: str, where: str, line: int, problems: list[Problem],
+                file: str | None) -> bool:
+    """Whether a parsed key or value is text (encodable as UTF-8). A YAML escape such as
+    ``"\\ud800"`` makes a lone surrogate out of valid UTF-8 source: refused here, with its
+    key and line, so that nothing downstream meets a string it cannot encode."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        where = where.encode("utf-8", "backslashreplace").decode("utf-8")  # printable
+        problems.append(Problem(
+            "error", "yaml-surrogate", f"frontmatter '{where}' holds U+{code:04X}, a lone "
+            "surrogate (from a YAML escape), which is not text; write the character itself "
+            "or remove the escape", file, line))
+        return False
+    return True

@@ -36,6 +36,7 @@ ALLOW_SECRETS_KEY = "skillpack-allow-secrets"
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _ENTRY_TOKEN = re.compile(r"[^\s,()]+(?:\([^)]*\))?|\([^)]*\)")
+_ENTRY_WORD = re.compile(r"[^\s,()]+")
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,11 @@ def split_entries(
         return [str(v).strip() for v in value]
     if commas_only:
         return [part.strip() for part in value.split(",")]
-    return _ENTRY_TOKEN.findall(value)
+    # `\([^)]*\)` scans to the end from every '(' that no ')' follows (quadratic on a
+    # value full of '('); after the last ')' no group can close, so only words are read there.
+    # No token spans the last ')': a token holds a ')' only as its last character.
+    cut = value.rfind(")") + 1
+    return _ENTRY_TOKEN.findall(value, 0, cut) + _ENTRY_WORD.findall(value, cut)
 
 
 def parse_skill(source: str, *, file: str | None = None, workdir: str | None = None,

@@ -44,7 +44,10 @@ PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 PARAM_REF = re.compile(r"\$(\$|[A-Za-z_][A-Za-z0-9_]*)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Each part is matched one way only (no two quantifiers over the same digits), so a match,
+# or a failure after a million digits, costs one pass: `[0-9]+\.?[0-9]*` backtracked over
+# every split of a digit run before a bad character (minutes for 100,000 digits).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,7 @@ class Tool:
                 takes = ", ".join(names) if names else "no arguments"
                 problems.append(f"{prefix}: unknown argument '{key}'; it takes {takes}")
         result: dict[str, Value] = {}
+        leading = self.leading_params
         for param in self.params:
             if param.name not in args or args[param.name] is None:
                 if param.default is None:
@@ -147,10 +151,34 @@ class Tool:
                 got = _show(args[param.name])
                 problems.append(f"{prefix}: '{param.name}' must be one of {allowed}; got {got}")
                 continue
+            if isinstance(value, str):
+                if "\x00" in value:
+                    problems.append(f"{prefix}: '{param.name}' must not hold a NUL character")
+                    continue
+                if value.startswith("-") and param.name in leading and param.enum is None:
+                    problems.append(
+                        f"{prefix}: '{param.name}' must not start with '-'; got "
+                        f"{_show(value)} (the program would read it as an option)")
+                    continue
             result[param.name] = value
         if problems:
             raise _call_error("; ".join(problems), problems)
         return result
+
+    @property
+    def leading_params(self) -> frozenset[str]:
+        """The params whose value starts an argv word before any ``--`` word: a string value
+        starting with ``-`` there would be read as an option (``git log $range`` given
+        ``--output=FILE``), so `validate` refuses it. After a ``--`` word, or inside a word
+        (``--who=$who``), the value cannot become an option."""
+        names: set[str] = set()
+        for word in self.words:
+            if word == "--":
+                break
+            match = PARAM_REF.match(word)
+            if match is not None and match.group(1) != "$":
+                names.add(match.group(1))
+        return frozenset(names)
 
     def argv(self, args: Mapping[str, Any] | None = None) -> list[str]:
         """Validate ``args`` and render the run template into an argv list."""

@@ -1,7 +1,9 @@
 """The rules of the Agent Skills specification, plus the platform warnings, as `Problem`s.
 
 Every rule is applied to the NFKC-normalised name, as the reference validator (skills-ref)
-does. Each problem has a stable code, a severity, a message, the file and the line of the
+does, and a name that is not already NFKC-normal is an error of its own (`name-not-nfkc`):
+the name written is the one used, so a full-width look-alike of ``waitlist`` may not stand
+beside it. Each problem has a stable code, a severity, a message, the file and the line of the
 offending key. Warnings (not errors): unknown frontmatter keys, metadata values that are not
 strings, a body over 500 lines, and what Claude's API refuses though the spec allows it
 (``<``/``>`` in name or description, ``anthropic``/``claude`` in the name).
@@ -98,6 +100,10 @@ def _check_name(value: Any, key: str, workdir: str | None, add: Any) -> None:
         add("error", "name-empty", f"'{key}' must be a non-empty string", key)
         return
     name = unicodedata.normalize("NFKC", value.strip())
+    if name != value.strip():  # the name used (folders, bundles, catalogs) is the one written
+        add("error", "name-not-nfkc",
+            f"name {value.strip()!r} is not in NFKC form: it reads as {name!r}, so the two "
+            f"would name one skill; write {name!r}", key)
     if len(name) > MAX_NAME:
         add("error", "name-too-long",
             f"name '{name}' is {len(name)} characters; the limit is {MAX_NAME}", key)

@@ -126,7 +126,11 @@ def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT) -> N
         return
     ours_major, ours_minor = (int(x) for x in ours.split("."))
     parts = value.split(".") if isinstance(value, str) else []
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+    # ASCII digits only (superscript, Arabic-Indic and fullwidth digits pass str.isdigit),
+    # no sign, no blank, no leading zero: one spelling per version, so that '1.00' is never
+    # read as 1.0 while it escapes the checks keyed on the exact version
+    if len(parts) != 2 or not all(p.isascii() and p.isdigit() and (p == "0" or p[0] != "0")
+                                  for p in parts):
         raise FormatVersionError(
             f"{what} has no readable format version (found {value!r}, expected like "
             f"'{ours}')", path=source, hint="it was not written by skillpack")
@@ -225,7 +229,7 @@ class Manifest(Record):
         """Decode a manifest; with ``canonical``, also refuse any non-canonical byte form."""
         try:
             data = load_json(str(raw, "utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise ArchiveError(f"manifest is not valid UTF-8 JSON: {exc}", path=source,
                                hint="the manifest was altered or truncated") from None
         manifest = cls.from_dict(data, source=source)

@@ -16,16 +16,35 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
     import re
 
-__all__ = ["SKILL_MD", "collision_key", "collision_reason", "name_problem", "sort_key"]
+__all__ = [
+    "SKILL_MD",
+    "collision_key",
+    "collision_reason",
+    "may_be_unportable",
+    "name_problem",
+    "sort_key",
+    "windows_problem",
+]
 
 #: The file that makes a folder a skill.
 SKILL_MD = "SKILL.md"
 
 # Anything a portable member name must not have: an absolute path, a drive letter, a
-# backslash, a control character (C0, DEL, C1), an empty, `.` or `..` segment, a trailing `/`.
-# Compiled on first use (read_zip screens names without it).
-_BAD_NAME = r"\A/|\A[A-Za-z]:|\\|[\x00-\x1f\x7f-\x9f]|(?:\A|/)\.{0,2}(?:/|\Z)"
+# backslash, a control character (C0, DEL, C1), an empty, `.` or `..` segment, a trailing `/`;
+# and what Windows refuses or silently changes (so that an unzip there would replace another
+# member): a character of <>:"|?*, a segment ending in a dot or a space (`SKILL.md.` opens
+# `SKILL.md`), a reserved device name with any extension, in any case (`CON`, `aux.txt`,
+# `COM1`, `LPT9.log`, and the superscript-digit forms `COM¹`). Every alternative is anchored
+# or one character wide: the search is linear. Compiled on first use (read_zip screens names
+# without it).
+_DEVICE = r"(?i:CON|PRN|AUX|NUL|COM[1-9\u00b9\u00b2\u00b3]|LPT[1-9\u00b9\u00b2\u00b3])"
+_BAD_NAME = (r"\A/|\A[A-Za-z]:|\\|[\x00-\x1f\x7f-\x9f]|(?:\A|/)\.{0,2}(?:/|\Z)"
+             r'|[<>:"|?*]|[. ](?:/|\Z)|(?:\A|/)' + _DEVICE + r"(?:\.[^/]*)?(?:/|\Z)")
 _bad_name: re.Pattern[str] | None = None
+#: What a name that may break the Windows rules holds (see `may_be_unportable`).
+_WINDOWS_CHARS = frozenset('<>:"|?*')
+_DEVICES = ("CON", "PRN", "AUX", "NUL")
+_DEVICE_STARTS = ("/con", "/prn", "/aux", "/nul", "/com", "/lpt")
 
 
 def _compile_bad_name() -> re.Pattern[str]:
@@ -59,7 +78,42 @@ def name_problem(name: str) -> str | None:
         return "backslash in name (only '/' separates folders)"
     if re.search(r"[\x00-\x1f\x7f-\x9f]", name):
         return "control character in name"
-    return "'..', '.' or empty segment in name (names must not escape or be ambiguous)"
+    if re.search(r"(?:\A|/)\.{0,2}(?:/|\Z)", name):
+        return "'..', '.' or empty segment in name (names must not escape or be ambiguous)"
+    for segment in name.split("/"):
+        reason = windows_problem(segment)
+        if reason is not None:
+            return reason
+    return "unportable name"  # not reached: every alternative of _BAD_NAME is named above
+
+
+def windows_problem(segment: str) -> str | None:
+    """Why Windows would refuse or change the file name `segment` (one path segment, not
+    `.` or `..`), or None: then an unzip there writes the member under its own name."""
+    bad = sorted(_WINDOWS_CHARS.intersection(segment))
+    if bad:
+        return (f"{bad[0]!r} in name (Windows forbids the characters <>:\"|?*; the file "
+                "could not be written there)")
+    if segment.endswith((".", " ")):
+        which = "dot" if segment.endswith(".") else "space"
+        return (f"trailing {which} in name {segment!r} (Windows drops it, so the file would "
+                f"replace {segment.rstrip('. ')!r})")
+    stem = segment.split(".", 1)[0].upper()
+    if stem in _DEVICES or (len(stem) == 4 and stem[:3] in ("COM", "LPT")
+                            and stem[3] in "123456789\u00b9\u00b2\u00b3"):
+        return (f"reserved device name {segment!r} (Windows opens the device {stem}, with any "
+                "extension, in any case; rename it)")
+    return None
+
+
+def may_be_unportable(wrapped: str) -> bool:
+    """A fast screen of many names at once: False when no name in `wrapped` (the names, each
+    between `/`, joined) can break the Windows rules of `windows_problem`; True when one may
+    (then ask about each name)."""
+    if not _WINDOWS_CHARS.isdisjoint(wrapped) or "./" in wrapped or " /" in wrapped:
+        return True
+    lowered = wrapped.lower()
+    return any(start in lowered for start in _DEVICE_STARTS)
 
 
 def collision_key(name: str) -> str:

@@ -23,7 +23,12 @@ import struct
 
 from skillpack._record import Record
 from skillpack.errors import IntegrityError
-from skillpack.spec.paths import collision_key, collision_reason, name_problem
+from skillpack.spec.paths import (
+    collision_key,
+    collision_reason,
+    may_be_unportable,
+    name_problem,
+)
 from skillpack.storedzip.layout import (
     CENTRAL,
     CENTRAL_SIG,
@@ -169,6 +174,7 @@ def _screen_names(names: dict[str, int], source: str) -> None:
     if (
         "//" in joined or "/./" in joined or "/../" in joined or ":" in joined
         or joined.count("\\") != max(len(names) - 1, 0) or not joined.isprintable()
+        or may_be_unportable(joined)
     ):
         for name in names:
             problem = name_problem(name)

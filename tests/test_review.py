@@ -28,6 +28,9 @@ SCRIPT = "<script>document.title='pwned'</script>"
 IMG = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
 MARKUP = "`tick` *star* _under_ [link](https://evil.example/x) @someone #12 | pipe ~~s~~"
 HOSTILE = SCRIPT + IMG + MARKUP
+#: A file name with what HTML escapes and a walk still carries (a name with `<`, `>` or `"`
+#: is refused: Windows forbids them).
+ADDED = "&quot;' onmouseover='x'.md"
 NEW_COUNT = ["awk", "-F,", "-v", "want=$status", SCRIPT, "data/waitlist.csv"]
 
 
@@ -64,7 +67,7 @@ def changed_waitlist(tmp_path: Path) -> tuple[Lock, Path]:
     text += ("\n```tool\nid: fetch\ndescription: Fetch it.\nrun:\n  - curl\n"
              f"  - {IMG}\n```\n")
     skill_md.write_text(text.replace("includes: scripts/waitlist.py, data/waitlist.csv\n", ""))
-    (folder / f"{IMG.replace('/', '')}.md").write_text("hi\n")
+    (folder / ADDED).write_text("hi\n")
     (folder / "scripts" / "waitlist.py").write_text("print('changed')\n")
     return lock, folder
 
@@ -88,7 +91,7 @@ def test_compare_says_what_changed(tmp_path: Path) -> None:
     assert {n: c.status for n, c in by_name.items()} == {
         HOSTILE: "new", "gone-skill": "gone", "release-notes": "unchanged", "waitlist": "changed"}
     w = by_name["waitlist"]
-    assert w.files_added == (f"{IMG.replace('/', '')}.md",)
+    assert w.files_added == (ADDED,)
     assert w.files_changed == ("SKILL.md", "scripts/waitlist.py")
     assert w.files_removed == ()
     assert w.programs_added == ("curl",) and w.programs_removed == ()
@@ -143,7 +146,8 @@ def test_the_html_page_escapes_every_value_and_loads_nothing(tmp_path: Path) -> 
     assert "<script" not in page and "<img" not in page
     text = "".join(tags.text)
     # every hostile value is shown, as text, where it was put
-    assert text.count(SCRIPT) >= 6 and text.count(IMG) >= 4
+    assert text.count(SCRIPT) >= 6 and text.count(IMG) >= 3 and ADDED in text
+    assert "&amp;quot;&#x27; onmouseover=&#x27;x&#x27;.md" in page
     assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in page
     assert "<title>skillpack review</title>" in page
     assert "&lt;b&gt;skills.lock&lt;/b&gt;" in page

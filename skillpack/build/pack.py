@@ -68,6 +68,7 @@ __all__ = [
     "pack_prepared",
     "pack_skills",
     "prepare_many",
+    "prepare_parsed",
     "prepare_skill",
     "target_warnings",
 ]
@@ -197,10 +198,21 @@ def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     written from there. What the command writes (`outputs`) is left out where it lies inside
     the skill, and noted (see `output_rules`).
     """
-    options = options or PackOptions()
-    layout = options.chosen_layout
     skill = parse_skill_file(folder)
     require_valid(skill, source=str(folder))
+    return prepare_parsed(skill, folder, keep_bytes=keep_bytes, options=options,
+                          outputs=outputs)
+
+
+def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: int = 0,
+                   options: PackOptions | None = None,
+                   outputs: Outputs = ()) -> PreparedSkill:
+    """`prepare_skill` past its parse and validation: the walk, the hashing and content
+    checks, the manifest and the limits (those of ``options.targets`` too), each refusal
+    raised once with every problem of its stage. `skillpack check` runs this very function
+    on a valid skill, so that it refuses what `pack` refuses."""
+    options = options or PackOptions()
+    layout = options.chosen_layout
     rules = output_rules(folder, outputs)
     fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules)
     for item in fileset.left_out:

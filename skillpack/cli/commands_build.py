@@ -21,7 +21,7 @@ from skillpack.build.bundle import write_bundle
 from skillpack.build.lock import Lock, make_lock, read_lock, write_lock
 from skillpack.build.pack import PackOptions, pack_prepared, pack_skills, prepare_many
 from skillpack.build.signing import sign_statement, statement_for_lock
-from skillpack.build.verify import compare_with_lock, verify_file, verify_target
+from skillpack.build.verify import VerifyReport, compare_with_lock, verify_file, verify_target
 from skillpack.cli._common import (
     echo_json,
     echo_text,
@@ -219,9 +219,11 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                            f"{signed.signer.keyid[:16]})")
         elif lock_file is not None:
             pins = read_lock(lock_file)
+    reports: list[VerifyReport] = []
     for target in targets:
         with errors_exit():
             report = verify_target(target)
+        reports.append(report)
         if expected is not None and report.kind == "bundle" and report.digest is not None:
             # a bundle is named by its own digest (SPEC section 2), not by its skills'
             ok = report.digest == expected
@@ -234,15 +236,15 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                 click.echo(f"{state}  {report.digest}  bundle of {len(report.skills)} "
                            f"skill(s)  ({target}){why}")
             continue
-        verdicts = ({v.name: v for v in compare_with_lock(report, pins)} if pins is not None
-                    else {})
+        verdicts = ({v.name: v for v in compare_with_lock(report, pins)
+                     if v.code != "expect-missing"} if pins is not None else {})
         for s in report.skills:
             result: dict[str, Any] = {"target": target, "name": s.name, "digest": s.digest,
                                       "ok": True}
             lines: list[str] = []
             verdict = verdicts.get(s.name)
             if verdict is not None and not verdict.ok:
-                result.update(ok=False, reason=verdict.reason)
+                result.update(ok=False, code=verdict.code, reason=verdict.reason)
                 if verdict.diff is not None:
                     d = verdict.diff
                     result.update(added=list(d.added), removed=list(d.removed),
@@ -259,6 +261,15 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                     echo_text(f"MISMATCH  {s.digest}  {s.name}  ({target}): {result['reason']}")
                     for line in lines:
                         echo_text(line)
+    for missing in (compare_with_lock(reports, pins) if pins is not None else ()):
+        if missing.code != "expect-missing":
+            continue
+        failed = True  # approved, but in none of the targets: load(expect=) refuses it too
+        results.append({"target": None, "name": missing.name, "digest": missing.digest,
+                        "ok": False, "code": missing.code, "reason": missing.reason})
+        if not as_json:
+            echo_text(f"MISMATCH  {missing.digest}  {missing.name}  (in none of the targets): "
+                      f"{missing.reason}")
     if as_json:
         echo_json(results)
     finish(failed)

@@ -30,6 +30,7 @@ from skillpack.cli._common import (
     mention_lines,
     usage,
 )
+from skillpack.cli._json_errors import json_errors
 from skillpack.cli._stdout import DASH, refuse_dash, write_to_stdout
 from skillpack.cli._targets import CATALOG_BUDGET, LAYOUT, TARGET
 from skillpack.skillmd.mentions import mentioned_programs
@@ -66,8 +67,8 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
     refused or over a host's limit, nothing is written. Prints each archive's path, skill
     digest and the SHA-256 of its bytes.
     """
-    refuse_dash(out_dir, "pack's output (one archive per skill)")
-    with errors_exit():
+    with json_errors(as_json):
+        refuse_dash(out_dir, "pack's output (one archive per skill)")
         options = PackOptions(targets, "root" if layout == "root" else
                               "wrapped" if layout else None, catalog_budget)
         if sys.stderr.isatty():
@@ -93,7 +94,7 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
 @_JSON
 def inspect(archive: str, as_json: bool) -> None:
     """Show the manifest of a .skill archive or of each skill of a bundle (after verifying)."""
-    with errors_exit():
+    with json_errors(as_json):
         report = verify_file(archive)
         manifests = [s.manifest.to_dict() for s in report.skills]
         loaded = report.loaded
@@ -194,22 +195,12 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
     matches, 1 on any difference (listing the files added, removed or changed) or refused
     signature, 2 for misuse.
     """
-    if lock_file and expected:
-        usage("give --lock or --digest, not both")
-    if expected is not None and not is_digest(expected):
-        usage(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
-    if signature is not None and lock_file is None:
-        usage("--signature signs a lock: give --lock too")
-    if signers and signers_file:
-        usage("give --signer or --signers, not both")
-    if signature is not None and not (signers or signers_file):
-        usage("--signature needs the trusted signers: --signer PUBKEY or --signers FILE")
-    if signature is None and (signers or signers_file):
-        usage("--signer and --signers name who signed --signature: give --signature too")
+    with json_errors(as_json):
+        _verify_usage(lock_file, expected, signature, signers, signers_file)
     failed = False
     results: list[dict[str, Any]] = []
     pins: Lock | None = None
-    with errors_exit():
+    with json_errors(as_json):
         if signature is not None and lock_file is not None:
             signed = verify_signed_lock(lock_file, signature,
                                         trusted_keys(signers, signers_file))
@@ -221,7 +212,7 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
             pins = read_lock(lock_file)
     reports: list[VerifyReport] = []
     for target in targets:
-        with errors_exit():
+        with json_errors(as_json):
             report = verify_target(target)
         reports.append(report)
         if expected is not None and report.kind == "bundle" and report.digest is not None:
@@ -275,6 +266,23 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
     finish(failed)
 
 
+def _verify_usage(lock_file: str | None, expected: str | None, signature: str | None,
+                  signers: tuple[str, ...], signers_file: str | None) -> None:
+    """Refuse the option combinations `verify` cannot do (exit 2)."""
+    if lock_file and expected:
+        usage("give --lock or --digest, not both")
+    if expected is not None and not is_digest(expected):
+        usage(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
+    if signature is not None and lock_file is None:
+        usage("--signature signs a lock: give --lock too")
+    if signers and signers_file:
+        usage("give --signer or --signers, not both")
+    if signature is not None and not (signers or signers_file):
+        usage("--signature needs the trusted signers: --signer PUBKEY or --signers FILE")
+    if signature is None and (signers or signers_file):
+        usage("--signer and --signers name who signed --signature: give --signature too")
+
+
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=_EXISTING)
 @click.option("-o", "--out", "dest", required=True, type=click.Path(dir_okay=False),
@@ -291,9 +299,9 @@ def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool,
     refuses the bundle). Prints each skill, the catalog's size, and the bundle's digest and
     SHA-256.
     """
-    if dest == DASH and as_json:
+    if dest == DASH and as_json:  # stdout is the bundle's: no JSON document there
         usage("-o - writes the bundle to stdout: --json cannot go there too")
-    with errors_exit():
+    with json_errors(as_json):
         if dest == DASH:
             result = write_to_stdout(
                 lambda path: write_bundle(paths, path, python_module=module, targets=targets,

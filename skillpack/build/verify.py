@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from skillpack.build.define import DefinedSkill
+from skillpack.build.inputs import as_folders, label
 from skillpack.build.load import read_regular
 from skillpack.build.lock import Lock
 from skillpack.build.pack import prepare_many
@@ -175,8 +176,19 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
 
 
 def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
-    """A folder is checked like `pack` checks it; a file is verified as an archive/bundle."""
-    return verify_file(path) if os.path.isfile(path) else verify_folder(path)
+    """A folder is checked like `pack` checks it; a file is verified as an archive/bundle.
+    A folder of archives stands for its archives (kind ``archives``), and an archive made
+    elsewhere for the folder it unpacks to (`skillpack.build.inputs.as_folders`); each skill's
+    ``source`` is then the archive it came from."""
+    with as_folders([path]) as (inputs, labels):
+        reports = [verify_file(p) if os.path.isfile(p) else verify_folder(p) for p in inputs]
+    if len(reports) == 1 and not labels and inputs == [os.fspath(path)]:
+        return reports[0]
+    skills = tuple(replace(s, source=label(s.source, labels)) if s.source else s
+                   for r in reports for s in r.skills)
+    if len(reports) == 1:  # one foreign archive: the folder it unpacks to
+        return VerifyReport(os.fspath(path), "folder", skills)
+    return VerifyReport(os.fspath(path), "archives", skills)
 
 
 def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:

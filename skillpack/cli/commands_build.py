@@ -21,7 +21,7 @@ from skillpack.build.bundle import write_bundle
 from skillpack.build.lock import Lock, make_lock, read_lock, write_lock
 from skillpack.build.pack import PackOptions, pack_prepared, pack_skills, prepare_many
 from skillpack.build.signing import sign_statement, statement_for_lock
-from skillpack.build.verify import VerifyReport, compare_with_lock, verify_file, verify_target
+from skillpack.build.verify import VerifyReport, compare_with_lock, verify_target
 from skillpack.cli._common import (
     echo_json,
     echo_text,
@@ -90,12 +90,14 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
 
 
 @click.command()
-@click.argument("archive", type=click.Path(exists=True, dir_okay=False))
+@click.argument("archive", type=click.Path(exists=True))
 @_JSON
 def inspect(archive: str, as_json: bool) -> None:
-    """Show the manifest of a .skill archive or of each skill of a bundle (after verifying)."""
+    """Show the manifest of a .skill archive or of each skill of a bundle (after verifying).
+    ARCHIVE may also be an archive made elsewhere (shown as packed from the folder it
+    unpacks to), a folder of archives, or a skill folder."""
     with json_errors(as_json):
-        report = verify_file(archive)
+        report = verify_target(archive)
         manifests = [s.manifest.to_dict() for s in report.skills]
         loaded = report.loaded
         mentioned = {s.name: mentioned_programs(loaded[s.name].skill.body,
@@ -108,8 +110,10 @@ def inspect(archive: str, as_json: bool) -> None:
         return
     if report.kind == "bundle":
         echo_text(f"{archive}: bundle of {len(manifests)} skill(s), digest {report.digest}")
-    else:
+    elif report.kind == "archive":
         echo_text(f"{archive}: archive of one skill")
+    else:
+        echo_text(f"{archive}: {len(manifests)} skill(s), as they would be packed")
     for m in manifests:
         echo_text(f"\nname:        {m['name']}\ndigest:      {m['digest']}")
         echo_text(f"description: {m['description']}")

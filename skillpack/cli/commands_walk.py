@@ -11,10 +11,11 @@ import click
 
 from skillpack.build.discover import find_skills
 from skillpack.build.fileset import display_path
+from skillpack.build.inputs import archives_in
 from skillpack.build.load import load_skill, require_valid, skill_fileset
 from skillpack.build.records import digest_skill, record_files
 from skillpack.build.records import programs as skill_programs
-from skillpack.build.verify import verify_file
+from skillpack.build.verify import verify_target
 from skillpack.cli._common import echo_json, echo_text, finish, mention_lines, report_error
 from skillpack.cli._json_errors import item_failure, no_skill_error
 from skillpack.errors import SkillpackError
@@ -41,6 +42,9 @@ def _skill_folders(paths: tuple[str, ...], *, archives: bool = False,
         except SkillpackError as err:
             _failed(path, err, failures)
             empty = True
+            continue
+        if not folders and archives and archives_in(path):  # a folder of archives
+            found.extend(Path(p) for p in archives_in(path))
             continue
         if not folders:
             if failures is None:
@@ -116,7 +120,7 @@ def digest(paths: tuple[str, ...], as_json: bool) -> None:
     for target in targets:
         try:
             if target.is_file():
-                found = [(s.name, s.digest) for s in verify_file(target).skills]
+                found = [(s.name, s.digest) for s in verify_target(target).skills]
             else:
                 skill, value = digest_skill(target)
                 found = [(skill.name, value)]

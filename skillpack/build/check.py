@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from skillpack.build.load import parse_skill_file, skill_fileset
-from skillpack.build.pack import prepare_parsed
+from skillpack.build.prepare import prepare_parsed
 from skillpack.build.records import hash_files
 from skillpack.build.targets import (
     DEFAULT_TARGET,

@@ -38,7 +38,7 @@ def precommit_check(argv: Sequence[str] | None = None) -> int:
     folders = skill_folders([a for a in args if not a.startswith("-")])
     if not folders:
         return 0
-    # imported here: `python -m skillpack --version` must not pay for click (skillpack._launch)
+    # start-up: `python -m skillpack --version` must not pay for click (skillpack._launch)
     from skillpack.cli import main
 
     try:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from skillpack.cli import main, run
+from skillpack._launch import run
 
 __all__ = ["precommit_check", "skill_folders"]
 
@@ -38,6 +38,9 @@ def precommit_check(argv: Sequence[str] | None = None) -> int:
     folders = skill_folders([a for a in args if not a.startswith("-")])
     if not folders:
         return 0
+    # start-up: `python -m skillpack --version` must not pay for click (skillpack._launch)
+    from skillpack.cli import main
+
     try:
         main(["check", *options, *folders], prog_name="skillpack")
     except SystemExit as done:

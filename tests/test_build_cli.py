@@ -93,7 +93,7 @@ def test_inspect_refuses_what_is_not_an_archive(tmp_path: Path) -> None:
     junk.write_bytes(b"PK\x03\x04 not really a zip")
     result = cli("inspect", junk)
     assert result.exit_code == 1 and result.stderr.startswith(f"skillpack: error: {junk}")
-    assert cli("inspect", WAITLIST).exit_code == 2  # a folder: misuse
+    assert cli("inspect", WAITLIST).exit_code == 0  # a folder: shown as it would be packed
     assert cli("inspect", tmp_path / "missing.skill").exit_code == 2
 
 

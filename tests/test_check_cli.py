@@ -64,8 +64,8 @@ def test_json_output() -> None:
     data = json.loads(result.stdout)
     skill_md = str(BROKEN / "tool-unused-param" / "SKILL.md")
     assert data == [
-        {"skill": "waitlist", "path": str(FIXTURES / "waitlist"), "valid": True, "problems": []},
-        {"skill": "tool-unused-param", "path": str(BROKEN / "tool-unused-param"),
+        {"name": "waitlist", "path": str(FIXTURES / "waitlist"), "valid": True, "problems": []},
+        {"name": "tool-unused-param", "path": str(BROKEN / "tool-unused-param"),
          "valid": False,
          "problems": [{"severity": "error", "code": "tool-unused-param",
                        "message": "tool 'hello': param 'who' is declared but never used in run",

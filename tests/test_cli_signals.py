@@ -135,10 +135,17 @@ def test_stdout_open_still_gives_the_verdict(tmp_path: Path) -> None:
 
 def test_the_console_script_is_the_process_entry() -> None:
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'skillpack = "skillpack.cli:run"' in text
+    assert 'skillpack = "skillpack._launch:run"' in text  # --version without click
     done = subprocess.run([sys.executable, "-m", "skillpack", "--version"], env=_env(),
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stdout.startswith("skillpack, version ")
+    via_click = subprocess.run([sys.executable, "-m", "skillpack", "--version", "--help"],
+                               env=_env(), capture_output=True, text=True, timeout=60,
+                               check=False)
+    assert via_click.stdout == done.stdout  # the same words as click's version option
+    quick = subprocess.run([sys.executable, "-X", "importtime", "-m", "skillpack", "--version"],
+                           env=_env(), capture_output=True, text=True, timeout=60, check=False)
+    assert " click\n" not in quick.stderr and "| click" not in quick.stderr
 
 
 # -- -o - ----------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ def test_a_host_check_reports_what_the_walk_refuses(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "error: [secret] a .env file holds environment secrets" in result.stdout
     assert "checked 1 skill: 0 valid, 1 invalid" in result.stdout
-    assert cli("check", skill).exit_code == 0  # the spec alone walks nothing
+    assert cli("check", skill).exit_code == 1  # check walks as pack does, target or not
 
 
 def test_an_unknown_target_is_a_usage_error(tmp_path: Path) -> None:

@@ -277,7 +277,7 @@ def test_hard_skill_named_by_skill_key(tmp_path: Path) -> None:
 def test_check_skill_accepts_the_skill_md_path_and_serialises() -> None:
     result = check_skill(FIXTURES / "waitlist" / "SKILL.md")
     assert result == CheckResult("waitlist", str(FIXTURES / "waitlist"), ())
-    assert result.to_dict() == {"skill": "waitlist", "path": str(FIXTURES / "waitlist"),
+    assert result.to_dict() == {"name": "waitlist", "path": str(FIXTURES / "waitlist"),
                                 "valid": True, "problems": []}
 
 

@@ -42,6 +42,7 @@ from skillpack.build.verify import (
     verify_target,
 )
 from skillpack.errors import SkillpackError
+from skillpack.runtime import load
 from skillpack.spec.digest import FileRecord, digest_records
 from skillpack.spec.manifest import canonical_json
 
@@ -191,14 +192,16 @@ def test_against_a_lock_lists_added_removed_and_changed(tmp_path: Path) -> None:
         handle.write("# changed\n")
     [archive] = pack(edited, tmp_path / "out")
     for target in (edited, archive):
-        result = cli("verify", "--lock", lock, target)
+        result = cli("verify", "--lock", lock, target, WAITLIST)
         assert result.exit_code == 1
-        head, *lines = result.stdout.splitlines()
-        assert head.startswith(f"MISMATCH  {digest(edited)}  release-notes  ({target}): digest "
-                               f"differs from the lock's {digest(NOTES)}")
+        head, *lines, waitlist = result.stdout.splitlines()
+        assert waitlist.startswith("ok        ")
+        assert head == (f"MISMATCH  {digest(edited)}  release-notes  ({target}): skill "
+                        f"'release-notes' has digest {digest(edited)}, but the approved digest "
+                        f"is {digest(NOTES)}")
         assert lines == ["  added:   references/extra.md", "  removed: references/style.md",
                          "  changed: scripts/collect.py"]
-    as_json = json.loads(cli("verify", "--json", "--lock", lock, edited).stdout)
+    as_json = json.loads(cli("verify", "--json", "--lock", lock, edited, WAITLIST).stdout)
     assert as_json[0]["ok"] is False
     assert (as_json[0]["added"], as_json[0]["removed"], as_json[0]["changed"]) == (
         ["references/extra.md"], ["references/style.md"], ["scripts/collect.py"])
@@ -219,7 +222,31 @@ def test_a_skill_missing_from_the_lock_is_a_mismatch(tmp_path: Path) -> None:
     assert cli("lock", NOTES, "-o", lock).exit_code == 0
     result = cli("verify", "--lock", lock, NOTES, WAITLIST)
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[1].endswith("not in the lock file")
+    assert result.stdout.splitlines()[1].endswith(
+        f"skill 'waitlist' (digest {digest(WAITLIST)}) is not approved")
+
+
+def test_an_approved_skill_missing_from_the_targets_is_refused_as_load_refuses_it(
+        tmp_path: Path) -> None:
+    lock = tmp_path / "skills.lock"
+    assert cli("lock", NOTES, WAITLIST, "-o", lock).exit_code == 0
+    one = write_bundle([NOTES], tmp_path / "one.bundle").path
+    words = (f"skill 'waitlist' is approved with digest {digest(WAITLIST)}, but it is "
+             "missing (digest: none)")
+    result = cli("verify", "--lock", lock, one)
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"ok        {digest(NOTES)}  release-notes  ({one})",
+        f"MISMATCH  {digest(WAITLIST)}  waitlist  (in none of the targets): {words}"]
+    as_json = json.loads(cli("verify", "--json", "--lock", lock, one).stdout)
+    assert as_json[-1] == {"target": None, "name": "waitlist", "digest": digest(WAITLIST),
+                           "ok": False, "code": "expect-missing", "reason": words}
+    with pytest.raises(SkillpackError) as refused:
+        load(one.read_bytes(), expect=read_lock(lock).digests())
+    assert [(p.code, p.message) for p in refused.value.problems] == [("expect-missing", words)]
+    # both targets together hold every approved skill: no mismatch
+    other = write_bundle([WAITLIST], tmp_path / "other.bundle").path
+    assert cli("verify", "--lock", lock, one, other).exit_code == 0
 
 
 def test_a_lock_whose_programs_were_edited_is_a_mismatch(tmp_path: Path) -> None:

@@ -25,7 +25,6 @@ import fcntl
 import io
 import os
 import re
-import secrets
 import stat
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -182,7 +181,7 @@ class AtomicBatch:
                 _clean(folder, None)
             self._cleaned.add(folder)
         tmp = os.path.join(
-            folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(6)}"
+            folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{os.getpid()}-{os.urandom(6).hex()}"
         )
         try:
             fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),

@@ -26,6 +26,7 @@ from typing import NamedTuple
 from skillpack.build.atomic import atomic_write, clean_stale_temps
 from skillpack.build.check import CatalogReport, catalog_report
 from skillpack.build.define import DefinedSkill, materialized
+from skillpack.build.inputs import as_folders
 from skillpack.build.members import Member, write_members
 from skillpack.build.pack import ARCHIVE_SUFFIX, PreparedSkill, prepare_many
 from skillpack.build.sha256 import archive_sha256
@@ -139,8 +140,9 @@ def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     get_targets(targets)  # an unknown name: refused before anything is read
     if python_module is not None:
         module_name(python_module)  # refused before anything is read or written
-    with materialized(paths) as (folders, labels):  # read from disk while writing: keep it
-        return _write_bundle(folders, dest, python_module, labels, tuple(targets),
+    # read from disk while writing: the folders written and the archives unpacked are kept
+    with materialized(paths) as (folders, labels), as_folders(folders) as (inputs, unpacked):
+        return _write_bundle(inputs, dest, python_module, labels | unpacked, tuple(targets),
                              catalog_budget)
 
 

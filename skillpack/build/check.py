@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from skillpack.build.load import parse_skill_file, skill_fileset
+from skillpack.build.prepare import prepare_parsed
+from skillpack.build.records import hash_files
 from skillpack.build.targets import (
     DEFAULT_TARGET,
     SkillFacts,
@@ -28,7 +30,8 @@ from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.paths import SKILL_MD
 
-__all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill", "target_problems"]
+__all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill", "pack_problems",
+           "target_problems"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class CheckResult:
         return not any(p.severity == "error" for p in self.problems)
 
     def to_dict(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"skill": self.skill, "path": self.path, "valid": self.valid}
+        found: dict[str, Any] = {"name": self.skill, "path": self.path, "valid": self.valid}
         if self.description is not None:
             found["description_chars"] = len(self.description)
         found["problems"] = [p.to_dict() for p in self.problems]
@@ -74,12 +77,36 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
         problems = err.problems or (Problem("error", "parse", err.message, err.path, err.line),)
         return CheckResult(folder.name, str(folder), tuple(_strict(problems, strict)))
     found = validate_skill(skill, accepted_keys(targets))
-    if [t for t in targets if t != DEFAULT_TARGET] or catalog_budget is not None:
+    refused = pack_problems(skill, folder,
+                            valid=not any(p.severity == "error" for p in found))
+    found.extend(refused)
+    if not refused and ([t for t in targets if t != DEFAULT_TARGET]
+                        or catalog_budget is not None):
         found.extend(target_problems(skill, targets, catalog_budget=catalog_budget))
     description = skill.frontmatter.get("description")
     measured = bool(targets) or catalog_budget is not None  # the catalog is a host's concern
     return CheckResult(skill.name or folder.name, str(folder), tuple(_strict(found, strict)),
                        description if measured and isinstance(description, str) else None)
+
+
+def pack_problems(skill: Skill, folder: str | os.PathLike[str], *,
+                  valid: bool = True) -> list[Problem]:
+    """What `pack` would refuse in a parsed skill's files: the very walk, hashing, content
+    checks and limits `skillpack.build.pack.prepare_parsed` runs (a `valid` skill goes
+    through all of it; an invalid one through the walk and the hashing, for every problem in
+    one report). Each problem's file is the path below ``folder``, as a person finds it."""
+    try:
+        if valid:
+            prepare_parsed(skill, folder)
+        else:
+            hash_files(skill_fileset(skill, read=True))
+    except SkillpackError as err:
+        problems = err.problems or (Problem("error", "refused", err.message, err.path,
+                                            err.line),)
+        return [Problem(p.severity, p.code, p.message, os.path.join(folder, p.file), p.line)
+                if p.file is not None and not os.path.isabs(p.file) else p
+                for p in problems]
+    return []
 
 
 def target_problems(skill: Skill, targets: Sequence[str], *,

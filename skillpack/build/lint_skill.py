@@ -48,7 +48,9 @@ def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
     found = [Problem(p.severity, p.code, p.message,
                      os.path.join(checked.path, p.file or SKILL_MD), p.line)
              for p in lint_problems(skill, strict=strict)]
-    return CheckResult(checked.skill, checked.path, (*checked.problems, *found),
+    seen = set(checked.problems)  # a walk refusal is the check's already
+    return CheckResult(checked.skill, checked.path,
+                       (*checked.problems, *(p for p in found if p not in seen)),
                        checked.description)
 
 

@@ -17,7 +17,7 @@ from typing import BinaryIO, cast
 
 from skillpack.build.fileset import WalkedFile
 from skillpack.build.readfile import OPEN_FLAGS
-from skillpack.errors import ArchiveError, IntegrityError, RefusedError
+from skillpack.errors import ArchiveError, IntegrityError, Problem, RefusedError
 from skillpack.storedzip.writer import MAX_MEMBERS, MAX_SIZE, ByteComparer, ZipWriter
 
 __all__ = [
@@ -48,14 +48,16 @@ class Member:
 def check_limits(members: Sequence[Member], *, what: str) -> None:
     """Refuse, before anything is written, members that no archive without Zip64 can hold."""
     if len(members) >= MAX_MEMBERS:
-        raise ArchiveError(
-            f"{what} would need {len(members):,} zip members; an archive holds at most "
-            f"{MAX_MEMBERS - 1:,} members", hint="split the files into several skills")
+        message = (f"{what} would need {len(members):,} zip members; an archive holds at "
+                   f"most {MAX_MEMBERS - 1:,} members")
+        raise ArchiveError(message, hint="split the files into several skills",
+                           problems=[Problem("error", "archive-limit", message)])
     total = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
     if total >= MAX_SIZE:
-        raise ArchiveError(
-            f"{what} would be {total:,} bytes; an archive is at most {MAX_SIZE - 1:,} bytes",
-            hint="move large data out of the skill, or split it into several skills")
+        message = f"{what} would be {total:,} bytes; an archive is at most {MAX_SIZE - 1:,} bytes"
+        raise ArchiveError(message,
+                           hint="move large data out of the skill, or split it into several skills",
+                           problems=[Problem("error", "archive-limit", message)])
 
 
 def write_members(writer: ZipWriter, members: Sequence[Member],

@@ -21,25 +21,28 @@ import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 from pathlib import Path
 
 from skillpack.build.atomic import AtomicBatch
 from skillpack.build.define import DefinedSkill, materialized
 from skillpack.build.discover import find_skills
-from skillpack.build.fileset import FileSet
-from skillpack.build.load import parse_skill_file, require_valid, skill_fileset
 from skillpack.build.members import (
-    Member,
     Progress,
-    check_limits,
     existing_is_current,
     write_members,
 )
-from skillpack.build.notes import note
-from skillpack.build.records import hash_files
+from skillpack.build.prepare import (
+    OUTPUT_RULE,
+    Outputs,
+    PackOptions,
+    PreparedSkill,
+    output_rules,
+    prepare_parsed,
+    prepare_skill,
+    target_warnings,
+)
 from skillpack.build.sha256 import archive_sha256
-from skillpack.build.targets import Layout, SkillFacts, check_targets, default_layout
+from skillpack.build.targets import Layout
 from skillpack.errors import (
     ArchiveError,
     Problem,
@@ -48,10 +51,6 @@ from skillpack.errors import (
     SkillpackError,
     WriteError,
 )
-from skillpack.skillmd.programs import derive_programs
-from skillpack.skillmd.skill import Skill
-from skillpack.spec.digest import digest_records
-from skillpack.spec.manifest import MANIFEST_PATH, Manifest
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = [
@@ -68,63 +67,16 @@ __all__ = [
     "pack_prepared",
     "pack_skills",
     "prepare_many",
+    "prepare_parsed",
     "prepare_skill",
     "target_warnings",
 ]
 
 ARCHIVE_SUFFIX = ".skill"
-#: The rule reported for a command's own output found inside a skill folder.
-OUTPUT_RULE = "output of this command (never carried into the skill)"
-
-Outputs = Sequence[str | os.PathLike[str]]
 
 #: A root-layout archive (SKILL.md at the archive root) is a ``.zip``: what discovery sites
 #: serve and upload forms take, and never the same file name as its wrapped twin.
 ROOT_SUFFIX = ".zip"
-
-
-@dataclass(frozen=True)
-class PreparedSkill:
-    """A skill that passed every check, ready to be written: its manifest and its files."""
-
-    source: str
-    skill: Skill
-    fileset: FileSet
-    manifest: Manifest
-    layout: Layout = "wrapped"
-
-    @property
-    def name(self) -> str:
-        return self.manifest.name
-
-    @property
-    def digest(self) -> str:
-        return self.manifest.digest
-
-    def members(self) -> list[Member]:
-        """The archive members of this skill, under ``<name>/`` (at the root in the root
-        layout)."""
-        return list(self._members)
-
-    @cached_property
-    def _members(self) -> tuple[Member, ...]:
-        prefix = "" if self.layout == "root" else f"{self.name}/"
-        manifest = self.manifest.to_bytes()
-        out = [Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest)]
-        walked = {w.path: w for w in self.fileset.files}
-        kept = self.fileset.hashed
-        for record in self.manifest.files:
-            w = walked[record.path]
-            found = kept.get(record.path)
-            if found is not None and found.walked is w and found.data is not None:
-                # the very bytes the walk read and hashed: written as they are
-                out.append(Member(prefix + record.path, record.size, record.mode == "100755",
-                                  record.blake3, data=found.data, walked=w))
-                continue
-            out.append(Member(prefix + record.path, record.size, record.mode == "100755",
-                              record.blake3, disk=os.path.join(self.fileset.root, w.disk_path),
-                              walked=w))
-        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -150,111 +102,6 @@ def archive_name(name: str, digest: str, layout: Layout = "wrapped") -> str:
     """``<name>-<first 16 hex digits of the digest>.skill`` (``.zip`` in the root layout)."""
     suffix = ROOT_SUFFIX if layout == "root" else ARCHIVE_SUFFIX
     return f"{name}-{digest.removeprefix('blake3:')[:16]}{suffix}"
-
-
-def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, str]:
-    """The paths among `outputs` (what a command writes: pack's output folder, bundle's
-    file) that lie inside the skill folder `folder`, relative to it, each with `OUTPUT_RULE`.
-    An output that is the skill folder itself is refused: what the command writes would be
-    carried into the skill's next run."""
-    root = os.path.realpath(folder)
-    rules: dict[str, str] = {}
-    for output in outputs:
-        real = os.path.realpath(output)
-        if real == root:
-            raise SkillpackError(
-                "the output folder is the skill folder itself: its archives would be carried "
-                "into the skill's next pack", path=os.fspath(output),
-                hint="write to a folder outside the skill, or to a subfolder such as dist/ "
-                     "(left out of the skill)")
-        if real.startswith(root + os.sep):
-            rules[os.path.relpath(real, root).replace(os.sep, "/")] = OUTPUT_RULE
-    return rules
-
-
-@dataclass(frozen=True)
-class PackOptions:
-    """What a pack is for: the hosts (``targets``), the archive layout (None: what the
-    targets want, `default_layout`) and the per-skill catalog budget (``--catalog-budget``)."""
-
-    targets: tuple[str, ...] = ()
-    layout: Layout | None = None
-    catalog_budget: int | None = None
-
-    @property
-    def chosen_layout(self) -> Layout:
-        return self.layout if self.layout is not None else default_layout(self.targets)
-
-
-def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
-                  options: PackOptions | None = None, outputs: Outputs = ()) -> PreparedSkill:
-    """Parse, validate, walk and hash the skill in ``folder``; refuse it with every problem.
-
-    Raises `SkillError` when `check` finds an error in it (warnings pass) or when it breaks
-    a limit of one of ``options.targets`` (the message names the host, the limit, the value
-    measured and the limit's source), `RefusedError` when its file set is refused. Up to
-    `keep_bytes` of the files the walk read (each of at most 1 MiB) stay in memory, to be
-    written from there. What the command writes (`outputs`) is left out where it lies inside
-    the skill, and noted (see `output_rules`).
-    """
-    options = options or PackOptions()
-    layout = options.chosen_layout
-    skill = parse_skill_file(folder)
-    require_valid(skill, source=str(folder))
-    rules = output_rules(folder, outputs)
-    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=True)
-    for item in fileset.left_out:
-        if item.rule == OUTPUT_RULE:
-            note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "
-                 ".skillignore so that `digest` and `check` leave it out too")
-    hashed = hash_files(fileset, sha256=True)  # `#!` lines and SHA-256s from the bytes hashed
-    records = hashed.records
-    manifest = Manifest(
-        name=skill.name,
-        description=skill.description,
-        digest=digest_records(records),
-        files=tuple(records),
-        programs=tuple(p.to_dict() for p in derive_programs(skill, hashed.shebangs)),
-        tools=tuple(t.to_dict() for t in skill.tools),
-        allowances=tuple(fileset.allowed),
-        sha256=hashed.sha256,
-    )
-    prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout)
-    members = prepared.members()
-    check_limits(members, what=f"skill '{skill.name}'")
-    if options.targets or options.catalog_budget is not None:
-        _check_hosts(prepared, members, options)
-    return prepared
-
-
-def target_warnings(prepared: PreparedSkill, options: PackOptions) -> tuple[Problem, ...]:
-    """The targets' warnings for a prepared skill (its errors refused it when prepared)."""
-    if not options.targets and options.catalog_budget is None:
-        return ()
-    return tuple(p for p in _host_problems(prepared, prepared.members(), options)
-                 if p.severity == "warning")
-
-
-def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
-                   options: PackOptions) -> list[Problem]:
-    size = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
-    skill = prepared.skill
-    facts = SkillFacts.from_files(
-        skill.name, skill.frontmatter, [(r.path, r.size) for r in prepared.manifest.files],
-        layout=prepared.layout, archive_size=size, file=skill.file, lines=skill.lines)
-    return check_targets(options.targets, facts, catalog_budget=options.catalog_budget)
-
-
-def _check_hosts(prepared: PreparedSkill, members: Sequence[Member],
-                 options: PackOptions) -> None:
-    errors = [p for p in _host_problems(prepared, members, options) if p.severity == "error"]
-    if errors:
-        raise SkillError(
-            f"skill '{prepared.name}' cannot be packed for "
-            f"{', '.join(options.targets)}: {errors[0].message}"
-            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
-            path=prepared.source, problems=errors,
-            hint="fix what `skillpack check --target` reports, or pack without that target")
 
 
 def _skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:

@@ -14,11 +14,12 @@ import json
 import os
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from skillpack.build.define import DefinedSkill
 from skillpack.build.ignore import left_out_rule
+from skillpack.build.inputs import as_folders, label
 from skillpack.build.load import read_regular
 from skillpack.build.lock import Lock
 from skillpack.build.pack import prepare_many
@@ -29,6 +30,7 @@ from skillpack.build.secrets import secret_name_reason
 from skillpack.build.sha256 import sha256_problems
 from skillpack.errors import IntegrityError, Problem, SkillpackError
 from skillpack.runtime import Bundle, LoadedSkill, load
+from skillpack.runtime.checks import approval_findings
 from skillpack.skillmd.skill import parse_skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX
@@ -122,32 +124,41 @@ def diff_files(expected: Iterable[FileRecord], actual: Iterable[FileRecord]) -> 
 
 @dataclass(frozen=True)
 class LockVerdict:
-    """Whether one verified skill matches what a lock file approved, and if not, why."""
+    """Whether one skill matches what a lock file approved, and if not, why: ``code`` is
+    that of `skillpack.runtime.checks.approval_findings` (``expect-missing``,
+    ``expect-mismatch``, ``expect-extra``) or ``lock-programs``, ``reason`` its words."""
 
     name: str
     digest: str
     ok: bool
     reason: str | None = None
     diff: FileDiff | None = None
+    code: str | None = None
 
 
-def compare_with_lock(report: VerifyReport, lock: Lock) -> list[LockVerdict]:
-    """Each skill of `report` against `lock`: approved with the same digest and programs, or
-    not in the lock, or with a different digest (and which files differ)."""
+def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
+                      lock: Lock) -> list[LockVerdict]:
+    """The skills of `report` (one or several, taken together) against `lock`, as
+    ``load(expect=)`` compares them (`approval_findings`, the same codes and words): each
+    skill approved with the same digest and programs, or not approved, or with a different
+    digest (and which files differ); then each approved skill found in none of them."""
+    reports = [report] if isinstance(report, VerifyReport) else list(report)
+    skills = [s for r in reports for s in r.skills]
+    approved = {name: entry.digest for name, entry in lock.skills.items()}
     verdicts: list[LockVerdict] = []
-    for s in report.skills:
+    for s in skills:
         entry = lock.skills.get(s.name)
-        if entry is None:
-            verdicts.append(LockVerdict(s.name, s.digest, False, "not in the lock file"))
-        elif entry.digest != s.digest:
-            verdicts.append(LockVerdict(
-                s.name, s.digest, False, f"digest differs from the lock's {entry.digest}",
-                diff_files(entry.files, s.files)))
+        if entry is None or entry.digest != s.digest:
+            [(code, _, message)] = approval_findings(
+                {} if entry is None else {s.name: entry.digest}, {s.name: s.digest})
+            verdicts.append(LockVerdict(s.name, s.digest, False, message,
+                                        None if entry is None
+                                        else diff_files(entry.files, s.files), code))
         elif list(entry.programs) != list(s.programs):
             # the digest covers the files, not the lock's list of programs
             verdicts.append(LockVerdict(
                 s.name, s.digest, False, "the programs it runs differ from the lock's list "
-                "(the lock was edited); lock it again"))
+                "(the lock was edited); lock it again", code="lock-programs"))
         elif s.runs_in_place:
             # left out of the digest, yet run by the approved code: approval does not cover it
             shown = ", ".join(s.runs_in_place[:5]) + (
@@ -158,6 +169,10 @@ def compare_with_lock(report: VerifyReport, lock: Lock) -> list[LockVerdict]:
                 "the packed archive"))
         else:
             verdicts.append(LockVerdict(s.name, s.digest, True))
+    verdicts.extend(LockVerdict(name, approved[name], False, message, code=code)
+                    for code, name, message in approval_findings(
+                        approved, {s.name: s.digest for s in skills})
+                    if code == "expect-missing")
     return verdicts
 
 
@@ -182,8 +197,19 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
 
 
 def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
-    """A folder is checked like `pack` checks it; a file is verified as an archive/bundle."""
-    return verify_file(path) if os.path.isfile(path) else verify_folder(path)
+    """A folder is checked like `pack` checks it; a file is verified as an archive/bundle.
+    A folder of archives stands for its archives (kind ``archives``), and an archive made
+    elsewhere for the folder it unpacks to (`skillpack.build.inputs.as_folders`); each skill's
+    ``source`` is then the archive it came from."""
+    with as_folders([path]) as (inputs, labels):
+        reports = [verify_file(p) if os.path.isfile(p) else verify_folder(p) for p in inputs]
+    if len(reports) == 1 and not labels and inputs == [os.fspath(path)]:
+        return reports[0]
+    skills = tuple(replace(s, source=label(s.source, labels)) if s.source else s
+                   for r in reports for s in r.skills)
+    if len(reports) == 1:  # one foreign archive: the folder it unpacks to
+        return VerifyReport(os.fspath(path), "folder", skills)
+    return VerifyReport(os.fspath(path), "archives", skills)
 
 
 def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:

@@ -30,7 +30,7 @@ from skillpack.errors import (
     WriteError,
 )
 
-__all__ = ["error_code", "failure_document", "json_errors"]
+__all__ = ["error_code", "failure_document", "item_failure", "json_errors", "no_skill_error"]
 
 # most specific first: FormatVersionError is an ArchiveError
 _CODES: tuple[tuple[type[SkillpackError], str], ...] = (
@@ -62,6 +62,19 @@ def failure_document(err: SkillpackError | click.UsageError) -> dict[str, Any]:
         Problem("error", error_code(err), err.message, err.path, err.line)]
     return {"ok": False, "error": str(err), "hint": err.hint,
             "problems": [p.to_dict() for p in problems]}
+
+
+def item_failure(path: str, err: SkillpackError) -> dict[str, Any]:
+    """One failed item of a command that prints a list (``check``, ``files``, ``digest``,
+    ``programs``, ``lint``): ``{"name": null, "path": PATH}`` and the `failure_document`."""
+    return {"name": None, "path": path} | failure_document(err)
+
+
+def no_skill_error(path: str) -> SkillpackError:
+    """A PATH that holds no SKILL.md (code ``no-skill``)."""
+    message = f"no SKILL.md found in {path}"
+    return SkillpackError(message, path=path, hint="give a skill folder or a folder of skills",
+                          problems=[Problem("error", "no-skill", message, path)])
 
 
 @contextmanager

@@ -8,8 +8,6 @@ one JSON document whether it succeeds or fails: on failure ``{"ok": false, "erro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -21,7 +19,8 @@ from skillpack.build.load import parse_skill_file, read_regular
 from skillpack.build.records import digest_skill
 from skillpack.build.scaffold import new_skill
 from skillpack.build.verify import verify_bytes
-from skillpack.cli._common import echo_json, errors_exit, exit_code
+from skillpack.cli._common import echo_json
+from skillpack.cli._json_errors import json_errors
 from skillpack.cli._stdout import refuse_dash
 from skillpack.errors import SkillpackError
 from skillpack.model.calls import STYLES, tool_definitions
@@ -53,21 +52,6 @@ def _positive(ctx: click.Context, param: click.Parameter, value: int) -> int:
     return value
 
 
-@contextmanager
-def _outcome(as_json: bool) -> Iterator[None]:
-    """`errors_exit`, or with --json a failure as a JSON document on stdout."""
-    if not as_json:
-        with errors_exit():
-            yield
-        return
-    try:
-        yield
-    except SkillpackError as err:
-        echo_json({"ok": False, "error": str(err),
-                   "problems": [p.to_dict() for p in err.problems]})
-        raise SystemExit(exit_code(err)) from None
-
-
 @click.command("unpack")
 @click.argument("archive", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--out", "out_dir", default=".", show_default=True,
@@ -93,7 +77,7 @@ def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
     """
     refuse_dash(out_dir, "a skill folder")
     caps = Caps(total=max_total, members=max_members, ratio=max_ratio)
-    with _outcome(as_json):
+    with json_errors(as_json):
         try:
             data = read_regular(archive)
         except OSError as err:
@@ -128,7 +112,7 @@ def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
 def catalog_command(paths: tuple[str, ...], fmt: str) -> None:
     """Print the available-skills catalog of skill folders, folders of skills, .skill
     archives and bundles: what an agent's system prompt lists to choose a skill from."""
-    with _outcome(fmt == "json"):
+    with json_errors(fmt == "json"):
         entries = catalog_entries(paths)
     click.echo(render_catalog(entries, fmt), nl=False)  # type: ignore[arg-type]
 
@@ -140,7 +124,7 @@ def catalog_command(paths: tuple[str, ...], fmt: str) -> None:
 def tools_command(path: str, style: str) -> None:
     """Print a skill's tools as native tool definitions (a JSON list; [] when it declares
     none). PATH is a skill folder or its SKILL.md."""
-    with _outcome(True):
+    with json_errors(True):
         skill = parse_skill_file(path)
         definitions = tool_definitions(skill, style)
     echo_json(definitions)
@@ -156,7 +140,7 @@ def new_command(name: str, hard: bool, parent: str, as_json: bool) -> None:
     """Write a new skill, PARENT/NAME/, that passes `skillpack check` (with --hard, one that
     declares a tool and carries the script it runs). An existing NAME/ is never touched."""
     refuse_dash(parent, "a skill folder")
-    with _outcome(as_json):
+    with json_errors(as_json):
         target = new_skill(name, parent, hard=hard)
     if as_json:
         echo_json({"ok": True, "name": name, "path": str(target), "hard": hard})

@@ -21,7 +21,7 @@ from skillpack.build.bundle import write_bundle
 from skillpack.build.lock import Lock, make_lock, read_lock, write_lock
 from skillpack.build.pack import PackOptions, pack_prepared, pack_skills, prepare_many
 from skillpack.build.signing import sign_statement, statement_for_lock
-from skillpack.build.verify import compare_with_lock, verify_file, verify_target
+from skillpack.build.verify import VerifyReport, compare_with_lock, verify_target
 from skillpack.cli._common import (
     echo_json,
     echo_text,
@@ -30,6 +30,7 @@ from skillpack.cli._common import (
     mention_lines,
     usage,
 )
+from skillpack.cli._json_errors import json_errors
 from skillpack.cli._stdout import DASH, refuse_dash, write_to_stdout
 from skillpack.cli._targets import CATALOG_BUDGET, LAYOUT, TARGET
 from skillpack.skillmd.mentions import mentioned_programs
@@ -66,8 +67,8 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
     refused or over a host's limit, nothing is written. Prints each archive's path, skill
     digest and the SHA-256 of its bytes.
     """
-    refuse_dash(out_dir, "pack's output (one archive per skill)")
-    with errors_exit():
+    with json_errors(as_json):
+        refuse_dash(out_dir, "pack's output (one archive per skill)")
         options = PackOptions(targets, "root" if layout == "root" else
                               "wrapped" if layout else None, catalog_budget)
         if sys.stderr.isatty():
@@ -89,12 +90,14 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
 
 
 @click.command()
-@click.argument("archive", type=click.Path(exists=True, dir_okay=False))
+@click.argument("archive", type=click.Path(exists=True))
 @_JSON
 def inspect(archive: str, as_json: bool) -> None:
-    """Show the manifest of a .skill archive or of each skill of a bundle (after verifying)."""
-    with errors_exit():
-        report = verify_file(archive)
+    """Show the manifest of a .skill archive or of each skill of a bundle (after verifying).
+    ARCHIVE may also be an archive made elsewhere (shown as packed from the folder it
+    unpacks to), a folder of archives, or a skill folder."""
+    with json_errors(as_json):
+        report = verify_target(archive)
         manifests = [s.manifest.to_dict() for s in report.skills]
         loaded = report.loaded
         mentioned = {s.name: mentioned_programs(loaded[s.name].skill.body,
@@ -107,8 +110,10 @@ def inspect(archive: str, as_json: bool) -> None:
         return
     if report.kind == "bundle":
         echo_text(f"{archive}: bundle of {len(manifests)} skill(s), digest {report.digest}")
-    else:
+    elif report.kind == "archive":
         echo_text(f"{archive}: archive of one skill")
+    else:
+        echo_text(f"{archive}: {len(manifests)} skill(s), as they would be packed")
     for m in manifests:
         echo_text(f"\nname:        {m['name']}\ndigest:      {m['digest']}")
         echo_text(f"description: {m['description']}")
@@ -194,22 +199,12 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
     matches, 1 on any difference (listing the files added, removed or changed) or refused
     signature, 2 for misuse.
     """
-    if lock_file and expected:
-        usage("give --lock or --digest, not both")
-    if expected is not None and not is_digest(expected):
-        usage(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
-    if signature is not None and lock_file is None:
-        usage("--signature signs a lock: give --lock too")
-    if signers and signers_file:
-        usage("give --signer or --signers, not both")
-    if signature is not None and not (signers or signers_file):
-        usage("--signature needs the trusted signers: --signer PUBKEY or --signers FILE")
-    if signature is None and (signers or signers_file):
-        usage("--signer and --signers name who signed --signature: give --signature too")
+    with json_errors(as_json):
+        _verify_usage(lock_file, expected, signature, signers, signers_file)
     failed = False
     results: list[dict[str, Any]] = []
     pins: Lock | None = None
-    with errors_exit():
+    with json_errors(as_json):
         if signature is not None and lock_file is not None:
             signed = verify_signed_lock(lock_file, signature,
                                         trusted_keys(signers, signers_file))
@@ -219,9 +214,11 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                            f"{signed.signer.keyid[:16]})")
         elif lock_file is not None:
             pins = read_lock(lock_file)
+    reports: list[VerifyReport] = []
     for target in targets:
-        with errors_exit():
+        with json_errors(as_json):
             report = verify_target(target)
+        reports.append(report)
         if expected is not None and report.kind == "bundle" and report.digest is not None:
             # a bundle is named by its own digest (SPEC section 2), not by its skills'
             ok = report.digest == expected
@@ -234,15 +231,15 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                 click.echo(f"{state}  {report.digest}  bundle of {len(report.skills)} "
                            f"skill(s)  ({target}){why}")
             continue
-        verdicts = ({v.name: v for v in compare_with_lock(report, pins)} if pins is not None
-                    else {})
+        verdicts = ({v.name: v for v in compare_with_lock(report, pins)
+                     if v.code != "expect-missing"} if pins is not None else {})
         for s in report.skills:
             result: dict[str, Any] = {"target": target, "name": s.name, "digest": s.digest,
                                       "ok": True}
             lines: list[str] = []
             verdict = verdicts.get(s.name)
             if verdict is not None and not verdict.ok:
-                result.update(ok=False, reason=verdict.reason)
+                result.update(ok=False, code=verdict.code, reason=verdict.reason)
                 if verdict.diff is not None:
                     d = verdict.diff
                     result.update(added=list(d.added), removed=list(d.removed),
@@ -259,9 +256,35 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
                     echo_text(f"MISMATCH  {s.digest}  {s.name}  ({target}): {result['reason']}")
                     for line in lines:
                         echo_text(line)
+    for missing in (compare_with_lock(reports, pins) if pins is not None else ()):
+        if missing.code != "expect-missing":
+            continue
+        failed = True  # approved, but in none of the targets: load(expect=) refuses it too
+        results.append({"target": None, "name": missing.name, "digest": missing.digest,
+                        "ok": False, "code": missing.code, "reason": missing.reason})
+        if not as_json:
+            echo_text(f"MISMATCH  {missing.digest}  {missing.name}  (in none of the targets): "
+                      f"{missing.reason}")
     if as_json:
         echo_json(results)
     finish(failed)
+
+
+def _verify_usage(lock_file: str | None, expected: str | None, signature: str | None,
+                  signers: tuple[str, ...], signers_file: str | None) -> None:
+    """Refuse the option combinations `verify` cannot do (exit 2)."""
+    if lock_file and expected:
+        usage("give --lock or --digest, not both")
+    if expected is not None and not is_digest(expected):
+        usage(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
+    if signature is not None and lock_file is None:
+        usage("--signature signs a lock: give --lock too")
+    if signers and signers_file:
+        usage("give --signer or --signers, not both")
+    if signature is not None and not (signers or signers_file):
+        usage("--signature needs the trusted signers: --signer PUBKEY or --signers FILE")
+    if signature is None and (signers or signers_file):
+        usage("--signer and --signers name who signed --signature: give --signature too")
 
 
 @click.command()
@@ -280,9 +303,9 @@ def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool,
     refuses the bundle). Prints each skill, the catalog's size, and the bundle's digest and
     SHA-256.
     """
-    if dest == DASH and as_json:
+    if dest == DASH and as_json:  # stdout is the bundle's: no JSON document there
         usage("-o - writes the bundle to stdout: --json cannot go there too")
-    with errors_exit():
+    with json_errors(as_json):
         if dest == DASH:
             result = write_to_stdout(
                 lambda path: write_bundle(paths, path, python_module=module, targets=targets,

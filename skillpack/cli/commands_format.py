@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -10,6 +11,7 @@ from skillpack.build.check import CheckResult, catalog_report, check_skill
 from skillpack.build.discover import find_skills
 from skillpack.build.lint_skill import lint_skill
 from skillpack.cli._common import echo_json, echo_problem, fail, finish
+from skillpack.cli._json_errors import item_failure, no_skill_error
 from skillpack.cli._targets import CATALOG_BUDGET, TARGET
 from skillpack.errors import SkillpackError
 
@@ -32,6 +34,7 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
     """
     results: list[CheckResult] = []
     empty: list[str] = []
+    broken: list[dict[str, Any]] = []  # with --json, each PATH that failed as a whole
     for path in paths:
         try:
             folders = find_skills(Path(path))
@@ -41,13 +44,17 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
                 else check_skill(folder, strict=strict, targets=targets,
                                  catalog_budget=catalog_budget) for folder in folders)
         except SkillpackError as err:
-            fail(str(err))
+            if not as_json:
+                fail(str(err))
+            broken.append(item_failure(path, err) | {"valid": False})
+            continue
         if not folders:
             empty.append(path)
     catalog = catalog_report([(r.skill, r.description) for r in results
                               if r.description is not None])
     if as_json:
-        echo_json([r.to_dict() for r in results])
+        echo_json([r.to_dict() for r in results] + broken + [
+            item_failure(path, no_skill_error(path)) | {"valid": False} for path in empty])
     else:
         for result in results:
             for problem in result.problems:
@@ -63,7 +70,7 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
             f"{len(results) - invalid} valid, {invalid} invalid "
             f"({errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)})"
         )
-    for path in empty:
+    for path in empty if not as_json else ():
         click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
-    failed = empty or any(not r.valid for r in results)
+    failed = empty or broken or any(not r.valid for r in results)
     finish(bool(failed))

@@ -11,11 +11,13 @@ import click
 
 from skillpack.build.discover import find_skills
 from skillpack.build.fileset import display_path
+from skillpack.build.inputs import archives_in
 from skillpack.build.load import load_skill, require_valid, skill_fileset
 from skillpack.build.records import digest_skill, record_files
 from skillpack.build.records import programs as skill_programs
-from skillpack.build.verify import verify_file
+from skillpack.build.verify import verify_target
 from skillpack.cli._common import echo_json, echo_text, finish, mention_lines, report_error
+from skillpack.cli._json_errors import item_failure, no_skill_error
 from skillpack.errors import SkillpackError
 from skillpack.skillmd.mentions import mentioned_programs
 
@@ -25,9 +27,10 @@ _PATHS = click.argument(
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
-def _skill_folders(paths: tuple[str, ...], *, archives: bool = False) -> tuple[list[Path], bool]:
+def _skill_folders(paths: tuple[str, ...], *, archives: bool = False,
+                   failures: list[dict[str, Any]] | None = None) -> tuple[list[Path], bool]:
     """The skill folders under every PATH (archive files kept as they are when `archives`),
-    and whether some PATH held none (said on stderr)."""
+    and whether some PATH held none: said on stderr, or added to `failures` (``--json``)."""
     found: list[Path] = []
     empty = False
     for path in paths:
@@ -37,14 +40,29 @@ def _skill_folders(paths: tuple[str, ...], *, archives: bool = False) -> tuple[l
         try:
             folders = find_skills(path)
         except SkillpackError as err:
-            report_error(err)
+            _failed(path, err, failures)
             empty = True
             continue
+        if not folders and archives and archives_in(path):  # a folder of archives
+            found.extend(Path(p) for p in archives_in(path))
+            continue
         if not folders:
-            click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
+            if failures is None:
+                click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
+            else:
+                failures.append(item_failure(path, no_skill_error(path)))
             empty = True
         found.extend(folders)
     return found, empty
+
+
+def _failed(path: str | Path, err: SkillpackError,
+            failures: list[dict[str, Any]] | None) -> None:
+    """Report a failed PATH: on stderr, or as an item of the JSON list (``failures``)."""
+    if failures is None:
+        report_error(err)
+    else:
+        failures.append(item_failure(str(path), err))
 
 
 @click.command()
@@ -57,8 +75,8 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
     checked as pack checks it (validation, the walk, every file's content): exit 1 when pack
     would refuse it, listing every problem.
     """
-    folders, failed = _skill_folders(paths)
     results: list[dict[str, Any]] = []
+    folders, failed = _skill_folders(paths, failures=results if as_json else None)
     for index, folder in enumerate(folders):
         try:
             skill = load_skill(folder)
@@ -67,13 +85,7 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
             records = record_files(fileset)
         except SkillpackError as err:
             failed = True
-            if as_json:
-                results.append(
-                    {"path": str(folder), "problems": [p.to_dict() for p in err.problems]}
-                    | ({} if err.problems else {"error": str(err)})
-                )
-            else:
-                report_error(err)
+            _failed(folder, err, results if as_json else None)
             continue
         if as_json:
             data = fileset.to_dict()
@@ -103,17 +115,17 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
 def digest(paths: tuple[str, ...], as_json: bool) -> None:
     """Print `<digest>  <name>` for each skill (folder, SKILL.md, folder of skills, archive
     or bundle: an archive or bundle is verified member by member first)."""
-    targets, failed = _skill_folders(paths, archives=True)
-    results: list[dict[str, str]] = []
+    results: list[dict[str, Any]] = []
+    targets, failed = _skill_folders(paths, archives=True, failures=results if as_json else None)
     for target in targets:
         try:
             if target.is_file():
-                found = [(s.name, s.digest) for s in verify_file(target).skills]
+                found = [(s.name, s.digest) for s in verify_target(target).skills]
             else:
                 skill, value = digest_skill(target)
                 found = [(skill.name, value)]
         except SkillpackError as err:
-            report_error(err)
+            _failed(target, err, results if as_json else None)
             failed = True
             continue
         for name, value in found:
@@ -151,15 +163,15 @@ def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
     Dynamic programs (named by a tool argument) are listed but never looked up; neither are
     mentioned ones.
     """
-    folders, failed = _skill_folders(paths)
     results: list[dict[str, Any]] = []
+    folders, failed = _skill_folders(paths, failures=results if as_json else None)
     for folder in folders:
         try:
             skill = load_skill(folder)
             found = skill_programs(skill, skill_fileset(skill))
             mentions = mentioned_programs(skill.body, skill.body_line)
         except SkillpackError as err:
-            report_error(err)
+            _failed(folder, err, results if as_json else None)
             failed = True
             continue
         missing = [

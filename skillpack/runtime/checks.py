@@ -46,8 +46,10 @@ if TYPE_CHECKING:
     from skillpack.storedzip.reader import ZipIndex
 
 __all__ = [
+    "APPROVAL_HINT",
     "Problems",
     "SkillSpan",
+    "approval_findings",
     "approved_digests",
     "check_expect",
     "check_packed_skill",
@@ -320,19 +322,35 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
     return found
 
 
-def check_expect(approved: dict[str, str], digests: dict[str, str], problems: Problems) -> None:
-    """Refuse a skill whose digest differs from its approved one, missing, or not approved."""
-    hint = "approve the bundle's digests (a new lock file), or deploy the approved bundle"
+#: What to do when skills do not match their approval (`check_expect`, `verify --lock`).
+APPROVAL_HINT = ("approve the bundle's digests (a new lock file), or deploy the approved "
+                 "bundle")
+
+
+def approval_findings(approved: Mapping[str, str],
+                      digests: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """The one definition of "matches the approval", shared by ``load(expect=)`` and
+    ``skillpack verify --lock``: ``(code, name, message)`` for each approved skill that is
+    missing (``expect-missing``), whose digest differs (``expect-mismatch``), and each skill
+    that is not approved (``expect-extra``); approved skills first, in their order."""
+    found: list[tuple[str, str, str]] = []
     for name, digest in approved.items():
         actual = digests.get(name)
         if actual is None:
-            problems.add(IntegrityError, "expect-missing", f"skill '{name}' is approved with "
-                         f"digest {digest}, but the bundle does not hold it (digest: none)",
-                         hint=hint)
+            found.append(("expect-missing", name, f"skill '{name}' is approved with digest "
+                          f"{digest}, but it is missing (digest: none)"))
         elif actual != digest:
-            problems.add(IntegrityError, "expect-mismatch", f"skill '{name}' has digest "
-                         f"{actual}, but the approved digest is {digest}", hint=hint)
+            found.append(("expect-mismatch", name, f"skill '{name}' has digest {actual}, but "
+                          f"the approved digest is {digest}"))
     for name, actual in digests.items():
         if name not in approved:
-            problems.add(IntegrityError, "expect-extra", f"skill '{name}' (digest {actual}) "
-                         "is not approved: expect does not list it", hint=hint)
+            found.append(("expect-extra", name, f"skill '{name}' (digest {actual}) is not "
+                          "approved"))
+    return found
+
+
+def check_expect(approved: dict[str, str], digests: dict[str, str], problems: Problems) -> None:
+    """Refuse a skill whose digest differs from its approved one, missing, or not approved
+    (`approval_findings`)."""
+    for code, _name, message in approval_findings(approved, digests):
+        problems.add(IntegrityError, code, message, hint=APPROVAL_HINT)

@@ -26,6 +26,7 @@ import pytest
 from conftest import deny_open, intercept_open
 
 import skillpack.build.pack
+import skillpack.build.prepare
 from skillpack.build.pack import pack
 from skillpack.build.records import hash_files as hash_files_unpatched
 from skillpack.build.records import record_files as record_files_unpatched
@@ -307,7 +308,7 @@ def _between(monkeypatch: pytest.MonkeyPatch, before: Callable[[], None] | None 
             after()
         return hashed
 
-    monkeypatch.setattr(skillpack.build.pack, "hash_files", hash_files)
+    monkeypatch.setattr(skillpack.build.prepare, "hash_files", hash_files)
 
 
 def _to_symlink(path: Path, target: Path) -> Callable[[], None]:

@@ -1,0 +1,98 @@
+"""The inputs a user has, as the commands that take skills read them.
+
+Two kinds of input beyond a skill folder, its SKILL.md and a folder of skills:
+
+* a folder of archives: a folder in which discovery finds no SKILL.md but that holds
+  ``*.skill``, ``*.bundle``, ``*.zip``, ``*.tar.gz`` or ``*.tgz`` files directly (the output
+  folder of ``skillpack pack -o out``) stands for those archives, in sorted order;
+* an archive made elsewhere (Anthropic's DEFLATE ``.skill``/``.zip`` with one top folder, a
+  zip with SKILL.md at its root, a ``.tar.gz``; `skillpack.build.foreign`) stands for the
+  folder it unpacks to, in a temporary folder, so that it gets every rule of the walk and
+  the digest of the folder it was made from. An archive of ours (it carries a
+  ``.skillpack/manifest.json`` or a bundle index) is left as it is, for the strict verifier:
+  a tampered one is refused, never re-read as a foreign archive.
+
+`as_folders` is the one place that does both, for `digest`, `verify`, `bundle`, `inspect`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from skillpack.build.discover import find_skills
+from skillpack.build.foreign import unpacked
+from skillpack.build.inflate import read_archive
+from skillpack.build.load import read_regular
+from skillpack.errors import ArchiveError, SkillpackError
+from skillpack.spec.bundle_index import BUNDLE_INDEX
+from skillpack.spec.manifest import MANIFEST_PATH
+
+__all__ = ["ARCHIVE_SUFFIXES", "archives_in", "as_folders", "is_ours", "label"]
+
+#: The file names a folder of archives is made of.
+ARCHIVE_SUFFIXES = (".skill", ".bundle", ".zip", ".tar.gz", ".tgz")
+
+
+def archives_in(folder: str | os.PathLike[str]) -> list[str]:
+    """The archives directly in `folder`, sorted, when discovery finds no skill under it;
+    else (or when it holds none) []."""
+    if not os.path.isdir(folder):
+        return []
+    with os.scandir(folder) as entries:
+        found = [e.path for e in entries
+                 if e.name.lower().endswith(ARCHIVE_SUFFIXES) and e.is_file(follow_symlinks=False)]
+    if not found or find_skills(folder):  # a folder with skills is a folder of skills
+        return []
+    return sorted(found, key=lambda p: p.encode("utf-8", "surrogateescape"))
+
+
+def is_ours(data: bytes, *, source: str = "<archive>") -> bool:
+    """Whether `data` is a skillpack archive or bundle (to be verified strictly): it carries
+    a manifest or a bundle index, or it is no archive `skillpack.build.foreign` can read
+    (then the strict reader says what is wrong with it)."""
+    try:
+        _, members = read_archive(data, source=source)
+    except ArchiveError:
+        return True
+    suffix = "/" + MANIFEST_PATH
+    return any(m.path == BUNDLE_INDEX or m.path == MANIFEST_PATH or m.path.endswith(suffix)
+               for m in members)
+
+
+@contextmanager
+def as_folders(paths: Iterable[str | os.PathLike[str]], *,
+               expand: bool = True) -> Iterator[tuple[list[str], dict[str, str]]]:
+    """``with as_folders(paths) as (inputs, labels):`` each path as the commands read it: a
+    folder of archives replaced by its archives (`expand`), a foreign archive by the
+    temporary folder it unpacks to (removed on leaving the block), anything else as it is.
+    `labels` maps each temporary folder to the archive it came from, to name it by."""
+    inputs: list[str] = []
+    labels: dict[str, str] = {}
+    with ExitStack() as stack:
+        for given in (os.fspath(p) for p in paths):
+            for path in (archives_in(given) or [given]) if expand else [given]:
+                # a folder, a SKILL.md or a missing path as it is; anything else is read as an
+                # archive (a fifo or a device is refused there, never read)
+                if (os.path.isdir(path) or not os.path.lexists(path)
+                        or os.path.basename(path).lower() == "skill.md"):
+                    inputs.append(path)
+                    continue
+                try:
+                    data = read_regular(path)  # a fifo named as an archive must not hang
+                except OSError as err:
+                    raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
+                if is_ours(data, source=path):
+                    inputs.append(path)
+                    continue
+                folder, _ = stack.enter_context(unpacked(data, source=path))
+                inputs.append(str(folder))
+                labels[str(folder)] = path
+        yield inputs, labels
+
+
+def label(path: str | Path, labels: dict[str, str]) -> str:
+    """The name a user gave for `path` (an archive for its temporary folder)."""
+    return labels.get(str(path), str(path))

@@ -21,7 +21,6 @@ from skillpack.build.lint import lint
 from skillpack.build.load import parse_skill_file, read_regular, skill_fileset
 from skillpack.build.readfile import LARGE_FILE
 from skillpack.errors import Problem, RefusedError, SkillError
-from skillpack.skillmd.commands import run_problems
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import Skill
 from skillpack.spec.paths import SKILL_MD
@@ -49,18 +48,19 @@ def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
                      os.path.join(checked.path, p.file or SKILL_MD), p.line)
              for p in lint_problems(skill, strict=strict)]
     seen = set(checked.problems)  # a walk refusal is the check's already
-    return CheckResult(checked.skill, checked.path,
-                       (*checked.problems, *(p for p in found if p not in seen)),
-                       checked.description)
+    problems = [*checked.problems, *(p for p in found if p not in seen)]
+    if strict:  # a model-chosen program is an error under --strict, whoever reported it
+        problems = [Problem("error", p.code, p.message, p.file, p.line)
+                    if p.code in STRICT_CODES and p.severity == "warning" else p
+                    for p in problems]
+    return CheckResult(checked.skill, checked.path, tuple(problems), checked.description)
 
 
 def lint_problems(skill: Skill, *, strict: bool = False) -> list[Problem]:
     """Every approver finding of `skill` (read from a folder): run templates, lint rules and
     invisible characters. A file set the walk refuses is reported (its problems, as errors)
     instead of the rules that need the carried files."""
-    problems: list[Problem] = []
-    for tool in skill.tools:
-        problems.extend(run_problems(tool, SKILL_MD))
+    problems: list[Problem] = []  # run templates and SKILL.md's own text: `check` reports them
     texts: dict[str, str | None] = {}
     root = skill.workdir
 
@@ -69,9 +69,6 @@ def lint_problems(skill: Skill, *, strict: bool = False) -> list[Problem]:
             texts[rel] = _read_text(os.path.join(root, rel)) if root is not None else None
         return texts[rel]
 
-    skill_md = read_text(SKILL_MD)
-    if skill_md is not None:
-        problems.extend(invisible_problems(SKILL_MD, skill_md, True))
     if root is not None:
         try:
             carried = list(skill_fileset(skill).paths)

@@ -16,7 +16,10 @@ import unicodedata
 from typing import Any
 
 from skillpack.errors import Problem
+from skillpack.skillmd.commands import run_problems
+from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import ALLOW_SECRETS_KEY, Skill
+from skillpack.spec.paths import SKILL_MD
 
 __all__ = [
     "KNOWN_KEYS",
@@ -87,8 +90,29 @@ def validate_skill(skill: Skill, accepted_keys: frozenset[str] = frozenset()) ->
             "warning", "body-too-long",
             f"the body is {body_lines} lines; keep SKILL.md under {MAX_BODY_LINES} lines and "
             "move details to references/", file, skill.body_line))
+    for tool in skill.tools:  # what the approver must see: the program a model may choose
+        problems.extend(run_problems(tool, file))
+    problems.extend(_invisible(skill))
     problems.sort(key=lambda p: (p.line or 0))
     return problems
+
+
+def _invisible(skill: Skill) -> list[Problem]:
+    """Invisible and bidi characters in what SKILL.md tells a model (its frontmatter values,
+    at their key's line, and its body): errors, a person reading the file does not see them."""
+    found: list[Problem] = []
+    for key, value in skill.frontmatter.items():
+        texts = [value] if isinstance(value, str) else [
+            v for v in (value.values() if isinstance(value, dict) else value)
+            if isinstance(v, str)] if isinstance(value, dict | list) else []
+        for text in texts:
+            found.extend(Problem(p.severity, p.code, f"'{key}': {p.message}", skill.file,
+                                 skill.lines.get(key))
+                         for p in invisible_problems(SKILL_MD, text, True))
+    found.extend(Problem(p.severity, p.code, p.message, skill.file,
+                         (p.line or 1) + skill.body_line - 1)
+                 for p in invisible_problems(SKILL_MD, skill.body, True))
+    return found
 
 
 def _check_name(value: Any, key: str, workdir: str | None, add: Any) -> None:

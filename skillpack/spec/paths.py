@@ -43,8 +43,10 @@ _BAD_NAME = (r"\A/|\A[A-Za-z]:|\\|[\x00-\x1f\x7f-\x9f]|(?:\A|/)\.{0,2}(?:/|\Z)"
 _bad_name: re.Pattern[str] | None = None
 #: What a name that may break the Windows rules holds (see `may_be_unportable`).
 _WINDOWS_CHARS = frozenset('<>:"|?*')
-_DEVICES = ("CON", "PRN", "AUX", "NUL")
-_DEVICE_STARTS = ("/con", "/prn", "/aux", "/nul", "/com", "/lpt")
+#: The stems Windows opens as a device, whatever the extension or case (`windows_problem`).
+_PORT_DIGITS = frozenset("123456789\u00b9\u00b2\u00b3")
+_DEVICE_STEMS = frozenset({
+    "con", "prn", "aux", "nul", *(f"{port}{n}" for port in ("com", "lpt") for n in _PORT_DIGITS)})
 
 
 def _compile_bad_name() -> re.Pattern[str]:
@@ -99,8 +101,7 @@ def windows_problem(segment: str) -> str | None:
         return (f"trailing {which} in name {segment!r} (Windows drops it, so the file would "
                 f"replace {segment.rstrip('. ')!r})")
     stem = segment.split(".", 1)[0].upper()
-    if stem in _DEVICES or (len(stem) == 4 and stem[:3] in ("COM", "LPT")
-                            and stem[3] in "123456789\u00b9\u00b2\u00b3"):
+    if stem.lower() in _DEVICE_STEMS:
         return (f"reserved device name {segment!r} (Windows opens the device {stem}, with any "
                 "extension, in any case; rename it)")
     return None
@@ -110,10 +111,19 @@ def may_be_unportable(wrapped: str) -> bool:
     """A fast screen of many names at once: False when no name in `wrapped` (the names, each
     between `/`, joined) can break the Windows rules of `windows_problem`; True when one may
     (then ask about each name)."""
-    if not _WINDOWS_CHARS.isdisjoint(wrapped) or "./" in wrapped or " /" in wrapped:
+    if any(c in wrapped for c in _WINDOWS_CHARS) or "./" in wrapped or " /" in wrapped:
         return True
     lowered = wrapped.lower()
-    return any(start in lowered for start in _DEVICE_STARTS)
+    for start in ("/con", "/prn", "/aux", "/nul", "/com", "/lpt"):
+        at = lowered.find(start)
+        while at >= 0:  # a segment starting like a device: is its stem one?
+            end = at + 4
+            if start in ("/com", "/lpt") and lowered[end : end + 1] in _PORT_DIGITS:
+                end += 1
+            if lowered[at + 1 : end] in _DEVICE_STEMS and lowered[end : end + 1] in ("/", "."):
+                return True
+            at = lowered.find(start, at + 1)
+    return False
 
 
 def collision_key(name: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from blake3 import blake3
-from conftest import TOO_LONG, rich_skill
+from conftest import TOO_LONG, rich_skill, write_skill
 from test_pack import NOTES, WAITLIST, cli, make_skill
 
 import skillpack.runtime as rt
@@ -48,7 +48,8 @@ def test_the_lock_is_sorted_with_one_line_per_file(tmp_path: Path) -> None:
             "waitlist", "release-notes") else (WAITLIST if name == "waitlist" else NOTES)
         parsed = parse_skill_file(folder)
         declared = ["allowed-tools"] if parsed.allowed_tools is not None else []
-        assert list(entry) == [*declared, "description", "digest", "files", "programs", "tools"]
+        assert list(entry) == [*declared, "description", "digest", "files", "mentions",
+                               "programs", "tools"]
         assert entry["description"] == parsed.description
         assert entry["tools"] == [{"id": t.id, "run": list(t.words)}
                                   for t in sorted(parsed.tools, key=lambda t: t.id)]
@@ -244,3 +245,17 @@ def test_an_invalid_skill_is_not_locked(tmp_path: Path) -> None:
     result = cli("lock", WAITLIST, TOO_LONG, "-o", dest)
     assert result.exit_code == 1 and "[description-too-long]" in result.stderr
     assert not dest.exists()
+
+
+def test_the_lock_lists_the_programs_skill_md_mentions(tmp_path: Path) -> None:
+    """An approver sees what the body tells the model to run, apart from the tool programs."""
+    folder = write_skill(tmp_path / "docs-tool", "---\nname: docs-tool\ndescription: Convert "
+                         "documents. Use when asked to convert a file.\n---\n\n```bash\n"
+                         "pandoc in.md -o out.docx\nsudo env A=1 timeout 5 python3 "
+                         "scripts/x.py\n```\n\n!`git status`\n")
+    data = json.loads(lock_of(tmp_path, folder).read_text(encoding="utf-8"))
+    mentions = data["skills"]["docs-tool"]["mentions"]
+    assert [(m["program"], m["kind"]) for m in mentions] == [
+        ("pandoc", "mentioned"), ("python3", "mentioned"), ("git", "runs-at-load")]
+    assert [m["line"] for m in mentions] == [7, 8, 11]
+    assert read_lock(tmp_path / "skills.lock").skills["docs-tool"].mentions == tuple(mentions)

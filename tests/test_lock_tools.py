@@ -53,7 +53,7 @@ def test_a_lock_with_tools_is_format_1_1(tmp_path: Path) -> None:
     data = json.loads(dest.read_text())
     assert data["format"] == lock.format == "1.1"
     assert list(data["skills"]["gitty"]) == ["allowed-tools", "description", "digest", "files",
-                                             "programs", "tools"]
+                                             "mentions", "programs", "tools"]
     assert data["skills"]["gitty"]["allowed-tools"] == ["Bash(git log:*)", "Read"]
     assert data["skills"]["gitty"]["tools"] == [{"id": "log", "run": ["git", "log", "-n",
                                                                       "$count"]}]

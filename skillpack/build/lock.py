@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 from skillpack.build.atomic import atomic_write
 from skillpack.build.load import read_regular
 from skillpack.errors import IntegrityError, SkillpackError
+from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.spec.digest import DIGEST_RE, FileRecord, digest_records
 from skillpack.spec.manifest import FORMAT, LOCK_FORMAT, check_format
@@ -67,7 +68,8 @@ class LockTool:
 @dataclass(frozen=True)
 class LockEntry:
     """One approved skill: its digest, files and programs and (format 1.1) its description,
-    tools and allowed-tools. ``tools`` is None when not recorded (a 1.0 lock);
+    tools, allowed-tools and the programs its SKILL.md mentions (shell blocks, `` !`...` ``
+    lines: `skillpack.skillmd.mentions`). ``tools`` is None when not recorded (a 1.0 lock);
     ``allowed_tools`` is None when the skill declares none."""
 
     digest: str
@@ -76,6 +78,9 @@ class LockEntry:
     tools: tuple[LockTool, ...] | None = None
     description: str = ""
     allowed_tools: tuple[str, ...] | None = None
+    #: each mention as ``{"program", "line", "kind", "script"}`` (kind ``mentioned`` or
+    #: ``runs-at-load``), in SKILL.md order
+    mentions: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -88,16 +93,20 @@ class LockEntry:
             data["description"] = self.description
             if self.allowed_tools is not None:
                 data["allowed-tools"] = list(self.allowed_tools)
+            data["mentions"] = list(self.mentions)
         return data
 
     @classmethod
     def for_skill(cls, skill: Skill, digest: str, files: Iterable[FileRecord],
                   programs: Iterable[dict[str, Any]]) -> LockEntry:
         """The format 1.1 entry approving ``skill`` (its parsed SKILL.md) with these files."""
+        mentions = tuple({"program": m.program, "line": m.line, "kind": m.kind,
+                          "script": m.script}
+                         for m in mentioned_programs(skill.body, skill.body_line))
         return cls(digest, tuple(files), tuple(programs),
                    tuple(sorted((LockTool(t.id, t.words) for t in skill.tools),
                                 key=lambda t: t.id)), skill.description,
-                   skill.allowed_tools)
+                   skill.allowed_tools, mentions)
 
     @classmethod
     def from_dict(cls, data: Any, *, name: str, source: str,
@@ -127,6 +136,7 @@ class LockEntry:
         tools: tuple[LockTool, ...] | None = None
         description: Any = ""
         allowed: Any = None
+        mentions: Any = []
         if format != FORMAT:  # 1.1 and later minors: description, tools, allowed-tools
             raw_tools, description = data.get("tools"), data.get("description")
             allowed = data.get("allowed-tools")
@@ -136,12 +146,19 @@ class LockEntry:
             tools = tuple(LockTool.from_dict(t, where=where, source=source) for t in raw_tools)
             if not isinstance(description, str):
                 raise SkillpackError(f"{where}: 'description' must be a string", path=source)
+            mentions = data.get("mentions", [])
+            if not isinstance(mentions, list) or not all(
+                    isinstance(m, dict) and isinstance(m.get("program"), str)
+                    and isinstance(m.get("line"), int) and m.get("kind") in (
+                        "mentioned", "runs-at-load") for m in mentions):
+                raise SkillpackError(f"{where}: 'mentions' must be a list of {{program, line, "
+                                     "kind, script}} objects", path=source, hint="lock again")
             if allowed is not None and (not isinstance(allowed, list)
                                         or not all(isinstance(a, str) for a in allowed)):
                 raise SkillpackError(f"{where}: 'allowed-tools' must be a list of strings",
                                      path=source)
         entry = cls(digest, tuple(records), tuple(programs), tools, description,
-                    None if allowed is None else tuple(allowed))
+                    None if allowed is None else tuple(allowed), tuple(mentions))
         if digest_records(entry.files) != digest:
             raise IntegrityError(f"{where}: its file lines do not hash to its digest {digest}",
                                  path=source, hint="the lock file was edited by hand; lock again")

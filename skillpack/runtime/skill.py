@@ -15,7 +15,6 @@ from __future__ import annotations
 import builtins
 
 from skillpack.errors import IntegrityError, ResourceError, SkillError
-from skillpack.skillmd.frontmatter_reader import FrontmatterText, read_frontmatter
 from skillpack.spec import allowances
 from skillpack.spec.manifest import Manifest, ManifestFields
 from skillpack.spec.paths import SKILL_MD
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from typing import Any, TypeAlias
 
+    from skillpack.skillmd.frontmatter_reader import FrontmatterText
     from skillpack.skillmd.programs import Program
     from skillpack.skillmd.skill import Skill
     from skillpack.skillmd.tools import Tool
@@ -269,6 +269,9 @@ class LoadedSkill:
             except UnicodeDecodeError as exc:
                 raise SkillError(f"SKILL.md is not valid UTF-8 (byte {exc.start})",
                                  path=where) from None
+            # cold path: the frontmatter reader only once a SKILL.md is read (not at load)
+            from skillpack.skillmd.frontmatter_reader import read_frontmatter
+
             front = read_frontmatter(text)
             if front is None:
                 raise SkillError(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from skillpack.build import secret_rules
 from skillpack.build.inflate import GZIP_MAGIC, gunzip, read_tar, read_zip, sniff
-from skillpack.build.secret_rules import Finding, StreamScan, scan_member
+from skillpack.build.secret_rules import Finding, StreamScan, scan_file, scan_member
 from skillpack.build.secrets import PRIVATE_KEY_HEADER_MAX, contains_private_key
 from skillpack.errors import ArchiveError, Problem
 from skillpack.spec import allowances
@@ -131,8 +131,11 @@ def scan_content(path: str, data: bytes, allow: frozenset[str] | None) -> Conten
     rule ids allowed."""
     if allow is None:
         return CLEAN
+    if not _is_asset(path):  # one search for needles tells the rules and the PEM check
+        findings, marker = scan_file(path, data, None, allow=allow)
+        return _finish(path, findings, marker and contains_private_key(data), allow)
     try:
-        findings = scan_member(path, data, expand if _is_asset(path) else None, allow=allow)
+        findings = scan_member(path, data, expand, allow=allow)
     except ArchiveError as err:
         findings = scan_member(path, data, None, allow=allow)
         return _finish(path, findings, contains_private_key(data), allow,

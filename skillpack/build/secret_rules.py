@@ -717,10 +717,10 @@ def scan_text(data: bytes) -> tuple[list[Finding], bool]:
     rule: the older PEM-header check of `skillpack.build.scan` needs to look only then), from
     the same single search for needles."""
     raw = _Window("utf-8")
-    present, utf16 = _present(data)
+    present, marked = _present(data)
     raw.feed(data, final=True, present=present)
     found = raw.findings
-    reading = _utf16_reading(data, 0, utf16)
+    reading = _utf16_reading(data, 0, marked)
     if reading is not None:
         encoding, start = reading
         utf16 = _Window(encoding)

@@ -585,22 +585,30 @@ def test_the_re_prefilter_finds_what_the_re2_one_finds(monkeypatch: pytest.Monke
 
 
 def test_a_text_without_needles_costs_one_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rules, the UTF-16 marker and the PEM check are all decided by one pass of the RE2
-    set: a file holding no needle is searched exactly once."""
-    if secret_rules._NEEDLES is None:
+    """The rules, the UTF-16 marker and the PEM check are all decided by one RE2 search for
+    any needle: a file holding none is searched exactly once (the RE2 set, which tells the
+    rules apart, runs only on a text holding a needle)."""
+    real = secret_rules._NEEDLES
+    if real is None:
         pytest.skip("google-re2 is not installed")
     calls: list[int] = []
-    real = secret_rules._NEEDLES
+    matched: list[int] = []
 
     class Counting:
-        def Match(self, text: bytes) -> list[int] | None:
+        def search(self, text: bytes) -> object:
             calls.append(len(text))
-            return real.Match(text)
+            return real.any.search(text)
 
-    monkeypatch.setattr(secret_rules, "_NEEDLES", Counting())
+    class CountingSet:
+        def Match(self, text: bytes) -> list[int] | None:
+            matched.append(len(text))
+            return real.set.Match(text)
+
+    monkeypatch.setattr(secret_rules, "_NEEDLES",
+                        secret_rules._Needles(Counting(), CountingSet(), real.index))
     plain = b"# notes\n" + b"nothing to see here, just words and numbers 12345\n" * 2000
     assert secret_rules.scan_text(plain) == ([], False)
-    assert calls == [len(plain)]
+    assert calls == [len(plain)] and matched == []
     key = b"-----BEGIN RSA " + b"PRIVATE KEY-----\n"
     assert secret_rules.scan_text(plain + key)[1] is True
     utf16 = ("x" * 5000 + "-----BEGIN RSA " + "PRIVATE KEY-----").encode("utf-16-le")

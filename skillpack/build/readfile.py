@@ -5,8 +5,8 @@ Small files are read whole, in one ``read`` call when they can be (the hot path 
 of many small files). Large ones stream through one fixed buffer, so memory stays flat
 whatever the file size (a buffer rather than mmap: a file truncated under an mmap kills the
 process with SIGBUS, and mapped pages would count in the process's RSS); each chunk is hashed
-with multi-threaded BLAKE3 (which releases the GIL) while a helper thread runs the secret
-rules over a copy of it.
+with multi-threaded BLAKE3 (which releases the GIL) on a helper thread while this one runs
+the secret rules over it and reads the next chunk into a second buffer.
 
 The walk (`skillpack.build.walk`) and the file records (`skillpack.build.records`) read
 through these, and every carried file is opened with `OPEN_FLAGS`; the runtime never imports
@@ -110,37 +110,45 @@ def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
 
 def hash_large(fd: int, size: int, scan: ContentStream | None = None,
                sha: Any = None) -> tuple[str, bytes]:
-    """`hash_fd` for a large file: one buffer; the hash of a chunk and its content check
-    (`scan`, fed a copy of each chunk) run together; `sha` (a hashlib object), when given, is
-    updated with the same bytes. Returns the BLAKE3 hex and the first `HEAD` bytes read (for
-    its `#!` line)."""
+    """`hash_fd` for a large file, read once: two buffers taken in turn; while a helper thread
+    hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, when given: both
+    release the GIL), this thread runs the content check over it (`scan`: the RE2 set and the
+    rules hold the GIL) and reads the next chunk into the other buffer. Returns the BLAKE3 hex
+    and the first `HEAD` bytes read (for its `#!` line)."""
     hasher = blake3(max_threads=blake3.AUTO)
-    buf = bytearray(READ_CHUNK)
-    view = memoryview(buf)
+    bufs = (bytearray(READ_CHUNK), bytearray(READ_CHUNK))
+    views = (memoryview(bufs[0]), memoryview(bufs[1]))
+
+    def digest(chunk: memoryview) -> None:
+        hasher.update(chunk)
+        if sha is not None:
+            sha.update(chunk)
+
     total = 0
     head = b""
     try:
-        # the scan (the regular expressions hold the GIL) runs in the helper while this
-        # thread hashes (BLAKE3 releases the GIL); both finish before the buffer is read into
-        # again
-        with ThreadPoolExecutor(1, thread_name_prefix="skillpack-scan") as helper:
-            while True:
-                n = os.readv(fd, [buf])
-                if n == 0:
-                    break
-                if not total:
-                    head = bytes(view[: min(n, HEAD)])
+        with ThreadPoolExecutor(1, thread_name_prefix="skillpack-hash") as helper:
+            turn = 0
+            n = os.readv(fd, [bufs[turn]])
+            while n:
                 total += n
                 if total > size:
                     raise Changed
-                scanned = helper.submit(scan.feed, view[:n]) if scan is not None else None
-                hasher.update(view[:n])
-                if sha is not None:
-                    sha.update(view[:n])
-                if scanned is not None:
-                    scanned.result()
+                chunk = views[turn][:n]
+                if not head:
+                    head = bytes(chunk[:HEAD])
+                hashed = helper.submit(digest, chunk)
+                try:
+                    if scan is not None:
+                        scan.feed(chunk)
+                    turn ^= 1
+                    n = os.readv(fd, [bufs[turn]])  # the other buffer: the helper reads chunk
+                finally:
+                    hashed.result()
+                chunk.release()
     finally:
-        view.release()
+        for view in views:
+            view.release()
     if total != size:
         raise Changed
     return hasher.hexdigest(), head

@@ -159,14 +159,16 @@ class ContentStream:
     def feed(self, chunk: bytes | bytearray | memoryview) -> None:
         if self._scan is None:
             return
-        data = bytes(chunk)
-        self._scan.feed(data)
-        if not self._pem:
-            self._pem = contains_private_key(self._tail + data[:PRIVATE_KEY_HEADER_MAX]) or (
-                contains_private_key(data))
-            self._tail = data[-PRIVATE_KEY_HEADER_MAX:]
-        if self._whole is not None:
-            self._whole.append(data)
+        view = memoryview(chunk)
+        marked = self._scan.feed(view)  # False: no ``PRIVATE KEY`` in this chunk or before it
+        if (not self._pem and marked) or self._whole is not None:
+            data = bytes(view)  # copied only when needed: most chunks hold no marker
+            if not self._pem and marked:
+                self._pem = contains_private_key(self._tail + data[:PRIVATE_KEY_HEADER_MAX]) or (
+                    contains_private_key(data))
+            if self._whole is not None:
+                self._whole.append(data)
+        self._tail = bytes(view[-PRIVATE_KEY_HEADER_MAX:])
 
     def finish(self) -> ContentScan:
         if self._scan is None or self.allow is None:

@@ -503,29 +503,40 @@ class _NeedleSet(Protocol):
     def Match(self, text: bytes) -> list[int] | None: ...
 
 
-def _needle_set() -> _NeedleSet | None:
-    """Every rule's needles as one RE2 set (google-re2's ``RE2::Set``), each pattern reported
-    as its rule's index, the UTF-16 key markers as `_UTF16_AT`: ONE pass over a text tells
-    which rules can match in it and whether it holds a UTF-16 ``PRIVATE KEY``. None without
-    google-re2 (`_present` then falls back on `PREFILTER` and a search per needle)."""
+@dataclass(frozen=True, slots=True)
+class _Needles:
+    """`any`: one RE2 pattern finding any rule's needle or a UTF-16 ``PRIVATE KEY`` (a pass
+    at memory speed when nothing matches, the common case); `set`: the same needles as an RE2
+    set (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the
+    markers), searched only in a text `any` matched, to tell which rules run (a set reports
+    every pattern, so it cannot stop at the first match: several times slower)."""
+
+    any: _Searcher
+    set: _NeedleSet
+    index: tuple[int, ...]
+
+
+def _needle_set() -> _Needles | None:
+    """The `_Needles` of the rule table; None without google-re2 (`_present` then falls back
+    on `PREFILTER` and a search per needle)."""
     if re2 is None:
         return None
     needles = re2.Set.SearchSet()
     index: list[int] = []
+    patterns: list[bytes] = []
     for at, r in enumerate(RULES):
         for n in r.needles:
-            needles.Add(b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n))
+            patterns.append(b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n))
             index.append(at)
     for _, _, marker in _UTF16:
-        needles.Add(re.escape(marker))
+        patterns.append(re.escape(marker))
         index.append(_UTF16_AT)
+    for pattern in patterns:
+        needles.Add(pattern)
     needles.Compile()
-    _SET_INDEX[:] = index
-    found: _NeedleSet = needles
-    return found
+    return _Needles(re2.compile(b"|".join(patterns)), needles, tuple(index))
 
 
-_SET_INDEX: list[int] = []  # pattern number in `_NEEDLES` -> rule index (or `_UTF16_AT`)
 _NEEDLES = _needle_set()
 
 
@@ -533,10 +544,12 @@ def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
     """The rules one of whose needles `text` holds (in table order), and whether it may hold a
     UTF-16 ``PRIVATE KEY`` (always True without google-re2: the caller then looks)."""
     if _NEEDLES is not None:
-        hits = _NEEDLES.Match(text)
+        if _NEEDLES.any.search(text) is None:  # most texts hold no needle: one pass
+            return (), False
+        hits = _NEEDLES.set.Match(text)
         if not hits:
             return (), False
-        ats = sorted({_SET_INDEX[h] for h in hits})
+        ats = sorted({_NEEDLES.index[h] for h in hits})
         utf16 = ats[-1] == _UTF16_AT
         return tuple(RULES[at] for at in ats if at != _UTF16_AT), utf16
     if PREFILTER.search(text) is None:  # most texts hold no needle
@@ -620,11 +633,14 @@ class _Window:
         self.seen: set[tuple[str, int]] = set()
         self.findings: list[Finding] = []
 
-    def feed(self, chunk: bytes, final: bool,
-             present: tuple[Rule, ...] | None = None) -> None:
-        """Scan `chunk` (after the kept tail); `present`: `_present(tail + chunk)[0]` when the
-        caller has it, so the window is not searched for needles twice."""
-        window = self.tail + chunk if self.tail else chunk
+    def feed(self, chunk: bytes | memoryview, final: bool,
+             present: tuple[Rule, ...] | None = None,
+             window: bytes | None = None) -> None:
+        """Scan `chunk` (after the kept tail); `present`: `_present(tail + chunk)[0]` and
+        `window`: ``tail + chunk``, when the caller has them (not searched or copied twice)."""
+        text: bytes = (window if window is not None
+                       else self.tail + chunk if self.tail else bytes(chunk))
+        window = text
         limit = len(window) if final else len(window) - _MARGIN
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
@@ -669,13 +685,17 @@ class StreamScan:
         self._decoder: codecs.IncrementalDecoder | None = None
         self._head = b""  # the first bytes, until there are enough to tell UTF-16
         self._fed = 0  # bytes of the file fed to the raw window
+        self._marker = True  # whether the last window scanned holds ``PRIVATE KEY``
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes | memoryview) -> bool:
+        """Scan `chunk`; return False when the window just scanned (the text kept from before
+        and `chunk`) holds no ``PRIVATE KEY``, True when it does or was not scanned yet."""
         if self._fed == 0 and len(self._head) + len(chunk) < _SAMPLE:
             self._head += chunk
-            return
+            return True
         self._feed(self._head + chunk if self._head else chunk, final=False)
         self._head = b""
+        return self._marker
 
     def finish(self) -> list[Finding]:
         """Every finding, UTF-8 ones first, then those of a UTF-16 reading, each in order."""
@@ -684,10 +704,11 @@ class StreamScan:
         found = self._raw.findings
         return found + self._utf16.findings if self._utf16 is not None else list(found)
 
-    def _feed(self, chunk: bytes, final: bool) -> None:
+    def _feed(self, chunk: bytes | memoryview, final: bool) -> None:
         raw = self._raw
         window = raw.tail + chunk
         present, utf16 = _present(window)
+        self._marker = _BY_ID["private-key"] in present
         if self._utf16 is None:
             reading = _utf16_reading(window, raw.offset, utf16)
             if reading is not None:  # read as UTF-16 from here on (from the start, usually)
@@ -697,10 +718,10 @@ class StreamScan:
                 self._feed_utf16(window[start - raw.offset :], final)
         elif self._decoder is not None:
             self._feed_utf16(chunk, final)
-        raw.feed(chunk, final, present)
+        raw.feed(chunk, final, present, window)
         self._fed += len(chunk)
 
-    def _feed_utf16(self, data: bytes, final: bool) -> None:
+    def _feed_utf16(self, data: bytes | memoryview, final: bool) -> None:
         assert self._utf16 is not None and self._decoder is not None
         text = self._decoder.decode(data, final).encode("utf-8")
         self._utf16.feed(text, final)

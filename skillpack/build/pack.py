@@ -52,7 +52,7 @@ from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.spec.digest import digest_records
 from skillpack.spec.manifest import MANIFEST_PATH, Manifest
-from skillpack.storedzip.writer import ZipWriter
+from skillpack.storedzip.writer import MAX_MEMBERS, ZipWriter
 
 __all__ = [
     "ARCHIVE_SUFFIX",
@@ -202,7 +202,9 @@ def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     skill = parse_skill_file(folder)
     require_valid(skill, source=str(folder))
     rules = output_rules(folder, outputs)
-    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=True)
+    # refused right after listing when over the member limit, before any file is read
+    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=True,
+                            member_limit=MAX_MEMBERS - 1)
     for item in fileset.left_out:
         if item.rule == OUTPUT_RULE:
             note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "

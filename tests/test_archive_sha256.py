@@ -12,7 +12,7 @@ import pytest
 
 from skillpack.build import pack as pack_module
 from skillpack.build.pack import pack_skills
-from skillpack.build.sha256 import HashingFile
+from skillpack.build.sha256 import HashingFile, archive_sha256
 from skillpack.storedzip.writer import CHUNK_SIZE, ZipWriter
 
 SKILL_MD = "---\nname: {}\ndescription: A skill whose archive is hashed as it is written.\n---\n"
@@ -26,6 +26,18 @@ def make_skill(root: Path, files: dict[str, bytes]) -> Path:
     return root
 
 
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The archives pack reads back to hash them."""
+    read_back: list[str] = []
+
+    def counting(path: str | Path) -> str:
+        read_back.append(str(path))
+        return archive_sha256(path)
+
+    monkeypatch.setattr(pack_module, "archive_sha256", counting)
+    return read_back
+
+
 def sha(path: Path) -> str:
     return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -33,10 +45,7 @@ def sha(path: Path) -> str:
 def test_an_archive_of_small_files_is_hashed_while_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     skill = make_skill(tmp_path / "small", {"a.txt": b"alpha\n", "b.bin": bytes(range(256))})
-    read_back: list[str] = []
-    real = pack_module.archive_sha256
-    monkeypatch.setattr(pack_module, "archive_sha256",
-                        lambda p: read_back.append(str(p)) or real(p))
+    read_back = count_reads(monkeypatch)
     [result] = pack_skills([skill], tmp_path / "out")
     assert result.written and result.sha256 == sha(result.path)
     assert read_back == []  # never read again
@@ -47,10 +56,7 @@ def test_an_archive_with_a_patched_crc_is_hashed_once_written(
     big = bytes(range(256)) * (3 * CHUNK_SIZE // 256)  # streamed from disk: CRC patched
     skill = make_skill(tmp_path / "big", {"big.bin": big})
     monkeypatch.setattr(pack_module, "PACK_KEEP_BYTES", 0)
-    read_back: list[str] = []
-    real = pack_module.archive_sha256
-    monkeypatch.setattr(pack_module, "archive_sha256",
-                        lambda p: read_back.append(str(p)) or real(p))
+    read_back = count_reads(monkeypatch)
     [result] = pack_skills([skill], tmp_path / "out")
     assert result.sha256 == sha(result.path)
     assert read_back == [str(result.path)]

@@ -26,6 +26,7 @@ taking their runs in turn, ``os.sync()`` (untimed) before each.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -42,7 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build import (  # noqa: E402
+from bench_build import (
     CORPUS,
     HWM_SOURCE,
     REFUSED,
@@ -129,10 +130,8 @@ def libyaml(texts: Sequence[str]) -> None:
     import yaml
 
     for text in texts:
-        try:
-            yaml.load(text, Loader=yaml.CSafeLoader)  # noqa: S506 (the C safe loader)
-        except yaml.YAMLError:
-            pass
+        with contextlib.suppress(yaml.YAMLError):
+            yaml.load(text, Loader=yaml.CSafeLoader)  # the C safe loader
 
 
 _REFUSAL_CHILD = HWM_SOURCE + textwrap.dedent("""

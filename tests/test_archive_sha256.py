@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,11 @@ import pytest
 from skillpack.build import pack as pack_module
 from skillpack.build.pack import pack_skills
 from skillpack.build.sha256 import HashingFile, archive_sha256
+from skillpack.build.verify import digest
+from skillpack.errors import IntegrityError
 from skillpack.storedzip.writer import CHUNK_SIZE, ZipWriter
+
+MiB = 1 << 20
 
 SKILL_MD = "---\nname: {}\ndescription: A skill whose archive is hashed as it is written.\n---\n"
 
@@ -78,3 +85,31 @@ def test_hashing_file_is_exact_until_something_is_written_over() -> None:
     hashing.seek(0)
     hashing.write(b"P")
     assert hashing.sha256() is None
+
+
+def test_a_large_file_is_written_front_to_back_and_hashed_while_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file the walk streamed (4 MiB or more) carries its CRC-32 from that read: the writer
+    puts it in the header at once, so the archive is never seeked into nor read back."""
+    big = bytes(range(256)) * (5 * MiB // 256)
+    skill = make_skill(tmp_path / "large", {"big.bin": big})
+    read_back = count_reads(monkeypatch)
+    [result] = pack_skills([skill], tmp_path / "out")
+    assert read_back == [] and result.sha256 == sha(result.path)
+    with zipfile.ZipFile(result.path) as archive:
+        assert archive.testzip() is None  # every CRC right
+        assert archive.read("large/big.bin") == big
+    assert digest(result.path) == digest(skill)
+
+
+def test_a_crc_that_does_not_match_the_bytes_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "data.bin"
+    data = b"x" * (2 * CHUNK_SIZE)
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with pytest.raises(IntegrityError, match="CRC-32"):
+            ZipWriter(io.BytesIO()).add_fd("data.bin", fd, len(data),
+                                          expect_crc=zlib.crc32(data) ^ 1)
+    finally:
+        os.close(fd)

@@ -122,9 +122,10 @@ class PreparedSkill:
                 out.append(Member(prefix + record.path, record.size, record.mode == "100755",
                                   record.blake3, data=found.data, walked=w))
                 continue
+            crc = found.crc32 if found is not None and found.walked is w else None
             out.append(Member(prefix + record.path, record.size, record.mode == "100755",
                               record.blake3, disk=os.path.join(self.fileset.root, w.disk_path),
-                              walked=w))
+                              walked=w, crc32=crc))
         return tuple(out)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -36,6 +37,7 @@ __all__ = [
     "READ_CHUNK",
     "ROOT_FLAGS",
     "Changed",
+    "Crc32",
     "hash_fd",
     "hash_file",
     "hash_large",
@@ -55,6 +57,17 @@ LARGE_FILE = 4 * 1024 * 1024  # from this size on: streamed, hashed on several t
 READ_CHUNK = 4 * 1024 * 1024
 #: File type and owner-execute bits of ``st_mode`` for each mode of the digest.
 MODE_BITS = {"100644": stat.S_IFREG, "100755": stat.S_IFREG | stat.S_IXUSR}
+
+
+class Crc32:
+    """A running CRC-32 (zlib's; it releases the GIL on large buffers), fed like a hashlib
+    object: what the zip writer needs to write a large member front to back."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def update(self, data: bytes | bytearray | memoryview) -> None:
+        self.value = zlib.crc32(data, self.value)
 
 
 class Changed(Exception):
@@ -109,12 +122,12 @@ def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
 
 
 def hash_large(fd: int, size: int, scan: ContentStream | None = None,
-               sha: Any = None) -> tuple[str, bytes]:
+               sha: Any = None, crc: Crc32 | None = None) -> tuple[str, bytes]:
     """`hash_fd` for a large file, read once: two buffers taken in turn; while a helper thread
-    hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, when given: both
-    release the GIL), this thread runs the content check over it (`scan`: the RE2 set and the
-    rules hold the GIL) and reads the next chunk into the other buffer. Returns the BLAKE3 hex
-    and the first `HEAD` bytes read (for its `#!` line)."""
+    hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when
+    given: all release the GIL), this thread runs the content check over it (`scan`: the RE2
+    set and the rules hold the GIL) and reads the next chunk into the other buffer. Returns
+    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line)."""
     hasher = blake3(max_threads=blake3.AUTO)
     bufs = (bytearray(READ_CHUNK), bytearray(READ_CHUNK))
     views = (memoryview(bufs[0]), memoryview(bufs[1]))
@@ -123,6 +136,8 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
         hasher.update(chunk)
         if sha is not None:
             sha.update(chunk)
+        if crc is not None:
+            crc.update(chunk)
 
     total = 0
     head = b""

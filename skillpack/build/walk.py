@@ -36,6 +36,7 @@ from skillpack.build.readfile import (
     OPEN_FLAGS,
     ROOT_FLAGS,
     Changed,
+    Crc32,
     hash_large,
     small_file_reader,
 )
@@ -226,8 +227,9 @@ class Walker:
         that changes meanwhile or cannot be read is left for hash_files, which says why."""
         stream = ContentStream(walked.path, self.allow.allow(walked.path))
         sha = hashlib.sha256() if self.sha256 else None
+        crc = Crc32() if self.sha256 else None  # pack's walk: its writer needs the CRC
         try:
-            hex_digest, head = hash_large(fd, st.st_size, stream, sha)
+            hex_digest, head = hash_large(fd, st.st_size, stream, sha, crc)
             after = os.fstat(fd)
         except (Changed, OSError):
             return
@@ -238,7 +240,8 @@ class Walker:
             self.refuse_content(walked.path, content)
         shebang = shebang_line(head[:HEAD]) if walked.mode == "100755" else None
         self.hashed[walked.path] = HashedFile(walked, hex_digest, content, None, shebang,
-                                              sha.hexdigest() if sha is not None else "")
+                                              sha.hexdigest() if sha is not None else "",
+                                              crc.value if crc is not None else None)
 
     def other(self, rel: str, st_mode: int) -> None:
         """A walked entry that is neither a regular file nor a folder."""

@@ -426,8 +426,11 @@ def machine() -> dict[str, Any]:
     if shutil.which("b3sum"):
         b3 = subprocess.run(["b3sum", "--version"], capture_output=True, text=True).stdout
     import blake3
-    import dirhash  # type: ignore[import-untyped, unused-ignore]
 
+    try:
+        import dirhash  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:  # only the issue 18 table is run: it needs no dirhash
+        dirhash = None
     return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(),
             "platform": platform.platform(), "blake3": blake3.__version__,
             "dirhash": getattr(dirhash, "__version__", "?"), "b3sum": b3.strip()}
@@ -494,14 +497,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
     parser.add_argument("--tmp", type=Path, help="folder for the generated data (a temp "
                         "folder inside it is removed at the end)")
-    parser.add_argument("--only", choices=["corpus", "small", "big", "memory"], action="append",
+    parser.add_argument("--only", choices=["corpus", "small", "big", "memory", "issue18"],
+                        action="append",
                         help="run only these workloads (repeatable)")
     args = parser.parse_args(argv)
     runs = args.runs or (3 if args.quick else 5)
     small_count = 1000 if args.quick else 10_000
     big_size = (32 if args.quick else 256) * MiB
     memory_size = (128 if args.quick else 1024) * MiB
-    only = set(args.only or ["corpus", "small", "big", "memory"])
+    only = set(args.only or ["corpus", "small", "big", "memory", "issue18"])
 
     load_before = os.getloadavg()
     root = Path(tempfile.mkdtemp(prefix="skillpack-bench-build-", dir=args.tmp))
@@ -515,10 +519,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(root, ignore_errors=True)
             raise
 
-    import dirhash  # type: ignore[import-untyped, unused-ignore]
+    if not only & {"corpus", "small", "big"}:
+        dirhash = None  # only these compare with dirhash: the others run without it installed
+    else:
+        import dirhash  # type: ignore[import-untyped, unused-ignore]
 
     candidates = [a for a in ("md5", "sha1", "sha256", "sha512", "blake2b", "blake2s")
-                  if a in dirhash.algorithms_available]
+                  if dirhash is not None and a in dirhash.algorithms_available] or ["sha1"]
     algorithm, speeds = fastest_hashlib(candidates)
     info = machine()
     print(f"{info['cpu']}, {info['nproc']} CPUs, Python {info['python']}, blake3 "
@@ -562,6 +569,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for key, (title, make) in generated.items():
             if key in only:
                 works[key] = run_generated(key, title, make, root, runs, algorithm)
+        issue18: dict[str, Any] | None = None
+        if "issue18" in only:  # the table of issue 18, peers in the same run (issue18.py)
+            from issue18 import main as issue18_main
+
+            issue18 = issue18_main([*(["--quick"] if args.quick else []), "--runs", str(runs)],
+                                   tmp=root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -580,7 +593,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "hashlib_speeds": speeds,
             "workloads": {k: {"title": w.title, "rows": [r.to_dict() for r in w.rows]}
                           for k, w in works.items()},
-            "memory": memory, "targets": results}, indent=2) + "\n", encoding="utf-8")
+            "memory": memory, "targets": results, "issue18": issue18}, indent=2) + "\n",
+            encoding="utf-8")
     return 0
 
 

@@ -6,13 +6,20 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
 * small (10,000 files of 4 KiB): Python's ``open``/``read`` (bench_build's "read"); a stripped
   loop making only the calls a safe digest needs (list each folder, open each file without
   following a link, ``fstat``, read, close, BLAKE3, look for the private-key marker), with no
-  checks, records or errors; and ``skillpack.build.verify.digest``;
+  checks, records or errors; that loop with the secret rules' needle search (issue 18); and
+  ``skillpack.build.verify.digest``;
 * big (one 256 MiB file): b3sum; the private-key marker search alone over bytes already in
-  memory (``bytes.find``, one core: it holds the GIL); reading through one reused buffer and
-  hashing with multi-threaded BLAKE3, no search; and ``skillpack.build.verify.digest``;
+  memory (``bytes.find``, one core: it holds the GIL); the search for the secret rules'
+  needles alone (issue 18: what the content scan must do at least, one RE2 pass over each
+  4 MiB window, holding the GIL, so on one core whatever BLAKE3 does on the other); reading
+  through one reused buffer and hashing with multi-threaded BLAKE3, no search; and
+  ``skillpack.build.verify.digest``;
 * corpus (the 181 valid skills of ../shared/corpus): ``pack_skills``; the stripped loop over
-  their folders; writing the bytes of their 181 archives (made beforehand, in memory) as 181
-  plain files, no fsync; and fsyncing 181 such files one after the other, and on 8 threads.
+  their folders; the same loop with the secret rules' needle search in place of the marker
+  (issue 18: the least a digest that scans every file can cost); that search alone over the
+  files' bytes in memory; writing the bytes of their 181 archives (made beforehand, in
+  memory) as 181 plain files, no fsync; and fsyncing 181 such files one after the other, and
+  on 8 threads.
 
 Runs taken round-robin after a warm-up, ``os.sync()`` before each (untimed); medians printed.
 """
@@ -83,6 +90,44 @@ def stripped_loop(root: str) -> None:
             os.close(dir_fd)
 
 
+def scanned_loop(root: str) -> None:
+    """`stripped_loop` with the content scan's least work: one RE2 search for the rules'
+    needles over each file (`secret_rules._present`) instead of the marker search."""
+    from blake3 import blake3
+
+    from skillpack.build.secret_rules import _present
+
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            with os.scandir(dir_fd) as listing:
+                entries = list(listing)
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(os.path.join(folder, entry.name))
+                    continue
+                fd = os.open(entry.name, FLAGS, dir_fd=dir_fd)
+                try:
+                    size = os.fstat(fd).st_size
+                    data = os.read(fd, size + 1)
+                finally:
+                    os.close(fd)
+                blake3(data).digest()
+                _present(data)
+        finally:
+            os.close(dir_fd)
+
+
+def needle_windows(data: bytes, window: int = 4 * MiB) -> None:
+    """The needle search of the content scan over `data` in the windows it reads."""
+    from skillpack.build.secret_rules import _present
+
+    for at in range(0, len(data), window):
+        _present(data[at:at + window])
+
+
 def buffered_hash(path: str) -> None:
     from blake3 import blake3
 
@@ -113,6 +158,7 @@ def main() -> int:
         got = timed({
             "python open/read/close": lambda: python_read(files),
             "stripped loop": lambda: stripped_loop(str(small)),
+            "stripped loop + needle search": lambda: scanned_loop(str(small)),
             "skillpack digest": lambda: digest(small),
         }, args.runs)
         base = got["python open/read/close"]
@@ -130,6 +176,7 @@ def main() -> int:
                 ["b3sum", str(big / "big.bin")], stdout=subprocess.DEVNULL, check=True)
         jobs.update({
             "marker search alone": lambda: data.find(MARKER),
+            "needle search alone (RE2)": lambda: needle_windows(data),
             "read + BLAKE3 (threads)": lambda: buffered_hash(str(big / "big.bin")),
             "skillpack digest": lambda: digest(big),
         })
@@ -189,9 +236,14 @@ def corpus_floors(root: Path, runs: int) -> None:
             os.close(fd)
 
     synced: dict[int, list[float]] = {}
+    from skillpack.build.secret_rules import _present
+
+    datas = [p.read_bytes() for f in folders for p in f.rglob("*") if p.is_file()]
     got = timed({
         "pack_skills": lambda: pack_skills(folders, fresh()),
         "stripped loop (read, hash)": lambda: [stripped_loop(str(f)) for f in folders],
+        "stripped loop + needle search": lambda: [scanned_loop(str(f)) for f in folders],
+        "needle search alone (RE2)": lambda: [_present(d) for d in datas],
         "181 plain files, no fsync": lambda: plain_files(0),
         "181 plain files + fsync x1": lambda: plain_files(1),
         "181 plain files + fsync x8": lambda: plain_files(8),

@@ -578,5 +578,51 @@ def test_the_re_prefilter_finds_what_the_re2_one_finds(monkeypatch: pytest.Monke
     with_re2 = [secret_rules.scan_bytes(data) for _, _, data, _ in LEAKS]
     monkeypatch.setattr(secret_rules, "re2", None)
     monkeypatch.setattr(secret_rules, "PREFILTER", secret_rules._prefilter())
+    monkeypatch.setattr(secret_rules, "_NEEDLES", secret_rules._needle_set())
+    assert secret_rules._NEEDLES is None
     assert isinstance(secret_rules.PREFILTER, re.Pattern)
     assert [secret_rules.scan_bytes(data) for _, _, data, _ in LEAKS] == with_re2
+
+
+def test_a_text_without_needles_costs_one_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rules, the UTF-16 marker and the PEM check are all decided by one RE2 search for
+    any needle: a file holding none is searched exactly once (the RE2 set, which tells the
+    rules apart, runs only on a text holding a needle)."""
+    real = secret_rules._NEEDLES
+    if real is None:
+        pytest.skip("google-re2 is not installed")
+    calls: list[int] = []
+    matched: list[int] = []
+
+    class Counting:
+        def search(self, text: bytes) -> object:
+            calls.append(len(text))
+            return real.any.search(text)
+
+    class CountingSet:
+        def Match(self, text: bytes) -> list[int] | None:
+            matched.append(len(text))
+            return real.set.Match(text)
+
+    monkeypatch.setattr(secret_rules, "_NEEDLES",
+                        secret_rules._Needles(Counting(), CountingSet(), real.index))
+    plain = b"# notes\n" + b"nothing to see here, just words and numbers 12345\n" * 2000
+    assert secret_rules.scan_text(plain) == ([], False)
+    assert calls == [len(plain)] and matched == []
+    key = b"-----BEGIN RSA " + b"PRIVATE KEY-----\n"
+    assert secret_rules.scan_text(plain + key)[1] is True
+    utf16 = ("x" * 5000 + "-----BEGIN RSA " + "PRIVATE KEY-----").encode("utf-16-le")
+    assert secret_rules._present(b"ab" + utf16)[1] is True
+    assert secret_rules._present(plain)[1] is False
+
+
+def test_the_marker_of_scan_text_is_the_needle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`scan_text`'s PEM marker is True exactly when the bytes hold ``PRIVATE KEY``, with RE2
+    and without it."""
+    samples = [data for _, _, data, _ in LEAKS] + [b"", b"PRIVATE KEY", b"private key"]
+    expected = [b"PRIVATE KEY" in data for data in samples]
+    assert [secret_rules.scan_text(data)[1] for data in samples] == expected
+    monkeypatch.setattr(secret_rules, "re2", None)
+    monkeypatch.setattr(secret_rules, "PREFILTER", secret_rules._prefilter())
+    monkeypatch.setattr(secret_rules, "_NEEDLES", secret_rules._needle_set())
+    assert [secret_rules.scan_text(data)[1] for data in samples] == expected

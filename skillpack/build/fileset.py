@@ -65,6 +65,9 @@ class HashedFile:
     shebang: str | None = None
     #: its SHA-256 hex, from the same bytes, when the walk was asked for it (else "")
     sha256: str = ""
+    #: its CRC-32, from the same bytes, for a large file read by a walk asked for SHA-256s
+    #: (pack's: the zip writer then writes its header at once), else None
+    crc32: int | None = None
 
 
 @dataclass(frozen=True)

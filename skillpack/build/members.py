@@ -43,6 +43,7 @@ class Member:
     data: bytes | memoryview | None = None
     disk: str | None = None
     walked: WalkedFile | None = None
+    crc32: int | None = None  # of a disk member's bytes as the walk read them, if known
 
 
 def check_limits(members: Sequence[Member], *, what: str) -> None:
@@ -92,7 +93,7 @@ def _copy_disk_member(writer: ZipWriter, member: Member) -> None:
                                  path=member.disk,
                                  hint="stop whatever is changing the skill, then pack again")
         writer.add_fd(member.name, fd, member.size, executable=member.executable,
-                      expect_blake3=member.blake3)
+                      expect_blake3=member.blake3, expect_crc=member.crc32)
     finally:
         os.close(fd)
 

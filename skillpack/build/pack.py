@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import BinaryIO, cast
 
 from skillpack.build.atomic import AtomicBatch
 from skillpack.build.define import DefinedSkill, materialized
@@ -41,7 +42,7 @@ from skillpack.build.prepare import (
     prepare_skill,
     target_warnings,
 )
-from skillpack.build.sha256 import archive_sha256
+from skillpack.build.sha256 import HashingFile, archive_sha256
 from skillpack.build.targets import Layout
 from skillpack.errors import (
     ArchiveError,
@@ -202,8 +203,9 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
 
 
 def _with_sha256(results: list[PackResult]) -> list[PackResult]:
-    """Each result with the SHA-256 of its archive's bytes, read once they have their name."""
-    return [replace(r, sha256=archive_sha256(r.path)) for r in results]
+    """Each result with the SHA-256 of its archive's bytes: hashed as they were written, or
+    (an archive left as it was, or one whose writer patched a CRC) read once named."""
+    return [r if r.sha256 else replace(r, sha256=archive_sha256(r.path)) for r in results]
 
 
 def pack_prepared(prepared: Sequence[PreparedSkill], out_dir: str | os.PathLike[str], *,
@@ -238,10 +240,12 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
             progress(sum(f.size for f in item.manifest.files))
         return PackResult(item.name, item.digest, dest, False, item.source,
                           layout=item.layout, warnings=warnings)
-    with batch.write(dest) as handle, ZipWriter(handle) as writer:
-        write_members(writer, item.members(), progress)
+    with batch.write(dest) as handle:
+        hashing = HashingFile(handle)
+        with ZipWriter(cast(BinaryIO, hashing)) as writer:
+            write_members(writer, item.members(), progress)
     return PackResult(item.name, item.digest, dest, True, item.source, layout=item.layout,
-                      warnings=warnings)
+                      warnings=warnings, sha256=hashing.sha256() or "")
 
 
 def pack(paths: Iterable[str | os.PathLike[str] | DefinedSkill] | str | os.PathLike[str]

@@ -25,6 +25,7 @@ from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.spec.digest import digest_records
 from skillpack.spec.manifest import MANIFEST_PATH, Manifest
+from skillpack.storedzip.writer import MAX_MEMBERS
 
 __all__ = [
     "OUTPUT_RULE",
@@ -80,9 +81,10 @@ class PreparedSkill:
                 out.append(Member(prefix + record.path, record.size, record.mode == "100755",
                                   record.blake3, data=found.data, walked=w))
                 continue
+            crc = found.crc32 if found is not None and found.walked is w else None
             out.append(Member(prefix + record.path, record.size, record.mode == "100755",
                               record.blake3, disk=os.path.join(self.fileset.root, w.disk_path),
-                              walked=w))
+                              walked=w, crc32=crc))
         return tuple(out)
 
 
@@ -147,7 +149,9 @@ def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: 
     options = options or PackOptions()
     layout = options.chosen_layout
     rules = output_rules(folder, outputs)
-    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=True)
+    # refused right after listing when over the member limit, before any file is read
+    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=True,
+                            member_limit=MAX_MEMBERS - 1)
     for item in fileset.left_out:
         if item.rule == OUTPUT_RULE:
             note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "

@@ -5,8 +5,8 @@ Small files are read whole, in one ``read`` call when they can be (the hot path 
 of many small files). Large ones stream through one fixed buffer, so memory stays flat
 whatever the file size (a buffer rather than mmap: a file truncated under an mmap kills the
 process with SIGBUS, and mapped pages would count in the process's RSS); each chunk is hashed
-with multi-threaded BLAKE3 (which releases the GIL) while a helper thread runs the secret
-rules over a copy of it.
+with multi-threaded BLAKE3 (which releases the GIL) on a helper thread while this one runs
+the secret rules over it and reads the next chunk into a second buffer.
 
 The walk (`skillpack.build.walk`) and the file records (`skillpack.build.records`) read
 through these, and every carried file is opened with `OPEN_FLAGS`; the runtime never imports
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
+import zlib
 from collections.abc import Callable
 from queue import SimpleQueue
 from threading import Thread
@@ -37,6 +38,7 @@ __all__ = [
     "READ_CHUNK",
     "ROOT_FLAGS",
     "Changed",
+    "Crc32",
     "hash_fd",
     "hash_file",
     "hash_large",
@@ -56,6 +58,17 @@ LARGE_FILE = 4 * 1024 * 1024  # from this size on: streamed, hashed on several t
 READ_CHUNK = 4 * 1024 * 1024
 #: File type and owner-execute bits of ``st_mode`` for each mode of the digest.
 MODE_BITS = {"100644": stat.S_IFREG, "100755": stat.S_IFREG | stat.S_IXUSR}
+
+
+class Crc32:
+    """A running CRC-32 (zlib's; it releases the GIL on large buffers), fed like a hashlib
+    object: what the zip writer needs to write a large member front to back."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def update(self, data: bytes | bytearray | memoryview) -> None:
+        self.value = zlib.crc32(data, self.value)
 
 
 class Changed(Exception):
@@ -144,43 +157,51 @@ class _Beside:
 
 
 def hash_large(fd: int, size: int, scan: ContentStream | None = None,
-               sha: Any = None) -> tuple[str, bytes]:
-    """`hash_fd` for a large file: one buffer; the hash of a chunk and its content check
-    (`scan`, fed a copy of each chunk) run together; `sha` (a hashlib object), when given, is
-    updated with the same bytes. Returns the BLAKE3 hex and the first `HEAD` bytes read (for
-    its `#!` line)."""
+               sha: Any = None, crc: Crc32 | None = None) -> tuple[str, bytes]:
+    """`hash_fd` for a large file, read once: two buffers taken in turn; while a helper thread
+    hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when
+    given: all release the GIL), this thread runs the content check over it (`scan`: the RE2
+    set and the rules hold the GIL) and reads the next chunk into the other buffer. Returns
+    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line)."""
     hasher = blake3(max_threads=blake3.AUTO)
-    buf = bytearray(READ_CHUNK)
-    view = memoryview(buf)
+    bufs = (bytearray(READ_CHUNK), bytearray(READ_CHUNK))
+    views = (memoryview(bufs[0]), memoryview(bufs[1]))
+
+    def digest(chunk: memoryview) -> None:
+        hasher.update(chunk)
+        if sha is not None:
+            sha.update(chunk)
+        if crc is not None:
+            crc.update(chunk)
+
     total = 0
     head = b""
-    helper = _Beside(scan.feed) if scan is not None else None
     try:
-        # the scan (the regular expressions hold the GIL) runs in the helper while this
-        # thread hashes (BLAKE3 releases the GIL); both finish before the buffer is read into
-        # again
-        while True:
-            n = os.readv(fd, [buf])
-            if n == 0:
-                break
-            if not total:
-                head = bytes(view[: min(n, HEAD)])
-            total += n
-            if total > size:
-                raise Changed
-            if helper is not None:
-                helper.submit(view[:n])
-            try:
-                hasher.update(view[:n])
-                if sha is not None:
-                    sha.update(view[:n])
-            finally:  # the scan is done with the buffer before it is read into again
-                if helper is not None:
+        helper = _Beside(digest)
+        try:
+            turn = 0
+            n = os.readv(fd, [bufs[turn]])
+            while n:
+                total += n
+                if total > size:
+                    raise Changed
+                chunk = views[turn][:n]
+                if not head:
+                    head = bytes(chunk[:HEAD])
+                helper.submit(chunk)
+                try:
+                    if scan is not None:
+                        scan.feed(chunk)
+                    turn ^= 1
+                    n = os.readv(fd, [bufs[turn]])  # the other buffer: the helper reads chunk
+                finally:
                     helper.result()
-    finally:
-        if helper is not None:
+                chunk.release()
+        finally:
             helper.close()
-        view.release()
+    finally:
+        for view in views:
+            view.release()
     if total != size:
         raise Changed
     return hasher.hexdigest(), head

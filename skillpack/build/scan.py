@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from skillpack.build import secret_rules
 from skillpack.build.inflate import GZIP_MAGIC, gunzip, read_tar, read_zip, sniff
-from skillpack.build.secret_rules import Finding, StreamScan, scan_member
+from skillpack.build.secret_rules import Finding, StreamScan, scan_file, scan_member
 from skillpack.build.secrets import PRIVATE_KEY_HEADER_MAX, contains_private_key
 from skillpack.errors import ArchiveError, Problem
 from skillpack.spec import allowances
@@ -131,8 +131,11 @@ def scan_content(path: str, data: bytes, allow: frozenset[str] | None) -> Conten
     rule ids allowed."""
     if allow is None:
         return CLEAN
+    if not _is_asset(path):  # one search for needles tells the rules and the PEM check
+        findings, marker = scan_file(path, data, None, allow=allow)
+        return _finish(path, findings, marker and contains_private_key(data), allow)
     try:
-        findings = scan_member(path, data, expand if _is_asset(path) else None, allow=allow)
+        findings = scan_member(path, data, expand, allow=allow)
     except ArchiveError as err:
         findings = scan_member(path, data, None, allow=allow)
         return _finish(path, findings, contains_private_key(data), allow,
@@ -156,14 +159,16 @@ class ContentStream:
     def feed(self, chunk: bytes | bytearray | memoryview) -> None:
         if self._scan is None:
             return
-        data = bytes(chunk)
-        self._scan.feed(data)
-        if not self._pem:
-            self._pem = contains_private_key(self._tail + data[:PRIVATE_KEY_HEADER_MAX]) or (
-                contains_private_key(data))
-            self._tail = data[-PRIVATE_KEY_HEADER_MAX:]
-        if self._whole is not None:
-            self._whole.append(data)
+        view = memoryview(chunk)
+        marked = self._scan.feed(view)  # False: no ``PRIVATE KEY`` in this chunk or before it
+        if (not self._pem and marked) or self._whole is not None:
+            data = bytes(view)  # copied only when needed: most chunks hold no marker
+            if not self._pem and marked:
+                self._pem = contains_private_key(self._tail + data[:PRIVATE_KEY_HEADER_MAX]) or (
+                    contains_private_key(data))
+            if self._whole is not None:
+                self._whole.append(data)
+        self._tail = bytes(view[-PRIVATE_KEY_HEADER_MAX:])
 
     def finish(self) -> ContentScan:
         if self._scan is None or self.allow is None:

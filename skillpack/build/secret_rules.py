@@ -44,7 +44,9 @@ __all__ = [
     "problem",
     "rule",
     "scan_bytes",
+    "scan_file",
     "scan_member",
+    "scan_text",
 ]
 
 #: The decompressor hook: (path of the asset, its bytes) -> (inner member path, inner bytes)
@@ -488,6 +490,74 @@ def _prefilter() -> _Searcher:
 #: Finds any rule's needle in a text (see `Rule.needles`).
 PREFILTER = _prefilter()
 
+_KEY_MARKER = "PRIVATE KEY"
+_UTF16 = (
+    ("utf-16-le", b"\xff\xfe", _KEY_MARKER.encode("utf-16-le")),
+    ("utf-16-be", b"\xfe\xff", _KEY_MARKER.encode("utf-16-be")),
+)
+#: Index of the UTF-16 ``PRIVATE KEY`` markers in `_NEEDLES` (after the rules' needles).
+_UTF16_AT = len(RULES)
+
+
+class _NeedleSet(Protocol):
+    def Match(self, text: bytes) -> list[int] | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Needles:
+    """`any`: one RE2 pattern finding any rule's needle or a UTF-16 ``PRIVATE KEY`` (a pass
+    at memory speed when nothing matches, the common case); `set`: the same needles as an RE2
+    set (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the
+    markers), searched only in a text `any` matched, to tell which rules run (a set reports
+    every pattern, so it cannot stop at the first match: several times slower)."""
+
+    any: _Searcher
+    set: _NeedleSet
+    index: tuple[int, ...]
+
+
+def _needle_set() -> _Needles | None:
+    """The `_Needles` of the rule table; None without google-re2 (`_present` then falls back
+    on `PREFILTER` and a search per needle)."""
+    if re2 is None:
+        return None
+    needles = re2.Set.SearchSet()
+    index: list[int] = []
+    patterns: list[bytes] = []
+    for at, r in enumerate(RULES):
+        for n in r.needles:
+            patterns.append(b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n))
+            index.append(at)
+    for _, _, marker in _UTF16:
+        patterns.append(re.escape(marker))
+        index.append(_UTF16_AT)
+    for pattern in patterns:
+        needles.Add(pattern)
+    needles.Compile()
+    return _Needles(re2.compile(b"|".join(patterns)), needles, tuple(index))
+
+
+_NEEDLES = _needle_set()
+
+
+def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
+    """The rules one of whose needles `text` holds (in table order), and whether it may hold a
+    UTF-16 ``PRIVATE KEY`` (always True without google-re2: the caller then looks)."""
+    if _NEEDLES is not None:
+        if _NEEDLES.any.search(text) is None:  # most texts hold no needle: one pass
+            return (), False
+        hits = _NEEDLES.set.Match(text)
+        if not hits:
+            return (), False
+        ats = sorted({_NEEDLES.index[h] for h in hits})
+        utf16 = ats[-1] == _UTF16_AT
+        return tuple(RULES[at] for at in ats if at != _UTF16_AT), utf16
+    if PREFILTER.search(text) is None:  # most texts hold no needle
+        return (), True
+    folded = text.lower() if any(r.fold for r in RULES) else text
+    return tuple(r for r in RULES
+                 if any(n in (folded if r.fold else text) for n in r.needles)), True
+
 
 def rule(rule_id: str) -> Rule:
     """The rule with id `rule_id` (KeyError if there is none)."""
@@ -496,35 +566,34 @@ def rule(rule_id: str) -> Rule:
 
 # -- scanning --------------------------------------------------------------------------------
 
-_KEY_MARKER = "PRIVATE KEY"
-_UTF16 = (
-    ("utf-16-le", b"\xff\xfe", _KEY_MARKER.encode("utf-16-le")),
-    ("utf-16-be", b"\xfe\xff", _KEY_MARKER.encode("utf-16-be")),
-)
 _SAMPLE = 4096  # bytes looked at to tell UTF-16 text by its NULs
 
 
-def _utf16_reading(data: bytes, offset: int = 0) -> tuple[str, int] | None:
+def _utf16_reading(data: bytes, offset: int = 0,
+                   markers: bool = True) -> tuple[str, int] | None:
     """Whether the text of which `data` is a window (starting at byte `offset` of the file)
     should also be read as UTF-16: (encoding, file offset the reading starts at) or None.
 
     At the start of a file: a byte order mark, or NULs in every other byte of the first
     4 KiB (UTF-16 text). Anywhere: a UTF-16 ``PRIVATE KEY`` (inside a file that is otherwise
     not UTF-16). One reading at most: ASCII text in UTF-16-LE also holds the UTF-16-BE form
-    of each word one byte further on, and the other way round."""
+    of each word one byte further on, and the other way round. `markers` False: `_present`
+    showed that `data` holds no UTF-16 ``PRIVATE KEY``, which is then not looked for."""
     (le, le_bom, le_marker), (be, be_bom, be_marker) = _UTF16
-    if offset == 0:
+    if offset == 0 and data.startswith((le_bom, be_bom)):
+        return (le, 2) if data.startswith(le_bom) else (be, 2)
+    # |odd - even| is at most their sum, the share of NULs: a head with too few NULs to
+    # tip either side (most files: none) is told at once, without counting each half
+    if offset == 0 and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2):
         sample = data[:_SAMPLE]
         half = max(1, len(sample) // 2)
         even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
-        if data.startswith(le_bom):
-            return le, 2
-        if data.startswith(be_bom):
-            return be, 2
         if odd - even > 0.3:
             return le, 0
         if even - odd > 0.3:
             return be, 0
+    if not markers:
+        return None
     at_le, at_be = data.find(le_marker), data.find(be_marker)
     if at_le >= 0 and (offset + at_le) % 2 == 0:
         return le, offset + at_le % 2
@@ -566,19 +635,18 @@ class _Window:
         self.seen: set[tuple[str, int]] = set()
         self.findings: list[Finding] = []
 
-    def feed(self, chunk: bytes, final: bool) -> None:
-        window = self.tail + chunk if self.tail else chunk
+    def feed(self, chunk: bytes | memoryview, final: bool,
+             present: tuple[Rule, ...] | None = None,
+             window: bytes | None = None) -> None:
+        """Scan `chunk` (after the kept tail); `present`: `_present(tail + chunk)[0]` and
+        `window`: ``tail + chunk``, when the caller has them (not searched or copied twice)."""
+        text: bytes = (window if window is not None
+                       else self.tail + chunk if self.tail else bytes(chunk))
+        window = text
         limit = len(window) if final else len(window) - _MARGIN
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
-        folded: bytes | None = None
-        for r in RULES if PREFILTER.search(window) else ():  # most texts hold no needle
-            if r.fold:
-                folded = window.lower() if folded is None else folded
-                if not any(n in folded for n in r.needles):
-                    continue
-            elif not any(n in window for n in r.needles):
-                continue
+        for r in _present(window)[0] if present is None else present:
             for match in r.pattern.finditer(window):
                 start = match.start()
                 if start < skip or match.end() > limit:
@@ -619,13 +687,17 @@ class StreamScan:
         self._decoder: codecs.IncrementalDecoder | None = None
         self._head = b""  # the first bytes, until there are enough to tell UTF-16
         self._fed = 0  # bytes of the file fed to the raw window
+        self._marker = True  # whether the last window scanned holds ``PRIVATE KEY``
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes | memoryview) -> bool:
+        """Scan `chunk`; return False when the window just scanned (the text kept from before
+        and `chunk`) holds no ``PRIVATE KEY``, True when it does or was not scanned yet."""
         if self._fed == 0 and len(self._head) + len(chunk) < _SAMPLE:
             self._head += chunk
-            return
+            return True
         self._feed(self._head + chunk if self._head else chunk, final=False)
         self._head = b""
+        return self._marker
 
     def finish(self) -> list[Finding]:
         """Every finding, UTF-8 ones first, then those of a UTF-16 reading, each in order."""
@@ -634,11 +706,13 @@ class StreamScan:
         found = self._raw.findings
         return found + self._utf16.findings if self._utf16 is not None else list(found)
 
-    def _feed(self, chunk: bytes, final: bool) -> None:
+    def _feed(self, chunk: bytes | memoryview, final: bool) -> None:
         raw = self._raw
+        window = raw.tail + chunk
+        present, utf16 = _present(window)
+        self._marker = _BY_ID["private-key"] in present
         if self._utf16 is None:
-            window = raw.tail + chunk
-            reading = _utf16_reading(window, raw.offset)
+            reading = _utf16_reading(window, raw.offset, utf16)
             if reading is not None:  # read as UTF-16 from here on (from the start, usually)
                 encoding, start = reading
                 self._utf16 = _Window(encoding, raw.line)
@@ -646,10 +720,10 @@ class StreamScan:
                 self._feed_utf16(window[start - raw.offset :], final)
         elif self._decoder is not None:
             self._feed_utf16(chunk, final)
-        raw.feed(chunk, final)
+        raw.feed(chunk, final, present, window)
         self._fed += len(chunk)
 
-    def _feed_utf16(self, data: bytes, final: bool) -> None:
+    def _feed_utf16(self, data: bytes | memoryview, final: bool) -> None:
         assert self._utf16 is not None and self._decoder is not None
         text = self._decoder.decode(data, final).encode("utf-8")
         self._utf16.feed(text, final)
@@ -658,16 +732,24 @@ class StreamScan:
 def scan_bytes(data: bytes) -> list[Finding]:
     """Every secret the rules find in the bytes of one file, in order of position (UTF-8
     findings first, then those of a UTF-16 reading). Linear in ``len(data)``."""
+    return scan_text(data)[0]
+
+
+def scan_text(data: bytes) -> tuple[list[Finding], bool]:
+    """`scan_bytes`, and whether `data` holds ``PRIVATE KEY`` (the needle of the `private-key`
+    rule: the older PEM-header check of `skillpack.build.scan` needs to look only then), from
+    the same single search for needles."""
     raw = _Window("utf-8")
-    raw.feed(data, final=True)
+    present, marked = _present(data)
+    raw.feed(data, final=True, present=present)
     found = raw.findings
-    reading = _utf16_reading(data)
+    reading = _utf16_reading(data, 0, marked)
     if reading is not None:
         encoding, start = reading
         utf16 = _Window(encoding)
         utf16.feed(data[start:].decode(encoding, "replace").encode("utf-8"), final=True)
         found += utf16.findings
-    return found
+    return found, _BY_ID["private-key"] in present
 
 
 def scan_member(
@@ -683,13 +765,27 @@ def scan_member(
     member `expand` yields for it (a compressed asset), recursively to `MAX_DEPTH`, each
     finding naming its member. Findings of a rule id in `allow` are returned with
     ``allowed=True`` (the caller refuses the others and records these)."""
-    found = [_mark(f, _member, allow) for f in scan_bytes(data)]
+    return scan_file(path, data, expand, allow=allow, _depth=_depth, _member=_member)[0]
+
+
+def scan_file(
+    path: str,
+    data: bytes,
+    expand: Expand | None,
+    *,
+    allow: Collection[str] = (),
+    _depth: int = 0,
+    _member: str = "",
+) -> tuple[list[Finding], bool]:
+    """`scan_member`, and whether `data` itself holds ``PRIVATE KEY`` (see `scan_text`)."""
+    top, marker = scan_text(data)
+    found = [_mark(f, _member, allow) for f in top]
     if expand is not None and _depth < MAX_DEPTH:
         for inner, inner_data in expand(path, data):
             member = f"{_member}!{inner}" if _member else inner
             found += scan_member(f"{path}!{inner}", inner_data, expand, allow=allow,
                                  _depth=_depth + 1, _member=member)
-    return found
+    return found, marker
 
 
 def _mark(finding: Finding, member: str, allow: Collection[str]) -> Finding:

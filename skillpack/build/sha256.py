@@ -3,20 +3,60 @@
 Digest v1 stays BLAKE3 (SPEC section 2); SHA-256 is what the distribution formats speak (the
 `.well-known/agent-skills/` index, the MCP skills extension). Pack takes each file's SHA-256
 from the very bytes its walk read and hashed with BLAKE3 (`HashedFile.sha256`,
-`HashedSet.sha256`); this module hashes a written archive, and checks a manifest's SHA-256s
-against an archive's verified bytes.
+`HashedSet.sha256`); this module hashes an archive as it is written (`HashingFile`: the
+bytes are hashed on their way to the file, never read back) or, failing that, once written,
+and checks a manifest's SHA-256s against an archive's verified bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from typing import BinaryIO
 
 from skillpack.errors import Problem
 from skillpack.runtime import LoadedSkill
 from skillpack.spec.manifest import Manifest
 
-__all__ = ["archive_sha256", "sha256_problems"]
+__all__ = ["HashingFile", "archive_sha256", "sha256_problems"]
+
+
+class HashingFile:
+    """The binary file `file` (positioned at its start) as a `ZipWriter` writes to it, with a
+    SHA-256 of the bytes written at its end, in order. A write anywhere else (the writer
+    patching a CRC it learned only after streaming a large member) makes the running hash
+    wrong: `sha256` is then None, and the caller hashes the written file instead."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self._hash = hashlib.sha256()
+        self._at = self._end = file.tell()
+        self._exact = self._at == 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        written = self._file.write(data)
+        if self._at == self._end:
+            self._hash.update(memoryview(data)[:written])
+            self._end += written
+        else:
+            self._exact = False
+        self._at += written
+        self._end = max(self._end, self._at)
+        return written
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self._at = self._file.seek(offset, whence)
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def sha256(self) -> str | None:
+        """``sha256:<hex>`` of the bytes written, or None when some were written over."""
+        return "sha256:" + self._hash.hexdigest() if self._exact else None
 
 
 def archive_sha256(path: str | os.PathLike[str]) -> str:

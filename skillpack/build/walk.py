@@ -36,6 +36,7 @@ from skillpack.build.readfile import (
     OPEN_FLAGS,
     ROOT_FLAGS,
     Changed,
+    Crc32,
     hash_large,
     small_file_reader,
 )
@@ -47,7 +48,7 @@ from skillpack.build.scan import (
     unused_rule_message,
 )
 from skillpack.build.secrets import secret_name_candidates, secret_name_reason
-from skillpack.errors import Problem, RefusedError, SkillpackError
+from skillpack.errors import ArchiveError, Problem, RefusedError, SkillpackError
 from skillpack.spec.paths import (
     SKILL_MD,
     collision_key,
@@ -58,6 +59,10 @@ from skillpack.spec.paths import (
 from skillpack.spec.shebang import shebang_line
 
 __all__ = ["KEEP_FILE", "Walker", "walk"]
+
+#: How many listed folders a reading walk keeps open until their files are read (the others
+#: are opened again by path, and checked to be the folder listed).
+KEEP_FOLDERS = 128
 
 #: The largest file whose bytes a reading walk keeps (within its `keep` budget) for `pack` to
 #: write without reading it again: files written in one go by the zip writer.
@@ -71,8 +76,15 @@ class Walker:
 
     def __init__(self, root: str, read: bool = False, keep: int = 0,
                  outputs: Mapping[str, str] | None = None,
-                 allow: Allowances | None = None, sha256: bool = False) -> None:
+                 allow: Allowances | None = None, sha256: bool = False,
+                 member_limit: int | None = None) -> None:
         self.root = root
+        # with a limit, a reading walk lists the whole tree before it opens any file
+        self.member_limit = member_limit
+        # listed folders whose files are read once the listing is done: (folder, its
+        # (st_dev, st_ino), its descriptor if kept open, [(path, name)]); and their count
+        self.pending: list[tuple[str, tuple[int, int], int | None, list[tuple[str, str]]]] = []
+        self.pending_files = 0
         self.sha256 = sha256  # whether each file read is also hashed with SHA-256
         self.outputs = outputs or {}  # relative path -> rule: what this command writes
         self.allow = allow if allow is not None else Allowances({})
@@ -215,8 +227,9 @@ class Walker:
         that changes meanwhile or cannot be read is left for hash_files, which says why."""
         stream = ContentStream(walked.path, self.allow.allow(walked.path))
         sha = hashlib.sha256() if self.sha256 else None
+        crc = Crc32() if self.sha256 else None  # pack's walk: its writer needs the CRC
         try:
-            hex_digest, head = hash_large(fd, st.st_size, stream, sha)
+            hex_digest, head = hash_large(fd, st.st_size, stream, sha, crc)
             after = os.fstat(fd)
         except (Changed, OSError):
             return
@@ -227,7 +240,8 @@ class Walker:
             self.refuse_content(walked.path, content)
         shebang = shebang_line(head[:HEAD]) if walked.mode == "100755" else None
         self.hashed[walked.path] = HashedFile(walked, hex_digest, content, None, shebang,
-                                              sha.hexdigest() if sha is not None else "")
+                                              sha.hexdigest() if sha is not None else "",
+                                              crc.value if crc is not None else None)
 
     def other(self, rel: str, st_mode: int) -> None:
         """A walked entry that is neither a regular file nor a folder."""
@@ -263,6 +277,7 @@ class Walker:
             except OSError as err:
                 self._unlistable(rel, err)
                 continue
+            kept = False
             try:
                 # opened by its path: the very folder its parent's listing saw (a folder on
                 # the way swapped for a link since would lead elsewhere)
@@ -271,11 +286,17 @@ class Walker:
                     self.problem("changed", rel, "was replaced while the walk read it (it is "
                                  "not the folder the walk saw); try again")
                     continue
-                self._walk_listing(rel, dir_fd, stack)
+                later = self._walk_listing(rel, dir_fd, stack)
+                if later:
+                    kept = len(self.pending) < KEEP_FOLDERS
+                    self.pending.append((rel, (st.st_dev, st.st_ino), dir_fd if kept else None,
+                                         later))
+                    self.pending_files += len(later)
             except OSError as err:
                 self._unlistable(rel, err)
             finally:
-                os.close(dir_fd)
+                if not kept:
+                    os.close(dir_fd)
 
     def _unlistable(self, rel: str, err: OSError) -> None:
         self.problem(
@@ -284,12 +305,16 @@ class Walker:
         )
 
     def _walk_listing(self, rel: str, dir_fd: int,
-                      stack: list[tuple[str, tuple[int, int] | None]]) -> None:
-        """The entries of the folder `rel`, open as `dir_fd`: files added, folders stacked."""
+                      stack: list[tuple[str, tuple[int, int] | None]]) -> list[tuple[str, str]]:
+        """The entries of the folder `rel`, open as `dir_fd`: files added (or read), folders
+        stacked. With a member limit, the regular files a reading walk would open are
+        returned instead, (path, name) each, to be read once the whole tree is listed."""
         with os.scandir(dir_fd) as listing:
             entries = list(listing)
         ignore, files, is_reg, exec_bit = self.ignore, self.files, stat.S_ISREG, stat.S_IXUSR
         reading, read_file = self.reader is not None, self.read_file
+        later: list[tuple[str, str]] = []
+        defer = reading and self.member_limit is not None
         outputs = self.outputs
         prefix = f"{rel}/" if rel else ""
         for entry in entries:
@@ -306,7 +331,10 @@ class Walker:
                     st = entry.stat(follow_symlinks=False)  # of this folder (a few a tree)
                     stack.append((child, (st.st_dev, st.st_ino)))
                 elif reading and entry.is_file(follow_symlinks=False):
-                    read_file(child, name, dir_fd)
+                    if defer:
+                        later.append((child, name))
+                    else:
+                        read_file(child, name, dir_fd)
                 else:
                     st = entry.stat(follow_symlinks=False)
                     mode = st.st_mode
@@ -321,6 +349,61 @@ class Walker:
                         self.add_file(child, st)
             except OSError as err:
                 self.problem("unreadable", child, f"cannot stat it ({err.strerror})")
+        return later
+
+    # -- deferred reads (a walk with a member limit) -------------------------------------------
+
+    def check_member_limit(self) -> None:
+        """Refuse, before any listed file is opened, a skill whose files and manifest are more
+        archive members than `member_limit`."""
+        limit = self.member_limit
+        if limit is None or len(self.files) + self.pending_files + 1 <= limit:
+            return
+        carried = set(self.files)  # exact: a file listed twice (two includes) counts once
+        for _, _, _, later in self.pending:
+            carried.update(p if p.isascii() else unicodedata.normalize("NFC", p)
+                           for p, _ in later)
+        if len(carried) + 1 <= limit:
+            return
+        self.close_pending()
+        raise ArchiveError(
+            f"the skill carries {len(carried):,} files: with its manifest, {len(carried) + 1:,} "
+            f"zip members; an archive holds at most {limit:,} members (more would need Zip64, "
+            "which skillpack does not write)", path=self.root,
+            hint="split the files into several skills, or leave some out with .skillignore")
+
+    def read_pending(self) -> None:
+        """Read the files listed for later, folder by folder, each folder through the
+        descriptor it was listed with or opened again and checked to be that folder."""
+        pending, self.pending = self.pending, []
+        try:
+            for at, (rel, ident, dir_fd, later) in enumerate(pending):
+                pending[at] = (rel, ident, None, later)  # its descriptor is closed below
+                if dir_fd is None:
+                    try:
+                        dir_fd = os.open(self._full(rel), DIR_FLAGS if rel else ROOT_FLAGS)
+                    except OSError as err:
+                        self._unlistable(rel, err)
+                        continue
+                try:
+                    st = os.fstat(dir_fd)
+                    if (st.st_dev, st.st_ino) != ident:
+                        self.problem("changed", rel or ".", "was replaced while the walk read "
+                                     "it (it is not the folder the walk saw); try again")
+                        continue
+                    for child, name in later:
+                        self.read_file(child, name, dir_fd)
+                finally:
+                    os.close(dir_fd)
+        finally:
+            self.pending = pending
+            self.close_pending()
+
+    def close_pending(self) -> None:
+        for _, _, dir_fd, _ in self.pending:
+            if dir_fd is not None:
+                os.close(dir_fd)
+        self.pending.clear()
 
     def walk_include(self, entry: str) -> None:
         """One declared include: a file, or every file under a folder."""
@@ -475,6 +558,7 @@ def walk(
     keep: int = 0,
     outputs: Mapping[str, str] | None = None,
     sha256: bool = False,
+    member_limit: int | None = None,
 ) -> FileSet:
     """The file set of the skill folder `root` (SPEC section 1).
 
@@ -490,13 +574,28 @@ def walk(
     `outputs` maps paths relative to `root` that the running command writes (pack's output
     folder, bundle's output file) to the rule reported for leaving them out: a command's
     own output is never carried into the next run's skill.
+    `member_limit` (pack: the archive's member limit): a reading walk lists the whole tree
+    before it opens any file, and raises `ArchiveError` right after listing when the files
+    and the manifest would be more zip members than that, having read nothing.
     """
     root_str = os.fspath(root)
     if not os.path.isdir(root_str):
         raise SkillpackError(
             "not a folder", path=root_str, hint="give the path of a skill folder"
         )
-    walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow), sha256)
+    walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow), sha256,
+                    member_limit)
+    try:
+        _list_and_read(walker, includes)
+    finally:
+        walker.close_pending()
+    return _file_set(walker)
+
+
+def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
+    """List the skill folder (the include entries, if declared), check the member limit,
+    then read the files listed for later."""
+    root_str = walker.root
     walker.load_skillignore()
     if includes is None:
         walker.walk_tree("")
@@ -514,6 +613,13 @@ def walk(
             if entry not in seen:
                 seen.add(entry)
                 walker.walk_include(entry)
+    walker.check_member_limit()
+    walker.read_pending()
+
+
+def _file_set(walker: Walker) -> FileSet:
+    """The walk's file set, or `RefusedError` listing every problem."""
+    root_str = walker.root
     walker.keep_skill_md()
     walker.check_names()
     walker.check_secrets()

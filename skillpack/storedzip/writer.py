@@ -163,13 +163,16 @@ class ZipWriter:
 
     def add_fd(
         self, name: str, fd: int, size: int, *, executable: bool = False,
-        expect_blake3: str | None = None,
+        expect_blake3: str | None = None, expect_crc: int | None = None,
     ) -> str:
         """Stream `size` bytes from the open descriptor `fd` (from its current position).
 
         CRC-32 and BLAKE3 are computed while copying. If the descriptor gives more or fewer
-        bytes than `size`, or bytes whose BLAKE3 is not `expect_blake3`, the file changed
-        since it was listed: raise IntegrityError naming the member. Return the BLAKE3 hex.
+        bytes than `size`, or bytes whose BLAKE3 is not `expect_blake3` (or whose CRC-32 is
+        not `expect_crc`), the file changed since it was listed: raise IntegrityError naming
+        the member. Return the BLAKE3 hex. With `expect_crc` (the CRC-32 of the bytes the
+        walk read), a large member's header is written with it at once: the file is written
+        front to back, never seeked back into to patch the CRC.
         """
         self._usable()
         encoded = self._admit(name, size)
@@ -181,7 +184,7 @@ class ZipWriter:
         remaining = size
         write = self._file.write
         try:
-            write(self._local_header(encoded, 0, size))
+            write(self._local_header(encoded, expect_crc or 0, size))
             while remaining:
                 chunk = os.read(fd, min(CHUNK_SIZE, remaining))
                 if not chunk:
@@ -195,10 +198,13 @@ class ZipWriter:
                 _changed_size(name, size, None if grew else size - remaining)
             digest: str = hasher.hexdigest()
             _check_blake3(name, digest, expect_blake3)
-            end = self._file.tell()
-            self._file.seek(header_at + _CRC_AT)
-            write(struct.pack("<I", crc))
-            self._file.seek(end)
+            if expect_crc is not None:
+                _check_crc(name, crc, expect_crc)
+            else:
+                end = self._file.tell()
+                self._file.seek(header_at + _CRC_AT)
+                write(struct.pack("<I", crc))
+                self._file.seek(end)
         except BaseException:
             self._broken = True
             raise
@@ -262,6 +268,15 @@ def _check_blake3(name: str, digest: str, expect: str | None) -> None:
         raise IntegrityError(
             f"member {name!r} changed while being packed: its BLAKE3 is {digest}, "
             f"{expect} was recorded when it was listed",
+            hint="stop whatever is writing to the skill's files, then pack again",
+        )
+
+
+def _check_crc(name: str, crc: int, expect: int) -> None:
+    if crc != expect:
+        raise IntegrityError(
+            f"member {name!r} changed while being packed: its CRC-32 is {crc:08x}, "
+            f"{expect:08x} was computed when it was read",
             hint="stop whatever is writing to the skill's files, then pack again",
         )
 

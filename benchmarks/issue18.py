@@ -1,0 +1,321 @@
+"""The table of issue 18 (build-side speed on real work), every line with its peer in the same
+run: run by ``bench_build.py`` (its ``issue18`` workload) or alone:
+
+    python benchmarks/issue18.py [--quick] [--runs N] [--tmp DIR]
+
+Lines (whole process = the CLI in a fresh interpreter, start-up included; in process = the
+library call in this interpreter, warm):
+
+* corpus digest, whole process, against ``find | sort | xargs cat`` and b3sum of the same files;
+* corpus digest, in process, against reading and BLAKE3-hashing every carried file;
+* corpus pack, whole process (fsync'd), against ``zip -r -X`` run once per skill;
+* corpus pack, in process, against zipfile STORED of the same files, one zip a skill, no checks;
+* one 256 MiB file digest, whole process, against b3sum;
+* 10,000 files of 4 KiB digest, whole process, against ``find | sort | xargs cat``;
+* the early refusal of a skill of 100,000 empty files (over the 65,534-member limit) by pack,
+  in a fresh interpreter: time and peak memory, against listing the tree;
+* check of the corpus, in process, against libyaml (PyYAML's CSafeLoader) parsing the same
+  frontmatters from memory;
+* linearity: digest in process of 1k, 10k, 100k files of 1 KiB and of one 64 MiB, 256 MiB,
+  1 GiB file (``--quick``: 1k and 10k files, 64 and 256 MiB).
+
+Medians of N runs (default 5; 3 with ``--quick``) after a warm-up run, the tools of a line
+taking their runs in turn, ``os.sync()`` (untimed) before each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import zipfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_build import (
+    CORPUS,
+    HWM_SOURCE,
+    REFUSED,
+    carried,
+    cli_command,
+    make_big,
+    make_small,
+    write_skill_md,
+)
+
+MiB = 1 << 20
+
+
+def timed(jobs: dict[str, Callable[[], object]], runs: int,
+          after: Callable[[], object] | None = None) -> dict[str, float]:
+    """Median wall time of each job, round-robin after a warm-up round."""
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    for round_ in range(runs + 1):
+        for name, fn in jobs.items():
+            os.sync()
+            start = time.perf_counter()
+            fn()
+            elapsed = time.perf_counter() - start
+            if after is not None:
+                after()
+            if round_:
+                times[name].append(elapsed)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def run(args: Sequence[str], cwd: Path | None = None, shell: bool = False) -> None:
+    subprocess.run(args if not shell else " ".join(args), cwd=cwd, shell=shell, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def cli(*args: str) -> Callable[[], None]:
+    return lambda: run([*cli_command(), *args])
+
+
+def cat_floor(root: Path) -> Callable[[], None]:
+    return lambda: run([f"find {root} -type f -print0 | sort -z | xargs -0 cat > /dev/null"],
+                       shell=True)
+
+
+def b3sum_files(files: Sequence[Path]) -> Callable[[], None]:
+    listing = "\0".join(map(str, files)).encode()
+    return lambda: subprocess.run(["xargs", "-0", "b3sum"], input=listing, check=True,
+                                  stdout=subprocess.DEVNULL)
+
+
+def read_blake3(files: Sequence[Path]) -> None:
+    from blake3 import blake3
+
+    for path in files:
+        with open(path, "rb") as handle:
+            blake3(handle.read()).digest()
+
+
+def zipfile_stored(skills: Sequence[list[tuple[Path, str]]], out: Path) -> None:
+    out.mkdir(exist_ok=True)
+    for i, items in enumerate(skills):
+        with zipfile.ZipFile(out / f"{i}.zip", "w", zipfile.ZIP_STORED) as archive:
+            for path, name in items:
+                archive.writestr(name, path.read_bytes())
+
+
+def zip_per_skill(folders: Sequence[Path], out: Path) -> None:
+    out.mkdir(exist_ok=True)
+    for i, folder in enumerate(folders):
+        run(["zip", "-q", "-r", "-X", str(out / f"{i}.zip"), folder.name], cwd=folder.parent)
+
+
+def frontmatters(folders: Sequence[Path]) -> list[str]:
+    out = []
+    for folder in folders:
+        text = (folder / "SKILL.md").read_text(encoding="utf-8", errors="replace")
+        if text.startswith("---"):
+            end = text.find("\n---", 3)
+            out.append(text[3:end] if end > 0 else "")
+    return out
+
+
+def libyaml(texts: Sequence[str]) -> None:
+    import yaml
+
+    for text in texts:
+        with contextlib.suppress(yaml.YAMLError):
+            yaml.load(text, Loader=yaml.CSafeLoader)  # the C safe loader
+
+
+_REFUSAL_CHILD = HWM_SOURCE + textwrap.dedent("""
+    import json, sys, time
+    from skillpack.build.pack import pack_skills
+    from skillpack.errors import ArchiveError
+    skill, out = sys.argv[1:3]
+    before = hwm()
+    start = time.perf_counter()
+    try:
+        pack_skills([skill], out)
+        refused = False
+    except ArchiveError:
+        refused = True
+    print(json.dumps({"seconds": time.perf_counter() - start, "refused": refused,
+                      "imported_hwm": before, "peak_hwm": hwm()}))
+""")
+
+
+def list_tree(root: Path) -> int:
+    count = 0
+    stack = [str(root)]
+    while stack:
+        with os.scandir(stack.pop()) as listing:
+            for entry in listing:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    count += 1
+    return count
+
+
+def make_empty(folder: Path, count: int, per_folder: int = 1000) -> None:
+    write_skill_md(folder)
+    for i in range(count):
+        sub = folder / "data" / f"{i // per_folder:03d}"
+        if i % per_folder == 0:
+            sub.mkdir(parents=True)
+        (sub / f"f{i:06d}").touch()
+
+
+class Table:
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+
+    def add(self, work: str, ours: float, peer: str, theirs: float, how: str,
+            target: str) -> None:
+        if how == "times":  # our time as a multiple of the floor's (lower is better)
+            ratio = f"{ours / theirs:.2f}x the floor"
+        else:  # speed relative to the peer (higher is better)
+            ratio = f"{theirs / ours:.2f}x its speed"
+        line = {"work": work, "skillpack_ms": ours * 1e3, "peer": peer, "peer_ms": theirs * 1e3,
+                "ratio": ratio, "target": target}
+        self.lines.append(line)
+        print(f"  {work:<52} {ours * 1e3:9.1f} ms | {peer:<34} {theirs * 1e3:9.1f} ms | "
+              f"{ratio:<20} (target: {target})", flush=True)
+
+
+def corpus_lines(table: Table, tmp: Path, runs: int) -> None:
+    from skillpack.build.check import check_skill
+    from skillpack.build.pack import pack_skills
+    from skillpack.build.verify import digest
+
+    every = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
+    valid = [f for f in every if f.relative_to(CORPUS).as_posix() != REFUSED]
+    files = [p for skill in carried(every, CORPUS) for p, _ in skill]
+    pack_items = carried(valid, CORPUS)
+    out = tmp / "out"
+
+    def clean() -> None:
+        shutil.rmtree(out, ignore_errors=True)
+
+    jobs: dict[str, Callable[[], object]] = {
+        "cli digest": cli("digest", *map(str, every)),
+        "find|sort|xargs cat": cat_floor(CORPUS),
+    }
+    if shutil.which("b3sum"):
+        jobs["b3sum"] = b3sum_files(files)
+    got = timed(jobs, runs)
+    table.add("corpus digest, whole process", got["cli digest"], "find|sort|xargs cat",
+              got["find|sort|xargs cat"], "times", "within 2x the cat floor")
+    if "b3sum" in got:
+        table.add("corpus digest, whole process", got["cli digest"], "b3sum (same files)",
+                  got["b3sum"], "times", "informational")
+
+    got = timed({"digest": lambda: [digest(f) for f in every],
+                 "read + BLAKE3": lambda: read_blake3(files)}, runs)
+    table.add("corpus digest, in process", got["digest"], "read + BLAKE3 of every file",
+              got["read + BLAKE3"], "times", "within 1.5x that floor")
+
+    got = timed({"cli pack": cli("pack", *map(str, valid), "-o", str(out)),
+                 "zip -r -X per skill": lambda: zip_per_skill(valid, out)}, runs, after=clean)
+    table.add("corpus pack, whole process (fsync'd)", got["cli pack"], "zip -r -X per skill",
+              got["zip -r -X per skill"], "speed", "at least 5x zip's speed")
+
+    got = timed({"pack": lambda: pack_skills(valid, out),
+                 "zipfile STORED": lambda: zipfile_stored(pack_items, out)}, runs, after=clean)
+    table.add("corpus pack, in process", got["pack"], "zipfile STORED, no checks",
+              got["zipfile STORED"], "times", "within 1.2x")
+
+    texts = frontmatters(every)
+    got = timed({"check": lambda: [check_skill(f) for f in every],
+                 "libyaml": lambda: libyaml(texts)}, runs)
+    table.add("check of the corpus, in process", got["check"], "libyaml parse of frontmatters",
+              got["libyaml"], "times", "within 2x")
+
+
+def generated_lines(table: Table, tmp: Path, runs: int, quick: bool) -> dict[str, Any]:
+    from skillpack.build.verify import digest
+
+    big = tmp / "big256"
+    make_big(big, (64 if quick else 256) * MiB)
+    size = "64 MiB" if quick else "256 MiB"
+    if shutil.which("b3sum"):
+        got = timed({"cli": cli("digest", str(big)),
+                     "b3sum": lambda: run(["b3sum", str(big / "big.bin")])}, runs)
+        table.add(f"one {size} file digest, whole process", got["cli"], "b3sum", got["b3sum"],
+                  "speed", "at least 0.5x b3sum's speed")
+    else:
+        print("  (b3sum not installed: the big-file line is skipped)")
+    shutil.rmtree(big)
+
+    small = tmp / "small"
+    make_small(small, 10_000)
+    got = timed({"cli": cli("digest", str(small)), "cat": cat_floor(small)}, runs)
+    table.add("10,000 x 4 KiB digest, whole process", got["cli"], "find|sort|xargs cat",
+              got["cat"], "speed", "at least 0.6x the cat rate")
+    shutil.rmtree(small)
+
+    count = 70_000 if quick else 100_000
+    many = tmp / "many"
+    make_empty(many, count)
+    listing = timed({"list": lambda: list_tree(many)}, runs)["list"]
+    proc = subprocess.run([sys.executable, "-c", _REFUSAL_CHILD, str(many), str(tmp / "o")],
+                          capture_output=True, text=True, check=True)
+    refusal = json.loads(proc.stdout)
+    assert refusal["refused"], "pack did not refuse a skill over the member limit"
+    table.add(f"pack refuses {count:,} empty files (fresh process)", refusal["seconds"],
+              "listing the tree (os.scandir)", listing, "times", "right after listing")
+    grew = (refusal["peak_hwm"] - refusal["imported_hwm"]) / MiB
+    print(f"  {'':<52} peak memory of the refusal: +{grew:.1f} MiB over the imported "
+          "interpreter", flush=True)
+    shutil.rmtree(many)
+
+    linear: dict[str, Any] = {"files": {}, "bytes": {}}
+    print("  linearity: digest in process", flush=True)
+    for n in (1_000, 10_000) if quick else (1_000, 10_000, 100_000):
+        folder = tmp / f"lin{n}"
+        make_small(folder, n, 1024)
+        seconds = timed({"d": lambda f=folder: digest(f)}, min(runs, 3))["d"]
+        linear["files"][n] = seconds
+        print(f"    {n:>9,} files of 1 KiB {seconds * 1e3:9.1f} ms  "
+              f"{seconds / n * 1e6:6.1f} us a file", flush=True)
+        shutil.rmtree(folder)
+    for mib in (64, 256) if quick else (64, 256, 1024):
+        folder = tmp / f"big{mib}"
+        make_big(folder, mib * MiB)
+        seconds = timed({"d": lambda f=folder: digest(f)}, 1 if mib > 256 else min(runs, 3))["d"]
+        linear["bytes"][mib] = seconds
+        print(f"    one {mib:>5} MiB file   {seconds * 1e3:9.1f} ms  "
+              f"{mib * MiB / seconds / 1e6:6.0f} MB/s", flush=True)
+        shutil.rmtree(folder)
+    return {"refusal": refusal | {"files": count, "listing": listing}, "linear": linear}
+
+
+def main(argv: Sequence[str] | None = None, tmp: Path | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--runs", type=int)
+    parser.add_argument("--tmp", type=Path)
+    args = parser.parse_args(argv)
+    runs = args.runs or (3 if args.quick else 5)
+    root = Path(tempfile.mkdtemp(prefix="skillpack-issue18-", dir=tmp or args.tmp))
+    table = Table()
+    print(f"\nissue 18: skillpack | peer | ratio, medians of {runs} (load "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()) + ")", flush=True)
+    try:
+        corpus_lines(table, root, runs)
+        extra = generated_lines(table, root, runs, args.quick)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print("  load at end: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    return {"lines": table.lines, **extra}
+
+
+if __name__ == "__main__":
+    main()

@@ -36,7 +36,14 @@ from skillpack.errors import WriteError
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-__all__ = ["TEMP_MARK", "AtomicBatch", "FolderLease", "atomic_write", "clean_stale_temps"]
+__all__ = [
+    "TEMP_MARK",
+    "AtomicBatch",
+    "FolderLease",
+    "atomic_write",
+    "clean_stale_temps",
+    "fsync_folder",
+]
 
 TEMP_MARK = ".skillpack-tmp-"
 _TEMP_RE = re.compile(r"\..*\.skillpack-tmp-(\d+)-[0-9a-f]+\Z", re.DOTALL)
@@ -82,7 +89,9 @@ class _TempFile(io.FileIO):
             raise _write_error(self.dest, err) from err
 
 
-def _fsync_folder(folder: str) -> None:
+def fsync_folder(folder: str | os.PathLike[str]) -> None:
+    """fsync a folder, so a rename into it is durable (quietly nothing where the filesystem
+    cannot)."""
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
@@ -273,7 +282,7 @@ class AtomicBatch:
             self.abort()
             raise
         for folder in sorted({os.path.dirname(os.path.abspath(s.dest)) for s in renamed}):
-            _fsync_folder(folder)
+            fsync_folder(folder)
         self._staged = []
         self._release()
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from blake3 import blake3
 
+from skillpack.build.atomic import fsync_folder
 from skillpack.build.ignore import left_out_rule
 from skillpack.build.secrets import contains_private_key, secret_name_reason
 from skillpack.errors import ArgumentError, Problem, SkillError, WriteError
@@ -88,9 +89,9 @@ class DefinedSkill:
             for file in self.files:
                 _write_file(staging, file)
             os.chmod(staging, 0o755)  # mkdtemp makes it 0700
-            _fsync_folder(staging)
+            fsync_folder(staging)
             os.replace(staging, dest)
-            _fsync_folder(str(dest.parent))
+            fsync_folder(str(dest.parent))
         except OSError as err:
             shutil.rmtree(staging, ignore_errors=True)
             raise WriteError(f"cannot write the skill folder: {err.strerror}",
@@ -115,14 +116,6 @@ def _write_file(root: str, file: DefinedFile) -> None:
         while view:
             view = view[os.write(fd, view):]
         os.fchmod(fd, mode)  # whatever the umask
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_folder(folder: str) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
         os.fsync(fd)
     finally:
         os.close(fd)

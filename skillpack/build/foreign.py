@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from skillpack.build.atomic import fsync_folder
 from skillpack.build.inflate import DEFAULT_CAPS, Caps, Format, Member, read_archive
 from skillpack.errors import ArchiveError, Problem, SkillError, WriteError
 from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
@@ -243,7 +244,7 @@ def unpack(data: bytes, out_dir: str | os.PathLike[str], *, caps: Caps = DEFAULT
         _refuse_existing(target)
         os.replace(tmp, target)
         tmp = None
-        _fsync_folder(out)
+        fsync_folder(out)
     except WriteError:
         raise
     except OSError as exc:
@@ -338,17 +339,3 @@ def _chmod_parents(root: str, folder: str) -> None:
     while len(folder) > len(root):
         os.chmod(folder, 0o755)
         folder = os.path.dirname(folder)
-
-
-def _fsync_folder(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillpack.build.atomic import atomic_write
+from skillpack.build.atomic import atomic_write, fsync_folder
 from skillpack.build.members import write_members
 from skillpack.build.pack import archive_name, prepare_many
 from skillpack.build.verify import VerifyReport, verify_bytes
@@ -345,24 +345,16 @@ def write_layout(artifacts: Sequence[OciArtifact], out_dir: str | os.PathLike[st
                 os.fsync(handle.fileno())
             os.chmod(path, 0o644)
         for folder in (os.path.join(tmp, "blobs", "sha256"), os.path.join(tmp, "blobs"), tmp):
-            _fsync_folder(folder)
+            fsync_folder(folder)
         os.chmod(tmp, 0o755)
         os.replace(tmp, dest)  # atomic; replaces an empty folder, refuses a non-empty one
-        _fsync_folder(parent)
+        fsync_folder(parent)
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)
         raise WriteError(f"cannot write the layout: {err.strerror}", path=dest,
                          hint="check the folder's permissions and free space") from None
     index = json.loads(files["index.json"])
     return {d["annotations"][ANNOTATION_REF_NAME]: d["digest"] for d in index["manifests"]}
-
-
-def _fsync_folder(folder: str) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # --- registries --------------------------------------------------------------------------

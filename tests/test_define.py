@@ -254,7 +254,7 @@ def test_it_is_exported() -> None:
     assert {"define_skill", "DefinedSkill", "ArgumentError"} <= set(skillpack.__all__)
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+@pytest.mark.corpus
 def test_every_corpus_skill_defined_in_code_reads_back_as_its_skill_md() -> None:
     refused = 0
     for folder in CORPUS_SKILLS:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, REPO
+from conftest import CORPUS_SKILLS, FIXTURES, REPO
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -77,7 +77,7 @@ def document(yaml_text: str, body: str = "Body.\n") -> str:
 # -- the corpus and the fixtures ----------------------------------------------------------------
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason=f"no corpus at {CORPUS}")
+@pytest.mark.corpus
 def test_the_reader_reads_every_corpus_skill_exactly() -> None:
     read = refused = 0
     for folder in CORPUS_SKILLS:

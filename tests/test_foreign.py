@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, deny_open, intercept_open, make_tree
+from conftest import CORPUS_SKILLS, FIXTURES, deny_open, intercept_open, make_tree
 
 from skillpack import digest
 from skillpack.build.foreign import read_foreign, unpack, unpacked
@@ -293,7 +293,7 @@ def test_to_dict_lists_files_without_bytes() -> None:
         WAITLIST / "scripts" / "waitlist.py"), "mode": "100755"}
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason=f"no corpus at {CORPUS}")
+@pytest.mark.corpus
 @pytest.mark.parametrize("index", range(0, 200, 10))
 def test_corpus_skills_packed_like_anthropic_unpack_to_their_digest(tmp_path: Path,
                                                                     index: int) -> None:

@@ -73,7 +73,7 @@ def test_escaping_covers_c1_del_bidi_and_invisible_but_keeps_text() -> None:
     assert escape_for_terminal(kept) == kept
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+@pytest.mark.corpus
 def test_no_corpus_skill_md_has_an_invisible_character() -> None:
     errors = []
     for folder in CORPUS_SKILLS:

@@ -120,7 +120,7 @@ def test_tokens_are_characters_over_four_rounded_up() -> None:
         0, 1, 1, 2, 5000, 5001]
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+@pytest.mark.corpus
 def test_the_corpus_has_no_lint_error_and_the_counts_of_the_report() -> None:
     counts: Counter[str] = Counter()
     for folder in CORPUS_SKILLS:

@@ -91,7 +91,7 @@ def test_escape_codes_in_problems_are_shown_escaped(tmp_path: Path) -> None:
     assert "\x1b" not in result.stdout and "\\x1b[2K" in result.stdout
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+@pytest.mark.corpus
 def test_the_corpus_has_no_lint_error() -> None:
     counts: Counter[str] = Counter()
     for folder in CORPUS_SKILLS:

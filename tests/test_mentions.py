@@ -128,7 +128,7 @@ CORPUS_SKILLS = sorted(p.parent for p in
 _NAME = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+/-]*")
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+@pytest.mark.corpus
 def test_the_corpus_mentions_only_program_names() -> None:
     programs: set[str] = set()
     with_mentions = 0

@@ -286,7 +286,7 @@ def test_the_policy_module_is_cold_start_safe() -> None:
     assert "skillpack.runtime.policy" not in modules_without_site("import skillpack.runtime")
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus (../shared/corpus) is absent")
+@pytest.mark.corpus
 def test_corpus_skills_restrict_to_what_their_allowed_tools_line_says(tmp_path: Path) -> None:
     declaring: dict[str, tuple[str, ...]] = {}
     for folder in CORPUS_SKILLS:

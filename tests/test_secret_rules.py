@@ -539,7 +539,7 @@ def _corpus() -> Path:
     return Path(os.environ.get("SKILLPACK_CORPUS", str(CORPUS)))
 
 
-@pytest.mark.skipif(not _corpus().is_dir(), reason="the corpus (../shared/corpus) is absent")
+@pytest.mark.corpus
 def test_no_finding_on_any_corpus_file() -> None:
     root = _corpus()
     files = [p for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()]

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from skillpack.build.check import CheckResult, catalog_report, check_skill
-from skillpack.build.discover import find_skills
 from skillpack.build.lint_skill import lint_skill
-from skillpack.cli._common import echo_json, echo_problem, fail, finish
-from skillpack.cli._json_errors import item_failure, no_skill_error
+from skillpack.cli._checks import run_over
+from skillpack.cli._common import echo_problem, finish
 from skillpack.cli._targets import CATALOG_BUDGET, TARGET
-from skillpack.errors import SkillpackError
 
 
 @click.command()
@@ -32,29 +29,19 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
     Exit 0 when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for
     misuse.
     """
-    results: list[CheckResult] = []
-    empty: list[str] = []
-    broken: list[dict[str, Any]] = []  # with --json, each PATH that failed as a whole
-    for path in paths:
-        try:
-            folders = find_skills(Path(path))
-            results.extend(
-                lint_skill(folder, strict=strict, check_strict=strict, targets=targets,
-                           catalog_budget=catalog_budget) if with_lint
-                else check_skill(folder, strict=strict, targets=targets,
-                                 catalog_budget=catalog_budget) for folder in folders)
-        except SkillpackError as err:
-            if not as_json:
-                fail(str(err))
-            broken.append(item_failure(path, err) | {"valid": False})
-            continue
-        if not folders:
-            empty.append(path)
+    def one(folder: Path) -> CheckResult:
+        if with_lint:
+            return lint_skill(folder, strict=strict, check_strict=strict, targets=targets,
+                              catalog_budget=catalog_budget)
+        return check_skill(folder, strict=strict, targets=targets,
+                           catalog_budget=catalog_budget)
+
+    checked = run_over(paths, one, as_json)
+    results = checked.results
     catalog = catalog_report([(r.skill, r.description) for r in results
                               if r.description is not None])
     if as_json:
-        echo_json([r.to_dict() for r in results] + broken + [
-            item_failure(path, no_skill_error(path)) | {"valid": False} for path in empty])
+        checked.echo_json()
     else:
         for result in results:
             for problem in result.problems:
@@ -70,7 +57,6 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
             f"{len(results) - invalid} valid, {invalid} invalid "
             f"({errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)})"
         )
-    for path in empty if not as_json else ():
-        click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
-    failed = empty or broken or any(not r.valid for r in results)
-    finish(bool(failed))
+    if not as_json:
+        checked.echo_empty()
+    finish(checked.failed)

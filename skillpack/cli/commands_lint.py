@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import click
 
 from skillpack.build.check import CheckResult
-from skillpack.build.discover import find_skills
 from skillpack.build.lint_skill import lint_skill
-from skillpack.cli._common import echo_json, echo_problem, echo_text, fail, finish
-from skillpack.cli._json_errors import item_failure, no_skill_error
-from skillpack.errors import SkillpackError
+from skillpack.cli._checks import run_over
+from skillpack.cli._common import echo_problem, echo_text, finish
 
 __all__ = ["lint_command", "summary"]
 
@@ -33,31 +28,16 @@ def lint_command(paths: tuple[str, ...], strict: bool, as_json: bool) -> None:
     Exit 0 when no skill has an error (info and warnings do not fail), 1 when one has or a
     PATH holds no SKILL.md, 2 for misuse.
     """
-    results: list[CheckResult] = []
-    empty: list[str] = []
-    broken: list[dict[str, Any]] = []  # with --json, each PATH that failed as a whole
-    for path in paths:
-        try:
-            folders = find_skills(Path(path))
-        except SkillpackError as err:
-            if not as_json:
-                fail(str(err))
-            broken.append(item_failure(path, err) | {"valid": False})
-            continue
-        if not folders:
-            empty.append(path)
-        results.extend(lint_skill(folder, strict=strict) for folder in folders)
+    checked = run_over(paths, lambda folder: lint_skill(folder, strict=strict), as_json)
     if as_json:
-        echo_json([r.to_dict() for r in results] + broken + [
-            item_failure(path, no_skill_error(path)) | {"valid": False} for path in empty])
+        checked.echo_json()
     else:
-        for result in results:
+        for result in checked.results:
             for problem in result.problems:
                 echo_problem(problem)
-        echo_text(summary("linted", results))
-    for path in empty if not as_json else ():
-        echo_text(f"skillpack: no SKILL.md found in {path}", err=True)
-    finish(bool(empty) or bool(broken) or any(not r.valid for r in results))
+        echo_text(summary("linted", checked.results))
+        checked.echo_empty()
+    finish(checked.failed)
 
 
 def summary(verb: str, results: list[CheckResult]) -> str:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import gzip
 import io
 import random
-import tarfile
 import zipfile
 import zlib
 from pathlib import Path
 
 import pytest
 from hostile._zip import build, change, members_of, reseal
+from test_secret_rules import tar_gz
 
 from skillpack.build.pack import pack
 from skillpack.build.readfile import LARGE_FILE
@@ -79,16 +79,6 @@ def zip_of(members: dict[str, bytes]) -> bytes:
     with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in members.items():
             archive.writestr(name, data)
-    return raw.getvalue()
-
-
-def tar_gz_of(members: dict[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w:gz") as archive:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
     return raw.getvalue()
 
 
@@ -191,7 +181,7 @@ def test_allowances_parse_normalise_and_record() -> None:
 
 @pytest.mark.parametrize("name, data, member", [
     ("assets/key.gz", gzip.compress(pem_key(), mtime=0), "key"),
-    ("assets/bundle.tar.gz", tar_gz_of({"keys/deploy.pem": pem_key()}), "keys/deploy.pem"),
+    ("assets/bundle.tar.gz", tar_gz({"keys/deploy.pem": pem_key()}), "keys/deploy.pem"),
     ("assets/lambda.zip", zip_of({"handler.py": f"K = '{aws_key_id()}'\n".encode()}),
      "handler.py"),
     ("assets/outer.zip", zip_of({"inner.zip": zip_of({"id.txt": pem_key()})}),

@@ -21,6 +21,10 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
   memory) as 181 plain files, no fsync; and fsyncing 181 such files one after the other, and
   on 8 threads.
 
+* first turn (``--first-turn`` only; issue 11): the runtime's first turn on the corpus bundle
+  against the least a first turn that verifies what it shows must do, as whole processes
+  (see benchmarks/runtime_coldstart.py, "floor first turn").
+
 Runs taken round-robin after a warm-up, ``os.sync()`` before each (untimed); medians printed.
 """
 
@@ -40,6 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_build import make_big, make_small
+from runtime_coldstart import first_turn_floors
 
 MiB = 1 << 20
 FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -147,7 +152,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--tmp", type=Path)
+    parser.add_argument("--first-turn", action="store_true",
+                        help="only the runtime's first-turn floor (issue 11)")
     args = parser.parse_args()
+    if args.first_turn:
+        first_turn_floors(args.runs)
+        return 0
     from skillpack.build.verify import digest
 
     root = Path(tempfile.mkdtemp(prefix="skillpack-floors-", dir=args.tmp))

@@ -21,6 +21,14 @@ read at most 50 us. Both the runtime and zipfile need the bundle's bytes, so eac
 variant is reported over the bare interpreter and over the bare interpreter that also reads
 the bytes (the fair comparison), each with its verdict against the target. This is a
 measurement, not a test: nothing here asserts a time, and the exit status is 0 either way.
+
+Issue 11's first turn (``load(data, expect=lock)`` + ``catalog_text()`` + ``load_skill`` +
+one file's ``text()``, target 10 ms over bare+read) runs beside two floors: the least a first
+turn that verifies what it shows must do (each skill's manifest parsed, its file records
+hashed into the digest and compared with the lock's, SKILL.md hashed and compared with its
+record, the description taken by a naive line scan, with only what zip reading needs to find
+members), and the same floor with the runtime's strict zip reader. ``benchmarks/floors.py
+--first-turn`` runs just these three.
 """
 
 from __future__ import annotations
@@ -53,6 +61,8 @@ TARGETED = {
     "zipfile open+read": "zipfile.ZipFile(BytesIO(data)).read",
     "runtime first turn": "first turn: load(data, expect=lock) + catalog_text() + "
                           "load_skill + one file's text()",
+    "floor first turn": "floor of that first turn (plain Python, minimal zip reading)",
+    "floor first turn, strict zip": "floor of that first turn with the strict zip reader",
 }
 #: What a user would write by hand for the same first turn, reported beside it.
 FIRST_TURN_PEER = "zipfile + yaml first turn"
@@ -63,6 +73,56 @@ LOCK = "f = open(LOCK, 'rb'); lock = f.read(); f.close()\n"
 # only the pages it touches (central directory, manifests, the file served) are ever read.
 MMAP = ("import mmap; f = open(BUNDLE, 'rb')\n"
         "data = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)); f.close()\n")
+#: The first-turn floor's code (see "floor first turn" in VARIANTS).
+FLOOR = textwrap.dedent("""
+    import json, struct
+    from blake3 import blake3
+
+    def central(data):
+        end = data.rfind(b"PK\\x05\\x06")
+        count, size, offset = struct.unpack_from("<HII", data, end + 10)
+        entry, found, pos = struct.Struct("<28xHHH8xI"), {}, offset
+        for _ in range(count):
+            nlen, xlen, clen, local = entry.unpack_from(data, pos)
+            found[data[pos + 46 : pos + 46 + nlen].decode()] = local
+            pos += 46 + nlen + xlen + clen
+        return found
+
+    class strict:  # the runtime's strict reader; offsets of the members asked for only
+        def __init__(self, data):
+            from skillpack.storedzip.reader import read_zip
+            self.index = read_zip(data)
+
+        def __getitem__(self, name):
+            return self.index.get(name).header_offset
+
+    members = central(data)
+
+    def member(name):
+        local = members[name]
+        size, nlen, xlen = struct.unpack_from("<22xIHH", data, local)
+        start = local + 30 + nlen + xlen
+        return data[start : start + size]
+
+    approved = {k: v["digest"] for k, v in json.loads(lock)["skills"].items()}
+    lines = ["## Available skills", ""]
+    for name, digest in approved.items():
+        files = json.loads(member(name + "/.skillpack/manifest.json"))["files"]
+        rows = "".join([f"{f['mode']} {f['size']} {f['blake3']} {f['path']}\\n" for f in files])
+        if "blake3:" + blake3(b"skillpack-digest-v1\\n" + rows.encode()).hexdigest() != digest:
+            raise SystemExit(name + ": digest")
+        text = member(name + "/SKILL.md")
+        if blake3(text).hexdigest() != [f["blake3"] for f in files if f["path"] == "SKILL.md"][0]:
+            raise SystemExit(name + ": SKILL.md")
+        description = ""
+        for line in text.decode().split("---", 2)[1].splitlines():
+            if line.startswith("description:"):
+                description = line[12:].strip().strip("\\"'")
+        lines.append(f"- {name}: {' '.join(description.split())}")
+    catalog = "\\n".join(lines)
+    body = member(SKILL + "/SKILL.md").decode().split("---", 2)[2]
+    member(SKILL + "/" + RESOURCE).decode()
+""")
 VARIANTS = {
     "bare": "pass",
     "read bytes": READ,
@@ -97,6 +157,16 @@ VARIANTS = {
         bundle.load_skill(SKILL)
         bundle[SKILL].file(RESOURCE).text()
     """),
+    # The floor (issue 11): the least a first turn that verifies what it shows must do, in
+    # plain Python with no checks beyond that: find each member through the central
+    # directory, parse each skill's manifest, hash its file records into the skill digest and
+    # compare it with the lock's, hash SKILL.md and compare it with its record, take the
+    # description by a naive line scan (no YAML), build the catalog; then one skill's body.
+    "floor first turn": READ + LOCK + FLOOR,
+    # The same with the strict zip reader the runtime uses (every central entry checked
+    # against its local header, names screened): what safe zip reading adds to the floor.
+    "floor first turn, strict zip": READ + LOCK + FLOOR.replace(
+        "members = central(data)", "members = strict(data)"),
     # The same by hand: zipfile, and a YAML parse of each SKILL.md for the catalog (nothing
     # verified, no digest checked).
     "zipfile + yaml first turn": READ + textwrap.dedent("""
@@ -242,11 +312,11 @@ def run_child(python: str, code: str, env: dict[str, str], bundle: Path, runs: i
 
 
 def measure(python: str, env: dict[str, str], bundle: Path, runs: int,
-            warmup: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {name: [] for name in VARIANTS}
+            warmup: int, only: tuple[str, ...] = ()) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name in only or VARIANTS}
     rng = random.Random(0)
     for round_no in range(warmup + runs):
-        order = list(VARIANTS)
+        order = list(times)
         rng.shuffle(order)
         for name in order:
             start = time.perf_counter()
@@ -321,6 +391,12 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"  {label:<40}{row['over_bare_ms']:>5.1f} "
               f"{verdict(row['over_bare_ms'], TARGET_MS):<22}{row['over_read_ms']:>5.1f} "
               f"{verdict(row['over_read_ms'], TARGET_MS)}")
+    over = result["over_read_ms"]
+    floor, strict, turn = (over[k] for k in ("floor first turn", "floor first turn, strict zip",
+                                             "runtime first turn"))
+    if floor > 0 and strict > 0:
+        print(f"  the first turn is {turn / floor:.1f}x its floor and {turn / strict:.1f}x the "
+              "floor with strict zip reading (over bare+read)")
     first = target["read_4kib_first_us"]
     print(f"  reading a ~4 KiB file after load, first time (hashed): {first:.1f} us, target "
           f"{TARGET_READ_US:.0f} us: {verdict(first, TARGET_READ_US, 'us')}")
@@ -331,6 +407,33 @@ def print_report(result: dict[str, Any]) -> None:
         else:
             shown = str(value)
         print(f"  {name:<58}{shown}")
+
+
+FLOOR_VARIANTS = ("bare", "read bytes", "runtime first turn", "floor first turn",
+                  "floor first turn, strict zip")
+
+
+def first_turn_floors(runs: int, warmup: int = 3) -> None:
+    """Issue 11's floor: the first turn and its two floors, whole processes, medians over the
+    bare interpreter that reads the bundle's bytes (what `benchmarks/floors.py --first-turn`
+    prints)."""
+    global RESOURCE, LOCK_PATH
+    with tempfile.TemporaryDirectory(prefix="skillpack-bench-") as tmp:
+        root = Path(tmp)
+        bundle = corpus_bundle(root / "corpus.bundle")
+        RESOURCE, LOCK_PATH = write_lock(bundle, root / "skills.lock")
+        python = clean_python(root / "venv")
+        times = measure(python, child_env(root / "pycache"), bundle, runs, warmup,
+                        FLOOR_VARIANTS)
+    medians = {name: statistics.median(values) * 1e3 for name, values in times.items()}
+    read = medians["read bytes"]
+    print(f"first turn (issue 11), corpus bundle, median of {runs} interleaved processes, "
+          "ms over a bare interpreter that reads the bundle's bytes (target 10 ms)")
+    for name in FLOOR_VARIANTS[2:]:
+        print(f"  {name:<30} {medians[name] - read:7.1f} ms")
+    floor = medians["floor first turn, strict zip"] - read
+    print(f"  the first turn is {(medians['runtime first turn'] - read) / floor:.1f}x the floor "
+          "with strict zip reading")
 
 
 def main() -> None:

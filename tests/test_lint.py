@@ -108,6 +108,8 @@ def test_a_folder_reference_covers_its_files(tmp_path: Path) -> None:
     ("Use geniml for genomic intervals.", False),
     ("Toolkit for tables; invoke it whenever columns drift.", False),
     ("Table formatter, for spreadsheets and reports.", True),
+    # datamol: "Preferred for standard drug discovery ..." says when to choose it
+    ("Wrapper around RDKit. Preferred for standard drug discovery.", False),
 ])
 def test_the_description_test(tmp_path: Path, description: str, fires: bool) -> None:
     folder = make_tree(tmp_path / "demo", {
@@ -159,3 +161,46 @@ def test_hostile_text_is_read_in_one_pass() -> None:
     assert [p.code for p in lint(skill, ["SKILL.md"], lambda path: None)] == ["body-tokens"]
     assert len(mentioned_programs(skill.body, skill.body_line)) == n  # one `x` per pipe
     assert len(find_invisible(text)) == n
+
+
+# -- false positives found measuring the public repositories (issue 15) ----------------------
+
+def test_a_reference_linking_to_a_file_skill_md_also_links_is_not_too_deep(
+        tmp_path: Path) -> None:
+    """As in geomaster: every reference links to code-examples.md, which SKILL.md links
+    too; it is one level deep. A file only the reference names is still too deep."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "See [GIS](references/gis.md) and [examples](references/examples.md); "
+                    "`references/setup.md` installs it.\n",
+        "references/gis.md": "More in [examples](examples.md) and [setup](setup.md).\n",
+        "references/examples.md": "Code.\n",
+        "references/setup.md": "Install.\n",
+    })
+    assert _lint(folder) == []
+    (folder / "references" / "gis.md").write_text(
+        "More in [examples](examples.md), then [deep](deep.md).\n")
+    (folder / "references" / "deep.md").write_text("Deep.\n")
+    assert [(p.code, p.file, p.line) for p in _lint(folder)] == [
+        ("reference-too-deep", "references/gis.md", 1)]
+    assert "links on to 'references/deep.md'" in str(_lint(folder)[0])
+
+
+def test_a_shell_block_running_a_file_of_the_users_project_names_no_skill_file(
+        tmp_path: Path) -> None:
+    """As in diffdock (`python app/main.py`) and bun-nuxt (`bun .output/server/index.mjs`):
+    scripts outside the usual skill folders are the user's files; a skill folder's script,
+    or one written from the repository root, is still checked."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "```bash\npython app/main.py\npython datasets/prepare.py --csv x.csv\n"
+                    "bun .output/server/index.mjs\nbun --preload ./setup.ts run index.ts\n"
+                    "python dags/my_dag.py\n```\n",
+    })
+    assert _lint(folder) == []
+    (folder / "SKILL.md").write_text(
+        "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+        "```bash\npython scripts/missing.py\npython skills/demo/tools/go.py\n```\n")
+    make_tree(folder, {"tools/go.py": "print(1)\n"})
+    assert [(p.code, p.line) for p in _lint(folder)] == [
+        ("path-missing", 7), ("path-missing", 8)]

@@ -7,7 +7,9 @@ Each rule has a stable code (docs/LINT.md lists them with examples):
 * ``path-missing`` (warning): any other relative path a run template, a shell code block's
   script, or a path in backticks or prose (``scripts/x.py``) names, that the skill does not
   carry. Only paths under a usual skill folder (`SKILL_FOLDERS`) or starting with ``./``
-  count in prose; fenced code blocks other than scripts run by shell lines are not read.
+  count in prose; fenced code blocks other than scripts run by shell lines are not read. A
+  shell block's script counts when it is under a usual skill folder or ends with a carried
+  path (``skills/x/scripts/a.py``): ``python app/main.py`` runs a file of the user's project.
 * ``link-missing`` (warning): a markdown link (``[text](target)`` or a ``[ref]: target``
   definition) in SKILL.md to a relative target the skill does not carry.
 * ``file-unreferenced`` (info): a carried file whose path or name appears in no text that
@@ -15,7 +17,8 @@ Each rule has a stable code (docs/LINT.md lists them with examples):
   ``LICENSE*``, ``README*``, ``NOTICE*``, ``COPYING*`` and ``__init__.py`` are never
   reported.
 * ``reference-too-deep`` (warning): a file SKILL.md links to that links on to further files of
-  the skill: agents read references one level deep, so a second level may never be read.
+  the skill, which SKILL.md itself neither links to nor names: agents read references one
+  level deep, so a second level may never be read.
 * ``body-tokens`` (warning): the body is over `MAX_BODY_TOKENS` tokens, estimated as
   ``ceil(characters / 4)`` (code points of the body). Over 500 lines is `check`'s
   ``body-too-long``, not repeated here.
@@ -59,7 +62,8 @@ WHEN_PHRASES = ("use when", "use this", "use for", "use it", "use if", "use when
                 "when a user", "when you", "when users", "when asked", "when working",
                 "when the task", "whenever", "trigger", "invoke when", "should be used",
                 "apply when", "for when", "best for", "ideal for", "useful for", "useful when",
-                "helps when", "when needing", "when creating", "when building", "when writing")
+                "helps when", "when needing", "when creating", "when building", "when writing",
+                "preferred for", "preferred when", "prefer when", "prefer it")
 #: Every lint code with its severity.
 RULES: dict[str, Severity] = {
     "run-path-missing": "error",
@@ -146,12 +150,14 @@ def _usable_path(word: str) -> bool:
             and not any(c in word for c in "*?[]{}<>$"))
 
 
-def _prose_paths(text: str, first_line: int) -> list[tuple[int, str]]:
+def _prose_paths(text: str, first_line: int, *,
+                 examples: bool = False) -> list[tuple[int, str]]:
     """Paths in backticks (any relative path with a ``/`` under a skill folder or ``./``)
-    and in plain prose (the same, with a file extension)."""
+    and in plain prose (the same, with a file extension); with `examples`, also on lines
+    that give examples."""
     found: list[tuple[int, str]] = []
     for line, prose in _prose_lines(text, first_line):
-        if _EXAMPLE.search(prose):  # "Example: `scripts/rotate_pdf.py`" names no real file
+        if not examples and _EXAMPLE.search(prose):  # "Example: `scripts/rotate_pdf.py`"
             continue
         for span in _CODE_SPAN.findall(prose):
             word = span.strip()
@@ -236,9 +242,12 @@ def lint(
                 "link-missing", f"the link to '{target}' leads to no file the skill carries: "
                 "add the file, or fix the link", file, line))
     named: list[tuple[int, str]] = _prose_paths(body, first)
-    for mention in mentioned_programs(body, first):
-        if mention.script and _usable_path(mention.script) and "/" in mention.script:
-            named.append((mention.line, mention.script))
+    for mention in mentioned_programs(body, first):  # `python scripts/x.py` in a shell block
+        script = mention.script
+        if (script and "/" in script and _usable_path(script)
+                and (script.removeprefix("./").split("/", 1)[0] in SKILL_FOLDERS
+                     or _carried_tail(script, files) is not None)):
+            named.append((mention.line, script))
     for line, path in named:
         if not files.has(path) and path not in reported:
             reported.add(path)
@@ -265,19 +274,31 @@ def lint(
 def _fix(path: str, files: _Files) -> str:
     """What to do about a missing path: the carried path it ends with, when there is one
     (``skills/geniml/scripts/x.py`` for ``scripts/x.py``: paths are relative to the skill)."""
+    tail = _carried_tail(path, files)
+    if tail is not None:
+        return f"paths are relative to the skill folder; write '{tail}'"
+    return "add the file, or fix the path"
+
+
+def _carried_tail(path: str, files: _Files) -> str | None:
+    """The carried path `path` ends with after one or more leading folders, or None."""
     parts = path.removeprefix("./").split("/")
     for start in range(1, len(parts)):
         tail = "/".join(parts[start:])
         if tail in files.paths:
-            return f"paths are relative to the skill folder; write '{tail}'"
-    return "add the file, or fix the path"
+            return tail
+    return None
 
 
 def _too_deep(body: str, first: int, files: _Files,
               read_text: Callable[[str], str | None]) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[str] = set()
-    for _line, target in _links(body, first):
+    links = _links(body, first)
+    # What SKILL.md itself links to or names is one level deep, wherever else it is linked.
+    direct = {files.resolve(target) for _line, target in links}
+    direct |= {files.resolve(path) for _line, path in _prose_paths(body, first, examples=True)}
+    for _line, target in links:
         path = files.resolve(target)
         if path in seen or path not in files.paths or path == "SKILL.md":
             continue
@@ -288,7 +309,8 @@ def _too_deep(body: str, first: int, files: _Files,
         base = posixpath.dirname(path)
         for inner_line, inner in _links(text, 1):
             further = files.resolve(inner, base)
-            if further in files.paths and further not in (path, "SKILL.md"):
+            if (further in files.paths and further not in (path, "SKILL.md")
+                    and further not in direct):
                 problems.append(_problem(
                     "reference-too-deep", f"'{path}' (linked from SKILL.md) links on to "
                     f"'{further}': agents read references one level deep; link '{further}' "

@@ -204,3 +204,40 @@ def test_a_shell_block_running_a_file_of_the_users_project_names_no_skill_file(
     make_tree(folder, {"tools/go.py": "print(1)\n"})
     assert [(p.code, p.line) for p in _lint(folder)] == [
         ("path-missing", 7), ("path-missing", 8)]
+
+
+def test_files_python_imports_load_are_referenced(tmp_path: Path) -> None:
+    """As in anthropics/skills' pptx: scripts/office/validate.py runs with its folder on
+    sys.path, imports the package `validators`, whose __init__ imports `.base`, which names
+    the schemas it loads. A module nothing imports is still reported."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "```bash\npython scripts/office/validate.py doc.pptx\n```\n",
+        "scripts/office/validate.py": "import sys\nfrom validators import PPTXValidator\n"
+                                      "import helpers.merge as merge\n",
+        "scripts/office/validators/__init__.py": "from .base import Base\n"
+                                                 "from . import pptx\n",
+        "scripts/office/validators/base.py": 'SCHEMAS = {"ppt": "pml.xsd"}\n',
+        "scripts/office/validators/pptx.py": "from .base import Base\n",
+        "scripts/office/helpers/merge.py": "",
+        "scripts/office/schemas/pml.xsd": "<xsd/>\n",
+        "scripts/office/validators/unused.py": "",
+    })
+    assert [(p.code, p.file) for p in _lint(folder)] == [
+        ("file-unreferenced", "scripts/office/validators/unused.py")]
+
+
+def test_a_file_named_by_its_stem_beside_its_folder_is_referenced(tmp_path: Path) -> None:
+    """As in secondsky's react-best-practices: the rules are listed as `rule-name` under
+    "read rules/<rule>.md". A stem with no mention of its folder is not enough."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Read the files under rules, e.g. rules/list-virtualize.md.\n\n"
+                    "- `list-virtualize` - use FlashList\n- `js-hoist-intl` - hoist Intl\n"
+                    "- `unrelated-stem` - no such folder\n",
+        "rules/list-virtualize.md": "x\n", "rules/js-hoist-intl.md": "y\n",
+        "rules/_template.md": "z\n", "other/unrelated-stem.md": "w\n",
+    })
+    assert [(p.code, p.file) for p in _lint(folder)] == [
+        ("file-unreferenced", "other/unrelated-stem.md"),
+        ("file-unreferenced", "rules/_template.md")]

@@ -88,6 +88,11 @@ _WHEN_VERB = re.compile(r"\b(?:use|used|invoke|apply|choose|call)\b(?:\s+\S+){0,
 _EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.|\bfor instance\b", re.IGNORECASE)
 _NAME_WORD = re.compile(r"[\w.+-]+")
 _FOLDER_REF = re.compile(r"(?<![\w.+/-])([\w.+/-]*[\w.+-])/(?![\w.+-])")
+#: ``from .x.y import a, b`` (groups 1-3; names on the same line only) or ``import a.b, c as
+#: d`` (group 4), at a line start.
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\(?[\w., \t]+)"
+                     r"|import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.]+"
+                     r"(?:[ \t]+as[ \t]+\w+)?)*))", re.MULTILINE)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _ALWAYS_REFERENCED = re.compile(r"^(LICEN[CS]E|README|NOTICE|COPYING|__init__\.py$)",
                                 re.IGNORECASE)
@@ -332,13 +337,20 @@ def _unreferenced(skill: Skill, files: _Files,
     candidates = sorted(files.paths - {"SKILL.md"})
     while pending:
         current = pending.pop()
-        names, folders = _names_in(texts.pop(current), posixpath.dirname(current))
+        text = texts.pop(current)
+        base = posixpath.dirname(current)
+        names, folders = _names_in(text, base)
+        imported = _imported_paths(text, base)
+        spans = {span.strip() for span in _CODE_SPAN.findall(text)}
         for path in candidates:
             if path in referenced:
                 continue
             module = path[:-3].replace("/", ".") if path.endswith(".py") else None
-            if (posixpath.basename(path) in names or module in names
-                    or any(f in folders for f in _parents(path))):
+            folder, name = posixpath.split(path)
+            if (name in names or module in names or path in imported
+                    or any(f in folders for f in _parents(path))
+                    or (name.rsplit(".", 1)[0] in spans
+                        and (not folder or posixpath.basename(folder) in names))):
                 referenced.add(path)
                 loaded = read_text(path)
                 if loaded is not None:
@@ -364,6 +376,39 @@ def _names_in(text: str, base: str) -> tuple[set[str], set[str]]:
     if base:
         folders |= {posixpath.normpath(posixpath.join(base, f)) for f in list(folders) if f}
     return names, folders
+
+
+def _imported_paths(text: str, base: str) -> set[str]:
+    """The files Python ``import`` and ``from ... import`` lines of `text` may load, from the
+    folder of the text (`base`: a script's folder is on ``sys.path`` when it runs) and from
+    the skill folder: ``from validators import X`` gives ``validators.py``,
+    ``validators/__init__.py`` and ``validators/X.py``; ``from .base import Y`` in
+    ``v/__init__.py`` gives ``v/base.py``."""
+    found: set[str] = set()
+    for match in _IMPORT.finditer(text):
+        dots, module, names = match.group(1) or "", match.group(2) or "", match.group(3)
+        if match.group(4) is not None:  # `import a.b, c as d`
+            modules = [m.split()[0] for m in match.group(4).split(",") if m.strip()]
+            imported: list[str] = []
+        else:
+            modules = [module]
+            imported = [n.split()[0] for n in names.strip("()").split(",") if n.split()]
+        if dots:
+            anchor = base
+            for _ in range(len(dots) - 1):
+                anchor = posixpath.dirname(anchor)
+            anchors = [anchor]
+        else:
+            anchors = [base, ""] if base else [""]
+        for anchor in anchors:
+            for name in modules:
+                parts = [p for p in name.split(".") if p]
+                for depth in range(1, len(parts) + 1):  # `a.b.c` loads a, a.b and a.b.c
+                    stem = posixpath.join(anchor, *parts[:depth])
+                    found.update((stem + ".py", stem + "/__init__.py"))
+                stem = posixpath.join(anchor, *parts) if parts else anchor
+                found.update(posixpath.join(stem, n) + ".py" for n in imported if n != "*")
+    return {posixpath.normpath(p) for p in found}
 
 
 def _parents(path: str) -> list[str]:

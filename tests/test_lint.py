@@ -241,3 +241,18 @@ def test_a_file_named_by_its_stem_beside_its_folder_is_referenced(tmp_path: Path
     assert [(p.code, p.file) for p in _lint(folder)] == [
         ("file-unreferenced", "other/unrelated-stem.md"),
         ("file-unreferenced", "rules/_template.md")]
+
+
+def test_a_file_named_in_another_case_is_reached_and_told(tmp_path: Path) -> None:
+    """As in anthropics/skills' pdf: SKILL.md says FORMS.md, the skill carries forms.md
+    (which names the scripts it uses): not unreferenced, but a path a Linux host cannot
+    open."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Intro.\n\nTo fill a form, read FORMS.md.\n",
+        "forms.md": "Run scripts/fill.py.\n", "scripts/fill.py": "",
+    })
+    assert [str(p) for p in _lint(folder)] == [
+        "SKILL.md:8: warning: [path-missing] 'FORMS.md' names no file the skill carries: the "
+        "skill carries 'forms.md', which differs in case, and a case-sensitive file system "
+        "(Linux) does not open it; write 'forms.md'"]

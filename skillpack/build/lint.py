@@ -335,28 +335,42 @@ def _unreferenced(skill: Skill, files: _Files,
         " ".join(t.words) for t in skill.tools) + "\n" + " ".join(skill.include_list or ())}
     referenced: set[str] = {"SKILL.md"}
     candidates = sorted(files.paths - {"SKILL.md"})
-    while pending:
-        current = pending.pop()
-        text = texts.pop(current)
-        base = posixpath.dirname(current)
-        names, folders = _names_in(text, base)
-        imported = _imported_paths(text, base)
-        spans = {span.strip() for span in _CODE_SPAN.findall(text)}
-        for path in candidates:
-            if path in referenced:
-                continue
-            module = path[:-3].replace("/", ".") if path.endswith(".py") else None
-            folder, name = posixpath.split(path)
-            if (name in names or module in names or path in imported
-                    or any(f in folders for f in _parents(path))
-                    or (name.rsplit(".", 1)[0] in spans
-                        and (not folder or posixpath.basename(folder) in names))):
-                referenced.add(path)
-                loaded = read_text(path)
-                if loaded is not None:
-                    texts[path] = loaded
-                    pending.append(path)
+    # Every name a reached text writes, lower-cased: (as written, the text), the first text
+    # first. A file named only in another case (`FORMS.md` for forms.md) is reached too,
+    # and told: a case-sensitive file system does not open it.
+    lowered: dict[str, tuple[str, str]] = {}
     problems: list[Problem] = []
+    while pending:
+        while pending:
+            current = pending.pop()
+            text = texts.pop(current)
+            base = posixpath.dirname(current)
+            names, folders = _names_in(text, base)
+            for written in sorted(names):
+                lowered.setdefault(written.lower(), (written, current))
+            imported = _imported_paths(text, base)
+            spans = {span.strip() for span in _CODE_SPAN.findall(text)}
+            for path in candidates:
+                if path in referenced:
+                    continue
+                module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+                folder, name = posixpath.split(path)
+                if (name in names or module in names or path in imported
+                        or any(f in folders for f in _parents(path))
+                        or (name.rsplit(".", 1)[0] in spans
+                            and (not folder or posixpath.basename(folder) in names))):
+                    _reach(path, referenced, texts, pending, read_text)
+        for path in candidates:
+            name = posixpath.basename(path)
+            if path in referenced or "." not in name or name.lower() not in lowered:
+                continue
+            written, where = lowered[name.lower()]
+            _reach(path, referenced, texts, pending, read_text)
+            problems.append(_problem(
+                "path-missing", f"'{written}' names no file the skill carries: the skill "
+                f"carries '{path}', which differs in case, and a case-sensitive file system "
+                f"(Linux) does not open it; write '{name}'", where,
+                _line_of(written, where, skill, read_text)))
     for path in candidates:
         if path not in referenced and not _ALWAYS_REFERENCED.match(posixpath.basename(path)):
             problems.append(_problem(
@@ -364,6 +378,23 @@ def _unreferenced(skill: Skill, files: _Files,
                 f"to '{path}': a model never learns it is there; mention it, or leave it out",
                 path, None))
     return problems
+
+
+def _reach(path: str, referenced: set[str], texts: dict[str, str], pending: list[str],
+           read_text: Callable[[str], str | None]) -> None:
+    referenced.add(path)
+    loaded = read_text(path)
+    if loaded is not None:
+        texts[path] = loaded
+        pending.append(path)
+
+
+def _line_of(word: str, file: str, skill: Skill,
+             read_text: Callable[[str], str | None]) -> int | None:
+    """The line of `file` (SKILL.md: of its body) where `word` first appears."""
+    text, first = (skill.body, skill.body_line) if file == "SKILL.md" else (read_text(file), 1)
+    at = text.find(word) if text is not None else -1
+    return None if text is None or at < 0 else first + text.count("\n", 0, at)
 
 
 def _names_in(text: str, base: str) -> tuple[set[str], set[str]]:

@@ -256,3 +256,42 @@ def test_a_file_named_in_another_case_is_reached_and_told(tmp_path: Path) -> Non
         "SKILL.md:8: warning: [path-missing] 'FORMS.md' names no file the skill carries: the "
         "skill carries 'forms.md', which differs in case, and a case-sensitive file system "
         "(Linux) does not open it; write 'forms.md'"]
+
+
+def test_paths_in_the_block_after_an_example_line_are_examples(tmp_path: Path) -> None:
+    """As in skill-creator: "Example: when building a big-query skill ...:", a blank line,
+    then "2. A `references/schema.md` file ... would be helpful". The block after it ends at
+    a blank line; a path there is checked again."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Example: when building a big-query skill, the analysis shows:\n\n"
+                    "1. Schemas are re-discovered each time\n"
+                    "2. A `references/schema.md` file would be helpful\n\n"
+                    "See references/workflows.md for sequential workflows.\n",
+    })
+    assert [(p.code, p.line, p.message.split("'")[1]) for p in _lint(folder)] == [
+        ("path-missing", 11, "references/workflows.md")]
+
+
+def test_a_line_that_only_mentions_an_example_does_not_hide_the_next_lines(
+        tmp_path: Path) -> None:
+    """As in cloudflare-mcp-server: "- `templates/tools-example.ts` - Tool definitions"
+    ends no list: the missing template on the next line is still reported."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "### Templates\n- `templates/tools-example.ts` - Tool definitions\n"
+                    "- `templates/durable-object-mcp.ts` - Stateful MCP\n",
+    })
+    assert [(p.code, p.line) for p in _lint(folder)] == [("path-missing", 8)]
+
+
+def test_a_link_out_of_the_skill_folder_says_so(tmp_path: Path) -> None:
+    """As in obra/superpowers: ../requesting-code-review/code-reviewer.md is a file of a
+    sibling skill, there in the repository, absent from this skill's archive."""
+    folder = make_tree(tmp_path / "skills" / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Use [the reviewer](../review/code-reviewer.md).\n"})
+    make_tree(tmp_path / "skills" / "review", {"code-reviewer.md": "x\n"})
+    (problem,) = _lint(folder)
+    assert (problem.code, problem.line) == ("link-missing", 6)
+    assert "leads outside the skill folder" in problem.message

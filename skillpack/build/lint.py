@@ -86,6 +86,8 @@ _PLAIN_PATH = re.compile(r"(?:\./)?[\w.+-]+(?:/[\w.+-]+)+/?")
 _WHEN_VERB = re.compile(r"\b(?:use|used|invoke|apply|choose|call)\b(?:\s+\S+){0,4}?\s+"
                         r"(?:when|whenever|for|if|to)\b")
 _EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.|\bfor instance\b", re.IGNORECASE)
+#: A line that starts an example ("Example: ...", "For example, ...", "**E.g.** ...").
+_EXAMPLE_INTRO = re.compile(r"^\W*(?:for\s+)?(?:examples?\b|e\.g\.|instance\b)", re.IGNORECASE)
 _NAME_WORD = re.compile(r"[\w.+-]+")
 _FOLDER_REF = re.compile(r"(?<![\w.+/-])([\w.+/-]*[\w.+-])/(?![\w.+-])")
 #: ``from .x.y import a, b`` (groups 1-3; names on the same line only) or ``import a.b, c as
@@ -161,8 +163,20 @@ def _prose_paths(text: str, first_line: int, *,
     and in plain prose (the same, with a file extension); with `examples`, also on lines
     that give examples."""
     found: list[tuple[int, str]] = []
+    # An example's scope: its line, then, for a line that starts with it, the block after it
+    # up to a blank line ("Example:
+    # when building a big-query skill ...:", blank, "2. A `references/schema.md` file ...").
+    scope = ""  # "", "line" (the example line, blanks after it), "block" (the block after)
     for line, prose in _prose_lines(text, first_line):
+        blank = not prose.strip()
         if not examples and _EXAMPLE.search(prose):  # "Example: `scripts/rotate_pdf.py`"
+            scope = "line" if _EXAMPLE_INTRO.match(prose) else ""
+            continue
+        if scope == "line" and not blank and not prose.lstrip().startswith("#"):
+            scope = "block"
+        elif (scope == "block" and blank) or prose.lstrip().startswith("#"):
+            scope = ""
+        if scope:
             continue
         for span in _CODE_SPAN.findall(prose):
             word = span.strip()
@@ -243,9 +257,13 @@ def lint(
     for line, target in _links(body, first):
         if not files.has(target) and target not in reported:
             reported.add(target)
+            fix = ("it leads outside the skill folder, which a packed or installed skill does "
+                   "not carry: copy the file into the skill, or link to it by URL"
+                   if files.resolve(target).split("/", 1)[0] == ".." else
+                   "add the file, or fix the link")
             problems.append(_problem(
                 "link-missing", f"the link to '{target}' leads to no file the skill carries: "
-                "add the file, or fix the link", file, line))
+                f"{fix}", file, line))
     named: list[tuple[int, str]] = _prose_paths(body, first)
     for mention in mentioned_programs(body, first):  # `python scripts/x.py` in a shell block
         script = mention.script

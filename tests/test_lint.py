@@ -132,10 +132,10 @@ def test_the_corpus_has_no_lint_error_and_the_counts_of_the_report() -> None:
     # Counts when written (see docs/LINT.md); a rule that starts reporting
     # many more on text nobody changed has lost precision.
     assert counts["link-missing"] == 0
-    assert counts["path-missing"] <= 60
-    assert counts["description-no-when"] <= 35
-    assert counts["reference-too-deep"] <= 30
-    assert counts["body-tokens"] <= 8
+    assert counts["path-missing"] <= 55  # 50 (benchmarks/lint_counts.py)
+    assert counts["description-no-when"] <= 33  # 31
+    assert counts["reference-too-deep"] == 0  # every further file is linked from SKILL.md
+    assert counts["body-tokens"] <= 8  # 7
 
 
 def test_a_python_module_name_references_its_file(tmp_path: Path) -> None:

@@ -258,6 +258,17 @@ def test_a_file_named_in_another_case_is_reached_and_told(tmp_path: Path) -> Non
         "(Linux) does not open it; write 'forms.md'"]
 
 
+def test_a_name_of_a_carried_file_is_not_another_case_of_a_second_one(tmp_path: Path) -> None:
+    """SKILL.md names SKILL.md; a carried templates/skill.md is not what it means."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Every skill has a SKILL.md.\n",
+        "templates/skill.md": "x\n",
+    })
+    assert [(p.code, p.file) for p in _lint(folder)] == [
+        ("file-unreferenced", "templates/skill.md")]
+
+
 def test_paths_in_the_block_after_an_example_line_are_examples(tmp_path: Path) -> None:
     """As in skill-creator: "Example: when building a big-query skill ...:", a blank line,
     then "2. A `references/schema.md` file ... would be helpful". The block after it ends at

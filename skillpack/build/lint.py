@@ -357,6 +357,7 @@ def _unreferenced(skill: Skill, files: _Files,
     # first. A file named only in another case (`FORMS.md` for forms.md) is reached too,
     # and told: a case-sensitive file system does not open it.
     lowered: dict[str, tuple[str, str]] = {}
+    basenames = {posixpath.basename(path) for path in files.paths}
     problems: list[Problem] = []
     while pending:
         while pending:
@@ -364,7 +365,7 @@ def _unreferenced(skill: Skill, files: _Files,
             text = texts.pop(current)
             base = posixpath.dirname(current)
             names, folders = _names_in(text, base)
-            for written in sorted(names):
+            for written in sorted(names - basenames):  # `SKILL.md` names SKILL.md, not skill.md
                 lowered.setdefault(written.lower(), (written, current))
             imported = _imported_paths(text, base)
             spans = {span.strip() for span in _CODE_SPAN.findall(text)}

@@ -13,7 +13,9 @@ Each rule has a stable code (docs/LINT.md lists them with examples):
 * ``link-missing`` (warning): a markdown link (``[text](target)`` or a ``[ref]: target``
   definition) in SKILL.md to a relative target the skill does not carry.
 * ``file-unreferenced`` (info): a carried file whose path or name appears in no text that
-  SKILL.md leads to (SKILL.md itself, then every carried text file it names, transitively).
+  SKILL.md leads to (SKILL.md itself, then every carried text file it names, transitively;
+  Python imports and rule files listed by stem count as names). A file named only in another
+  case (``FORMS.md`` for ``forms.md``) is reached, and that name is a ``path-missing``.
   ``LICENSE*``, ``README*``, ``NOTICE*``, ``COPYING*`` and ``__init__.py`` are never
   reported.
 * ``reference-too-deep`` (warning): a file SKILL.md links to that links on to further files of

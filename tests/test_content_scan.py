@@ -21,7 +21,7 @@ from test_secret_rules import tar_gz
 from skillpack.build.pack import pack
 from skillpack.build.readfile import LARGE_FILE
 from skillpack.build.records import digest_skill, hash_files, included_files
-from skillpack.build.scan import Allowances, expand, scan_content
+from skillpack.build.scan import Allowances, ContentStream, expand, scan_content
 from skillpack.build.verify import verify_bytes
 from skillpack.build.walk import walk
 from skillpack.errors import ArchiveError, IntegrityError, RefusedError
@@ -226,3 +226,61 @@ def test_verify_refuses_a_token_written_into_a_resealed_archive(tmp_path: Path) 
     [problem] = info.value.problems
     assert (problem.code, problem.file) == ("secret", "demo/docs/aws.md")
     assert "[aws-access-key-id]" in problem.message
+
+
+# -- a PEM header that documentation follows with a placeholder (issue 15, measured) -----------
+
+PEM_HEADER = "-----BEGIN RSA PRIVATE" + " KEY-----"
+#: As in secondsky/claude-skills' better-auth references/plugins/sso.md.
+PLACEHOLDERS = [
+    f'privateKey: "{PEM_HEADER}\\n...",\n',
+    f"{PEM_HEADER}\n...\n",
+    f"{PEM_HEADER}\n\u2026\n",
+    f"key = '{PEM_HEADER}\\r\\n<your key here>'\n",
+    f"{PEM_HEADER}\n${{PRIVATE_KEY}}\n",
+]
+#: Header followed by material too short for the `private-key` rule: still refused.
+NOT_PLACEHOLDERS = [
+    f"{PEM_HEADER}\nTUlJRXZnSUJBREFOQmdr\n",
+    f"{PEM_HEADER}",
+    f"{PEM_HEADER}\n\n",
+    f'"{PEM_HEADER}\\nMIIE.."',
+]
+
+
+@pytest.mark.parametrize("text", PLACEHOLDERS)
+def test_a_pem_header_followed_by_a_placeholder_is_documentation(tmp_path: Path,
+                                                                  text: str) -> None:
+    folder = skill(tmp_path / "demo", {"references/sso.md": "```ts\n" + text + "```\n"})
+    walk(folder, read=True)  # raises RefusedError on a secret
+    assert sorted(included_files(folder)) == ["SKILL.md", "references/sso.md"]
+    assert not scan_content("sso.md", text.encode(), frozenset()).refused
+
+
+@pytest.mark.parametrize("text", NOT_PLACEHOLDERS)
+def test_a_pem_header_with_anything_else_after_it_is_still_refused(tmp_path: Path,
+                                                                   text: str) -> None:
+    folder = skill(tmp_path / "demo", {"notes.md": "x\n" + text})
+    [(code, file, message)] = refused(lambda: walk(folder, read=True))
+    assert (code, file) == ("secret", "notes.md")
+    assert "PEM private key block" in message
+
+
+@pytest.mark.parametrize("text", [PLACEHOLDERS[0], NOT_PLACEHOLDERS[0], NOT_PLACEHOLDERS[1]])
+def test_a_streamed_pem_header_is_judged_as_a_whole_file_is_at_every_seam(text: str) -> None:
+    """A large file read in chunks gives the verdict of the whole bytes wherever the chunk
+    boundary falls: in the header, in what follows it, or just after."""
+    data = b"y" * 9000 + text.encode() + (b"z" * 100 if text != NOT_PLACEHOLDERS[1] else b"")
+    whole = scan_content("notes.md", data, frozenset()).refused
+    assert whole is (text != PLACEHOLDERS[0])
+    start = 9000
+    for cut in range(start - 3, start + len(text) + 50):
+        stream = ContentStream("notes.md", frozenset())
+        stream.feed(data[:cut])
+        stream.feed(data[cut:])
+        assert stream.finish().refused is whole, cut
+    for size in (7, 64, 1000):
+        stream = ContentStream("notes.md", frozenset())
+        for offset in range(0, len(data), size):
+            stream.feed(data[offset:offset + size])
+        assert stream.finish().refused is whole, size

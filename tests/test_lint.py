@@ -108,6 +108,8 @@ def test_a_folder_reference_covers_its_files(tmp_path: Path) -> None:
     ("Use geniml for genomic intervals.", False),
     ("Toolkit for tables; invoke it whenever columns drift.", False),
     ("Table formatter, for spreadsheets and reports.", True),
+    # datamol: "Preferred for standard drug discovery ..." says when to choose it
+    ("Wrapper around RDKit. Preferred for standard drug discovery.", False),
 ])
 def test_the_description_test(tmp_path: Path, description: str, fires: bool) -> None:
     folder = make_tree(tmp_path / "demo", {
@@ -130,10 +132,10 @@ def test_the_corpus_has_no_lint_error_and_the_counts_of_the_report() -> None:
     # Counts when written (see docs/LINT.md); a rule that starts reporting
     # many more on text nobody changed has lost precision.
     assert counts["link-missing"] == 0
-    assert counts["path-missing"] <= 60
-    assert counts["description-no-when"] <= 35
-    assert counts["reference-too-deep"] <= 30
-    assert counts["body-tokens"] <= 8
+    assert counts["path-missing"] <= 55  # 50 (benchmarks/lint_counts.py)
+    assert counts["description-no-when"] <= 33  # 31
+    assert counts["reference-too-deep"] == 0  # every further file is linked from SKILL.md
+    assert counts["body-tokens"] <= 8  # 7
 
 
 def test_a_python_module_name_references_its_file(tmp_path: Path) -> None:
@@ -159,3 +161,148 @@ def test_hostile_text_is_read_in_one_pass() -> None:
     assert [p.code for p in lint(skill, ["SKILL.md"], lambda path: None)] == ["body-tokens"]
     assert len(mentioned_programs(skill.body, skill.body_line)) == n  # one `x` per pipe
     assert len(find_invisible(text)) == n
+
+
+# -- false positives found measuring the public repositories (issue 15) ----------------------
+
+def test_a_reference_linking_to_a_file_skill_md_also_links_is_not_too_deep(
+        tmp_path: Path) -> None:
+    """As in geomaster: every reference links to code-examples.md, which SKILL.md links
+    too; it is one level deep. A file only the reference names is still too deep."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "See [GIS](references/gis.md) and [examples](references/examples.md); "
+                    "`references/setup.md` installs it.\n",
+        "references/gis.md": "More in [examples](examples.md) and [setup](setup.md).\n",
+        "references/examples.md": "Code.\n",
+        "references/setup.md": "Install.\n",
+    })
+    assert _lint(folder) == []
+    (folder / "references" / "gis.md").write_text(
+        "More in [examples](examples.md), then [deep](deep.md).\n")
+    (folder / "references" / "deep.md").write_text("Deep.\n")
+    assert [(p.code, p.file, p.line) for p in _lint(folder)] == [
+        ("reference-too-deep", "references/gis.md", 1)]
+    assert "links on to 'references/deep.md'" in str(_lint(folder)[0])
+
+
+def test_a_shell_block_running_a_file_of_the_users_project_names_no_skill_file(
+        tmp_path: Path) -> None:
+    """As in diffdock (`python app/main.py`) and bun-nuxt (`bun .output/server/index.mjs`):
+    scripts outside the usual skill folders are the user's files; a skill folder's script,
+    or one written from the repository root, is still checked."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "```bash\npython app/main.py\npython datasets/prepare.py --csv x.csv\n"
+                    "bun .output/server/index.mjs\nbun --preload ./setup.ts run index.ts\n"
+                    "python dags/my_dag.py\n```\n",
+    })
+    assert _lint(folder) == []
+    (folder / "SKILL.md").write_text(
+        "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+        "```bash\npython scripts/missing.py\npython skills/demo/tools/go.py\n```\n")
+    make_tree(folder, {"tools/go.py": "print(1)\n"})
+    assert [(p.code, p.line) for p in _lint(folder)] == [
+        ("path-missing", 7), ("path-missing", 8)]
+
+
+def test_files_python_imports_load_are_referenced(tmp_path: Path) -> None:
+    """As in anthropics/skills' pptx: scripts/office/validate.py runs with its folder on
+    sys.path, imports the package `validators`, whose __init__ imports `.base`, which names
+    the schemas it loads. A module nothing imports is still reported."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "```bash\npython scripts/office/validate.py doc.pptx\n```\n",
+        "scripts/office/validate.py": "import sys\nfrom validators import PPTXValidator\n"
+                                      "import helpers.merge as merge\n",
+        "scripts/office/validators/__init__.py": "from .base import Base\n"
+                                                 "from . import pptx\n",
+        "scripts/office/validators/base.py": 'SCHEMAS = {"ppt": "pml.xsd"}\n',
+        "scripts/office/validators/pptx.py": "from .base import Base\n",
+        "scripts/office/helpers/merge.py": "",
+        "scripts/office/schemas/pml.xsd": "<xsd/>\n",
+        "scripts/office/validators/unused.py": "",
+    })
+    assert [(p.code, p.file) for p in _lint(folder)] == [
+        ("file-unreferenced", "scripts/office/validators/unused.py")]
+
+
+def test_a_file_named_by_its_stem_beside_its_folder_is_referenced(tmp_path: Path) -> None:
+    """As in secondsky's react-best-practices: the rules are listed as `rule-name` under
+    "read rules/<rule>.md". A stem with no mention of its folder is not enough."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Read the files under rules, e.g. rules/list-virtualize.md.\n\n"
+                    "- `list-virtualize` - use FlashList\n- `js-hoist-intl` - hoist Intl\n"
+                    "- `unrelated-stem` - no such folder\n",
+        "rules/list-virtualize.md": "x\n", "rules/js-hoist-intl.md": "y\n",
+        "rules/_template.md": "z\n", "other/unrelated-stem.md": "w\n",
+    })
+    assert [(p.code, p.file) for p in _lint(folder)] == [
+        ("file-unreferenced", "other/unrelated-stem.md"),
+        ("file-unreferenced", "rules/_template.md")]
+
+
+def test_a_file_named_in_another_case_is_reached_and_told(tmp_path: Path) -> None:
+    """As in anthropics/skills' pdf: SKILL.md says FORMS.md, the skill carries forms.md
+    (which names the scripts it uses): not unreferenced, but a path a Linux host cannot
+    open."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Intro.\n\nTo fill a form, read FORMS.md.\n",
+        "forms.md": "Run scripts/fill.py.\n", "scripts/fill.py": "",
+    })
+    assert [str(p) for p in _lint(folder)] == [
+        "SKILL.md:8: warning: [path-missing] 'FORMS.md' names no file the skill carries: the "
+        "skill carries 'forms.md', which differs in case, and a case-sensitive file system "
+        "(Linux) does not open it; write 'forms.md'"]
+
+
+def test_a_name_of_a_carried_file_is_not_another_case_of_a_second_one(tmp_path: Path) -> None:
+    """SKILL.md names SKILL.md; a carried templates/skill.md is not what it means."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Every skill has a SKILL.md.\n",
+        "templates/skill.md": "x\n",
+    })
+    assert [(p.code, p.file) for p in _lint(folder)] == [
+        ("file-unreferenced", "templates/skill.md")]
+
+
+def test_paths_in_the_block_after_an_example_line_are_examples(tmp_path: Path) -> None:
+    """As in skill-creator: "Example: when building a big-query skill ...:", a blank line,
+    then "2. A `references/schema.md` file ... would be helpful". The block after it ends at
+    a blank line; a path there is checked again."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Example: when building a big-query skill, the analysis shows:\n\n"
+                    "1. Schemas are re-discovered each time\n"
+                    "2. A `references/schema.md` file would be helpful\n\n"
+                    "See references/workflows.md for sequential workflows.\n",
+    })
+    assert [(p.code, p.line, p.message.split("'")[1]) for p in _lint(folder)] == [
+        ("path-missing", 11, "references/workflows.md")]
+
+
+def test_a_line_that_only_mentions_an_example_does_not_hide_the_next_lines(
+        tmp_path: Path) -> None:
+    """As in cloudflare-mcp-server: "- `templates/tools-example.ts` - Tool definitions"
+    ends no list: the missing template on the next line is still reported."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "### Templates\n- `templates/tools-example.ts` - Tool definitions\n"
+                    "- `templates/durable-object-mcp.ts` - Stateful MCP\n",
+    })
+    assert [(p.code, p.line) for p in _lint(folder)] == [("path-missing", 8)]
+
+
+def test_a_link_out_of_the_skill_folder_says_so(tmp_path: Path) -> None:
+    """As in obra/superpowers: ../requesting-code-review/code-reviewer.md is a file of a
+    sibling skill, there in the repository, absent from this skill's archive."""
+    folder = make_tree(tmp_path / "skills" / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Use [the reviewer](../review/code-reviewer.md).\n"})
+    make_tree(tmp_path / "skills" / "review", {"code-reviewer.md": "x\n"})
+    (problem,) = _lint(folder)
+    assert (problem.code, problem.line) == ("link-missing", 6)
+    assert "leads outside the skill folder" in problem.message

@@ -7,15 +7,20 @@ Each rule has a stable code (docs/LINT.md lists them with examples):
 * ``path-missing`` (warning): any other relative path a run template, a shell code block's
   script, or a path in backticks or prose (``scripts/x.py``) names, that the skill does not
   carry. Only paths under a usual skill folder (`SKILL_FOLDERS`) or starting with ``./``
-  count in prose; fenced code blocks other than scripts run by shell lines are not read.
+  count in prose; fenced code blocks other than scripts run by shell lines are not read. A
+  shell block's script counts when it is under a usual skill folder or ends with a carried
+  path (``skills/x/scripts/a.py``): ``python app/main.py`` runs a file of the user's project.
 * ``link-missing`` (warning): a markdown link (``[text](target)`` or a ``[ref]: target``
   definition) in SKILL.md to a relative target the skill does not carry.
 * ``file-unreferenced`` (info): a carried file whose path or name appears in no text that
-  SKILL.md leads to (SKILL.md itself, then every carried text file it names, transitively).
+  SKILL.md leads to (SKILL.md itself, then every carried text file it names, transitively;
+  Python imports and rule files listed by stem count as names). A file named only in another
+  case (``FORMS.md`` for ``forms.md``) is reached, and that name is a ``path-missing``.
   ``LICENSE*``, ``README*``, ``NOTICE*``, ``COPYING*`` and ``__init__.py`` are never
   reported.
 * ``reference-too-deep`` (warning): a file SKILL.md links to that links on to further files of
-  the skill: agents read references one level deep, so a second level may never be read.
+  the skill, which SKILL.md itself neither links to nor names: agents read references one
+  level deep, so a second level may never be read.
 * ``body-tokens`` (warning): the body is over `MAX_BODY_TOKENS` tokens, estimated as
   ``ceil(characters / 4)`` (code points of the body). Over 500 lines is `check`'s
   ``body-too-long``, not repeated here.
@@ -59,7 +64,8 @@ WHEN_PHRASES = ("use when", "use this", "use for", "use it", "use if", "use when
                 "when a user", "when you", "when users", "when asked", "when working",
                 "when the task", "whenever", "trigger", "invoke when", "should be used",
                 "apply when", "for when", "best for", "ideal for", "useful for", "useful when",
-                "helps when", "when needing", "when creating", "when building", "when writing")
+                "helps when", "when needing", "when creating", "when building", "when writing",
+                "preferred for", "preferred when", "prefer when", "prefer it")
 #: Every lint code with its severity.
 RULES: dict[str, Severity] = {
     "run-path-missing": "error",
@@ -82,8 +88,15 @@ _PLAIN_PATH = re.compile(r"(?:\./)?[\w.+-]+(?:/[\w.+-]+)+/?")
 _WHEN_VERB = re.compile(r"\b(?:use|used|invoke|apply|choose|call)\b(?:\s+\S+){0,4}?\s+"
                         r"(?:when|whenever|for|if|to)\b")
 _EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.|\bfor instance\b", re.IGNORECASE)
+#: A line that starts an example ("Example: ...", "For example, ...", "**E.g.** ...").
+_EXAMPLE_INTRO = re.compile(r"^\W*(?:for\s+)?(?:examples?\b|e\.g\.|instance\b)", re.IGNORECASE)
 _NAME_WORD = re.compile(r"[\w.+-]+")
 _FOLDER_REF = re.compile(r"(?<![\w.+/-])([\w.+/-]*[\w.+-])/(?![\w.+-])")
+#: ``from .x.y import a, b`` (groups 1-3; names on the same line only) or ``import a.b, c as
+#: d`` (group 4), at a line start.
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\(?[\w., \t]+)"
+                     r"|import[ \t]+([\w.]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.]+"
+                     r"(?:[ \t]+as[ \t]+\w+)?)*))", re.MULTILINE)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _ALWAYS_REFERENCED = re.compile(r"^(LICEN[CS]E|README|NOTICE|COPYING|__init__\.py$)",
                                 re.IGNORECASE)
@@ -146,12 +159,26 @@ def _usable_path(word: str) -> bool:
             and not any(c in word for c in "*?[]{}<>$"))
 
 
-def _prose_paths(text: str, first_line: int) -> list[tuple[int, str]]:
+def _prose_paths(text: str, first_line: int, *,
+                 examples: bool = False) -> list[tuple[int, str]]:
     """Paths in backticks (any relative path with a ``/`` under a skill folder or ``./``)
-    and in plain prose (the same, with a file extension)."""
+    and in plain prose (the same, with a file extension); with `examples`, also on lines
+    that give examples."""
     found: list[tuple[int, str]] = []
+    # An example's scope: its line, then, for a line that starts with it, the block after it
+    # up to a blank line ("Example:
+    # when building a big-query skill ...:", blank, "2. A `references/schema.md` file ...").
+    scope = ""  # "", "line" (the example line, blanks after it), "block" (the block after)
     for line, prose in _prose_lines(text, first_line):
-        if _EXAMPLE.search(prose):  # "Example: `scripts/rotate_pdf.py`" names no real file
+        blank = not prose.strip()
+        if not examples and _EXAMPLE.search(prose):  # "Example: `scripts/rotate_pdf.py`"
+            scope = "line" if _EXAMPLE_INTRO.match(prose) else ""
+            continue
+        if scope == "line" and not blank and not prose.lstrip().startswith("#"):
+            scope = "block"
+        elif (scope == "block" and blank) or prose.lstrip().startswith("#"):
+            scope = ""
+        if scope:
             continue
         for span in _CODE_SPAN.findall(prose):
             word = span.strip()
@@ -232,13 +259,20 @@ def lint(
     for line, target in _links(body, first):
         if not files.has(target) and target not in reported:
             reported.add(target)
+            fix = ("it leads outside the skill folder, which a packed or installed skill does "
+                   "not carry: copy the file into the skill, or link to it by URL"
+                   if files.resolve(target).split("/", 1)[0] == ".." else
+                   "add the file, or fix the link")
             problems.append(_problem(
                 "link-missing", f"the link to '{target}' leads to no file the skill carries: "
-                "add the file, or fix the link", file, line))
+                f"{fix}", file, line))
     named: list[tuple[int, str]] = _prose_paths(body, first)
-    for mention in mentioned_programs(body, first):
-        if mention.script and _usable_path(mention.script) and "/" in mention.script:
-            named.append((mention.line, mention.script))
+    for mention in mentioned_programs(body, first):  # `python scripts/x.py` in a shell block
+        script = mention.script
+        if (script and "/" in script and _usable_path(script)
+                and (script.removeprefix("./").split("/", 1)[0] in SKILL_FOLDERS
+                     or _carried_tail(script, files) is not None)):
+            named.append((mention.line, script))
     for line, path in named:
         if not files.has(path) and path not in reported:
             reported.add(path)
@@ -265,19 +299,31 @@ def lint(
 def _fix(path: str, files: _Files) -> str:
     """What to do about a missing path: the carried path it ends with, when there is one
     (``skills/geniml/scripts/x.py`` for ``scripts/x.py``: paths are relative to the skill)."""
+    tail = _carried_tail(path, files)
+    if tail is not None:
+        return f"paths are relative to the skill folder; write '{tail}'"
+    return "add the file, or fix the path"
+
+
+def _carried_tail(path: str, files: _Files) -> str | None:
+    """The carried path `path` ends with after one or more leading folders, or None."""
     parts = path.removeprefix("./").split("/")
     for start in range(1, len(parts)):
         tail = "/".join(parts[start:])
         if tail in files.paths:
-            return f"paths are relative to the skill folder; write '{tail}'"
-    return "add the file, or fix the path"
+            return tail
+    return None
 
 
 def _too_deep(body: str, first: int, files: _Files,
               read_text: Callable[[str], str | None]) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[str] = set()
-    for _line, target in _links(body, first):
+    links = _links(body, first)
+    # What SKILL.md itself links to or names is one level deep, wherever else it is linked.
+    direct = {files.resolve(target) for _line, target in links}
+    direct |= {files.resolve(path) for _line, path in _prose_paths(body, first, examples=True)}
+    for _line, target in links:
         path = files.resolve(target)
         if path in seen or path not in files.paths or path == "SKILL.md":
             continue
@@ -288,7 +334,8 @@ def _too_deep(body: str, first: int, files: _Files,
         base = posixpath.dirname(path)
         for inner_line, inner in _links(text, 1):
             further = files.resolve(inner, base)
-            if further in files.paths and further not in (path, "SKILL.md"):
+            if (further in files.paths and further not in (path, "SKILL.md")
+                    and further not in direct):
                 problems.append(_problem(
                     "reference-too-deep", f"'{path}' (linked from SKILL.md) links on to "
                     f"'{further}': agents read references one level deep; link '{further}' "
@@ -308,21 +355,43 @@ def _unreferenced(skill: Skill, files: _Files,
         " ".join(t.words) for t in skill.tools) + "\n" + " ".join(skill.include_list or ())}
     referenced: set[str] = {"SKILL.md"}
     candidates = sorted(files.paths - {"SKILL.md"})
-    while pending:
-        current = pending.pop()
-        names, folders = _names_in(texts.pop(current), posixpath.dirname(current))
-        for path in candidates:
-            if path in referenced:
-                continue
-            module = path[:-3].replace("/", ".") if path.endswith(".py") else None
-            if (posixpath.basename(path) in names or module in names
-                    or any(f in folders for f in _parents(path))):
-                referenced.add(path)
-                loaded = read_text(path)
-                if loaded is not None:
-                    texts[path] = loaded
-                    pending.append(path)
+    # Every name a reached text writes, lower-cased: (as written, the text), the first text
+    # first. A file named only in another case (`FORMS.md` for forms.md) is reached too,
+    # and told: a case-sensitive file system does not open it.
+    lowered: dict[str, tuple[str, str]] = {}
+    basenames = {posixpath.basename(path) for path in files.paths}
     problems: list[Problem] = []
+    while pending:
+        while pending:
+            current = pending.pop()
+            text = texts.pop(current)
+            base = posixpath.dirname(current)
+            names, folders = _names_in(text, base)
+            for written in sorted(names - basenames):  # `SKILL.md` names SKILL.md, not skill.md
+                lowered.setdefault(written.lower(), (written, current))
+            imported = _imported_paths(text, base)
+            spans = {span.strip() for span in _CODE_SPAN.findall(text)}
+            for path in candidates:
+                if path in referenced:
+                    continue
+                module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+                folder, name = posixpath.split(path)
+                if (name in names or module in names or path in imported
+                        or any(f in folders for f in _parents(path))
+                        or (name.rsplit(".", 1)[0] in spans
+                            and (not folder or posixpath.basename(folder) in names))):
+                    _reach(path, referenced, texts, pending, read_text)
+        for path in candidates:
+            name = posixpath.basename(path)
+            if path in referenced or "." not in name or name.lower() not in lowered:
+                continue
+            written, where = lowered[name.lower()]
+            _reach(path, referenced, texts, pending, read_text)
+            problems.append(_problem(
+                "path-missing", f"'{written}' names no file the skill carries: the skill "
+                f"carries '{path}', which differs in case, and a case-sensitive file system "
+                f"(Linux) does not open it; write '{name}'", where,
+                _line_of(written, where, skill, read_text)))
     for path in candidates:
         if path not in referenced and not _ALWAYS_REFERENCED.match(posixpath.basename(path)):
             problems.append(_problem(
@@ -330,6 +399,23 @@ def _unreferenced(skill: Skill, files: _Files,
                 f"to '{path}': a model never learns it is there; mention it, or leave it out",
                 path, None))
     return problems
+
+
+def _reach(path: str, referenced: set[str], texts: dict[str, str], pending: list[str],
+           read_text: Callable[[str], str | None]) -> None:
+    referenced.add(path)
+    loaded = read_text(path)
+    if loaded is not None:
+        texts[path] = loaded
+        pending.append(path)
+
+
+def _line_of(word: str, file: str, skill: Skill,
+             read_text: Callable[[str], str | None]) -> int | None:
+    """The line of `file` (SKILL.md: of its body) where `word` first appears."""
+    text, first = (skill.body, skill.body_line) if file == "SKILL.md" else (read_text(file), 1)
+    at = text.find(word) if text is not None else -1
+    return None if text is None or at < 0 else first + text.count("\n", 0, at)
 
 
 def _names_in(text: str, base: str) -> tuple[set[str], set[str]]:
@@ -342,6 +428,39 @@ def _names_in(text: str, base: str) -> tuple[set[str], set[str]]:
     if base:
         folders |= {posixpath.normpath(posixpath.join(base, f)) for f in list(folders) if f}
     return names, folders
+
+
+def _imported_paths(text: str, base: str) -> set[str]:
+    """The files Python ``import`` and ``from ... import`` lines of `text` may load, from the
+    folder of the text (`base`: a script's folder is on ``sys.path`` when it runs) and from
+    the skill folder: ``from validators import X`` gives ``validators.py``,
+    ``validators/__init__.py`` and ``validators/X.py``; ``from .base import Y`` in
+    ``v/__init__.py`` gives ``v/base.py``."""
+    found: set[str] = set()
+    for match in _IMPORT.finditer(text):
+        dots, module, names = match.group(1) or "", match.group(2) or "", match.group(3)
+        if match.group(4) is not None:  # `import a.b, c as d`
+            modules = [m.split()[0] for m in match.group(4).split(",") if m.strip()]
+            imported: list[str] = []
+        else:
+            modules = [module]
+            imported = [n.split()[0] for n in names.strip("()").split(",") if n.split()]
+        if dots:
+            anchor = base
+            for _ in range(len(dots) - 1):
+                anchor = posixpath.dirname(anchor)
+            anchors = [anchor]
+        else:
+            anchors = [base, ""] if base else [""]
+        for anchor in anchors:
+            for name in modules:
+                parts = [p for p in name.split(".") if p]
+                for depth in range(1, len(parts) + 1):  # `a.b.c` loads a, a.b and a.b.c
+                    stem = posixpath.join(anchor, *parts[:depth])
+                    found.update((stem + ".py", stem + "/__init__.py"))
+                stem = posixpath.join(anchor, *parts) if parts else anchor
+                found.update(posixpath.join(stem, n) + ".py" for n in imported if n != "*")
+    return {posixpath.normpath(p) for p in found}
 
 
 def _parents(path: str) -> list[str]:

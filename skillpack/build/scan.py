@@ -154,6 +154,7 @@ class ContentStream:
         self._scan = StreamScan() if allow is not None else None
         self._tail = b""
         self._pem = False
+        self._marked = False  # a chunk, or what came before it, held ``PRIVATE KEY``
         self._whole: list[bytes] | None = [] if allow is not None and _is_asset(path) else None
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> None:
@@ -163,12 +164,15 @@ class ContentStream:
         marked = self._scan.feed(view)  # False: no ``PRIVATE KEY`` in this chunk or before it
         if (not self._pem and marked) or self._whole is not None:
             data = bytes(view)  # copied only when needed: most chunks hold no marker
-            if not self._pem and marked:
-                self._pem = contains_private_key(self._tail + data[:PRIVATE_KEY_HEADER_MAX]) or (
-                    contains_private_key(data))
+            if not self._pem and marked:  # a header near a seam is decided in a later window
+                self._pem = contains_private_key(
+                    self._tail + data[:PRIVATE_KEY_HEADER_MAX], final=False) or (
+                    contains_private_key(data, final=False))
+                self._marked = True
             if self._whole is not None:
                 self._whole.append(data)
-        self._tail = bytes(view[-PRIVATE_KEY_HEADER_MAX:])
+        self._tail = (self._tail + bytes(view[-PRIVATE_KEY_HEADER_MAX:]))[
+            -PRIVATE_KEY_HEADER_MAX:]
 
     def finish(self) -> ContentScan:
         if self._scan is None or self.allow is None:
@@ -177,7 +181,8 @@ class ContentStream:
             return scan_content(self.path, b"".join(self._whole), self.allow)
         findings = [Finding(f.rule, f.line, f.column, f.excerpt, f.member, f.encoding,
                             f.rule in self.allow) for f in self._scan.finish()]
-        return _finish(self.path, findings, self._pem, self.allow)
+        pem = self._pem or (self._marked and contains_private_key(self._tail))
+        return _finish(self.path, findings, pem, self.allow)
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,8 +115,17 @@ PRIVATE_KEY_MARKER = b"PRIVATE KEY"
 # `... OPENSSH ...`, `... ENCRYPTED ...`, `-----BEGIN PGP PRIVATE KEY BLOCK-----`.
 _PRIVATE_KEY = rb"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----"
 _private_key: re.Pattern[bytes] | None = None
-# Longest header the pattern above can match, for callers that scan in windows.
-PRIVATE_KEY_HEADER_MAX = 128
+# What documentation writes after a header instead of a key: up to eight blanks, quotes,
+# commas, line breaks or ``\n`` escapes, then ``...``, ``…`` or a template (``<key>``,
+# ``[key]``, ``{key}``, ``${KEY}``). No key's base-64 material starts with any of them.
+_PLACEHOLDER = (rb"(?:[ \t\"',+]|\r?\n|(?:\\r)?\\n){0,8}"
+                rb"(?:\.\.\.|\xe2\x80\xa6|<|\[|\{|\$)")
+_placeholder: re.Pattern[bytes] | None = None
+#: Bytes after a header that `_PLACEHOLDER` may need to decide (8 x ``\r\n`` escapes + ``…``).
+PLACEHOLDER_LOOKAHEAD = 40
+# Longest header the pattern above can match, and what follows it that decides it, for
+# callers that scan in windows.
+PRIVATE_KEY_HEADER_MAX = 128 + PLACEHOLDER_LOOKAHEAD
 
 
 _candidate: re.Pattern[str] | None = None
@@ -197,9 +206,16 @@ def secret_name_reason(path: str) -> str | None:
     return None
 
 
-def contains_private_key(data: bytes | bytearray | memoryview | mmap.mmap) -> bool:
-    """Whether `data` holds a PEM private-key header (``-----BEGIN ... PRIVATE KEY-----``)."""
-    global _private_key
+def contains_private_key(data: bytes | bytearray | memoryview | mmap.mmap, *,
+                         final: bool = True) -> bool:
+    """Whether `data` holds a PEM private-key header (``-----BEGIN ... PRIVATE KEY-----``)
+    that documentation does not follow with a placeholder (``...``, ``<your key>``): the
+    header of ``privateKey: "-----BEGIN RSA PRIVATE KEY-----\\n..."`` holds no key.
+
+    With `final` False, `data` is a window of a longer file: a header too near its end to see
+    what follows (`PLACEHOLDER_LOOKAHEAD` bytes) does not count; the caller's next window,
+    or its last one with `final`, holds it whole."""
+    global _private_key, _placeholder
     if isinstance(data, bytes | bytearray):
         if data.find(PRIVATE_KEY_MARKER) < 0:
             return False
@@ -208,8 +224,16 @@ def contains_private_key(data: bytes | bytearray | memoryview | mmap.mmap) -> bo
 
         if isinstance(data, mmap.mmap) and data.find(PRIVATE_KEY_MARKER) < 0:
             return False
-    if _private_key is None:
+    if _private_key is None or _placeholder is None:
         import re
 
         _private_key = re.compile(_PRIVATE_KEY)
-    return _private_key.search(data) is not None
+        _placeholder = re.compile(_PLACEHOLDER)
+    size = len(data)
+    for match in _private_key.finditer(data):
+        end = match.end()
+        if not final and end + PLACEHOLDER_LOOKAHEAD > size:
+            continue  # undecided here: the next window sees what follows
+        if _placeholder.match(data, end) is None:
+            return True
+    return False

@@ -124,7 +124,8 @@ def _refuse(failures: Sequence[SkillpackError]) -> None:
     if len(failures) == 1:
         raise failures[0]
     if failures:
-        problems = [p for err in failures for p in (err.problems or _as_problem(err))]
+        # each at its path below its skill's folder: relative paths would not say whose
+        problems = [p for err in failures for p in (err.located() or _as_problem(err))]
         raise SkillpackError(
             f"{len(failures)} skills cannot be packed: "
             + "; ".join(str(err.path or err.message) for err in failures),

@@ -180,8 +180,8 @@ def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
             prepared = prepare_parsed(skill, folder, keep_bytes=keep_bytes, options=options,
                                       outputs=outputs, check_hosts=False)
         except (SkillError, RefusedError, ArchiveError) as err:
-            err.problems = tuple(_below(folder, err.problems or _as_problems(err)))
-            return Verdict(source, (*found, *err.problems), skill=skill, error=err)
+            return Verdict(source, (*found, *(err.located() or _as_problems(err))),
+                           skill=skill, error=err)
         hosts = _host_problems(prepared, prepared.members(), options)
         refused = [p for p in hosts if p.severity == "error"]
         if not refused:
@@ -197,7 +197,7 @@ def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
                                 member_limit=MAX_MEMBERS - 1)
         hash_files(fileset)
     except SkillpackError as err:
-        walked = _below(folder, err.problems or _as_problems(err))
+        walked = list(err.located() or _as_problems(err))
     else:
         facts = SkillFacts.from_files(
             skill.name, skill.frontmatter, [(f.path, f.size) for f in fileset.files],
@@ -219,13 +219,6 @@ def _count(errors: Sequence[Problem]) -> str:
 
 def _as_problems(err: SkillpackError) -> tuple[Problem, ...]:
     return (Problem("error", "refused", err.message, err.path, err.line),)
-
-
-def _below(folder: str | os.PathLike[str], problems: Sequence[Problem]) -> list[Problem]:
-    """Each problem's file as a person finds it: a path relative to the skill, joined to
-    the folder given."""
-    return [Problem(p.severity, p.code, p.message, os.path.join(folder, p.file), p.line)
-            if p.file is not None and not os.path.isabs(p.file) else p for p in problems]
 
 
 def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,

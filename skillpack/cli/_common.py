@@ -96,7 +96,7 @@ def usage(message: str) -> NoReturn:
 def report_error(err: SkillpackError) -> None:
     """Print an error and every problem it carries to stderr, never a traceback."""
     echo_text(f"skillpack: error: {err}", err=True)
-    for problem in err.problems:
+    for problem in err.located():
         echo_text(f"  {problem}", err=True)
 
 

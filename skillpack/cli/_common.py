@@ -103,10 +103,10 @@ def report_error(err: SkillpackError) -> None:
     if same is None:
         echo_text(f"skillpack: error: {err}", err=True)
     else:
-        where = err.path if err.line is None else f"{err.path}:{err.line}"
+        where = "" if err.path is None else (
+            f"{err.path}: " if err.line is None else f"{err.path}:{err.line}: ")
         hint = f" ({err.hint})" if err.hint else ""
-        echo_text(f"skillpack: error: {where + ': ' if err.path else ''}[{same.code}] "
-                  f"{err.message}{hint}", err=True)
+        echo_text(f"skillpack: error: {where}[{same.code}] {err.message}{hint}", err=True)
     for problem in problems:
         if problem is not same:
             echo_text(f"  {problem}", err=True)

@@ -13,6 +13,8 @@ which behaves as a frozen dataclass; see that module for the measured cost).
 
 from __future__ import annotations
 
+import os
+
 from skillpack._record import Record
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
@@ -113,6 +115,11 @@ class SkillpackError(Exception):
             text = f"{text} ({self.hint})"
         return text
 
+    def located(self) -> tuple[Problem, ...]:
+        """The problems, each with its file as a person finds it (what the command line
+        prints and `skillpack check` reports); the base class keeps them as they are."""
+        return self.problems
+
 
 class SkillError(SkillpackError, ValueError):
     """A SKILL.md, a tool fence, or a model's tool call is invalid.
@@ -124,8 +131,20 @@ class SkillError(SkillpackError, ValueError):
 class RefusedError(SkillpackError, ValueError):
     """A skill's file set was refused (symlink, fifo, secret, escaping include...).
 
-    ``problems`` lists every refused path of the skill, each with its reason.
+    ``problems`` lists every refused path of the skill, each with its reason; a problem's
+    ``file`` is relative to the skill folder, ``path`` (`located` joins them).
     """
+
+    def located(self) -> tuple[Problem, ...]:
+        """The problems with each relative ``file`` joined to the skill folder (``path``):
+        ``notes/.env``, not ``.env``, so that a refusal of several skills says whose."""
+        root = self.path
+        if root is None:
+            return self.problems
+        return tuple(
+            Problem(p.severity, p.code, p.message, os.path.join(root, p.file), p.line)
+            if p.file is not None and not os.path.isabs(p.file) else p
+            for p in self.problems)
 
 
 class ArchiveError(SkillpackError, ValueError):

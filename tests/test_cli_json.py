@@ -56,7 +56,9 @@ def test_pack_and_bundle_refusals_are_documents(tmp_path: Path) -> None:
                  ("bundle", leaky, "-o", tmp_path / "b.bundle")):
         doc = _document(*args, "--json")
         assert doc["ok"] is False and doc["error"]
-        assert [(p["code"], p["file"]) for p in _problems(doc)] == [("secret", ".env")]
+        # the file as check names it: below the folder given
+        assert [(p["code"], p["file"]) for p in _problems(doc)] == [("secret",
+                                                                     str(leaky / ".env"))]
     assert not (tmp_path / "out").exists() and not (tmp_path / "b.bundle").exists()
 
 

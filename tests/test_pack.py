@@ -340,7 +340,8 @@ def test_claude_api_is_refused_for_its_description_alone() -> None:
     with pytest.raises(SkillError) as info:
         prepare_skill(CLAUDE_API)
     assert [p.code for p in info.value.problems] == ["description-too-long"]
-    assert "1068 characters" in str(info.value)
+    assert "1068 characters" in info.value.problems[0].message
+    assert "1068" not in str(info.value)  # said once: in the problem, not the header too
 
 
 def test_nothing_is_written_when_an_invalid_skill_is_among_the_inputs(tmp_path: Path) -> None:

@@ -203,11 +203,11 @@ _EMIT = re.compile(
 def test_every_code_in_the_sources_has_a_row() -> None:
     emitted: set[str] = set()
     for module in ("skillmd/frontmatter", "skillmd/fences", "skillmd/skill", "skillmd/validate",
-                   "build/load", "build/check"):
+                   "build/load", "build/check", "build/prepare"):
         emitted |= set(_EMIT.findall((REPO / "skillpack" / f"{module}.py").read_text()))
     tested = {code for code, _, _ in ERRORS} | {code for code, *_ in WARNINGS} | {"parse"}
     tested |= {"skill-md-case"}  # a skill.md not named SKILL.md: tests/test_cli_inputs.py
-    # a walk refused under --target (build/check.target_problems): tests/test_targets_cli.py
+    # a refusal carrying no problem of its own (build/prepare.judge_skill)
     tested |= {"refused"}
     assert emitted == tested
 

@@ -130,9 +130,11 @@ class Found:
 def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
     """The format 1.1 entry of every skill at ``paths`` (skill folders, folders of skills,
     ``.skill`` archives, bundles), each verified as `verify` does; raises on the first path
-    that does not verify."""
+    that does not verify; the folders are prepared together, each skill once, every problem
+    of theirs in one report."""
     found: list[LockedSkill] = []
     archives: dict[str, str] = {}
+    folders: list[str] = []
     for path in paths:
         where = os.fspath(path)
         if os.path.isfile(where):
@@ -146,7 +148,9 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
             if report.kind == "archive":  # one skill; its archive's digest joins its subject
                 archives.setdefault(report.skills[0].name, hashlib.sha256(data).hexdigest())
             continue
-        for p in prepare_many([where]):
+        folders.append(where)
+    if folders:
+        for p in prepare_many(folders):
             m = p.manifest
             found.append(LockedSkill(m.name, LockEntry.for_skill(p.skill, m.digest, m.files,
                                                                  m.programs), p.source))

@@ -184,8 +184,8 @@ def _write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLi
     errors = [p for p in hosts if p.severity == "error"]
     if errors:
         raise SkillError(
-            f"the bundle cannot be made for {', '.join(targets)}: {errors[0].message}"
-            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+            f"the bundle cannot be made for {', '.join(targets)}: {len(errors)} "
+            f"error{'s' * (len(errors) != 1)}",
             path=os.fspath(dest), problems=errors,
             hint="fix what `skillpack check --target` reports, or bundle without that target")
     catalog = catalog_report([(n, f.skill.description) for n, f in skills.items()

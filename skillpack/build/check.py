@@ -10,28 +10,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillpack.build.load import parse_skill_file, skill_fileset
-from skillpack.build.prepare import prepare_parsed
-from skillpack.build.records import hash_files
-from skillpack.build.targets import (
-    DEFAULT_TARGET,
-    SkillFacts,
-    accepted_keys,
-    check_targets,
-    get_targets,
-)
-from skillpack.errors import Problem, SkillError, SkillpackError
+from skillpack.build.prepare import PackOptions, judge_skill
+from skillpack.build.targets import Layout, get_targets
+from skillpack.errors import Problem
 from skillpack.runtime.bundle import catalog_of
-from skillpack.skillmd.skill import Skill
-from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.paths import SKILL_MD
 
-__all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill", "pack_problems",
-           "target_problems"]
+__all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill"]
 
 
 @dataclass(frozen=True)
@@ -57,76 +46,35 @@ class CheckResult:
 
 
 def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
-                targets: Sequence[str] = (), catalog_budget: int | None = None) -> CheckResult:
+                targets: Sequence[str] = (), catalog_budget: int | None = None,
+                layout: Layout | None = None) -> CheckResult:
     """Parse and validate the skill at ``path`` (its folder or its SKILL.md).
 
-    Parse errors, rule violations and, for each of ``targets`` (host names of
-    `skillpack.build.targets.TARGETS`; none: the spec only), the host's limits come back
-    together as problems; nothing is raised for a bad skill. Keys every target documents
-    draw no unknown-key warning. ``catalog_budget`` is the per-skill listing budget in
-    characters (``--catalog-budget``). With ``strict`` every warning becomes an error. An
-    unknown target name raises `SkillError`.
+    The verdict `pack` gives (`skillpack.build.prepare.judge_skill`, with the same
+    ``targets``, ``layout`` and ``catalog_budget``): parse errors, rule violations, what the
+    walk, the content checks and the limits refuse and, for each of ``targets`` (host names
+    of `skillpack.build.targets.TARGETS`; none: the spec only), the host's limits measured
+    on the archive pack would write, all together as problems; nothing is raised for a bad
+    skill. Keys every target documents draw no unknown-key warning. ``catalog_budget`` is
+    the per-skill listing budget in characters (``--catalog-budget``). With ``strict``
+    every warning becomes an error. An unknown target name, or targets that want different
+    layouts when ``layout`` is None, raise `SkillError` (as `pack` does).
     """
+    options = PackOptions(tuple(targets), layout, catalog_budget)
     get_targets(targets)  # an unknown name is the caller's mistake: raised, not reported
+    options.chosen_layout  # noqa: B018  (so are targets that disagree on the layout)
     folder = Path(path)
     if folder.name == SKILL_MD and not folder.is_dir():
         folder = folder.parent
-    try:
-        skill = parse_skill_file(folder)
-    except SkillError as err:
-        problems = err.problems or (Problem("error", "parse", err.message, err.path, err.line),)
-        return CheckResult(folder.name, str(folder), tuple(_strict(problems, strict)))
-    found = validate_skill(skill, accepted_keys(targets))
-    refused = pack_problems(skill, folder,
-                            valid=not any(p.severity == "error" for p in found))
-    found.extend(refused)
-    if not refused and ([t for t in targets if t != DEFAULT_TARGET]
-                        or catalog_budget is not None):
-        found.extend(target_problems(skill, targets, catalog_budget=catalog_budget))
+    verdict = judge_skill(folder, options=options)
+    skill = verdict.skill
+    if skill is None:
+        return CheckResult(folder.name, str(folder), tuple(_strict(verdict.problems, strict)))
     description = skill.frontmatter.get("description")
     measured = bool(targets) or catalog_budget is not None  # the catalog is a host's concern
-    return CheckResult(skill.name or folder.name, str(folder), tuple(_strict(found, strict)),
+    return CheckResult(skill.name or folder.name, str(folder),
+                       tuple(_strict(verdict.problems, strict)),
                        description if measured and isinstance(description, str) else None)
-
-
-def pack_problems(skill: Skill, folder: str | os.PathLike[str], *,
-                  valid: bool = True) -> list[Problem]:
-    """What `pack` would refuse in a parsed skill's files: the very walk, hashing, content
-    checks and limits `skillpack.build.pack.prepare_parsed` runs (a `valid` skill goes
-    through all of it; an invalid one through the walk and the hashing, for every problem in
-    one report). Each problem's file is the path below ``folder``, as a person finds it."""
-    try:
-        if valid:
-            prepare_parsed(skill, folder)
-        else:
-            hash_files(skill_fileset(skill, read=True))
-    except SkillpackError as err:
-        problems = err.problems or (Problem("error", "refused", err.message, err.path,
-                                            err.line),)
-        return [Problem(p.severity, p.code, p.message, os.path.join(folder, p.file), p.line)
-                if p.file is not None and not os.path.isabs(p.file) else p
-                for p in problems]
-    return []
-
-
-def target_problems(skill: Skill, targets: Sequence[str], *,
-                    catalog_budget: int | None = None) -> list[Problem]:
-    """The hosts' problems with a parsed skill on disk (its files walked, names and sizes
-    only), each target checked in its own layout: no archive is made here. A walk that
-    refuses the skill (a secret, a link) is a problem too."""
-    try:
-        fileset = skill_fileset(skill)
-    except SkillpackError as err:
-        return list(err.problems or (Problem("error", "refused", err.message, err.path),))
-    facts = SkillFacts.from_files(skill.name, skill.frontmatter,
-                                  [(f.path, f.size) for f in fileset.files], file=skill.file,
-                                  lines=skill.lines)
-    problems: list[Problem] = []
-    for target in get_targets(targets) or get_targets([DEFAULT_TARGET]):
-        problems.extend(check_targets([target.name],
-                                      replace(facts, layout=target.layout or "wrapped"),
-                                      catalog_budget=catalog_budget))
-    return problems
 
 
 @dataclass(frozen=True)
@@ -158,7 +106,7 @@ def catalog_report(skills: Sequence[tuple[str, str]]) -> CatalogReport:
     return CatalogReport(tuple((n, len(d)) for n, d in ordered), len(catalog_of(ordered)))
 
 
-def _strict(problems: tuple[Problem, ...] | list[Problem], strict: bool) -> list[Problem]:
+def _strict(problems: Sequence[Problem], strict: bool) -> list[Problem]:
     if not strict:
         return list(problems)
     return [

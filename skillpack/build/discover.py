@@ -15,6 +15,7 @@ instead of "no SKILL.md found"; `Discovery.miscased` lists those files.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,7 @@ __all__ = [
     "Skipped",
     "discover",
     "find_skills",
+    "first_seen",
     "miscased_skill_md",
 ]
 
@@ -161,3 +163,16 @@ def find_skills(path: str | os.PathLike[str]) -> list[Path]:
     """The skill folders at `path`, sorted by path (see `discover`). Returns [] when there is
     none; raises `MissingPathError` (a FileNotFoundError) when `path` does not exist."""
     return list(discover(path).skills)
+
+
+def first_seen(paths: Iterable[Path], seen: set[str]) -> list[Path]:
+    """The `paths` (skill folders, archives) not yet in `seen`, compared by real path, each
+    added to it: a skill found under two PATHs of one command (``pack . sub``, ``check a
+    a``) is read, and each of its problems reported, once."""
+    fresh: list[Path] = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if real not in seen:
+            seen.add(real)
+            fresh.append(path)
+    return fresh

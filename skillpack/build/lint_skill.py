@@ -20,6 +20,7 @@ from skillpack.build.check import CheckResult, check_skill
 from skillpack.build.lint import lint
 from skillpack.build.load import parse_skill_file, read_regular, skill_fileset
 from skillpack.build.readfile import LARGE_FILE
+from skillpack.build.targets import Layout
 from skillpack.errors import Problem, RefusedError, SkillError
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import Skill
@@ -33,12 +34,12 @@ STRICT_CODES = frozenset({"program-dynamic", "run-code-dynamic"})
 
 def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
                check_strict: bool = False, targets: Sequence[str] = (),
-               catalog_budget: int | None = None) -> CheckResult:
+               catalog_budget: int | None = None, layout: Layout | None = None) -> CheckResult:
     """`check_skill` of the skill at `path` (with `check_strict`, its own ``--strict``; with
-    its `targets` and `catalog_budget`) and then, when it parses, `lint_problems` (with
+    its `targets`, `catalog_budget` and `layout`) and then, when it parses, `lint_problems` (with
     `strict`). Nothing is raised for a bad skill."""
     checked = check_skill(path, strict=check_strict, targets=targets,
-                          catalog_budget=catalog_budget)
+                          catalog_budget=catalog_budget, layout=layout)
     folder = Path(checked.path)
     try:
         skill = parse_skill_file(folder)

@@ -26,7 +26,7 @@ from typing import BinaryIO, cast
 
 from skillpack.build.atomic import AtomicBatch
 from skillpack.build.define import DefinedSkill, materialized
-from skillpack.build.discover import find_skills
+from skillpack.build.discover import find_skills, first_seen
 from skillpack.build.members import (
     Progress,
     existing_is_current,
@@ -106,14 +106,16 @@ def archive_name(name: str, digest: str, layout: Layout = "wrapped") -> str:
 
 
 def _skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Every skill folder under ``paths``; a path holding none is an error."""
+    """Every skill folder under ``paths``, each once (`first_seen`); a path holding none is
+    an error."""
     found: list[Path] = []
+    seen: set[str] = set()
     for path in paths:
         folders = find_skills(Path(path))
         if not folders:
             raise SkillpackError("no SKILL.md found here", path=str(path),
                                  hint="give a skill folder or a folder holding skills")
-        found.extend(folders)
+        found.extend(first_seen(folders, seen))
     return found
 
 
@@ -122,7 +124,8 @@ def _refuse(failures: Sequence[SkillpackError]) -> None:
     if len(failures) == 1:
         raise failures[0]
     if failures:
-        problems = [p for err in failures for p in (err.problems or _as_problem(err))]
+        # each at its path below its skill's folder: relative paths would not say whose
+        problems = [p for err in failures for p in (err.located() or _as_problem(err))]
         raise SkillpackError(
             f"{len(failures)} skills cannot be packed: "
             + "; ".join(str(err.path or err.message) for err in failures),

@@ -15,14 +15,21 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from skillpack.build.fileset import FileSet
-from skillpack.build.load import parse_skill_file, require_valid, skill_fileset
+from skillpack.build.load import parse_skill_file, skill_fileset
 from skillpack.build.members import Member, check_limits
 from skillpack.build.notes import note
 from skillpack.build.records import hash_files
-from skillpack.build.targets import Layout, SkillFacts, check_targets, default_layout
-from skillpack.errors import Problem, SkillError, SkillpackError
+from skillpack.build.targets import (
+    Layout,
+    SkillFacts,
+    accepted_keys,
+    check_targets,
+    default_layout,
+)
+from skillpack.errors import ArchiveError, Problem, RefusedError, SkillError, SkillpackError
 from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
+from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.digest import digest_records
 from skillpack.spec.manifest import MANIFEST_PATH, Manifest
 from skillpack.storedzip.writer import MAX_MEMBERS
@@ -32,6 +39,8 @@ __all__ = [
     "Outputs",
     "PackOptions",
     "PreparedSkill",
+    "Verdict",
+    "judge_skill",
     "output_rules",
     "prepare_parsed",
     "prepare_skill",
@@ -122,30 +131,120 @@ class PackOptions:
         return self.layout if self.layout is not None else default_layout(self.targets)
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What `pack` makes of one skill folder: every problem it finds (errors refuse the
+    skill, warnings pass), each at its file as a person finds it (below the folder given),
+    and the skill ready to be written when nothing refuses it. `skillpack check` and
+    `skillpack pack` both come here (`judge_skill`), so that they give one verdict."""
+
+    source: str
+    problems: tuple[Problem, ...]
+    prepared: PreparedSkill | None = None
+    skill: Skill | None = None  # None: its SKILL.md could not be read or parsed
+    error: SkillpackError | None = None  # what `prepare_skill` raises when refused
+
+    @property
+    def valid(self) -> bool:
+        return self.prepared is not None
+
+    def refuse(self) -> PreparedSkill:
+        """The prepared skill, or the error refusing it (every error problem in it)."""
+        if self.prepared is None:
+            assert self.error is not None
+            raise self.error
+        return self.prepared
+
+
+def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
+                options: PackOptions | None = None, outputs: Outputs = ()) -> Verdict:
+    """The one verdict on the skill in ``folder`` for ``options`` (hosts, layout, catalog
+    budget): parse, the Agent Skills rules (keys every target documents accepted), the
+    walk, hashing, content checks and limits, and the hosts' limits measured on the archive
+    that would be written in the layout chosen (`PackOptions.chosen_layout`: targets that
+    want different layouts raise `SkillError`, for every skill alike). A skill that breaks
+    the rules still has its files walked and measured, so that one report lists everything;
+    nothing is raised for a bad skill."""
+    options = options or PackOptions()
+    layout = options.chosen_layout
+    source = str(folder)
+    try:
+        skill = parse_skill_file(folder)
+    except SkillError as err:
+        problems = err.problems or (Problem("error", "parse", err.message, err.path, err.line),)
+        return Verdict(source, tuple(problems), error=err)
+    found = validate_skill(skill, accepted_keys(options.targets))
+    errors = [p for p in found if p.severity == "error"]
+    if not errors:
+        try:
+            prepared = prepare_parsed(skill, folder, keep_bytes=keep_bytes, options=options,
+                                      outputs=outputs, check_hosts=False)
+        except (SkillError, RefusedError, ArchiveError) as err:
+            return Verdict(source, (*found, *(err.located() or _as_problems(err))),
+                           skill=skill, error=err)
+        hosts = _host_problems(prepared, prepared.members(), options)
+        refused = [p for p in hosts if p.severity == "error"]
+        if not refused:
+            return Verdict(source, (*found, *hosts), prepared, skill)
+        error = SkillError(
+            f"skill '{skill.name}' cannot be packed for {', '.join(options.targets)}: "
+            f"{_count(refused)}", path=source, problems=refused,
+            hint="fix what `skillpack check --target` reports, or pack without that target")
+        return Verdict(source, (*found, *hosts), skill=skill, error=error)
+    walked: list[Problem] = []
+    try:  # an invalid skill's files too, for every problem in one report
+        fileset = skill_fileset(skill, read=True, outputs=output_rules(folder, outputs),
+                                member_limit=MAX_MEMBERS - 1)
+        hash_files(fileset)
+    except SkillpackError as err:
+        walked = list(err.located() or _as_problems(err))
+    else:
+        facts = SkillFacts.from_files(
+            skill.name, skill.frontmatter, [(f.path, f.size) for f in fileset.files],
+            layout=layout, file=skill.file, lines=skill.lines)
+        if options.targets or options.catalog_budget is not None:
+            walked = check_targets(options.targets, facts,
+                                   catalog_budget=options.catalog_budget)
+    name = skill.name or os.path.basename(os.path.normpath(source))
+    refused = [*errors, *(p for p in walked if p.severity == "error")]
+    error = SkillError(f"skill '{name}' is invalid and cannot be packed: {_count(refused)}",
+                       path=source, problems=refused,
+                       hint="fix what `skillpack check` reports, then try again")
+    return Verdict(source, (*found, *walked), skill=skill, error=error)
+
+
+def _count(errors: Sequence[Problem]) -> str:
+    return f"{len(errors)} error{'s' * (len(errors) != 1)}"
+
+
+def _as_problems(err: SkillpackError) -> tuple[Problem, ...]:
+    return (Problem("error", "refused", err.message, err.path, err.line),)
+
+
 def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
                   options: PackOptions | None = None, outputs: Outputs = ()) -> PreparedSkill:
     """Parse, validate, walk and hash the skill in ``folder``; refuse it with every problem.
 
-    Raises `SkillError` when `check` finds an error in it (warnings pass) or when it breaks
-    a limit of one of ``options.targets`` (the message names the host, the limit, the value
-    measured and the limit's source), `RefusedError` when its file set is refused. Up to
-    `keep_bytes` of the files the walk read (each of at most 1 MiB) stay in memory, to be
-    written from there. What the command writes (`outputs`) is left out where it lies inside
-    the skill, and noted (see `output_rules`).
+    `judge_skill`, raising what refuses the skill: `SkillError` when `check` finds an error
+    in it (warnings pass; the file-set problems of an invalid skill are listed with its
+    errors) or when it breaks a limit of one of ``options.targets`` (each problem names the
+    host, the limit, the value measured and the limit's source), `RefusedError` when its
+    file set is refused, `ArchiveError` when no archive can hold it. Up to `keep_bytes` of
+    the files the walk read (each of at most 1 MiB) stay in memory, to be written from
+    there. What the command writes (`outputs`) is left out where it lies inside the skill,
+    and noted (see `output_rules`).
     """
-    skill = parse_skill_file(folder)
-    require_valid(skill, source=str(folder))
-    return prepare_parsed(skill, folder, keep_bytes=keep_bytes, options=options,
-                          outputs=outputs)
+    return judge_skill(folder, keep_bytes=keep_bytes, options=options,
+                       outputs=outputs).refuse()
 
 
 def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: int = 0,
                    options: PackOptions | None = None,
-                   outputs: Outputs = ()) -> PreparedSkill:
+                   outputs: Outputs = (), check_hosts: bool = True) -> PreparedSkill:
     """`prepare_skill` past its parse and validation: the walk, the hashing and content
-    checks, the manifest and the limits (those of ``options.targets`` too), each refusal
-    raised once with every problem of its stage. `skillpack check` runs this very function
-    on a valid skill, so that it refuses what `pack` refuses."""
+    checks, the manifest and the limits (those of ``options.targets`` too, unless not
+    `check_hosts`: `judge_skill` measures them itself), each refusal raised once with every
+    problem of its stage (file paths relative to the skill)."""
     options = options or PackOptions()
     layout = options.chosen_layout
     rules = output_rules(folder, outputs)
@@ -171,21 +270,21 @@ def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: 
     prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout)
     members = prepared.members()
     check_limits(members, what=f"skill '{skill.name}'")
-    if options.targets or options.catalog_budget is not None:
+    if check_hosts and (options.targets or options.catalog_budget is not None):
         _check_hosts(prepared, members, options)
     return prepared
 
 
 def target_warnings(prepared: PreparedSkill, options: PackOptions) -> tuple[Problem, ...]:
     """The targets' warnings for a prepared skill (its errors refused it when prepared)."""
-    if not options.targets and options.catalog_budget is None:
-        return ()
     return tuple(p for p in _host_problems(prepared, prepared.members(), options)
                  if p.severity == "warning")
 
 
 def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
                    options: PackOptions) -> list[Problem]:
+    if not options.targets and options.catalog_budget is None:
+        return []
     size = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
     skill = prepared.skill
     facts = SkillFacts.from_files(
@@ -200,7 +299,6 @@ def _check_hosts(prepared: PreparedSkill, members: Sequence[Member],
     if errors:
         raise SkillError(
             f"skill '{prepared.name}' cannot be packed for "
-            f"{', '.join(options.targets)}: {errors[0].message}"
-            + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""),
+            f"{', '.join(options.targets)}: {_count(errors)}",
             path=prepared.source, problems=errors,
             hint="fix what `skillpack check --target` reports, or pack without that target")

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from skillpack.build.check import CheckResult
-from skillpack.build.discover import find_skills
+from skillpack.build.discover import find_skills, first_seen
 from skillpack.cli._common import echo_json, fail
 from skillpack.cli._json_errors import item_failure, no_skill_error
 from skillpack.errors import SkillpackError
@@ -45,10 +45,11 @@ def run_over(paths: Iterable[str], check: Callable[[Path], CheckResult],
     """`check` on every skill found under each PATH. A PATH that cannot be searched ends the
     command (exit 1), or with `as_json` becomes a failed item of the list."""
     checked = Checked()
+    seen: set[str] = set()  # a skill under two PATHs is checked, and reported, once
     for path in paths:
         try:
             folders = find_skills(Path(path))
-            checked.results.extend(check(folder) for folder in folders)
+            checked.results.extend(check(folder) for folder in first_seen(folders, seen))
         except SkillpackError as err:
             if not as_json:
                 fail(str(err))

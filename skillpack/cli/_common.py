@@ -94,10 +94,22 @@ def usage(message: str) -> NoReturn:
 
 
 def report_error(err: SkillpackError) -> None:
-    """Print an error and every problem it carries to stderr, never a traceback."""
-    echo_text(f"skillpack: error: {err}", err=True)
-    for problem in err.problems:
-        echo_text(f"  {problem}", err=True)
+    """Print an error and every problem it carries to stderr, never a traceback; each once:
+    the problem an error restates (a parse error: the same message at the same place) is
+    its first line, with its code, not a second one."""
+    problems = err.located()
+    same = next((p for p in problems if p.message == err.message
+                 and p.file in (None, err.path) and p.line in (None, err.line)), None)
+    if same is None:
+        echo_text(f"skillpack: error: {err}", err=True)
+    else:
+        where = "" if err.path is None else (
+            f"{err.path}: " if err.line is None else f"{err.path}:{err.line}: ")
+        hint = f" ({err.hint})" if err.hint else ""
+        echo_text(f"skillpack: error: {where}[{same.code}] {err.message}{hint}", err=True)
+    for problem in problems:
+        if problem is not same:
+            echo_text(f"  {problem}", err=True)
 
 
 @contextmanager

@@ -58,7 +58,7 @@ def failure_document(err: SkillpackError | click.UsageError) -> dict[str, Any]:
         problem = Problem("error", "usage", err.format_message())
         return {"ok": False, "error": err.format_message(), "hint": None,
                 "problems": [problem.to_dict()]}
-    problems = list(err.problems) or [
+    problems = list(err.located()) or [
         Problem("error", error_code(err), err.message, err.path, err.line)]
     return {"ok": False, "error": str(err), "hint": err.hint,
             "problems": [p.to_dict() for p in problems]}

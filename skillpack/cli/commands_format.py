@@ -8,9 +8,12 @@ import click
 
 from skillpack.build.check import CheckResult, catalog_report, check_skill
 from skillpack.build.lint_skill import lint_skill
+from skillpack.build.prepare import PackOptions
+from skillpack.build.targets import Layout
 from skillpack.cli._checks import run_over
 from skillpack.cli._common import echo_problem, finish
-from skillpack.cli._targets import CATALOG_BUDGET, TARGET
+from skillpack.cli._json_errors import json_errors
+from skillpack.cli._targets import CATALOG_BUDGET, LAYOUT, TARGET
 
 
 @click.command()
@@ -21,20 +24,25 @@ from skillpack.cli._targets import CATALOG_BUDGET, TARGET
 @click.option("--lint", "with_lint", is_flag=True,
               help="Also run the rules of `skillpack lint` (see its --help).")
 @TARGET
+@LAYOUT
 @CATALOG_BUDGET
 def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
-          targets: tuple[str, ...], catalog_budget: int | None) -> None:
+          targets: tuple[str, ...], layout: str | None, catalog_budget: int | None) -> None:
     """Validate skills. PATH is a skill folder, its SKILL.md, or a folder searched for skills.
 
-    Exit 0 when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for
-    misuse.
+    The verdict `pack` gives with the same --target, --layout and --catalog-budget: exit 0
+    when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for misuse.
     """
+    chosen: Layout | None = "root" if layout == "root" else "wrapped" if layout else None
+    with json_errors(as_json):  # targets that want different layouts: refused as pack does
+        PackOptions(targets, chosen, catalog_budget).chosen_layout  # noqa: B018
+
     def one(folder: Path) -> CheckResult:
         if with_lint:
             return lint_skill(folder, strict=strict, check_strict=strict, targets=targets,
-                              catalog_budget=catalog_budget)
+                              catalog_budget=catalog_budget, layout=chosen)
         return check_skill(folder, strict=strict, targets=targets,
-                           catalog_budget=catalog_budget)
+                           catalog_budget=catalog_budget, layout=chosen)
 
     checked = run_over(paths, one, as_json)
     results = checked.results

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from skillpack.build.discover import find_skills
+from skillpack.build.discover import find_skills, first_seen
 from skillpack.build.fileset import display_path
 from skillpack.build.inputs import archives_in
 from skillpack.build.load import load_skill, require_valid, skill_fileset
@@ -32,10 +32,11 @@ def _skill_folders(paths: tuple[str, ...], *, archives: bool = False,
     """The skill folders under every PATH (archive files kept as they are when `archives`),
     and whether some PATH held none: said on stderr, or added to `failures` (``--json``)."""
     found: list[Path] = []
+    seen: set[str] = set()  # a skill (or archive) under two PATHs: read and reported once
     empty = False
     for path in paths:
         if archives and os.path.isfile(path) and os.path.basename(path).lower() != "skill.md":
-            found.append(Path(path))
+            found.extend(first_seen([Path(path)], seen))
             continue
         try:
             folders = find_skills(path)
@@ -44,7 +45,7 @@ def _skill_folders(paths: tuple[str, ...], *, archives: bool = False,
             empty = True
             continue
         if not folders and archives and archives_in(path):  # a folder of archives
-            found.extend(Path(p) for p in archives_in(path))
+            found.extend(first_seen([Path(p) for p in archives_in(path)], seen))
             continue
         if not folders:
             if failures is None:
@@ -52,7 +53,7 @@ def _skill_folders(paths: tuple[str, ...], *, archives: bool = False,
             else:
                 failures.append(item_failure(path, no_skill_error(path)))
             empty = True
-        found.extend(folders)
+        found.extend(first_seen(folders, seen))
     return found, empty
 
 

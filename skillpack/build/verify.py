@@ -308,21 +308,21 @@ _CENTRAL_FIELDS: _Fields = (
 
 
 def _zip_problems(index: ZipIndex, read_at: Callable[[int, int], bytes | memoryview],
-                  size: int, member: Callable[[ZipEntry], memoryview | FileSpan],
+                  size: int, member_data: Callable[[ZipEntry], memoryview | FileSpan],
                   ) -> list[Problem]:
     """Refuse a zip that is not byte for byte what `ZipWriter` writes for its members.
 
     The reader checks the structure; this also covers what it leaves alone (each CRC-32, the
     "made by" system, the file modes an unzip applies), so that an unzip of a verified
     archive gives exactly the 0644/0755 files `pack` wrote. ``read_at(offset, size)`` reads
-    the archive of `size` bytes, ``member(entry)`` a member's bytes (a large member of an
+    the archive of `size` bytes, ``member_data(entry)`` a member's bytes (a large member of an
     archive file is a `FileSpan`, streamed).
     """
     comparer = ByteComparer(read_at, size)
     try:
         with ZipWriter(cast(BinaryIO, comparer)) as writer:
             for entry in index.entries:
-                data = member(entry)
+                data = member_data(entry)
                 if isinstance(data, FileSpan):
                     writer.add_chunks(entry.name, len(data), data.chunks(),
                                       executable=entry.executable)

@@ -108,6 +108,10 @@ class FileBytes:
                                    f"{offset} could be read")
         return data
 
+    def span(self, offset: int = 0, size: int | None = None) -> FileSpan:
+        """`size` bytes from `offset` (to the end by default), always lazy: read when asked."""
+        return FileSpan(self, offset, self._size - offset if size is None else size)
+
     def __getitem__(self, where: slice) -> memoryview | FileSpan:
         start, stop, _ = where.indices(self._size)
         size = max(stop - start, 0)

@@ -58,13 +58,6 @@ def _blake3_hex(data: memoryview) -> str:
     return result
 
 
-def _utf8(data: memoryview) -> str:
-    """`data` decoded as UTF-8 (a large span of an archive file is read whole first)."""
-    try:
-        return str(data, "utf-8")
-    except TypeError:  # a FileSpan (skillpack.storedzip.source): not a buffer
-        return str(data.tobytes(), "utf-8")
-
 
 def path_refusal(path: object) -> str:
     """Why `path` cannot name a file of a skill (for a path its manifest does not list)."""
@@ -122,7 +115,10 @@ class Resource:
         """The file's text, decoded as UTF-8; a binary file raises `ResourceError`."""
         data = self._skill._serve(self.path)
         try:
-            text = _utf8(data)
+            try:
+                text = str(data, "utf-8")
+            except TypeError:  # a large span of an archive file (storedzip.source): read whole
+                text = str(data.tobytes(), "utf-8")
         except UnicodeDecodeError as exc:
             raise self._binary(f"it is not UTF-8 text (byte {exc.start})") from None
         if "\x00" in text:
@@ -276,7 +272,10 @@ class LoadedSkill:
             where = f"{self.name}/{SKILL_MD}"
             raw = self._serve(SKILL_MD)
             try:
-                text = _utf8(raw)
+                try:
+                    text = str(raw, "utf-8")
+                except TypeError:  # a large span of an archive file (storedzip.source)
+                    text = str(raw.tobytes(), "utf-8")
             except UnicodeDecodeError as exc:
                 raise SkillError(f"SKILL.md is not valid UTF-8 (byte {exc.start})",
                                  path=where) from None

@@ -162,3 +162,23 @@ def test_a_file_rewritten_in_place_while_read_is_refused(tmp_path: Path) -> None
             span.blake3_hex()
     archive.write_bytes(data)
     assert verify_file(archive).skills[0].name == "big"
+
+
+def test_large_text_files_are_served_from_a_file_as_from_bytes(tmp_path: Path) -> None:
+    """A SKILL.md and a text file of 1 MiB or more are lazy spans of the file: the runtime
+    decodes them (frontmatter, `text()`) the same as from bytes."""
+    from skillpack.build.pack import pack
+
+    skill = tmp_path / "wordy"
+    skill.mkdir()
+    body = "Words and more words.\n" * 60_000  # 1.3 MB
+    (skill / "SKILL.md").write_text("---\nname: wordy\ndescription: A long SKILL.md.\n---\n"
+                                    + body)
+    (skill / "notes.txt").write_text("é" * (1 << 20))
+    [archive] = pack(skill, tmp_path / "out")
+    report = verify_file(archive)
+    assert report.loaded is not None
+    loaded = report.loaded["wordy"]
+    assert loaded.body.strip() == body.strip()
+    assert loaded.file("notes.txt").text() == "é" * (1 << 20)
+    assert report.skills == verify_bytes(archive.read_bytes(), source=str(archive)).skills

@@ -37,6 +37,7 @@ from skillpack.skillmd.skill import Skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX, index_bytes
 from skillpack.spec.manifest import MANIFEST_PATH
 from skillpack.storedzip.reader import FileZipIndex, read_zip
+from skillpack.storedzip.source import CHUNK
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = ["BundleResult", "BundledSkill", "module_name", "write_bundle", "write_python_module"]
@@ -94,10 +95,12 @@ def _archive_members(path: str) -> dict[str, _Found]:
         for record in skill.manifest.files:
             entry = index.get(prefix + record.path)
             assert entry is not None  # the verified manifest lists it
-            # the verified member, read from the archive file as it is written, a chunk at a
-            # time, and checked against its BLAKE3 again (memory stays flat)
+            # a large verified member is read from the archive file as it is written, a chunk
+            # at a time, and checked against its BLAKE3 again (memory stays flat); a small one
+            # is read now, so that an archive of small files holds no descriptor open
             data = (index.file.span(entry.data_offset, entry.size)
-                    if isinstance(index, FileZipIndex) else skill.file(record.path).bytes())
+                    if isinstance(index, FileZipIndex) and entry.size >= CHUNK
+                    else skill.file(record.path).bytes())
             members.append(Member(f"{name}/{record.path}", record.size,
                                   record.mode == "100755", record.blake3, data=data))
         found[name] = _Found(skill.digest, path, members, skill.skill,

@@ -39,7 +39,7 @@ from skillpack.spec.digest import FileRecord
 from skillpack.spec.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.spec.paths import SKILL_MD, collision_key, name_problem, sort_key
 from skillpack.storedzip.layout import CENTRAL
-from skillpack.storedzip.reader import read_zip_file
+from skillpack.storedzip.reader import FileZipIndex, read_zip_file
 from skillpack.storedzip.source import FileBytes, FileSpan
 from skillpack.storedzip.writer import ByteComparer, ZipWriter
 
@@ -227,14 +227,26 @@ def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
     elsewhere for the folder it unpacks to (`skillpack.build.inputs.as_folders`); each skill's
     ``source`` is then the archive it came from."""
     with as_folders([path]) as (inputs, labels):
-        reports = [verify_file(p) if os.path.isfile(p) else verify_folder(p) for p in inputs]
-    if len(reports) == 1 and not labels and inputs == [os.fspath(path)]:
-        return reports[0]
+        if len(inputs) == 1 and not labels and inputs == [os.fspath(path)]:
+            return verify_file(path) if os.path.isfile(path) else verify_folder(path)
+        reports = [_verified_closed(p) if os.path.isfile(p) else verify_folder(p)
+                   for p in inputs]
     skills = tuple(replace(s, source=label(s.source, labels)) if s.source else s
                    for r in reports for s in r.skills)
     if len(reports) == 1:  # one foreign archive: the folder it unpacks to
         return VerifyReport(os.fspath(path), "folder", skills)
     return VerifyReport(os.fspath(path), "archives", skills)
+
+
+def _verified_closed(path: str) -> VerifyReport:
+    """`verify_file`, its file closed after (a folder of thousands of archives holds no
+    descriptor open): the report serves nothing (``loaded`` None)."""
+    report = verify_file(path)
+    if report.loaded is not None:
+        index = report.loaded.zip_index
+        if isinstance(index, FileZipIndex):
+            index.file.close()
+    return replace(report, loaded=None)
 
 
 def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:

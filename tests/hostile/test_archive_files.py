@@ -182,3 +182,17 @@ def test_large_text_files_are_served_from_a_file_as_from_bytes(tmp_path: Path) -
     assert loaded.body.strip() == body.strip()
     assert loaded.file("notes.txt").text() == "é" * (1 << 20)
     assert report.skills == verify_bytes(archive.read_bytes(), source=str(archive)).skills
+
+
+def test_a_folder_of_archives_holds_no_descriptor_open(good_archive: bytes,
+                                                       tmp_path: Path) -> None:
+    from skillpack.build.verify import verify_target
+
+    folder = tmp_path / "archives"
+    folder.mkdir()
+    for n in range(40):
+        (folder / f"demo-{n:02}.skill").write_bytes(good_archive)
+    before = len(os.listdir("/proc/self/fd"))
+    report = verify_target(folder)
+    assert report.kind == "archives" and len(report.skills) == 40
+    assert len(os.listdir("/proc/self/fd")) <= before  # not one per archive

@@ -10,7 +10,6 @@ as a finding, because that is what an approver most needs to see.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -35,8 +34,9 @@ from skillpack.build.signing import (
     read_trusted_signers,
     verify_envelope,
 )
-from skillpack.build.verify import verify_bytes
+from skillpack.build.verify import verify_bytes, verify_file
 from skillpack.errors import Problem, SkillError, SkillpackError
+from skillpack.runtime import Bundle
 from skillpack.runtime.skill import LoadedSkill
 from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
@@ -44,6 +44,7 @@ from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.allowances import parse as parse_allowances
 from skillpack.spec.digest import FileRecord, digest_records
 from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
+from skillpack.storedzip.reader import FileZipIndex
 
 __all__ = [
     "REFUSED",
@@ -138,15 +139,14 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
     for path in paths:
         where = os.fspath(path)
         if os.path.isfile(where):
-            data = _read(where, "archive")
-            report = verify_bytes(data, source=where)
+            report = verify_file(where)  # read a chunk at a time, never whole
             assert report.loaded is not None
             for s in report.skills:
                 skill = report.loaded[s.name].skill
                 found.append(LockedSkill(s.name, LockEntry.for_skill(
                     skill, s.digest, s.files, s.programs), where))
             if report.kind == "archive":  # one skill; its archive's digest joins its subject
-                archives.setdefault(report.skills[0].name, hashlib.sha256(data).hexdigest())
+                archives.setdefault(report.skills[0].name, _file_sha256(report.loaded))
             continue
         folders.append(where)
     if folders:
@@ -157,6 +157,14 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
     return Found(tuple(found), archives)
 
 
+def _file_sha256(loaded: Bundle) -> str:
+    """The hex SHA-256 of the archive file `verify_file` loaded, read a chunk at a time
+    from the very file verified (refused if it changed meanwhile)."""
+    index = loaded.zip_index
+    assert isinstance(index, FileZipIndex)  # verify_file reads it from the file
+    return index.file.span().sha256_hex()
+
+
 def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> dict[str, str]:
     """Skill name -> hex SHA-256 of its ``.skill`` archive, for archives of one skill each
     that verify and hold exactly the skill the lock pins; raises listing every other one."""
@@ -164,8 +172,7 @@ def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> d
     problems: list[str] = []
     for archive in archives:
         where = os.fspath(archive)
-        data = _read(where, "archive")
-        report = verify_bytes(data, source=where)
+        report = verify_file(where)  # read a chunk at a time, never whole
         if report.kind != "archive" or len(report.skills) != 1:
             problems.append(f"{where}: a {report.kind} of {len(report.skills)} skills, not "
                             "the .skill archive of one skill")
@@ -180,7 +187,8 @@ def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> d
         elif s.name in found:
             problems.append(f"{where}: a second archive of '{s.name}'")
         else:
-            found[s.name] = hashlib.sha256(data).hexdigest()
+            assert report.loaded is not None
+            found[s.name] = _file_sha256(report.loaded)
     if problems:
         raise SkillpackError("these archives are not the skills of the lock: "
                              + "; ".join(problems),

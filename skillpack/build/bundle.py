@@ -36,7 +36,8 @@ from skillpack.errors import Problem, SkillError, SkillpackError, WriteError
 from skillpack.skillmd.skill import Skill
 from skillpack.spec.bundle_index import BUNDLE_INDEX, index_bytes
 from skillpack.spec.manifest import MANIFEST_PATH
-from skillpack.storedzip.reader import read_zip
+from skillpack.storedzip.reader import FileZipIndex, read_zip
+from skillpack.storedzip.source import CHUNK
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = ["BundleResult", "BundledSkill", "module_name", "write_bundle", "write_python_module"]
@@ -85,14 +86,23 @@ def _archive_members(path: str) -> dict[str, _Found]:
     bundle = verify_file(path).loaded  # read without following a fifo, verified completely
     assert bundle is not None
     found: dict[str, _Found] = {}
+    index = bundle.zip_index
     for name in bundle.names:
         skill = bundle[name]
         manifest = skill.manifest.to_bytes()
         members = [Member(f"{name}/{MANIFEST_PATH}", len(manifest), False, data=manifest)]
+        prefix = bundle.member_prefix(name)
         for record in skill.manifest.files:
+            entry = index.get(prefix + record.path)
+            assert entry is not None  # the verified manifest lists it
+            # a large verified member is read from the archive file as it is written, a chunk
+            # at a time, and checked against its BLAKE3 again (memory stays flat); a small one
+            # is read now, so that an archive of small files holds no descriptor open
+            data = (index.file.span(entry.data_offset, entry.size)
+                    if isinstance(index, FileZipIndex) and entry.size >= CHUNK
+                    else skill.file(record.path).bytes())
             members.append(Member(f"{name}/{record.path}", record.size,
-                                  record.mode == "100755", record.blake3,
-                                  data=skill.file(record.path).bytes()))
+                                  record.mode == "100755", record.blake3, data=data))
         found[name] = _Found(skill.digest, path, members, skill.skill,
                              tuple((r.path, r.size) for r in skill.manifest.files))
     return found

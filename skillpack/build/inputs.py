@@ -24,11 +24,13 @@ from pathlib import Path
 
 from skillpack.build.discover import find_skills
 from skillpack.build.foreign import unpacked
-from skillpack.build.inflate import read_archive
-from skillpack.build.load import read_regular
+from skillpack.build.inflate import read_archive, sniff
+from skillpack.build.load import open_regular, read_regular
 from skillpack.errors import ArchiveError, SkillpackError
 from skillpack.spec.bundle_index import BUNDLE_INDEX
 from skillpack.spec.manifest import MANIFEST_PATH
+from skillpack.storedzip.reader import read_zip_file
+from skillpack.storedzip.source import FileBytes
 
 __all__ = ["ARCHIVE_SUFFIXES", "archives_in", "as_folders", "is_ours", "label"]
 
@@ -62,6 +64,27 @@ def is_ours(data: bytes, *, source: str = "<archive>") -> bool:
                for m in members)
 
 
+def _strictly_ours(path: str) -> bool:
+    """Whether the file at `path` is an archive of ours as `is_ours` says, told without
+    reading it whole (a 1 GiB archive is verified in bounded memory, never loaded): no
+    archive `skillpack.build.foreign` reads (by its first bytes), or a zip the strict reader
+    accepts that carries a manifest or a bundle index. False when that does not settle it
+    (then `is_ours` reads it)."""
+    try:
+        fd = open_regular(path)  # a fifo named as an archive must not hang
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
+    with FileBytes(fd, path) as file:
+        if sniff(file.read(0, min(512, len(file)))) is None:
+            return True  # no archive foreign reads: the strict reader says what is wrong
+        try:
+            names = read_zip_file(file).names
+        except ArchiveError:
+            return False
+    suffix = "/" + MANIFEST_PATH
+    return any(n in (BUNDLE_INDEX, MANIFEST_PATH) or n.endswith(suffix) for n in names)
+
+
 @contextmanager
 def as_folders(paths: Iterable[str | os.PathLike[str]], *,
                expand: bool = True) -> Iterator[tuple[list[str], dict[str, str]]]:
@@ -78,6 +101,9 @@ def as_folders(paths: Iterable[str | os.PathLike[str]], *,
                 # archive (a fifo or a device is refused there, never read)
                 if (os.path.isdir(path) or not os.path.lexists(path)
                         or os.path.basename(path).lower() == "skill.md"):
+                    inputs.append(path)
+                    continue
+                if _strictly_ours(path):  # decided from its head and central directory
                     inputs.append(path)
                     continue
                 try:

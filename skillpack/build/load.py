@@ -24,6 +24,7 @@ from skillpack.spec.paths import SKILL_MD
 
 __all__ = [
     "load_skill",
+    "open_regular",
     "parse_skill_file",
     "read_regular",
     "require_valid",
@@ -92,10 +93,10 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
     return parse_skill(source, file=where, workdir=str(Path(where).parent))
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file at `path`. Opened without blocking and checked before a
-    byte is read: a fifo would block forever, a device (``/dev/zero``) never ends. Raises
-    `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the regular file at `path`, for reading. Opened without blocking and
+    checked before a byte is read: a fifo would block forever, a device (``/dev/zero``) never
+    ends. Raises `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(fd).st_mode
@@ -103,6 +104,16 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
             kind = ("a folder" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
                     else "a device or socket")
             raise OSError(errno.EINVAL, f"it is {kind}, not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at `path` (opened as `open_regular` opens it)."""
+    fd = open_regular(path)
+    try:
         with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read()
     finally:

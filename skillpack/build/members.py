@@ -18,6 +18,7 @@ from typing import BinaryIO, cast
 from skillpack.build.fileset import WalkedFile
 from skillpack.build.readfile import OPEN_FLAGS
 from skillpack.errors import ArchiveError, IntegrityError, Problem, RefusedError
+from skillpack.storedzip.source import FileSpan
 from skillpack.storedzip.writer import MAX_MEMBERS, MAX_SIZE, ByteComparer, ZipWriter
 
 __all__ = [
@@ -40,7 +41,7 @@ class Member:
     size: int
     executable: bool
     blake3: str | None = None
-    data: bytes | memoryview | None = None
+    data: bytes | memoryview | FileSpan | None = None
     disk: str | None = None
     walked: WalkedFile | None = None
     crc32: int | None = None  # of a disk member's bytes as the walk read them, if known
@@ -66,7 +67,10 @@ def write_members(writer: ZipWriter, members: Sequence[Member],
     """Write ``members`` sorted by the UTF-8 bytes of their names, streaming disk files."""
     check_limits(members, what="the archive")
     for member in sorted(members, key=lambda m: m.name.encode("utf-8")):
-        if member.data is not None:
+        if isinstance(member.data, FileSpan):  # a large member of an archive file
+            writer.add_chunks(member.name, member.size, member.data.chunks(),
+                              executable=member.executable, expect_blake3=member.blake3)
+        elif member.data is not None:
             writer.add_bytes(member.name, bytes(member.data), executable=member.executable)
         else:
             assert member.disk is not None

@@ -17,6 +17,7 @@ from typing import BinaryIO
 from skillpack.errors import Problem
 from skillpack.runtime import LoadedSkill
 from skillpack.spec.manifest import Manifest
+from skillpack.storedzip.source import FileSpan
 
 __all__ = ["HashingFile", "archive_sha256", "sha256_problems"]
 
@@ -70,7 +71,9 @@ def sha256_problems(manifest: Manifest, skill: LoadedSkill, member: str) -> list
     digest covers BLAKE3 only, so `verify` recomputes each SHA-256 from the bytes)."""
     problems: list[Problem] = []
     for record, recorded in zip(manifest.files, manifest.sha256, strict=False):
-        actual = hashlib.sha256(skill.file(record.path).view()).hexdigest()  # no copy
+        view = skill.file(record.path).view()
+        actual = (view.sha256_hex() if isinstance(view, FileSpan)  # read a chunk at a time
+                  else hashlib.sha256(view).hexdigest())  # no copy
         if actual != recorded:
             problems.append(Problem(
                 "error", "manifest-sha256", f"the manifest records sha256 {recorded} for "

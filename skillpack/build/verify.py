@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from skillpack.build.define import DefinedSkill
 from skillpack.build.ignore import left_out_rule
 from skillpack.build.inputs import as_folders, label
-from skillpack.build.load import read_regular
+from skillpack.build.load import open_regular
 from skillpack.build.lock import Lock
 from skillpack.build.pack import prepare_many
 from skillpack.build.readfile import LARGE_FILE
@@ -30,6 +30,7 @@ from skillpack.build.secrets import secret_name_reason
 from skillpack.build.sha256 import sha256_problems
 from skillpack.errors import IntegrityError, Problem, SkillpackError
 from skillpack.runtime import Bundle, LoadedSkill, load
+from skillpack.runtime.bundle import load_index
 from skillpack.runtime.checks import approval_findings
 from skillpack.skillmd.skill import parse_skill
 from skillpack.skillmd.validate import validate_skill
@@ -38,10 +39,12 @@ from skillpack.spec.digest import FileRecord
 from skillpack.spec.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.spec.paths import SKILL_MD, collision_key, name_problem, sort_key
 from skillpack.storedzip.layout import CENTRAL
+from skillpack.storedzip.reader import FileZipIndex, read_zip_file
+from skillpack.storedzip.source import FileBytes, FileSpan
 from skillpack.storedzip.writer import ByteComparer, ZipWriter
 
 if TYPE_CHECKING:
-    from skillpack.storedzip.reader import ZipIndex
+    from skillpack.storedzip.reader import ZipEntry, ZipIndex
 
 __all__ = [
     "FileDiff",
@@ -53,6 +56,7 @@ __all__ = [
     "compare_with_lock",
     "diff_files",
     "digest",
+    "open_archive",
     "verify_bytes",
     "verify_file",
     "verify_folder",
@@ -186,14 +190,35 @@ def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
         for p in prepared))
 
 
-def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
-    """Verify a `.skill` archive or a bundle file completely."""
+def open_archive(path: str | os.PathLike[str]) -> FileBytes:
+    """The archive or bundle file at `path`, opened to be read by offset (`FileBytes`); a
+    fifo or a device named as an archive is refused, never waited on."""
     where = os.fspath(path)
     try:
-        data = read_regular(where)  # a fifo or a device named as an archive must not hang
+        fd = open_regular(where)  # a fifo or a device named as an archive must not hang
+        return FileBytes(fd, where)
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=where) from None
-    return verify_bytes(data, source=where)
+
+
+def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
+    """Verify a `.skill` archive or a bundle file completely, in bounded memory: it is read by
+    offset, a chunk at a time (`skillpack.storedzip.source`), never whole. The report's
+    ``loaded`` serves from the open file; one that changes meanwhile is refused."""
+    file = open_archive(path)
+    source = file.source
+    try:
+        index = read_zip_file(file)
+        # a FileBytes slices like a memoryview (a large slice is a lazy FileSpan, which the
+        # runtime hashes a chunk at a time)
+        bundle = load_index(index, cast(memoryview, file), source=source)
+        report = _verify_loaded(bundle, source, lambda: _zip_problems(
+            index, lambda offset, size: file.read(offset, size, exact=False), len(file),
+            index.span))
+        file.check_unchanged()
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
+    return report
 
 
 def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
@@ -202,9 +227,10 @@ def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
     elsewhere for the folder it unpacks to (`skillpack.build.inputs.as_folders`); each skill's
     ``source`` is then the archive it came from."""
     with as_folders([path]) as (inputs, labels):
-        reports = [verify_file(p) if os.path.isfile(p) else verify_folder(p) for p in inputs]
-    if len(reports) == 1 and not labels and inputs == [os.fspath(path)]:
-        return reports[0]
+        if len(inputs) == 1 and not labels and inputs == [os.fspath(path)]:
+            return verify_file(path) if os.path.isfile(path) else verify_folder(path)
+        reports = [_verified_closed(p) if os.path.isfile(p) else verify_folder(p)
+                   for p in inputs]
     skills = tuple(replace(s, source=label(s.source, labels)) if s.source else s
                    for r in reports for s in r.skills)
     if len(reports) == 1:  # one foreign archive: the folder it unpacks to
@@ -212,9 +238,30 @@ def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
     return VerifyReport(os.fspath(path), "archives", skills)
 
 
+def _verified_closed(path: str) -> VerifyReport:
+    """`verify_file`, its file closed after (a folder of thousands of archives holds no
+    descriptor open): the report serves nothing (``loaded`` None)."""
+    report = verify_file(path)
+    if report.loaded is not None:
+        index = report.loaded.zip_index
+        if isinstance(index, FileZipIndex):
+            index.file.close()
+    return replace(report, loaded=None)
+
+
 def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:
     """Verify an archive or bundle held in memory; raise listing every difference."""
     bundle = load(data, source=source)
+    view = memoryview(data).cast("B")
+    index = bundle.zip_index
+    return _verify_loaded(bundle, source, lambda: _zip_problems(
+        index, lambda offset, size: view[offset : offset + size], len(view), index.data))
+
+
+def _verify_loaded(bundle: Bundle, source: str,
+                   zip_problems: Callable[[], list[Problem]]) -> VerifyReport:
+    """`verify_bytes` of a loaded bundle (from bytes or from a file); `zip_problems` says
+    where its zip is not what `ZipWriter` writes."""
     bundle.verify_all()
     index = bundle.zip_index
     problems: list[Problem] = []
@@ -251,7 +298,7 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
             problems.extend(err.problems or [Problem("error", "skill-md", err.message, member)])
         reports.append(SkillReport(name, loaded.digest, manifest.files, manifest.programs,
                                    manifest, source))
-    problems.extend(_zip_problems(index, data))
+    problems.extend(zip_problems())
     if problems:
         raise IntegrityError(
             f"{problems[0].file}: {problems[0].message}"
@@ -272,26 +319,33 @@ _CENTRAL_FIELDS: _Fields = (
     (38, 42, "external attributes (the file mode)"), (42, 46, "offset"))
 
 
-def _zip_problems(index: ZipIndex, data: bytes | memoryview) -> list[Problem]:
+def _zip_problems(index: ZipIndex, read_at: Callable[[int, int], bytes | memoryview],
+                  size: int, member_data: Callable[[ZipEntry], memoryview | FileSpan],
+                  ) -> list[Problem]:
     """Refuse a zip that is not byte for byte what `ZipWriter` writes for its members.
 
     The reader checks the structure; this also covers what it leaves alone (each CRC-32, the
     "made by" system, the file modes an unzip applies), so that an unzip of a verified
-    archive gives exactly the 0644/0755 files `pack` wrote.
+    archive gives exactly the 0644/0755 files `pack` wrote. ``read_at(offset, size)`` reads
+    the archive of `size` bytes, ``member_data(entry)`` a member's bytes (a large member of an
+    archive file is a `FileSpan`, streamed).
     """
-    view = memoryview(data).cast("B")
-    comparer = ByteComparer(lambda offset, size: view[offset : offset + size], len(view))
+    comparer = ByteComparer(read_at, size)
     try:
         with ZipWriter(cast(BinaryIO, comparer)) as writer:
             for entry in index.entries:
-                # a zero-copy slice: ZipWriter only takes its length, its CRC-32 and its bytes
-                writer.add_bytes(entry.name, cast(bytes, index.data(entry)),
-                                 executable=entry.executable)
+                data = member_data(entry)
+                if isinstance(data, FileSpan):
+                    writer.add_chunks(entry.name, len(data), data.chunks(),
+                                      executable=entry.executable)
+                else:  # a zero-copy slice: ZipWriter only takes its length, CRC-32 and bytes
+                    writer.add_bytes(entry.name, cast(bytes, data),
+                                     executable=entry.executable)
     except ByteComparer.Differs:
         pass
     if comparer.same:
         return []
-    first = min(comparer.diffs, default=min(comparer.end, len(view)))
+    first = min(comparer.diffs, default=min(comparer.end, size))
     last = index.entries[-1] if len(index) else None
     cd_at = last.data_offset + last.size if last is not None else 0
     if first < cd_at:
@@ -409,14 +463,18 @@ def carried_problems(name: str, paths: Iterable[str],
 _SCAN_CHUNK = 1 << 20  # a served file is scanned a MiB at a time (each chunk copied once)
 
 
-def _scan_served(path: str, view: memoryview, allow: frozenset[str] | None) -> ContentScan:
-    """The content check of a served file, from its zero-copy view: small files whole, large
-    ones streamed in chunks (memory stays at one chunk, not the file's size)."""
+def _scan_served(path: str, view: memoryview | FileSpan,
+                 allow: frozenset[str] | None) -> ContentScan:
+    """The content check of a served file, from its zero-copy view (or its span of an
+    archive file): small files whole, large ones streamed in chunks (memory stays at one
+    chunk, not the file's size)."""
     if len(view) < LARGE_FILE:
         return scan_content(path, view.tobytes(), allow)
     stream = ContentStream(path, allow)
-    for at in range(0, len(view), _SCAN_CHUNK):
-        stream.feed(view[at : at + _SCAN_CHUNK])
+    chunks = view.chunks(_SCAN_CHUNK) if isinstance(view, FileSpan) else (
+        view[at : at + _SCAN_CHUNK] for at in range(0, len(view), _SCAN_CHUNK))
+    for chunk in chunks:
+        stream.feed(chunk)
     return stream.finish()
 
 

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from skillpack.runtime.policy import Policy, Rule
     from skillpack.storedzip.reader import ZipIndex
 
-__all__ = ["Bundle", "catalog_line", "catalog_of", "load"]
+__all__ = ["Bundle", "catalog_line", "catalog_of", "load", "load_index"]
 
 _NAMES_SHOWN = 30
 
@@ -348,6 +348,16 @@ def load(
     view = _as_view(data, source)
     approved = approved_digests(expect, source) if expect is not None else None
     index = read_zip(data if isinstance(data, bytes) else view, source=source)
+    return load_index(index, view, approved=approved, source=source, lazy=lazy)
+
+
+def load_index(
+    index: ZipIndex, view: memoryview, *, approved: dict[str, str] | None = None,
+    source: str = "<bytes>", lazy: bool = False,
+) -> Bundle:
+    """`load` of a zip already read and checked (`index`), serving from `view`: what `load`
+    does after `read_zip`. The build side gives it an archive read from a file
+    (`skillpack.storedzip.reader.read_zip_file`, and its `FileBytes` as `view`)."""
     names = index.names
     if list(names) != sorted(names):
         from itertools import pairwise

@@ -51,8 +51,12 @@ def _blake3_hex(data: memoryview) -> str:
         from blake3 import blake3
 
         _hasher = blake3
-    result: str = _hasher(data).hexdigest()
+    try:
+        result: str = _hasher(data).hexdigest()
+    except TypeError:  # a large span of an archive file (skillpack.storedzip.source): chunked
+        result = data.blake3_hex()  # type: ignore[attr-defined]
     return result
+
 
 
 def path_refusal(path: object) -> str:
@@ -111,7 +115,10 @@ class Resource:
         """The file's text, decoded as UTF-8; a binary file raises `ResourceError`."""
         data = self._skill._serve(self.path)
         try:
-            text = str(data, "utf-8")
+            try:
+                text = str(data, "utf-8")
+            except TypeError:  # a large span of an archive file (storedzip.source): read whole
+                text = str(data.tobytes(), "utf-8")
         except UnicodeDecodeError as exc:
             raise self._binary(f"it is not UTF-8 text (byte {exc.start})") from None
         if "\x00" in text:
@@ -265,7 +272,10 @@ class LoadedSkill:
             where = f"{self.name}/{SKILL_MD}"
             raw = self._serve(SKILL_MD)
             try:
-                text = str(raw, "utf-8")
+                try:
+                    text = str(raw, "utf-8")
+                except TypeError:  # a large span of an archive file (storedzip.source)
+                    text = str(raw.tobytes(), "utf-8")
             except UnicodeDecodeError as exc:
                 raise SkillError(f"SKILL.md is not valid UTF-8 (byte {exc.start})",
                                  path=where) from None

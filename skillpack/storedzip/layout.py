@@ -17,6 +17,10 @@ import struct
 
 from skillpack.errors import ArchiveError
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = [
     "CENTRAL", "CENTRAL_SIG", "END", "END_SIG", "EXEC_BIT", "LOCAL", "LOCAL_SIG",
     "LOCAL_SIG_BYTES", "MAX_NEED", "UTF8_FLAG", "ZIP64_LOCATOR_SIG", "entry_refusal",
@@ -48,8 +52,11 @@ def refuse(source: str, reason: str, member: str | None = None, hint: str = _HIN
     return ArchiveError(text, path=source, hint=hint)
 
 
-def find_end(view: memoryview, source: str) -> tuple[int, int, int]:
-    """Locate and check the end record; return (entry count, cd size, cd offset)."""
+def find_end(view: memoryview, source: str, *, base: int = 0) -> tuple[int, int, int]:
+    """Locate and check the end record; return (entry count, cd size, cd offset).
+
+    `view` is the archive, or its last bytes (at least ``END.size + 0xFFFF`` of them, the
+    most an end record and its comment can span) from file offset `base`."""
     n = len(view)
     if n >= END.size:
         pos = n - END.size
@@ -89,9 +96,11 @@ def find_end(view: memoryview, source: str) -> tuple[int, int, int]:
         raise zip64
     if disk or cd_disk or count_disk != count:
         raise refuse(source, "multi-disk (split) archive", hint="join the parts, then rebuild")
+    at = pos  # the end record's offset in `view`; `pos` is its offset in the archive
+    pos += base
     if cd_off + cd_size != pos:
         # A Zip64 end record and its locator would sit right there, before the end record.
-        if pos >= 20 and struct.unpack_from("<I", view, pos - 20)[0] == ZIP64_LOCATOR_SIG:
+        if at >= 20 and struct.unpack_from("<I", view, at - 20)[0] == ZIP64_LOCATOR_SIG:
             raise zip64
         if cd_off + cd_size > pos:
             raise refuse(
@@ -108,12 +117,15 @@ def find_end(view: memoryview, source: str) -> tuple[int, int, int]:
 
 
 def entry_refusal(
-    view: memoryview, source: str, pos: int, expected: int, cd_off: int
+    cd: bytes | bytearray | memoryview, pos: int, read_at: Callable[[int, int], bytes],
+    source: str, expected: int, cd_off: int,
 ) -> ArchiveError:
-    """Say precisely why the central-directory entry at `pos` or its local header is refused."""
+    """Say precisely why the central-directory entry at `pos` of `cd` (the central directory,
+    or the whole archive) or its local header is refused; ``read_at(offset, size)`` reads the
+    archive (fewer bytes past its end)."""
     (_, _, need, flags, method, time, date, crc, csize, size, nlen, xlen, clen, disk, _, eattr,
-     offset) = CENTRAL.unpack_from(view, pos)
-    raw = bytes(view[pos + CENTRAL.size : pos + CENTRAL.size + nlen])
+     offset) = CENTRAL.unpack_from(cd, pos)
+    raw = bytes(cd[pos + CENTRAL.size : pos + CENTRAL.size + nlen])
     member = raw.decode("utf-8", "backslashreplace")
     if flags & 0x0001:
         return refuse(source, "encrypted member", member)
@@ -156,10 +168,10 @@ def entry_refusal(
         return refuse(source, "local header runs past the start of the central directory "
                        "(truncated)", member)
     (sig, lneed, lflags, lmethod, ltime, ldate, lcrc, lcsize, lsize, lnlen, lxlen) = (
-        LOCAL.unpack_from(view, offset))
+        LOCAL.unpack(read_at(offset, LOCAL.size)))
     if sig != LOCAL_SIG:
         return refuse(source, f"no local header signature at offset {offset}", member)
-    lname = bytes(view[offset + LOCAL.size : offset + LOCAL.size + lnlen])
+    lname = read_at(offset + LOCAL.size, lnlen)
     diffs = [
         label
         for label, local, central in (

@@ -32,6 +32,7 @@ from skillpack.spec.paths import (
 from skillpack.storedzip.layout import (
     CENTRAL,
     CENTRAL_SIG,
+    END,
     EXEC_BIT,
     LOCAL,
     LOCAL_SIG_BYTES,
@@ -45,9 +46,11 @@ from skillpack.storedzip.layout import (
 # `dataclasses` (and, in skillpack.storedzip.layout, `re` and `unicodedata`).
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
-__all__ = ["ZipEntry", "ZipIndex", "read_zip"]
+    from skillpack.storedzip.source import FileBytes, FileSpan
+
+__all__ = ["FileZipIndex", "ZipEntry", "ZipIndex", "read_zip", "read_zip_file"]
 
 # The central-directory fields read_zip checks: sig, need, flags, method, csize, size, nlen,
 # xlen, clen, disk, external attributes, offset (made-by, time, date, CRC, internal skipped:
@@ -164,6 +167,28 @@ class ZipIndex:
             )
 
 
+class FileZipIndex(ZipIndex):
+    """A `ZipIndex` of an archive read from a file (:func:`read_zip_file`): the central
+    directory is in memory, the members are read from the file when asked for."""
+
+    __slots__ = ("file",)
+
+    def __init__(self, cd: memoryview, rows: dict[str, int], source: str,
+                 file: FileBytes) -> None:
+        super().__init__(cd, rows, source)
+        self.file = file
+
+    def data(self, entry: ZipEntry) -> memoryview:
+        """The member's bytes, read whole (for the small members: manifests, the index)."""
+        if self._made.get(entry.name) is not entry and self.get(entry.name) != entry:
+            raise ValueError(f"{entry.name!r} is not an entry of {self.source}")
+        return memoryview(self.file.read(entry.data_offset, entry.size))
+
+    def span(self, entry: ZipEntry) -> memoryview | FileSpan:
+        """The member's bytes as `FileBytes` slices them: read if small, else a lazy span."""
+        return self.file[entry.data_offset : entry.data_offset + entry.size]
+
+
 def _screen_names(names: dict[str, int], source: str) -> None:
     """Refuse the first bad or colliding name; fast over a whole list of good ones."""
     # Wrap every name in '/' and join with '\\' (itself refused in names): a few scans of the
@@ -203,22 +228,71 @@ def read_zip(data: bytes | bytearray | memoryview, *, source: str = "<bytes>") -
     # Slicing bytes is about twice as fast as slicing a memoryview; both give a bytes-like.
     buf: bytes | bytearray | memoryview = data if isinstance(data, bytes | bytearray) else view
     count, cd_size, cd_off = find_end(view, source)
-    cd_end = cd_off + cd_size
+
+    def read_at(offset: int, size: int) -> bytes:
+        return bytes(view[offset : offset + size])
+
+    rows = _scan(buf, 0, buf, read_at, count, cd_off, cd_size, source)
+    return ZipIndex(view, rows, source)
+
+
+def read_zip_file(file: FileBytes) -> FileZipIndex:
+    """:func:`read_zip` of an archive read by offset from an open file (`file`), in memory
+    bounded by its central directory: the end record is looked for in the file's last
+    64 KiB, the central directory read whole, each local header read where its entry says.
+    The checks and the refusals are those of `read_zip`, word for word."""
+    source = file.source
+    n = len(file)
+    tail_at = max(0, n - END.size - 0xFFFF)
+    count, cd_size, cd_off = find_end(memoryview(file.read(tail_at, n - tail_at)), source,
+                                      base=tail_at)
+    cd = file.read(cd_off, cd_size)
+    def read_at(offset: int, size: int) -> bytes:
+        return file.read(offset, size, exact=False)
+
+    rows = _scan(cd, cd_off, _Headers(file), read_at, count, cd_off, cd_size, source)
+    return FileZipIndex(memoryview(cd), rows, source, file)
+
+
+class _Headers:
+    """`FileBytes` as `_scan` slices it for local headers: ``headers[a:b]`` is bytes read."""
+
+    __slots__ = ("_read",)
+
+    def __init__(self, file: FileBytes) -> None:
+        self._read = file.read
+
+    def __getitem__(self, where: slice) -> bytes:
+        start, stop = where.start, where.stop
+        return self._read(start, stop - start)
+
+
+def _scan(
+    cd: bytes | bytearray | memoryview, base: int, headers: bytes | bytearray | memoryview
+    | _Headers, read_at: Callable[[int, int], bytes], count: int, cd_off: int, cd_size: int,
+    source: str,
+) -> dict[str, int]:
+    """The checks of every central-directory entry and its local header: the one scan of
+    `read_zip` and `read_zip_file`. `cd` holds the central directory from file offset `base`
+    (the whole archive from 0, or the central directory alone); ``headers[a:b]`` gives the
+    archive's bytes from `a` to `b`; `read_at` (offset, size) reads what a refusal quotes.
+    Returns each name's central-directory entry, as an offset into `cd`."""
+    cd_end = cd_off + cd_size - base
     unpack = _CENTRAL_USED.unpack_from
     rows: dict[str, int] = {}
     expected = 0
-    pos = cd_off
+    pos = cd_off - base
     for _ in range(count):
         if pos + 46 > cd_end:
             raise refuse(source, "central directory is truncated: it holds fewer entries "
                           f"than the {count} its end record announces")
         (sig, need, flags, method, csize, size, nlen, xlen, clen, disk, eattr,
-         offset) = unpack(buf, pos)
+         offset) = unpack(cd, pos)
         name_end = pos + 46 + nlen
         if sig != CENTRAL_SIG or name_end > cd_end:
-            raise refuse(source, f"central directory entry at offset {pos} is damaged "
+            raise refuse(source, f"central directory entry at offset {pos + base} is damaged "
                           "(bad signature or runs out of bounds)")
-        raw = buf[pos + 46 : name_end]
+        raw = cd[pos + 46 : name_end]
         data_offset = offset + 30 + nlen
         # Any flag but UTF-8, a method, an extra field or comment, another disk, a DOS
         # directory attribute or a Unix file type other than regular (0o10 or none), an offset
@@ -227,15 +301,15 @@ def read_zip(data: bytes | bytearray | memoryview, *, source: str = "<bytes>") -
             (flags & 0xF7FF) | method | xlen | clen | disk | (eattr & 0x70000010)
             | (offset ^ expected) | (csize ^ size) or need > MAX_NEED
         ):
-            raise entry_refusal(view, source, pos, expected, cd_off)
+            raise entry_refusal(cd, pos, read_at, source, expected, cd_off)
         # A local header repeats, byte for byte and in the same layout, the central entry's
         # version needed, flags, method, time, date, CRC-32, sizes, name length, extra
         # length (0) and name: compare them in one go.
         expected = data_offset + size
-        if expected > cd_off or buf[offset:data_offset] != (
-            LOCAL_SIG_BYTES + buf[pos + 6 : pos + 32] + raw
+        if expected > cd_off or headers[offset:data_offset] != (
+            LOCAL_SIG_BYTES + cd[pos + 6 : pos + 32] + raw
         ):
-            raise entry_refusal(view, source, pos, offset, cd_off)
+            raise entry_refusal(cd, pos, read_at, source, offset, cd_off)
         try:
             name = str(raw, "utf-8")
         except UnicodeDecodeError:
@@ -255,4 +329,4 @@ def read_zip(data: bytes | bytearray | memoryview, *, source: str = "<bytes>") -
         raise refuse(source, f"{cd_off - expected} bytes of unaccounted data between the last "
                       "member and the central directory (a gap)")
     _screen_names(rows, source)
-    return ZipIndex(view, rows, source)
+    return rows

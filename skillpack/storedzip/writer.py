@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import BinaryIO, NoReturn
 
@@ -205,6 +205,43 @@ class ZipWriter:
                 self._file.seek(header_at + _CRC_AT)
                 write(struct.pack("<I", crc))
                 self._file.seek(end)
+        except BaseException:
+            self._broken = True
+            raise
+        self._record(encoded, crc, size, executable)
+        return digest
+
+    def add_chunks(self, name: str, size: int, chunks: Iterable[bytes | memoryview], *,
+                   executable: bool = False, expect_blake3: str | None = None) -> str:
+        """Add a member of `size` bytes given a chunk at a time (a member of an archive read
+        from a file, `skillpack.storedzip.source.FileSpan.chunks`): memory stays at a chunk.
+        The CRC-32 and BLAKE3 are computed while copying, the CRC patched into the local
+        header after the data. Bytes other than `size` of them, or whose BLAKE3 is not
+        `expect_blake3`, raise IntegrityError naming the member. Return the BLAKE3 hex."""
+        self._usable()
+        encoded = self._admit(name, size)
+        header_at = self._offset
+        hasher = blake3()
+        crc = 0
+        got = 0
+        write = self._file.write
+        try:
+            write(self._local_header(encoded, 0, size))
+            for chunk in chunks:
+                got += len(chunk)
+                if got > size:
+                    _changed_size(name, size, None)
+                crc = zlib.crc32(chunk, crc)
+                hasher.update(chunk)
+                write(chunk)
+            if got != size:
+                _changed_size(name, size, got)
+            digest: str = hasher.hexdigest()
+            _check_blake3(name, digest, expect_blake3)
+            end = self._file.tell()
+            self._file.seek(header_at + _CRC_AT)
+            write(struct.pack("<I", crc))
+            self._file.seek(end)
         except BaseException:
             self._broken = True
             raise

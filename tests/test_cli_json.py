@@ -62,12 +62,26 @@ def test_pack_and_bundle_refusals_are_documents(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists() and not (tmp_path / "b.bundle").exists()
 
 
-def test_inspect_and_verify_of_a_broken_archive_are_documents(tmp_path: Path) -> None:
+def test_inspect_of_a_broken_archive_is_a_document(tmp_path: Path) -> None:
     bad = tmp_path / "bad.skill"
     bad.write_bytes(b"PK\x03\x04 not a zip")
-    for command in ("inspect", "verify"):
-        doc = _document(command, "--json", bad)
-        assert doc["ok"] is False and _problems(doc)
+    doc = _document("inspect", "--json", bad)
+    assert doc["ok"] is False and _problems(doc)
+
+
+def test_verify_reports_every_target_that_fails_and_still_verifies_the_rest(
+        tmp_path: Path) -> None:
+    bad, worse = tmp_path / "bad.skill", tmp_path / "worse.skill"
+    bad.write_bytes(b"PK\x03\x04 not a zip")
+    worse.write_bytes(b"")
+    doc = _document("verify", "--json", bad, FIXTURES / "waitlist", worse)
+    assert [(item.get("target"), item["ok"]) for item in doc] == [
+        (str(bad), False), (str(FIXTURES / "waitlist"), True), (str(worse), False)]
+    assert doc[0]["name"] is None and doc[0]["path"] == str(bad) and _problems(doc[:1])
+    text = cli("verify", bad, FIXTURES / "waitlist", worse)
+    assert text.exit_code == 1
+    assert "ok  " in text.stdout and "waitlist" in text.stdout
+    assert str(bad) in text.stderr and str(worse) in text.stderr
 
 
 def test_verify_misuse_is_a_document_with_exit_2(tmp_path: Path) -> None:

@@ -28,11 +28,13 @@ from skillpack.cli._common import (
     errors_exit,
     finish,
     mention_lines,
+    report_error,
     usage,
 )
-from skillpack.cli._json_errors import json_errors
+from skillpack.cli._json_errors import item_failure, json_errors
 from skillpack.cli._stdout import DASH, refuse_dash, write_to_stdout
 from skillpack.cli._targets import CATALOG_BUDGET, LAYOUT, TARGET
+from skillpack.errors import SkillpackError
 from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.spec.digest import is_digest
 
@@ -215,9 +217,23 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
         elif lock_file is not None:
             pins = read_lock(lock_file)
     reports: list[VerifyReport] = []
+    reported: set[tuple[str, str, str | None, int | None]] = set()
     for target in targets:
-        with json_errors(as_json):
+        try:
             report = verify_target(target)
+        except SkillpackError as err:  # reported; the other targets are still verified
+            failed = True
+            # a target inside an earlier one (`verify skills skills/a`) fails with problems
+            # already reported: each problem is reported once
+            keys = {(p.code, p.message, p.file, p.line) for p in err.located()}
+            if keys and keys <= reported:
+                continue
+            reported |= keys
+            if as_json:
+                results.append({"target": target} | item_failure(target, err))
+            else:
+                report_error(err)
+            continue
         reports.append(report)
         if expected is not None and report.kind == "bundle" and report.digest is not None:
             # a bundle is named by its own digest (SPEC section 2), not by its skills'

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from skillpack._record import Record
 from skillpack.build.load import parse_skill_file, skill_fileset
 from skillpack.build.prepare import prepare_parsed
 from skillpack.build.records import hash_files
@@ -34,8 +34,7 @@ __all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill", "pac
            "target_problems"]
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Record):
     """What `check_skill` found in one skill folder; ``description`` when checked for hosts
     (``targets`` or ``catalog_budget`` given) and it has one."""
 
@@ -124,13 +123,12 @@ def target_problems(skill: Skill, targets: Sequence[str], *,
     problems: list[Problem] = []
     for target in get_targets(targets) or get_targets([DEFAULT_TARGET]):
         problems.extend(check_targets([target.name],
-                                      replace(facts, layout=target.layout or "wrapped"),
+                                      facts.with_layout(target.layout or "wrapped"),
                                       catalog_budget=catalog_budget))
     return problems
 
 
-@dataclass(frozen=True)
-class CatalogReport:
+class CatalogReport(Record):
     """What a set of skills costs in a model's context on every turn: each description's
     length and the characters of the catalog their bundle's ``catalog_text()`` gives."""
 

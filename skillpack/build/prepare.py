@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from skillpack._record import Record
 from skillpack.build.fileset import FileSet
 from skillpack.build.load import parse_skill_file, require_valid, skill_fileset
 from skillpack.build.members import Member, check_limits
@@ -108,8 +109,7 @@ def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, 
     return rules
 
 
-@dataclass(frozen=True)
-class PackOptions:
+class PackOptions(Record):
     """What a pack is for: the hosts (``targets``), the archive layout (None: what the
     targets want, `default_layout`) and the per-skill catalog budget (``--catalog-budget``)."""
 

@@ -27,9 +27,9 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from skillpack._record import Record
 from skillpack.errors import Problem
 
 __all__ = [
@@ -69,8 +69,7 @@ class _Searcher(Protocol):
     def search(self, text: bytes) -> object: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(Record):
     """One content rule. `pattern` holds a named group ``secret`` (what the excerpt withholds);
     `shown` is how many leading bytes of that group the excerpt keeps (the format's fixed,
     public prefix); `validate`, when set, must accept the match for it to count."""
@@ -88,8 +87,7 @@ class Rule:
     fold: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Record):
     """A secret found in a file: the rule that found it, where (1-based line and byte column
     of the text scanned; `member` is the path inside a compressed asset, nested members joined
     by ``!``, empty for the file itself; `encoding` the text encoding it was found in), and a
@@ -503,8 +501,7 @@ class _NeedleSet(Protocol):
     def Match(self, text: bytes) -> list[int] | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Needles:
+class _Needles(Record):
     """`any`: one RE2 pattern finding any rule's needle or a UTF-16 ``PRIVATE KEY`` (a pass
     at memory speed when nothing matches, the common case); `set`: the same needles as an RE2
     set (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the

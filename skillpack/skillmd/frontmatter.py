@@ -12,9 +12,9 @@ runtime imports this module and must not pay for YAML until it reads a frontmatt
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,8 +29,7 @@ MAX_FRONTMATTER_BYTES = 64 * 1024
 _DELIMITER = "---"
 
 
-@dataclass(frozen=True)
-class Frontmatter:
+class Frontmatter(Record):
     """The parsed frontmatter and where things are in the file.
 
     ``data`` holds strings, lists and dicts only. ``lines`` maps each top-level key (and each

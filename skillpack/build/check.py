@@ -25,9 +25,9 @@ from skillpack.build.targets import (
     get_targets,
 )
 from skillpack.errors import Problem, SkillError, SkillpackError
-from skillpack.runtime.bundle import catalog_of
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
+from skillpack.spec.catalog_text import catalog_of
 from skillpack.spec.paths import SKILL_MD
 
 __all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill", "pack_problems",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from skillpack.build.check import CheckResult, catalog_report, check_skill
-from skillpack.build.lint_skill import lint_skill
+from skillpack.cli import command_module
 from skillpack.cli._checks import run_over
 from skillpack.cli._common import echo_problem, finish
 from skillpack.cli._targets import CATALOG_BUDGET, TARGET
@@ -29,12 +30,12 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
     Exit 0 when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for
     misuse.
     """
+    # --lint: the lint command's per-skill function, its module loaded only now
+    run: Callable[..., CheckResult] = (command_module("lint").lint_for_check if with_lint
+                                       else check_skill)
+
     def one(folder: Path) -> CheckResult:
-        if with_lint:
-            return lint_skill(folder, strict=strict, check_strict=strict, targets=targets,
-                              catalog_budget=catalog_budget)
-        return check_skill(folder, strict=strict, targets=targets,
-                           catalog_budget=catalog_budget)
+        return run(folder, strict=strict, targets=targets, catalog_budget=catalog_budget)
 
     checked = run_over(paths, one, as_json)
     results = checked.results

@@ -11,7 +11,9 @@ The commands run round-robin, in a shuffled order each round after two warm-up r
 re2, blake3, pathspec"`` (the third-party libraries the command line stands on, which no
 change to skillpack can make cheaper) and check's own floor ``import click, re2, blake3``
 (a usual skill's frontmatter is read without YAML; pathspec is `pack`'s). With ``--parts``,
-each library of the floor is also timed alone (``python -c "import click"``...).
+each library of the floor is also timed alone (``python -c "import click"``...), and the
+standard library's costliest modules check imports (``tarfile, zipfile``, ``hashlib``,
+``json``), and check's imports without the check (``import skillpack.cli.commands_format``).
 ``--against CHECKOUT`` times another checkout's ``--version`` and ``check`` in the same
 rounds (before and after a change, interleaved). Each is a fresh process timed by this one.
 
@@ -48,6 +50,9 @@ TARGETS = {"--version": 25.0, "check": 60.0}  # ms over the bare interpreter
 #: is read without YAML, and pathspec is `pack`'s.
 FLOOR = ("click", "yaml", "re2", "blake3", "pathspec")
 CHECK_FLOOR = ("click", "re2", "blake3")
+#: The standard library's costliest modules `check` imports that a bare interpreter has not:
+#: the scan of compressed assets (tarfile, zipfile), SHA-256 (hashlib: OpenSSL), --json.
+CHECK_STDLIB = ("tarfile, zipfile", "hashlib", "json")
 
 Command = tuple[list[str], dict[str, str]]
 
@@ -63,7 +68,10 @@ def _commands(env: dict[str, str], parts: bool, against: Path | None) -> dict[st
         "check's floor": ([py, "-c", f"import {', '.join(CHECK_FLOOR)}"], env),
     }
     if parts:
-        commands.update({f"import {lib}": ([py, "-c", f"import {lib}"], env) for lib in FLOOR})
+        commands.update({f"import {lib}": ([py, "-c", f"import {lib}"], env)
+                         for lib in (*FLOOR, *CHECK_STDLIB)})
+        commands["check's imports"] = (
+            [py, "-c", "import skillpack.cli.commands_format"], env)
     if against is not None:  # another checkout (the commit before a change), same rounds
         other = dict(env, PYTHONPATH=str(against))
         commands["--version, other"] = ([py, "-m", "skillpack", "--version"], other)

@@ -163,6 +163,11 @@ def test_key_lines_of_the_reader() -> None:
     scalar: dict[str, int] = {}
     assert read_yaml("metadata: x # note\nother:\n  c: d\n", scalar) is not None
     assert scalar == {"metadata": 0, "other": 1}
+    dotted = "metadata.a: 1\nmetadata:\n  a: 2\n"  # the first line of a name is kept, as YAML's
+    twice: dict[str, int] = {}
+    assert read_yaml(dotted, twice) is not None
+    assert twice == {"metadata.a": 0, "metadata": 1}
+    assert_build_side_agrees(document(dotted))
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=[str(p.relative_to(FIXTURES))
@@ -405,7 +410,8 @@ def test_generated_frontmatter_is_read_exactly_or_refused(yaml_text: str) -> Non
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mappings(), st.sampled_from(["", "metadata: x # c\n", "metadata:\n  - a: b\n",
                                      "metadata:\n  author: me\n  tags: [a]\n  deep:\n"
-                                     "    inner: v\n"]),
+                                     "    inner: v\n",
+                                     "metadata.author: z\nmetadata:\n  author: me\n"]),
        st.booleans())
 def test_the_build_side_reads_generated_frontmatter_as_yaml_does(
     yaml_text: str, metadata: str, metadata_first: bool,

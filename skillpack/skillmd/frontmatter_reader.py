@@ -330,7 +330,7 @@ class _Reader:
         """Record the line of a key of the top level or of metadata, and ask for the keys of
         metadata's mapping (the next mapping read: the value of this key)."""
         assert self.keys is not None
-        self.keys[prefix + key] = i
+        self.keys.setdefault(prefix + key, i)  # a top-level "metadata.x" key may come first
         if prefix == "" and key == "metadata":
             self.prefix = "metadata."
 

@@ -3,11 +3,24 @@
 Usage::
 
     PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/bench_startup.py [--runs 20]
+        [--parts] [--against CHECKOUT]
 
-Three commands run round-robin, in a shuffled order each round after two warm-up rounds:
-``python -c pass`` (the bare interpreter), ``python -m skillpack --version`` and
-``python -m skillpack check fixtures/waitlist``, each a fresh process timed by this one.
-Medians are printed with each command's cost over the bare interpreter and its ratio to it.
+The commands run round-robin, in a shuffled order each round after two warm-up rounds:
+``python -c pass`` (the bare interpreter), ``python -m skillpack --version``,
+``python -m skillpack check fixtures/waitlist``, the floor ``python -c "import click, yaml,
+re2, blake3, pathspec"`` (the third-party libraries the command line stands on, which no
+change to skillpack can make cheaper) and check's own floor ``import click, re2, blake3``
+(a usual skill's frontmatter is read without YAML; pathspec is `pack`'s). With ``--parts``,
+each library of the floor is also timed alone (``python -c "import click"``...), and the
+standard library's costliest modules check imports (``tarfile, zipfile``, ``hashlib``,
+``json``), and check's imports without the check (``import skillpack.cli.commands_format``).
+``--against CHECKOUT`` times another checkout's ``--version`` and ``check`` in the same
+rounds (before and after a change, interleaved). Each is a fresh process timed by this one.
+
+Printed: each command's median wall-clock time, its cost over the bare interpreter and its
+ratio to it, and its median CPU time (user + system, of the process alone: steadier than
+wall-clock on a loaded machine) over the bare interpreter's; ``check`` also with its cost
+over each floor (what skillpack itself adds).
 Bytecode caching is on, as an installed skillpack has it (``PYTHONDONTWRITEBYTECODE`` is
 dropped; the cache goes to a temporary ``PYTHONPYCACHEPREFIX``, not into the repository).
 
@@ -32,47 +45,96 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"--version": 25.0, "check": 60.0}  # ms over the bare interpreter
 
 
-def _commands() -> dict[str, list[str]]:
+#: The third-party libraries the command line imports: the floor no change to skillpack can
+#: lower. `check` of a usual skill imports only the first three (CHECK_FLOOR): its frontmatter
+#: is read without YAML, and pathspec is `pack`'s.
+FLOOR = ("click", "yaml", "re2", "blake3", "pathspec")
+CHECK_FLOOR = ("click", "re2", "blake3")
+#: The standard library's costliest modules `check` imports that a bare interpreter has not:
+#: the scan of compressed assets (tarfile, zipfile), SHA-256 (hashlib: OpenSSL), --json.
+CHECK_STDLIB = ("tarfile, zipfile", "hashlib", "json")
+
+Command = tuple[list[str], dict[str, str]]
+
+
+def _commands(env: dict[str, str], parts: bool, against: Path | None) -> dict[str, Command]:
     py = sys.executable
-    return {
-        "bare": [py, "-c", "pass"],
-        "--version": [py, "-m", "skillpack", "--version"],
-        "check": [py, "-m", "skillpack", "check", str(ROOT / "fixtures" / "waitlist")],
+    fixture = str(ROOT / "fixtures" / "waitlist")
+    commands = {
+        "bare": ([py, "-c", "pass"], env),
+        "--version": ([py, "-m", "skillpack", "--version"], env),
+        "check": ([py, "-m", "skillpack", "check", fixture], env),
+        "floor": ([py, "-c", f"import {', '.join(FLOOR)}"], env),
+        "check's floor": ([py, "-c", f"import {', '.join(CHECK_FLOOR)}"], env),
     }
+    if parts:
+        commands.update({f"import {lib}": ([py, "-c", f"import {lib}"], env)
+                         for lib in (*FLOOR, *CHECK_STDLIB)})
+        commands["check's imports"] = (
+            [py, "-c", "import skillpack.cli.commands_format"], env)
+    if against is not None:  # another checkout (the commit before a change), same rounds
+        other = dict(env, PYTHONPATH=str(against))
+        commands["--version, other"] = ([py, "-m", "skillpack", "--version"], other)
+        commands["check, other"] = ([py, "-m", "skillpack", "check", fixture], other)
+    return commands
 
 
-def _time(argv: list[str], env: dict[str, str]) -> float:
+def _time(command: Command, cwd: str) -> tuple[float, float]:
+    """Wall-clock and CPU (user + system) milliseconds of one run of `command`."""
+    argv, env = command
     start = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=False)
-    return (time.perf_counter() - start) * 1000
+    child = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(child.pid, 0)
+    child.returncode = 0  # reaped here, not by Popen
+    wall = (time.perf_counter() - start) * 1000
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--parts", action="store_true",
+                        help="also time each library of the floor alone")
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
+                        help="also time --version and check of another checkout of skillpack "
+                             "(e.g. `git archive COMMIT | tar -x -C DIR`) in the same rounds")
     args = parser.parse_args()
     cache = tempfile.TemporaryDirectory(prefix="skillpack-bench-pycache-")
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=cache.name)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    commands = _commands()
-    times: dict[str, list[float]] = {name: [] for name in commands}
+    commands = _commands(env, args.parts, args.against)
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
     for round_ in range(args.runs + 2):
         order = list(commands)
         random.shuffle(order)
         for name in order:
-            took = _time(commands[name], env)
+            # run from the cache folder: `-m` puts the working folder first on sys.path,
+            # and a checkout there would shadow PYTHONPATH
+            wall, cpu = _time(commands[name], cache.name)
             if round_ >= 2:
-                times[name].append(took)
-    bare = statistics.median(times["bare"])
-    print(f"{'command':<12} {'median ms':>10} {'over bare':>10} {'ratio':>6}  target")
-    for name, taken in times.items():
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+    bare = statistics.median(walls["bare"])
+    bare_cpu = statistics.median(cpus["bare"])
+    floors = {name: statistics.median(walls[name]) for name in ("floor", "check's floor")}
+    print(f"{'command':<17} {'median ms':>10} {'over bare':>10} {'ratio':>6} {'cpu ms':>7} "
+          f"{'over':>6}  target")
+    for name, taken in walls.items():
         median = statistics.median(taken)
         over = median - bare
-        target = TARGETS.get(name)
+        cpu = statistics.median(cpus[name])
+        target = TARGETS.get(name.partition(",")[0])
         verdict = "" if target is None else (
             f"<= {target:.0f} ms over: {'met' if over <= target else 'MISSED'}")
-        print(f"{name:<12} {median:>10.1f} {over:>10.1f} {median / bare:>6.2f}  {verdict}")
+        if name.startswith("check,") or name == "check":
+            verdict += "; over the floors: " + ", ".join(
+                f"{median - value:.1f} ({floor})" for floor, value in floors.items())
+        print(f"{name:<17} {median:>10.1f} {over:>10.1f} {median / bare:>6.2f} {cpu:>7.1f} "
+              f"{cpu - bare_cpu:>6.1f}  {verdict}")
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     cache.cleanup()
 
 

@@ -14,7 +14,14 @@ class and equal fields), ``__hash__`` (of the fields), ``__match_args__``, and
 ``__setattr__``/``__delattr__`` raising :class:`dataclasses.FrozenInstanceError` (an
 ``AttributeError``; ``dataclasses`` is imported only then). Instances have ``__slots__``,
 pickle and copy by their fields. ``dataclasses.fields()``, ``replace()`` and ``asdict()`` do
-not apply: use the record's ``to_dict``.
+not apply: use the record's ``to_dict`` (or its own ``replace``). A field may be declared
+with `field` (``default_factory``, ``compare=False``, ``repr=False``, as
+:func:`dataclasses.field`), and a ``__post_init__`` runs after ``__init__``, as a
+dataclass's does.
+
+The build side uses records too where `skillpack check` imports them: a dataclass costs
+about 0.4 ms to create (generated source, compiled, for six methods), a record's class
+statement a few microseconds (issue 12's start-up; docs/PERFORMANCE.md).
 
 Only the standard library's builtins are used; ``__init__`` is generated (like a
 dataclass's) the first time a class is instantiated, so a record class that a cold start
@@ -30,9 +37,39 @@ else:
     def dataclass_transform(**_: object) -> Any:
         return lambda cls: cls
 
-__all__ = ["Record"]
+__all__ = ["Record", "field"]
 
 _setattr = object.__setattr__
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING: Any = _Missing()
+
+
+class _Field:
+    """What `field` declares: a default or a factory of one, and whether the field takes
+    part in ``__eq__``/``__hash__`` and in ``__repr__``."""
+
+    __slots__ = ("compare", "default", "factory", "repr")
+
+    def __init__(self, default: Any, factory: Any, compare: bool, repr: bool) -> None:
+        self.default, self.factory, self.compare, self.repr = default, factory, compare, repr
+
+
+def field(*, default: Any = _MISSING, default_factory: Any = _MISSING, compare: bool = True,
+          repr: bool = True) -> Any:
+    """A record field with a default made per instance (``default_factory``), or left out of
+    equality and hashing (``compare=False``) or of the repr (``repr=False``): the same
+    options as :func:`dataclasses.field`."""
+    if default is not _MISSING and default_factory is not _MISSING:
+        raise ValueError("cannot specify both default and default_factory")
+    return _Field(default, default_factory, compare, repr)
 
 
 def _frozen(name: str, verb: str) -> AttributeError:
@@ -41,7 +78,7 @@ def _frozen(name: str, verb: str) -> AttributeError:
     return FrozenInstanceError(f"cannot {verb} field {name!r}")
 
 
-@dataclass_transform(frozen_default=True)
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
 class _RecordType(type):
     """Turns the annotations of a `Record` subclass into slots, defaults and methods."""
 
@@ -50,19 +87,47 @@ class _RecordType(type):
     ) -> _RecordType:
         inherited: tuple[str, ...] = ()
         defaults: dict[str, Any] = {}
+        factories: dict[str, Any] = {}
+        uncompared: set[str] = set()  # compare=False
+        unshown: set[str] = set()  # repr=False
         for base in bases:
             inherited += getattr(base, "_fields", ())
             defaults.update(getattr(base, "_defaults", {}))
+            factories.update(getattr(base, "_factories", {}))
+            uncompared.update(getattr(base, "_uncompared", ()))
+            unshown.update(getattr(base, "_unshown", ()))
         own = [f for f in namespace.get("__annotations__", {}) if f not in inherited]
-        for field in own:
-            if field in namespace:
-                defaults[field] = namespace.pop(field)
+        for name in own:
+            if name in namespace:
+                value = namespace.pop(name)
+                if isinstance(value, _Field):
+                    if not value.compare:
+                        uncompared.add(name)
+                    if not value.repr:
+                        unshown.add(name)
+                    if value.factory is not _MISSING:
+                        factories[name] = value.factory
+                        defaults[name] = _MISSING
+                        continue
+                    if value.default is _MISSING:
+                        if defaults:
+                            raise TypeError(
+                                f"non-default argument {name!r} follows default argument")
+                        continue
+                    value = value.default
+                defaults[name] = value
             elif defaults:
-                raise TypeError(f"non-default argument {field!r} follows default argument")
+                raise TypeError(f"non-default argument {name!r} follows default argument")
         namespace.setdefault("__slots__", tuple(own))
         fields = inherited + tuple(own)
         namespace["_fields"] = fields
         namespace["_defaults"] = defaults
+        namespace["_factories"] = factories
+        namespace["_uncompared"] = frozenset(uncompared)
+        namespace["_unshown"] = frozenset(unshown)
+        namespace["_compared"] = tuple(
+            f for f in fields if f not in uncompared) if uncompared else None
+        namespace["_shown"] = tuple(f for f in fields if f not in unshown)
         namespace["__match_args__"] = fields
         if "__init__" not in namespace:
             namespace["__init__"] = _first_init
@@ -72,10 +137,14 @@ class _RecordType(type):
 def _first_init(self: Record, *args: Any, **kwargs: Any) -> None:
     """Generate the class's ``__init__`` (as dataclasses does), install it, and run it."""
     cls = type(self)
-    fields, defaults = cls._fields, cls._defaults
+    fields, defaults, factories = cls._fields, cls._defaults, cls._factories
     params = ", ".join(f"{f}=_d[{f!r}]" if f in defaults else f for f in fields)
-    body = "".join(f"\n    _set(self, {f!r}, {f})" for f in fields) or "\n    pass"
-    scope: dict[str, Any] = {"_set": _setattr, "_d": defaults}
+    body = "".join(
+        f"\n    _set(self, {f!r}, _f[{f!r}]() if {f} is _M else {f})" if f in factories
+        else f"\n    _set(self, {f!r}, {f})" for f in fields) or "\n    pass"
+    if hasattr(cls, "__post_init__"):
+        body += "\n    self.__post_init__()"
+    scope: dict[str, Any] = {"_set": _setattr, "_d": defaults, "_f": factories, "_M": _MISSING}
     exec(f"def __init__(self, {params}):{body}", scope)  # field names from our own classes
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
@@ -91,21 +160,32 @@ class Record(metaclass=_RecordType):
     if TYPE_CHECKING:
         _fields: ClassVar[tuple[str, ...]]
         _defaults: ClassVar[dict[str, Any]]
+        _factories: ClassVar[dict[str, Any]]
+        _uncompared: ClassVar[frozenset[str]]
+        _unshown: ClassVar[frozenset[str]]
+        _compared: ClassVar[tuple[str, ...] | None]  # None: every field
+        _shown: ClassVar[tuple[str, ...]]
 
     def _values(self) -> tuple[Any, ...]:
         return tuple([getattr(self, f) for f in self._fields])
 
+    def _compared_values(self) -> tuple[Any, ...]:
+        compared = self._compared
+        if compared is None:
+            return tuple([getattr(self, f) for f in self._fields])
+        return tuple([getattr(self, f) for f in compared])
+
     def __repr__(self) -> str:
-        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._shown)
         return f"{type(self).__qualname__}({fields})"
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__ and isinstance(other, Record):
-            return self._values() == other._values()
+            return self._compared_values() == other._compared_values()
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._values())
+        return hash(self._compared_values())
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise _frozen(name, "assign to")

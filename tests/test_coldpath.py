@@ -20,6 +20,7 @@ import random
 import re
 import sys
 from dataclasses import FrozenInstanceError, dataclass
+from dataclasses import field as dc_field
 from typing import Any
 
 import pytest
@@ -40,7 +41,7 @@ from test_runtime import (
 )
 
 import skillpack.runtime as rt
-from skillpack._record import Record
+from skillpack._record import Record, field
 from skillpack.errors import Problem
 from skillpack.runtime import checks as _runtime_check
 from skillpack.spec import manifest
@@ -124,6 +125,55 @@ def test_record_refuses_a_field_without_default_after_one_with() -> None:
         class Bad(Record):
             a: int = 0
             b: int
+
+
+class Folder(Record):
+    """A record with field options."""
+
+    name: str
+    hidden: int = field(default=0, compare=False, repr=False)
+    files: dict[str, int] = field(default_factory=dict)
+    seen: list[str] = field(default_factory=list, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.hidden < 0:
+            raise ValueError(f"hidden must be >= 0, not {self.hidden}")
+
+
+@dataclass(frozen=True)
+class DFolder:
+    name: str
+    hidden: int = dc_field(default=0, compare=False, repr=False)
+    files: dict[str, int] = dc_field(default_factory=dict)
+    seen: list[str] = dc_field(default_factory=list, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.hidden < 0:
+            raise ValueError(f"hidden must be >= 0, not {self.hidden}")
+
+
+@pytest.mark.parametrize(("args", "kwargs"), [
+    (("a",), {}), (("a", 2), {}), (("a", 2, {"x": 1}, ["s"]), {}), (("a", -1), {}),
+    ((), {"name": "b", "seen": ["t"]}), ((), {}),
+])
+def test_record_fields_factories_and_post_init_are_a_dataclass_s(
+    args: tuple[Any, ...], kwargs: dict[str, Any],
+) -> None:
+    got, expected = same_outcome(lambda: Folder(*args, **kwargs),
+                                 lambda: DFolder(*args, **kwargs))
+    assert str(got) == str(expected).replace("DFolder", "Folder")
+
+
+def test_record_fields_left_out_of_comparison_and_factories_per_instance() -> None:
+    a, b = Folder("a", 1, seen=["x"]), Folder("a", 2)
+    assert a == b and a != DFolder("a", 1, seen=["x"])
+    assert a != Folder("a", files={"f": 1}) and Folder("a").files is not Folder("a").files
+    assert repr(a) == repr(DFolder("a", 1, seen=["x"])).replace("DFolder", "Folder")
+    assert pickle.loads(pickle.dumps(a)).hidden == 1
+    with pytest.raises(TypeError, match="non-default argument 'c' follows default argument"):
+        class Bad(Record):
+            a: list[int] = field(default_factory=list)
+            c: int
 
 
 def test_the_runtime_s_records_keep_their_fields() -> None:

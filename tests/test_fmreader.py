@@ -35,13 +35,46 @@ from skillpack.skillmd.frontmatter_reader import read_frontmatter, read_yaml
 Outcome = tuple[dict[str, Any], str, int] | None
 
 
-def build_side(source: str) -> Outcome:
-    """What `skillpack.skillmd.skill.parse_skill` takes from the frontmatter, or None if refused."""
+@contextmanager
+def yaml_only() -> Iterator[None]:
+    """The build side with YAML alone: without the exact reader it tries first (the reader
+    is what these tests check against YAML)."""
+    saved = frontmatter.read_yaml
+    frontmatter.read_yaml = lambda text, keys=None: None
     try:
-        front = split_frontmatter(normalise_text(source))
+        yield
+    finally:
+        frontmatter.read_yaml = saved
+
+
+def yaml_front(source: str) -> frontmatter.Frontmatter | None:
+    """The build side's split and YAML load of `source`, or None if refused."""
+    with yaml_only():
+        try:
+            return split_frontmatter(normalise_text(source))
+        except SkillError:
+            return None
+
+
+def build_side(source: str) -> Outcome:
+    """What `skillpack.skillmd.skill.parse_skill` takes from the frontmatter (YAML's
+    reading), or None if refused."""
+    front = yaml_front(source)
+    return None if front is None else (front.data, front.body, front.body_line)
+
+
+def assert_build_side_agrees(source: str) -> None:
+    """The build side as it runs (the reader first, YAML for the rest) gives what YAML alone
+    gives: data in the same order, the same key lines, or the same refusal."""
+    want = yaml_front(source)
+    try:
+        got: frontmatter.Frontmatter | None = split_frontmatter(normalise_text(source))
     except SkillError:
-        return None
-    return front.data, front.body, front.body_line
+        got = None
+    assert got == want, source
+    if got is not None and want is not None:
+        assert list(got.lines.items()) == list(want.lines.items()), source
+        assert list(got.data) == list(want.data), source
 
 
 @contextmanager
@@ -95,6 +128,46 @@ def test_the_reader_reads_every_corpus_skill_exactly() -> None:
 
 
 FIXTURE_FILES = sorted(FIXTURES.glob("**/SKILL.md"))
+
+
+@pytest.mark.corpus
+def test_the_build_side_reads_every_corpus_skill_as_yaml_does() -> None:
+    for folder in CORPUS_SKILLS:
+        assert_build_side_agrees((folder / "SKILL.md").read_text(encoding="utf-8"))
+    assert len(CORPUS_SKILLS) == 182
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=[str(p.relative_to(FIXTURES))
+                                                     for p in FIXTURE_FILES])
+def test_the_build_side_reads_every_fixture_as_yaml_does(path: Path) -> None:
+    try:
+        source = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        pytest.skip("not UTF-8: refused before any frontmatter is read")
+    assert_build_side_agrees(source)
+
+
+def test_key_lines_of_the_reader() -> None:
+    """The lines the reader records: top-level keys and metadata's own keys only (not those
+    of a mapping in a metadata list, nor a deeper mapping's), as YAML's load records them."""
+    text = ("name: a\nmetadata:\n  author: me\n  deep:\n    inner: v\n"
+            "list:\n  - k: v\nlast: |\n  block\n")
+    keys: dict[str, int] = {}
+    assert read_yaml(text, keys) is not None
+    assert keys == {"name": 0, "metadata": 1, "metadata.author": 2, "metadata.deep": 3,
+                    "list": 5, "last": 7}
+    assert_build_side_agrees(document(text))
+    listed: dict[str, int] = {}
+    assert read_yaml("metadata:\n  - a: b\nother:\n  c: d\n", listed) is not None
+    assert listed == {"metadata": 0, "other": 2}
+    scalar: dict[str, int] = {}
+    assert read_yaml("metadata: x # note\nother:\n  c: d\n", scalar) is not None
+    assert scalar == {"metadata": 0, "other": 1}
+    dotted = "metadata.a: 1\nmetadata:\n  a: 2\n"  # the first line of a name is kept, as YAML's
+    twice: dict[str, int] = {}
+    assert read_yaml(dotted, twice) is not None
+    assert twice == {"metadata.a": 0, "metadata": 1}
+    assert_build_side_agrees(document(dotted))
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=[str(p.relative_to(FIXTURES))
@@ -332,6 +405,20 @@ def mappings(draw: st.DrawFn, indent: int = 0, depth: int = 0) -> str:
 @given(mappings())
 def test_generated_frontmatter_is_read_exactly_or_refused(yaml_text: str) -> None:
     assert_exact_or_refused(document(yaml_text))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mappings(), st.sampled_from(["", "metadata: x # c\n", "metadata:\n  - a: b\n",
+                                     "metadata:\n  author: me\n  tags: [a]\n  deep:\n"
+                                     "    inner: v\n",
+                                     "metadata.author: z\nmetadata:\n  author: me\n"]),
+       st.booleans())
+def test_the_build_side_reads_generated_frontmatter_as_yaml_does(
+    yaml_text: str, metadata: str, metadata_first: bool,
+) -> None:
+    """Key lines (top level, metadata's keys) too: the reader records them as YAML does."""
+    yaml_text = metadata + yaml_text if metadata_first else yaml_text + metadata
+    assert_build_side_agrees(document(yaml_text))
 
 
 @settings(max_examples=300, deadline=None)

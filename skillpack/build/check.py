@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillpack._record import Record
 from skillpack.build.prepare import PackOptions, judge_skill
 from skillpack.build.targets import Layout, get_targets
 from skillpack.errors import Problem
-from skillpack.runtime.bundle import catalog_of
+from skillpack.spec.catalog_text import catalog_of
 from skillpack.spec.paths import SKILL_MD
 
 __all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill"]
 
 
-@dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Record):
     """What `check_skill` found in one skill folder; ``description`` when checked for hosts
     (``targets`` or ``catalog_budget`` given) and it has one."""
 
@@ -77,8 +76,7 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
                        description if measured and isinstance(description, str) else None)
 
 
-@dataclass(frozen=True)
-class CatalogReport:
+class CatalogReport(Record):
     """What a set of skills costs in a model's context on every turn: each description's
     length and the characters of the catalog their bundle's ``catalog_text()`` gives."""
 

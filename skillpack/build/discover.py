@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
+from skillpack._record import Record
 from skillpack.build.ignore import BUILTIN_DIRS, MANIFEST_DIR
 from skillpack.build.notes import note
 from skillpack.errors import MissingPathError, SkillpackError
@@ -42,8 +42,7 @@ _VENV_NAMES = frozenset({".venv", "venv"})
 _LOWER = SKILL_MD.lower()
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(Record):
     """A folder the search did not enter: its path (ending in ``/``) and why."""
 
     path: str
@@ -57,8 +56,7 @@ class Skipped:
         return cls(str(data["path"]), str(data["reason"]))
 
 
-@dataclass(frozen=True, slots=True)
-class Discovery:
+class Discovery(Record):
     """What a search found: skill folders (sorted), folders skipped, mis-cased SKILL.md files."""
 
     skills: tuple[Path, ...]

@@ -8,16 +8,15 @@ matched (nothing is left out silently).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from skillpack._record import Record, field
 from skillpack.build.scan import ContentScan
 
 __all__ = ["FileSet", "HashedFile", "LeftOut", "WalkedFile", "display_path"]
 
 
-@dataclass(frozen=True)
-class LeftOut:
+class LeftOut(Record):
     """A path the walk saw and did not carry; a folder's path ends with ``/``."""
 
     path: str
@@ -31,8 +30,7 @@ class LeftOut:
         return cls(path=str(data["path"]), rule=str(data["rule"]))
 
 
-@dataclass(frozen=True, slots=True)  # slots: made once a file, 10,000 times in a big tree
-class WalkedFile:
+class WalkedFile(Record):
     """A carried regular file, with the ``lstat`` facts the reader checks again on open.
 
     ``fs_path`` is the name on disk when it differs from ``path`` (a name that is not NFC).
@@ -51,8 +49,7 @@ class WalkedFile:
         return self.fs_path if self.fs_path is not None else self.path
 
 
-@dataclass(frozen=True, slots=True)
-class HashedFile:
+class HashedFile(Record):
     """What a reading walk learnt of a file through the descriptor it classified the file
     by: its BLAKE3, what its content check found (`skillpack.build.scan`), its bytes when the
     walk kept them (for `pack` to write), and its `#!` line when it is executable and has
@@ -70,8 +67,7 @@ class HashedFile:
     crc32: int | None = None
 
 
-@dataclass(frozen=True)
-class FileSet:
+class FileSet(Record):
     """What a skill carries: ``files`` sorted by UTF-8 bytes of their path, and what was left out.
 
     ``allowed`` lists the secret allowances that named a carried file (a bare path, or

@@ -31,9 +31,9 @@ import tarfile
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Literal
 
+from skillpack._record import Record
 from skillpack.errors import ArchiveError, Problem
 from skillpack.spec.paths import collision_key, collision_reason, name_problem
 
@@ -61,8 +61,7 @@ Kind = Literal["file", "dir"]
 Format = Literal["zip", "tar", "tar.gz"]
 
 
-@dataclass(frozen=True, slots=True)
-class Caps:
+class Caps(Record):
     """Limits on what reading one archive may cost; each must be a positive integer.
 
     ``total``: bytes produced by decompression (default 1 GiB). ``members``: entries listed
@@ -90,8 +89,7 @@ class Caps:
 DEFAULT_CAPS = Caps()
 
 
-@dataclass(frozen=True, slots=True)
-class Member:
+class Member(Record):
     """One entry of an archive: its checked name, bytes (b"" for a folder), execute bit."""
 
     path: str  # '/'-separated, no trailing '/', leading './' dropped

@@ -12,9 +12,9 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import BinaryIO, cast
 
+from skillpack._record import Record
 from skillpack.build.fileset import WalkedFile
 from skillpack.build.readfile import OPEN_FLAGS
 from skillpack.errors import ArchiveError, IntegrityError, Problem, RefusedError
@@ -33,8 +33,7 @@ __all__ = [
 Progress = Callable[[int], None]
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(Record):
     """One zip member to write: from memory (``data``) or from a walked file on disk."""
 
     name: str

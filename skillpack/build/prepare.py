@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
 
+from skillpack._record import Record, field
 from skillpack.build.fileset import FileSet
 from skillpack.build.load import parse_skill_file, skill_fileset
 from skillpack.build.members import Member, check_limits
@@ -52,15 +51,17 @@ OUTPUT_RULE = "output of this command (never carried into the skill)"
 
 Outputs = Sequence[str | os.PathLike[str]]
 
-@dataclass(frozen=True)
-class PreparedSkill:
-    """A skill that passed every check, ready to be written: its manifest and its files."""
+class PreparedSkill(Record):
+    """A skill that passed every check, ready to be written: its manifest and its files
+    (`_made` holds its archive members once made: not a field to pass)."""
 
     source: str
     skill: Skill
     fileset: FileSet
     manifest: Manifest
     layout: Layout = "wrapped"
+    _made: dict[str, tuple[Member, ...]] = field(default_factory=dict, compare=False,
+                                                 repr=False)
 
     @property
     def name(self) -> str:
@@ -75,8 +76,14 @@ class PreparedSkill:
         layout)."""
         return list(self._members)
 
-    @cached_property
+    @property
     def _members(self) -> tuple[Member, ...]:
+        made = self._made.get("members")
+        if made is None:
+            made = self._made["members"] = self._make_members()
+        return made
+
+    def _make_members(self) -> tuple[Member, ...]:
         prefix = "" if self.layout == "root" else f"{self.name}/"
         manifest = self.manifest.to_bytes()
         out = [Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest)]
@@ -117,8 +124,7 @@ def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, 
     return rules
 
 
-@dataclass(frozen=True)
-class PackOptions:
+class PackOptions(Record):
     """What a pack is for: the hosts (``targets``), the archive layout (None: what the
     targets want, `default_layout`) and the per-skill catalog budget (``--catalog-budget``)."""
 
@@ -130,9 +136,7 @@ class PackOptions:
     def chosen_layout(self) -> Layout:
         return self.layout if self.layout is not None else default_layout(self.targets)
 
-
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Record):
     """What `pack` makes of one skill folder: every problem it finds (errors refuse the
     skill, warnings pass), each at its file as a person finds it (below the folder given),
     and the skill ready to be written when nothing refuses it. `skillpack check` and

@@ -14,8 +14,8 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from dataclasses import dataclass, field
 
+from skillpack._record import Record, field
 from skillpack.build.fileset import FileSet
 from skillpack.build.load import load_skill, require_valid, skill_fileset
 from skillpack.build.readfile import (
@@ -59,8 +59,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class HashedSet:
+class HashedSet(Record):
     """A file set hashed: each file's record, in order, and each executable's `#!` line."""
 
     records: list[FileRecord]

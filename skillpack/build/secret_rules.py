@@ -27,9 +27,9 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from skillpack._record import Record
 from skillpack.errors import Problem
 
 __all__ = [
@@ -69,15 +69,16 @@ class _Searcher(Protocol):
     def search(self, text: bytes) -> object: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One content rule. `pattern` holds a named group ``secret`` (what the excerpt withholds);
-    `shown` is how many leading bytes of that group the excerpt keeps (the format's fixed,
-    public prefix); `validate`, when set, must accept the match for it to count."""
+class Rule(Record):
+    """One content rule. `regex` (compiled as `pattern` when a rule first runs: a check that
+    finds no needle never compiles one) holds a named group ``secret`` (what the excerpt
+    withholds); `shown` is how many leading bytes of that group the excerpt keeps (the
+    format's fixed, public prefix); `validate`, when set, must accept the match for it to
+    count."""
 
     id: str
     description: str
-    pattern: re.Pattern[bytes]
+    regex: bytes
     validation: str
     source: str
     shown: int = 0
@@ -87,9 +88,25 @@ class Rule:
     needles: tuple[bytes, ...] = ()
     fold: bool = False
 
+    @property
+    def pattern(self) -> re.Pattern[bytes]:
+        """`regex`, compiled (once per process)."""
+        return _compiled(self.regex)
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+
+_PATTERNS: dict[bytes, re.Pattern[bytes]] = {}
+
+
+def _compiled(regex: bytes) -> re.Pattern[bytes]:
+    """`regex` compiled, on first use: compiling the table's 21 patterns at import cost about
+    5 ms of every `skillpack check`, and most files hold no needle of any rule."""
+    pattern = _PATTERNS.get(regex)
+    if pattern is None:
+        pattern = _PATTERNS[regex] = re.compile(regex)
+    return pattern
+
+
+class Finding(Record):
     """A secret found in a file: the rule that found it, where (1-based line and byte column
     of the text scanned; `member` is the path inside a compressed asset, nested members joined
     by ``!``, empty for the file itself; `encoding` the text encoding it was found in), and a
@@ -178,7 +195,6 @@ _PEM_BLOCK = (
     rb"(?:[A-Za-z-]{1,30}: [^\r\n\\]{0,200}" + _BREAK + _SEP + rb"{0,32}){0,4}"
     rb"[A-Za-z0-9+/]{32}"
 )
-_pem_block = re.compile(_PEM_BLOCK)
 
 
 def _base64_pem(data: bytes, match: re.Match[bytes]) -> bool:
@@ -188,7 +204,7 @@ def _base64_pem(data: bytes, match: re.Match[bytes]) -> bool:
         decoded = base64.b64decode(run, validate=True)
     except (binascii.Error, ValueError):
         return False
-    return _pem_block.match(decoded) is not None
+    return _compiled(_PEM_BLOCK).match(decoded) is not None
 
 
 def _pypi_macaroon(host: bytes) -> Validator:
@@ -219,15 +235,13 @@ def _aws_secret(data: bytes, match: re.Match[bytes]) -> bool:
 _ALNUM = rb"A-Za-z0-9"
 
 
-def _token(prefix: bytes, body: bytes, tail: bytes = _ALNUM) -> re.Pattern[bytes]:
+def _token(prefix: bytes, body: bytes, tail: bytes = _ALNUM) -> bytes:
     """A token: `prefix` not preceded by a word character, then `body`, then no further
     character of `tail`. The lookbehind sits after the literal prefix (checked on the bytes
     before it), so the regular-expression engine still searches for the literal."""
     escaped = re.escape(prefix)
     behind = rb"(?<![A-Za-z0-9_]" + escaped + rb")"
-    return re.compile(
-        rb"(?P<secret>" + escaped + behind + body + rb")(?![" + tail + rb"])"
-    )
+    return rb"(?P<secret>" + escaped + behind + body + rb")(?![" + tail + rb"])"
 
 
 def _rules() -> tuple[Rule, ...]:
@@ -238,7 +252,7 @@ def _rules() -> tuple[Rule, ...]:
         Rule(
             "aws-access-key-id",
             "AWS access key id (AKIA long-term, ASIA temporary, ABIA, ACCA)",
-            re.compile(rb"(?P<secret>A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9_]A[KSBC][IC]A)"
+            (rb"(?P<secret>A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9_]A[KSBC][IC]A)"
                        rb"[A-Z2-7]{16})(?![A-Za-z0-9])"),
             "16 base-32 characters after the prefix; no EXAMPLE, entropy >= 2.5 bits "
             "(AWS's documented example keys are not secrets)",
@@ -251,7 +265,7 @@ def _rules() -> tuple[Rule, ...]:
             "aws-secret-access-key",
             "AWS secret access key, assigned to a name that says so "
             "(aws_secret_access_key, SecretAccessKey, AWS_SECRET_KEY...)",
-            re.compile(
+            (
                 rb"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)"
                 rb"[\"']?[ \t]{0,8}(?::|=|=>|:=)[ \t]{0,8}[\"']?"
                 rb"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
@@ -265,7 +279,7 @@ def _rules() -> tuple[Rule, ...]:
             "github-token",
             "GitHub token: personal (ghp_), OAuth (gho_), user-to-server (ghu_), "
             "server-to-server (ghs_), refresh (ghr_)",
-            re.compile(rb"(?P<secret>gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36})"
+            (rb"(?P<secret>gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36})"
                        rb"(?![A-Za-z0-9])"),
             checksum, github, shown=4, validate=_crc32_token(4),
             needles=(b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"),
@@ -287,7 +301,7 @@ def _rules() -> tuple[Rule, ...]:
             "runner (glrt-), pipeline trigger (glptt-), feed (glft-), OAuth application "
             "secret (gloas-), CI/CD job (glcbt-), incoming mail (glimt-), agent (glagent-), "
             "SCIM (glsoat-)",
-            re.compile(rb"(?P<secret>gl(?<![A-Za-z0-9_]gl)"
+            (rb"(?P<secret>gl(?<![A-Za-z0-9_]gl)"
                        rb"(?:pat|dt|rt|ptt|ft|oas|cbt|imt|agent|soat)-"
                        rb"[A-Za-z0-9_-]{20,64}(?:\.[A-Za-z0-9_-]{2,64}){0,2})(?![A-Za-z0-9_-])"),
             "at least 20 characters after the prefix; entropy >= 3.0 bits",
@@ -336,7 +350,7 @@ def _rules() -> tuple[Rule, ...]:
         Rule(
             "slack-webhook",
             "Slack incoming webhook URL",
-            re.compile(rb"(?P<secret>https://hooks\.slack\.com/(?:services|workflows|triggers)"
+            (rb"(?P<secret>https://hooks\.slack\.com/(?:services|workflows|triggers)"
                        rb"/T[A-Z0-9]{8,12}/[AB][A-Z0-9]{8,12}/[A-Za-z0-9]{24})(?![A-Za-z0-9])"),
             "team T..., hook B..., then 24 characters; entropy >= 3.0 bits (Slack's "
             "T00000000/B00000000/XXXX... placeholder passes)",
@@ -347,7 +361,7 @@ def _rules() -> tuple[Rule, ...]:
         Rule(
             "stripe-live-key",
             "Stripe live secret key (sk_live_) or restricted key (rk_live_)",
-            re.compile(rb"(?P<secret>[sr]k_live_(?<![A-Za-z0-9_][sr]k_live_)"
+            (rb"(?P<secret>[sr]k_live_(?<![A-Za-z0-9_][sr]k_live_)"
                        rb"[A-Za-z0-9]{24,247})(?![A-Za-z0-9])"),
             "24 or more base-62 characters; entropy >= 3.0 bits (test keys, sk_test_, pass)",
             "https://docs.stripe.com/keys",
@@ -393,7 +407,7 @@ def _rules() -> tuple[Rule, ...]:
         Rule(
             "npm-legacy-token",
             "npm access token of the older UUID form, as an .npmrc _authToken value",
-            re.compile(rb"_authToken[ \t]{0,8}=[ \t]{0,8}[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-"
+            (rb"_authToken[ \t]{0,8}=[ \t]{0,8}[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-"
                        rb"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9A-Za-z-])"),
             "a UUID assigned to _authToken (an ${NPM_TOKEN} reference passes); entropy >= 3.0 "
             "bits",
@@ -423,7 +437,7 @@ def _rules() -> tuple[Rule, ...]:
             "openai-api-key",
             "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, and the older sk- keys), "
             "recognised by the T3BlbkFJ (base64 of 'OpenAI') marker inside",
-            re.compile(rb"(?P<secret>sk-(?<![A-Za-z0-9_-]sk-)(?:(?:proj|svcacct|admin)-"
+            (rb"(?P<secret>sk-(?<![A-Za-z0-9_-]sk-)(?:(?:proj|svcacct|admin)-"
                        rb"[A-Za-z0-9_-]{20,200}T3BlbkFJ[A-Za-z0-9_-]{20,200}"
                        rb"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}))(?![A-Za-z0-9_-])"),
             "the T3BlbkFJ marker with 20 or more characters either side; entropy >= 3.5 bits",
@@ -445,7 +459,7 @@ def _rules() -> tuple[Rule, ...]:
             "private-key",
             "PEM private key block (-----BEGIN ... PRIVATE KEY-----, PGP PRIVATE KEY BLOCK), "
             "in UTF-8 or UTF-16",
-            _pem_block,
+            _PEM_BLOCK,
             "key material follows the header: after line breaks (or \\n escapes) and up to "
             "four armour headers, 32 base-64 characters in a row (a header followed by '...' "
             "in documentation passes)",
@@ -457,7 +471,7 @@ def _rules() -> tuple[Rule, ...]:
             "private-key-base64",
             "PEM private key encoded in base64 (a Kubernetes Secret data: value, a "
             "base64-encoded environment variable)",
-            re.compile(rb"(?P<secret>LS0tLS1CRUdJTi"
+            (rb"(?P<secret>LS0tLS1CRUdJTi"
                        rb"(?:[A-Za-z0-9+/=]{1,100}(?:\r?\n[ \t]{0,16}|\\n)?){1,12})"),
             "the run decodes to a PEM private-key header followed by key material",
             "https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets",
@@ -491,9 +505,10 @@ def _prefilter() -> _Searcher:
 PREFILTER = _prefilter()
 
 _KEY_MARKER = "PRIVATE KEY"
+# spelt out, not `_KEY_MARKER.encode("utf-16-le")`: that imports two codecs at start-up
 _UTF16 = (
-    ("utf-16-le", b"\xff\xfe", _KEY_MARKER.encode("utf-16-le")),
-    ("utf-16-be", b"\xfe\xff", _KEY_MARKER.encode("utf-16-be")),
+    ("utf-16-le", b"\xff\xfe", bytes(b for c in _KEY_MARKER.encode() for b in (c, 0))),
+    ("utf-16-be", b"\xfe\xff", bytes(b for c in _KEY_MARKER.encode() for b in (0, c))),
 )
 #: Index of the UTF-16 ``PRIVATE KEY`` markers in `_NEEDLES` (after the rules' needles).
 _UTF16_AT = len(RULES)
@@ -503,8 +518,7 @@ class _NeedleSet(Protocol):
     def Match(self, text: bytes) -> list[int] | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class _Needles:
+class _Needles(Record):
     """`any`: one RE2 pattern finding any rule's needle or a UTF-16 ``PRIVATE KEY`` (a pass
     at memory speed when nothing matches, the common case); `set`: the same needles as an RE2
     set (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the

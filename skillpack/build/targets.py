@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
+from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
 
 __all__ = [
@@ -96,8 +96,7 @@ _ANTHROPIC_VALIDATOR = ("anthropics/skills skills/skill-creator/scripts/quick_va
                         "(ALLOWED_PROPERTIES)")
 
 
-@dataclass(frozen=True, slots=True)
-class Limit:
+class Limit(Record):
     """One documented limit of a host: ``measure`` may be at most ``maximum``."""
 
     measure: Measure
@@ -111,8 +110,7 @@ class Limit:
                 "source": self.source, "severity": self.severity}
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(Record):
     """A host profile: its limits, layout, accepted keys and catalog budget, with sources."""
 
     name: str
@@ -257,16 +255,14 @@ def default_layout(names: Iterable[str]) -> Layout:
     return layout
 
 
-@dataclass(frozen=True, slots=True)
-class FileFact:
+class FileFact(Record):
     """One file of the skill: its path relative to the skill folder and its size."""
 
     path: str
     size: int
 
 
-@dataclass(frozen=True, slots=True)
-class SkillFacts:
+class SkillFacts(Record):
     """What a target check needs to know about one skill, as plain data.
 
     ``frontmatter`` is the top-level mapping as skillpack's parser gives it (failsafe: strings,
@@ -289,6 +285,11 @@ class SkillFacts:
     @property
     def total_size(self) -> int:
         return sum(f.size for f in self.files)
+
+    def with_layout(self, layout: Layout) -> SkillFacts:
+        """These facts, for an archive in `layout`."""
+        return SkillFacts(self.name, self.description, self.frontmatter, self.files,
+                          self.skill_md_count, layout, self.archive_size, self.file, self.lines)
 
     @classmethod
     def from_files(

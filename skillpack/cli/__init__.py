@@ -24,7 +24,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from types import FrameType
+from types import FrameType, ModuleType
 from typing import Any, NoReturn
 
 import click
@@ -32,7 +32,7 @@ import click
 from skillpack import __version__
 
 __all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "StdoutClosed",
-           "Terminated", "main", "run"]
+           "Terminated", "command_module", "main", "run"]
 
 #: Exit codes of a process ended by a signal: 128 + SIGINT (2), 128 + SIGTERM (15).
 EXIT_INTERRUPTED = 130
@@ -62,6 +62,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "unpack": ("skillpack.cli.commands_author", "unpack_command"),
     "verify": ("skillpack.cli.commands_build", "verify"),
 }
+
+
+def command_module(command: str) -> ModuleType:
+    """The module that defines `command` (a key of `COMMANDS`), imported now if it was not:
+    how one command runs another's per-skill function (``check --lint`` runs lint's) without
+    importing it for every run (``check`` alone never loads the lint rules)."""
+    return importlib.import_module(COMMANDS[command][0])
 
 
 class StdoutClosed(BaseException):
@@ -96,8 +103,7 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
-            module, name = COMMANDS[cmd_name]
-            command: Any = getattr(importlib.import_module(module), name)
+            command: Any = getattr(command_module(cmd_name), COMMANDS[cmd_name][1])
             self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
 

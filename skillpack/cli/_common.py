@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from skillpack.build.notes import listen
 from skillpack.errors import Problem, SkillpackError
 from skillpack.skillmd.invisible import escape_for_terminal
-from skillpack.skillmd.mentions import Mention
+
+if TYPE_CHECKING:  # a type only: `check` prints no mentions, so it imports no mention rules
+    from skillpack.skillmd.mentions import Mention
 
 __all__ = [
     "EXIT_FAILED",

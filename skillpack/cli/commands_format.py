@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from skillpack.build.check import CheckResult, catalog_report, check_skill
-from skillpack.build.lint_skill import lint_skill
 from skillpack.build.prepare import PackOptions
 from skillpack.build.targets import Layout
+from skillpack.cli import command_module
 from skillpack.cli._checks import run_over
 from skillpack.cli._common import echo_problem, finish
 from skillpack.cli._json_errors import json_errors
@@ -36,13 +37,13 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
     chosen: Layout | None = "root" if layout == "root" else "wrapped" if layout else None
     with json_errors(as_json):  # targets that want different layouts: refused as pack does
         PackOptions(targets, chosen, catalog_budget).chosen_layout  # noqa: B018
+    # --lint: the lint command's per-skill function, its module loaded only now
+    run: Callable[..., CheckResult] = (command_module("lint").lint_for_check if with_lint
+                                       else check_skill)
 
     def one(folder: Path) -> CheckResult:
-        if with_lint:
-            return lint_skill(folder, strict=strict, check_strict=strict, targets=targets,
-                              catalog_budget=catalog_budget, layout=chosen)
-        return check_skill(folder, strict=strict, targets=targets,
-                           catalog_budget=catalog_budget, layout=chosen)
+        return run(folder, strict=strict, targets=targets, catalog_budget=catalog_budget,
+                   layout=chosen)
 
     checked = run_over(paths, one, as_json)
     results = checked.results

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import click
 
 from skillpack.build.check import CheckResult
 from skillpack.build.lint_skill import lint_skill
+from skillpack.build.targets import Layout
 from skillpack.cli._checks import run_over
 from skillpack.cli._common import echo_problem, echo_text, finish
 
-__all__ = ["lint_command", "summary"]
+__all__ = ["lint_command", "lint_for_check", "summary"]
+
+
+def lint_for_check(folder: Path, *, strict: bool, targets: Sequence[str],
+                   catalog_budget: int | None, layout: Layout | None = None) -> CheckResult:
+    """What ``skillpack check --lint`` runs for one skill (through `skillpack.cli.COMMANDS`,
+    so that `check` alone does not import the lint rules): check's rules, strict when
+    check's ``--strict`` is given, then the lint rules."""
+    return lint_skill(folder, strict=strict, check_strict=strict, targets=targets,
+                      catalog_budget=catalog_budget, layout=layout)
 
 
 @click.command("lint")

@@ -43,6 +43,7 @@ from skillpack.runtime.checks import (
 )
 from skillpack.runtime.skill import LoadedSkill, close_paths
 from skillpack.spec.bundle_index import BUNDLE_INDEX, read_index
+from skillpack.spec.catalog_text import catalog_line, catalog_of
 from skillpack.spec.digest import bundle_digest
 from skillpack.spec.paths import SKILL_MD
 from skillpack.storedzip.reader import read_zip
@@ -58,22 +59,6 @@ if TYPE_CHECKING:
 __all__ = ["Bundle", "catalog_line", "catalog_of", "load", "load_index"]
 
 _NAMES_SHOWN = 30
-
-
-def catalog_line(name: str, description: str) -> str:
-    """One skill's line of the catalog: ``- <name>: <description, whitespace folded>``."""
-    return f"- {name}: {' '.join(description.split())}"
-
-
-def catalog_of(skills: Iterable[tuple[str, str]], *, empty: str = "") -> str:
-    """What `Bundle.catalog_text` gives for these (name, description) pairs, in this order
-    (``empty`` is the line shown when there are none): the build side measures a catalog
-    with it before any bundle is written (`skillpack check`, `skillpack bundle`)."""
-    lines = ["## Available skills", ""]
-    lines.extend(catalog_line(name, description) for name, description in skills)
-    if len(lines) == 2 and empty:
-        lines.append(empty)
-    return "\n".join(lines) + "\n"
 
 
 class Bundle(Mapping[str, LoadedSkill]):

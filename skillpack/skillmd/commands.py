@@ -17,8 +17,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from skillpack._record import Record
 from skillpack.errors import Problem
 from skillpack.skillmd.tools import Tool, template_params
 
@@ -36,8 +36,7 @@ __all__ = [
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
-@dataclass(frozen=True, slots=True)
-class Wrapper:
+class Wrapper(Record):
     """How a wrapper command reads its words before the command it starts.
 
     ``short_args``: short options taking a value (``-u USER``, or attached ``-uUSER``);
@@ -93,8 +92,7 @@ WRAPPERS: dict[str, Wrapper] = {w.name: w for w in (
 )}
 
 
-@dataclass(frozen=True, slots=True)
-class Effective:
+class Effective(Record):
     """The program an argv starts. ``program`` is its word as written (None for an empty
     argv), ``index`` its position, ``wrappers`` the wrapper words before it, outermost first,
     ``assignments`` the ``NAME=VALUE`` words `env` sets, ``dynamic`` whether a model argument

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from skillpack._record import Record
 from skillpack.errors import Problem
 from skillpack.skillmd.tools import (
     PARAM_NAME,
@@ -51,8 +51,7 @@ _PARAM_KEYS = ("type", "format", "enum", "description", "default")
 _Report = Callable[[str, str, int], None]
 
 
-@dataclass(frozen=True)
-class ParsedBody:
+class ParsedBody(Record):
     tools: tuple[Tool, ...]
     rendered: str
     problems: tuple[Problem, ...]

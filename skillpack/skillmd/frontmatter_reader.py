@@ -155,13 +155,17 @@ def _locate(source: str, base: int) -> tuple[int, int, int] | None:
         closing = source.find("\n" + _DELIMITER, end) + 1
 
 
-def read_yaml(text: str) -> dict[str, Value] | None:
+def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value] | None:
     """The mapping the build side's failsafe YAML load gives for frontmatter `text` (the
-    lines between the ``---`` delimiters), or None: refused, or outside the subset read."""
+    lines between the ``---`` delimiters), or None: refused, or outside the subset read.
+
+    `keys`, when given, receives what the build side's ``Frontmatter.lines`` holds: the
+    0-based line in `text` of each top-level key and of each key of a ``metadata`` mapping
+    (as ``metadata.<key>``), in the order of the text (left partly filled on None)."""
     if not _allowed_characters(text):
         return None
     lines = text.split("\n")
-    reader = _Reader(lines)
+    reader = _Reader(lines, keys)
     try:
         i = reader.skip(0)
         if i == len(lines) or _indent(lines[i]) != 0:
@@ -243,11 +247,13 @@ class _Reader:
     line where its node starts and returns the node and the index of the first line after
     it (which may be a blank or comment line)."""
 
-    __slots__ = ("count", "lines")
+    __slots__ = ("count", "keys", "lines", "prefix")
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], keys: dict[str, int] | None = None) -> None:
         self.lines = lines
         self.count = len(lines)
+        self.keys = keys  # when given: the line of each top-level and metadata key
+        self.prefix: str | None = None if keys is None else ""  # of the next mapping's keys
 
     def skip(self, i: int) -> int:
         """The index of the first line from `i` that is neither blank nor a comment."""
@@ -268,6 +274,7 @@ class _Reader:
         pad = " " * indent
         deeper = pad + " "  # a line starting so may continue a plain scalar
         result: dict[str, Value] = {}
+        prefix, self.prefix = self.prefix, None  # the top level's, or metadata's when asked
         while i < count:
             line = lines[i]
             if first >= 0:
@@ -292,6 +299,8 @@ class _Reader:
                 _check_key(key)
             if key in result:
                 raise _Refused  # a duplicate: the build side reports it
+            if prefix is not None:
+                self._key_line(prefix, key, i)
             if value_text and value_text[0] == " ":
                 value_text = value_text.lstrip(" ")
             if not value_text or value_text[0] == "#":
@@ -304,6 +313,8 @@ class _Reader:
                     value_text, ended = _plain_part(value_text)
                     if ended:
                         result[key] = value_text
+                        if prefix == "":
+                            self._value_read(key, value_text)
                         continue
                 elif value_text[-1] == " ":
                     value_text = value_text.rstrip(" ")
@@ -311,7 +322,27 @@ class _Reader:
                 if not following or following.startswith(deeper):
                     value_text, i = self.plain_more(value_text, i, indent)
                 result[key] = value_text
+            if prefix == "":
+                self._value_read(key, result[key])
         return result, i
+
+    def _key_line(self, prefix: str, key: str, i: int) -> None:
+        """Record the line of a key of the top level or of metadata, and ask for the keys of
+        metadata's mapping (the next mapping read: the value of this key)."""
+        assert self.keys is not None
+        self.keys.setdefault(prefix + key, i)  # a top-level "metadata.x" key may come first
+        if prefix == "" and key == "metadata":
+            self.prefix = "metadata."
+
+    def _value_read(self, key: str, value: Value) -> None:
+        """A top-level value is read: its keys are only recorded when it is metadata's
+        mapping (a mapping inside a metadata list took them: they go, as the build side
+        records none)."""
+        self.prefix = None
+        if key == "metadata" and not isinstance(value, dict):
+            assert self.keys is not None
+            for name in [k for k in self.keys if k.startswith("metadata.")]:
+                del self.keys[name]
 
     def nested(self, i: int, indent: int, depth: int) -> tuple[Value, int]:
         """The value of a key at column `indent` whose line holds nothing after the colon."""

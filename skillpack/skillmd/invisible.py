@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from skillpack._record import Record
 from skillpack.errors import Problem
 
 __all__ = [
@@ -51,8 +51,7 @@ _WHAT = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Record):
     """One invisible character: 1-based ``line`` and ``column`` (in code points), the code
     point, its ``kind`` (``bidi``, ``invisible`` or ``tag``) and, for a run of tag
     characters, ``hidden``: the ASCII text they spell."""

@@ -18,9 +18,9 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from skillpack._record import Record
 from skillpack.skillmd.commands import effective_program, literal_word
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import PARAM_REF
@@ -36,8 +36,7 @@ __all__ = [
 _BASH_ENTRY = re.compile(r"Bash\((.*)\)", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class Program:
+class Program(Record):
     """A program a skill runs. ``dynamic`` when its name is chosen by a tool argument.
 
     ``tools`` are the ids of the tools whose template starts it; ``sources`` say where it

@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
 from skillpack.skillmd.fences import parse_body
 from skillpack.skillmd.frontmatter import Frontmatter, normalise_text, split_frontmatter
@@ -39,8 +39,7 @@ _ENTRY_TOKEN = re.compile(r"[^\s,()]+(?:\([^)]*\))?|\([^)]*\)")
 _ENTRY_WORD = re.compile(r"[^\s,()]+")
 
 
-@dataclass(frozen=True)
-class Skill:
+class Skill(Record):
     """A parsed SKILL.md. ``includes`` is as declared; ``include_list`` is normalised."""
 
     name: str

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
 
 __all__ = [
@@ -50,8 +50,7 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(Record):
     """One declared parameter of a tool. ``enum`` and ``default`` hold typed values."""
 
     name: str
@@ -82,8 +81,7 @@ class Param:
         return prop
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(Record):
     """A command a model may call: ``id``, ``description``, ``params`` and the ``run`` template.
 
     ``run`` is the template as written: a string (split on whitespace into words) or a tuple

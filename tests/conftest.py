@@ -18,10 +18,13 @@ no skill is a usage error naming the path, never a skip.
 from __future__ import annotations
 
 import errno
+import importlib.util
 import os
+import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -65,6 +68,17 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     raised here, so the summary shows it once (one location, one reason)."""
     if not CORPUS_SKILLS and item.get_closest_marker("corpus") is not None:
         pytest.skip(CORPUS_REASON)
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """The script ``benchmarks/NAME.py`` as a module (benchmarks/ is not a package), so that
+    a test runs the very code a benchmark or a doc's table comes from."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:

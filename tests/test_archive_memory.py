@@ -16,37 +16,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO, load_benchmark
 
 from skillpack.build.pack import pack
 
-REPO = Path(__file__).resolve().parents[1]
 BIG = 256 << 20
 BOUND = 64 << 20  # over the baseline; an archive read whole would cost BIG more
 
-#: Runs argv[1:] as a child and prints that child's peak RSS in bytes (ru_maxrss is in KiB
-#: on Linux), and its exit code.
-_WRAPPER = (
-    "import json, resource, subprocess, sys\n"
-    "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
-    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
-    "print(json.dumps([rc, peak]))\n"
-)
-
-
-def _skill(folder: Path, size: int) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {folder.name}\ndescription: Carries one "
-                                     "data file of a given size.\n---\n# Data\n")
-    block = os.urandom(1 << 20)
-    with open(folder / "data.bin", "wb") as handle:
-        for at in range(0, size, len(block)):
-            handle.write(block[: min(len(block), size - at)])
-    return folder
+#: The benchmark's code (benchmarks/archive_memory.py): its wrapper prints a child's peak RSS
+#: in bytes and exit code; its skill carries one file of random bytes of a given size.
+memory = load_benchmark("archive_memory")
 
 
 def _peak(*args: str, cwd: Path) -> int:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", _WRAPPER, sys.executable, "-m", "skillpack",
+    out = subprocess.run([sys.executable, "-c", memory.WRAPPER, sys.executable, "-m", "skillpack",
                           *args], env=env, cwd=cwd, capture_output=True, text=True, check=True)
     rc, peak = json.loads(out.stdout)
     assert rc == 0, f"skillpack {' '.join(args)} failed ({rc}): {out.stderr}"
@@ -56,8 +40,8 @@ def _peak(*args: str, cwd: Path) -> int:
 @pytest.fixture(scope="module")
 def archives(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("memory")
-    [tiny] = pack(_skill(root / "tiny", 1000), root / "out")
-    [big] = pack(_skill(root / "big", BIG), root / "out")
+    [tiny] = pack(memory.skill(root / "tiny", 1000), root / "out")
+    [big] = pack(memory.skill(root / "big", BIG), root / "out")
     assert big.stat().st_size > BIG
     return tiny, big
 

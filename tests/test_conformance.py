@@ -9,30 +9,17 @@ skills-ref is in the project's test extra: without it these tests fail rather th
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from conftest import CORPUS, FIXTURES, REPO, write_skill
+from conftest import CORPUS, FIXTURES, REPO, load_benchmark, write_skill
 
 DOC = (REPO / "docs" / "CONFORMANCE.md").read_text(encoding="utf-8")
 
 
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "conformance", REPO / "benchmarks" / "conformance.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["conformance"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-conformance = load_script()
+conformance = load_benchmark("conformance")
 
 
 @functools.cache

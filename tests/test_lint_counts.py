@@ -4,27 +4,13 @@ header that is no secret)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from conftest import REPO, make_tree
+from conftest import load_benchmark, make_tree
 
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "lint_counts", REPO / "benchmarks" / "lint_counts.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["lint_counts"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-lint_counts = load_script()
+lint_counts = load_benchmark("lint_counts")
 
 
 def test_the_table_counts_problems_skills_verdicts_and_secrets(

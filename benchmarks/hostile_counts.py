@@ -90,7 +90,10 @@ def main() -> int:
         args.source = Path(name)
         status = run_suite(args.source, args.pytest_args)
         print()
-    data = json.loads(args.source.read_text())
+    try:
+        data = json.loads(args.source.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"hostile_counts: cannot read the tally {args.source}: {exc}") from None
     print_table(summarise(data["records"]))
     counts = data["counts"]
     bad = counts["accepted"] + counts["wrong-error"] + counts["crashed"]

@@ -216,6 +216,10 @@ READ = [
     "name: a\ndescription: ünïcödé — “quotes” 😀\n",
     "name: a\ndescription: -dash start\n",
     "name: a\ndescription: x\ufeffy \ufeff\n",
+    "name: a\n\"quoted key\": b\n'it''s': c\n",
+    "name: a\nmetadata:\n  versions:\n    \"@scope/pkg\": \"^1.18.1\"\n    'next': x\n  after: y\n",
+    "name: a\nlist:\n  - \"k\": v\n    z: w\n",
+    "name: a\n\"a: b\": \"c # d\" # e\n",
 ]
 
 
@@ -230,7 +234,8 @@ REFUSED_THOUGH_VALID = [  # valid YAML the build side reads, outside the subset 
     "name: ! a\n",
     "name: a\nmetadata: {a: b}\n",
     "name: a\n? complex\n: key\n",
-    "name: a\n\"quoted key\": b\n",
+    "name: a\n\"quoted key\" : b\n",  # a space before the colon
+    "name: a\n\"\": b\n",  # an empty key
     "name: a\nkey with space: b\n",
     "name: a\nlist: [a, [b]]\n",
     "name: a\nlist: [a,\n  b]\n",
@@ -258,6 +263,7 @@ def test_the_refusal_list_has_a_control() -> None:
 
 
 REFUSED_BY_BOTH = [
+    "name: a\n\"quoted\n  key\": b\n",  # a key over two lines (a simple key is one line)
     "name: &anchor a\n",
     "name: a\nother: *anchor\n",
     "name: !tag a\n",
@@ -346,6 +352,12 @@ def single_quoted(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+#: Keys in quotes, as real metadata has them (``"@scope/pkg": "^1.0"``).
+QUOTED_KEYS = st.builds(lambda quote, text: quote(text),
+                        st.sampled_from([double_quoted, single_quoted]),
+                        PRINTABLE.filter(bool))
+
+
 @st.composite
 def scalars(draw: st.DrawFn, indent: int) -> str:
     """A scalar in some style, as the text after ``key:`` (block scalars span lines)."""
@@ -374,7 +386,7 @@ def scalars(draw: st.DrawFn, indent: int) -> str:
 def mappings(draw: st.DrawFn, indent: int = 0, depth: int = 0) -> str:
     lines = []
     pad = " " * indent
-    for key in draw(st.lists(KEYS, min_size=1, max_size=4)):
+    for key in draw(st.lists(KEYS | QUOTED_KEYS, min_size=1, max_size=4)):
         kind = draw(st.sampled_from(["scalar", "scalar", "flow", "list", "map", "empty"]
                                     if depth < 2 else ["scalar", "flow", "empty"]))
         if kind == "scalar":

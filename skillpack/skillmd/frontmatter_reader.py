@@ -7,16 +7,17 @@ the subset of YAML that real SKILL.md files use, each construct read exactly as 
 side reads it. Whatever falls outside the subset, or that the build side would refuse, is
 refused: `read_frontmatter` and `read_yaml` return None, never a guess.
 
-Read: block mappings of plain keys (ASCII letters, digits, ``_ - . /``) at any nesting
-(``metadata:``); block sequences (``- a``, also at the key's own indentation) of scalars,
+Read: block mappings of plain keys (ASCII letters, digits, ``_ - . /``) or of single- or
+double-quoted keys on one line (``"@scope/pkg": "^1.0"``), at any nesting (``metadata:``); block sequences (``- a``, also at the key's own indentation) of scalars,
 flow sequences or mappings (``- name: X``); plain scalars, on one or more lines; single-
 and double-quoted scalars, on one or more lines, with every escape YAML 1.1 has; block
 scalars ``|`` and ``>`` with chomping (``-``, ``+``) and indentation (``1``-``9``)
 indicators; one-line flow sequences of plain or quoted scalars (``[a, "b"]``); comments
 and blank lines.
 
-Refused (None): anchors, aliases, tags, flow mappings, quoted or complex (``?``) keys, keys
-with other characters, nested or multi-line flow sequences, sequences of sequences,
+Refused (None): anchors, aliases, tags, flow mappings, complex (``?``) keys, plain keys
+with other characters, quoted keys that span lines, are empty or are not followed at once
+by ``:``, nested or multi-line flow sequences, sequences of sequences,
 empty sequence items, tabs and the YAML line breaks U+0085, U+2028, U+2029 anywhere in
 the frontmatter, a BOM starting it, any character YAML does not allow, an escape naming a
 surrogate, a top level indented or not a mapping, directives and document markers,
@@ -290,13 +291,18 @@ class _Reader:
                     if len(line) - len(stripped) < indent:
                         break
                     raise _Refused  # indented deeper than the keys before
-            key, colon, value_text = stripped.partition(": ")
-            if not colon:  # "key:" ends the line, or no key: a colon and a space follow one
-                if stripped[-1] != ":":
-                    raise _Refused
-                key = stripped[:-1]
-            if key not in _KEYS_READ:
-                _check_key(key)
+            if stripped[0] == '"' or stripped[0] == "'":  # a quoted key ("@scope/pkg": v)
+                col = len(line) - len(stripped)
+                key, end = self.quoted_key(i, col, indent)
+                value_text = line[end + 2 :]
+            else:
+                key, colon, value_text = stripped.partition(": ")
+                if not colon:  # "key:" ends the line, or no key: a colon and a space follow
+                    if stripped[-1] != ":":
+                        raise _Refused
+                    key = stripped[:-1]
+                if key not in _KEYS_READ:
+                    _check_key(key)
             if key in result:
                 raise _Refused  # a duplicate: the build side reports it
             if prefix is not None:
@@ -325,6 +331,18 @@ class _Reader:
             if prefix == "":
                 self._value_read(key, result[key])
         return result, i
+
+    def quoted_key(self, i: int, col: int, indent: int) -> tuple[str, int]:
+        """A single- or double-quoted key at column `col` of line `i`, and the column of the
+        colon after it. It must close on its line, within `_MAX_KEY` characters, and be
+        followed at once by ``:`` and a space or the line's end (as YAML's simple keys in a
+        block mapping); it may not be empty. Anything else is refused."""
+        key, closed, end = self.quoted(i, col, indent)
+        line = self.lines[i]
+        if (closed != i or not key or end - col > _MAX_KEY or line[end : end + 1] != ":"
+                or line[end + 1 : end + 2] not in ("", " ")):
+            raise _Refused
+        return key, end
 
     def _key_line(self, prefix: str, key: str, i: int) -> None:
         """Record the line of a key of the top level or of metadata, and ask for the keys of
@@ -395,9 +413,12 @@ class _Reader:
         line = self.lines[i]
         ch = line[col]
         if ch == '"' or ch == "'":
-            value, i, end = self.quoted(i, col, indent)
-            _after_node(self.lines[i][end:])
-            return value, i + 1
+            value, closed, end = self.quoted(i, col, indent)
+            rest = self.lines[closed][end:]
+            if not after_key and closed == i and rest[:1] == ":" and rest[1:2] in ("", " "):
+                return self.mapping(i, col, depth + 1, col)  # its first key is quoted
+            _after_node(rest)
+            return value, closed + 1
         if ch == "|" or ch == ">":
             return self.block(i, col, indent)
         if ch == "[":

@@ -8,7 +8,8 @@ side reads it. Whatever falls outside the subset, or that the build side would r
 refused: `read_frontmatter` and `read_yaml` return None, never a guess.
 
 Read: block mappings of plain keys (ASCII letters, digits, ``_ - . /``) or of single- or
-double-quoted keys on one line (``"@scope/pkg": "^1.0"``), at any nesting (``metadata:``); block sequences (``- a``, also at the key's own indentation) of scalars,
+double-quoted keys on one line (``"@scope/pkg": "^1.0"``), at any nesting (``metadata:``);
+block sequences (``- a``, also at the key's own indentation) of scalars,
 flow sequences or mappings (``- name: X``); plain scalars, on one or more lines; single-
 and double-quoted scalars, on one or more lines, with every escape YAML 1.1 has; block
 scalars ``|`` and ``>`` with chomping (``-``, ``+``) and indentation (``1``-``9``)

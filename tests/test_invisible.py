@@ -7,8 +7,17 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS
+from hypothesis import given
+from hypothesis import strategies as st
 
-from skillpack.skillmd.invisible import escape_for_terminal, find_invisible, invisible_problems
+from skillpack.skillmd.invisible import (
+    _TAGS,
+    BIDI,
+    ZERO_WIDTH,
+    escape_for_terminal,
+    find_invisible,
+    invisible_problems,
+)
 
 CORPUS_SKILLS = sorted(p.parent for p in
                        Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))
@@ -80,3 +89,15 @@ def test_no_corpus_skill_md_has_an_invisible_character() -> None:
         text = (folder / "SKILL.md").read_text(encoding="utf-8")
         errors.extend(invisible_problems(str(folder / "SKILL.md"), text, True))
     assert errors == []
+
+
+def test_every_character_looked_for_is_beyond_ascii() -> None:
+    """`find_invisible` returns at once for an ASCII text (issue 18): sound only while every
+    character it reports is beyond ASCII."""
+    assert min(BIDI | ZERO_WIDTH) > 0x7F and _TAGS.start > 0x7F
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_an_ascii_text_has_nothing_invisible(text: str) -> None:
+    assert find_invisible(text) == []
+    assert find_invisible(text + "\u202e") != []

@@ -124,6 +124,8 @@ def find_invisible(text: str) -> list[Finding]:
     in order. A leading U+FEFF (a byte order mark) is not reported; a run of tag characters
     is one finding (with the text it hides). One regular-expression pass: linear time."""
     findings: list[Finding] = []
+    if text.isascii():  # every character looked for is beyond ASCII (a flag of the str: O(1))
+        return findings
     line, line_start, counted = 1, 0, 0  # newlines counted up to `counted`
     for match in _SUSPECT.finditer(text):
         index = match.start()

@@ -28,10 +28,9 @@ import re
 import zlib
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from queue import SimpleQueue
-from threading import Lock, Thread
 from typing import Any, Protocol
 
+from skillpack.build.background import Background
 from skillpack.errors import Problem
 
 __all__ = [
@@ -560,35 +559,9 @@ SPLIT_SEARCH = 1 << 20
 _LONGEST = max([len(n) for r in RULES for n in r.needles] + [len(m) for _, _, m in _UTF16])
 
 
-class _Helper:
-    """One daemon thread, started on first use, running the functions given to `run` in
-    turn; `run` returns a queue that receives (the result, None) or (None, the exception)."""
-
-    def __init__(self) -> None:
-        self._todo: SimpleQueue[tuple[Callable[[], object], SimpleQueue[Any]]] = SimpleQueue()
-        self._started = False
-        self._lock = Lock()
-
-    def run(self, job: Callable[[], object]) -> SimpleQueue[Any]:
-        if not self._started:
-            with self._lock:
-                if not self._started:
-                    Thread(target=self._loop, name="skillpack-search", daemon=True).start()
-                    self._started = True
-        done: SimpleQueue[Any] = SimpleQueue()
-        self._todo.put((job, done))
-        return done
-
-    def _loop(self) -> None:
-        while True:
-            job, done = self._todo.get()
-            try:
-                done.put((job(), None))
-            except BaseException as err:  # handed to the caller
-                done.put((None, err))
-
-
-_HELPER = _Helper()
+#: The second half of a split search (its own thread: a scan job of the walk's helper may
+#: split a search, and must not wait for its own thread).
+_SPLIT = Background("skillpack-search")
 
 
 def _any_needle(text: bytes) -> bool:
@@ -601,12 +574,9 @@ def _any_needle(text: bytes) -> bool:
     if size < SPLIT_SEARCH:
         return search(text) is not None
     middle = size // 2
-    second = _HELPER.run(lambda: search(text, middle, size))
+    second = _SPLIT.run(lambda: search(text, middle, size))
     first = search(text, 0, min(size, middle + _LONGEST - 1))
-    found, error = second.get()
-    if error is not None:
-        raise error
-    return first is not None or found is not None
+    return second.result() is not None or first is not None
 
 
 def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:

@@ -5,11 +5,13 @@ A `Background` starts its daemon thread on first use. `run(job)` queues `job` an
 `Pending` whose `result()` waits for it and returns what it returned or raises what it
 raised. Jobs run one after the other, in the order queued: a job must never wait for another
 job of the same `Background` (that would wait for ever); give each kind of work its own.
-What a one-thread ``concurrent.futures`` pool does, without its import.
+What a one-thread ``concurrent.futures`` pool does, without its import. A child process forked
+after the thread started gets a thread of its own on its first job.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from queue import SimpleQueue
 from threading import Lock, Thread
@@ -41,22 +43,25 @@ class Background:
     def __init__(self, name: str) -> None:
         self._name = name
         self._todo: SimpleQueue[tuple[Callable[[], object], Pending[object]]] = SimpleQueue()
-        self._started = False
+        self._started = 0  # the pid of the process whose thread runs the jobs (0: none)
         self._lock = Lock()
 
     def run(self, job: Callable[[], T]) -> Pending[T]:
-        if not self._started:
+        pid = os.getpid()
+        if self._started != pid:  # not yet, or in a child forked since: no thread there
             with self._lock:
-                if not self._started:
+                if self._started != pid:
+                    self._todo = SimpleQueue()
                     Thread(target=self._loop, name=self._name, daemon=True).start()
-                    self._started = True
+                    self._started = pid
         pending: Pending[T] = Pending()
         self._todo.put((job, pending))  # type: ignore[arg-type]
         return pending
 
     def _loop(self) -> None:
+        todo = self._todo
         while True:
-            job, pending = self._todo.get()
+            job, pending = todo.get()
             try:
                 value = job()
             except BaseException as err:  # handed to the caller by `result`

@@ -559,8 +559,7 @@ SPLIT_SEARCH = 1 << 20
 _LONGEST = max([len(n) for r in RULES for n in r.needles] + [len(m) for _, _, m in _UTF16])
 
 
-#: The second half of a split search (its own thread: a scan job of the walk's helper may
-#: split a search, and must not wait for its own thread).
+#: The thread searching the second half of a split search.
 _SPLIT = Background("skillpack-search")
 
 

@@ -19,11 +19,8 @@ import hashlib
 import os
 import stat
 import unicodedata
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 
-from skillpack.build.background import Background, Pending
 from skillpack.build.fileset import FileSet, HashedFile, LeftOut, WalkedFile, display_path
 from skillpack.build.ignore import (
     MANIFEST_DIR,
@@ -44,7 +41,6 @@ from skillpack.build.readfile import (
     small_file_reader,
 )
 from skillpack.build.scan import (
-    CLEAN,
     Allowances,
     ContentScan,
     ContentStream,
@@ -74,15 +70,6 @@ KEEP_FILE = 1 << 20
 
 _LEAVE_OUT_HINT = "or leave it out with a line in .skillignore"
 
-#: A reading walk checks the content of the small files it reads on a helper thread (the RE2
-#: search releases the GIL: it runs on the other core while the walk reads and hashes), in
-#: batches of about this many bytes, each file counting `SCAN_COST` more (its Python);
-#: at most `SCAN_QUEUED` bytes wait to be checked.
-SCAN_BATCH = 256 << 10
-SCAN_COST = 2048
-SCAN_QUEUED = 16 << 20
-_SCANS = Background("skillpack-scan")
-
 
 class Walker:
     """One walk of the skill folder `root`: what it carries, leaves out, and every problem."""
@@ -111,11 +98,6 @@ class Walker:
         self.left_out: dict[str, LeftOut] = {}
         self.problems: dict[tuple[str | int | None, ...], Problem] = {}
         self.ignore: SkillIgnore | None = None
-        # small files read, their content checks to queue (`SCAN_BATCH`), and those queued
-        self._batch: list[tuple[HashedFile, bytes]] = []
-        self._batch_bytes = 0
-        self._queued: deque[tuple[list[HashedFile], int, Pending[list[ContentScan]]]] = deque()
-        self._queued_bytes = 0
         self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
         self._renamed = False  # whether a carried file's name on disk is not NFC
 
@@ -217,6 +199,7 @@ class Walker:
                 walked = self.add_file(rel, st)
             if self.reader is None:
                 return
+            path = walked.path
             if size >= LARGE_FILE:
                 self._read_large(walked, fd, st)
                 return
@@ -231,61 +214,13 @@ class Walker:
                     self.keep -= size
                 shebang = (shebang_line(found[1][:HEAD]) if walked.mode == "100755"
                            else None)
+                content = scan_content(path, found[1], self.allow.allow(path))
+                if content.refused:
+                    self.refuse_content(path, content)
                 sha = hashlib.sha256(found[1]).hexdigest() if self.sha256 else ""
-                self._scan_later(HashedFile(walked, found[0], CLEAN, data, shebang, sha),
-                                 found[1])
+                self.hashed[path] = HashedFile(walked, found[0], content, data, shebang, sha)
         finally:
             os.close(fd)
-
-    # -- content checks, on the helper thread --------------------------------------------------
-
-    def _scan_later(self, hashed: HashedFile, data: bytes) -> None:
-        """Queue the content check of a small file read (`hashed`, its content not checked
-        yet, holding `data`): checked in batches of about `SCAN_BATCH` bytes on the helper
-        thread while the walk reads on; `finish_scans` records the outcomes in order."""
-        self._batch.append((hashed, data))
-        self._batch_bytes += len(data) + SCAN_COST
-        if self._batch_bytes >= SCAN_BATCH:
-            self._submit_batch()
-
-    def _submit_batch(self) -> None:
-        batch, allow = self._batch, self.allow
-        self._batch, size, self._batch_bytes = [], self._batch_bytes, 0
-
-        def check() -> list[ContentScan]:
-            return [scan_content(h.walked.path, data, allow.allow(h.walked.path))
-                    for h, data in batch]
-
-        self._queued.append(([h for h, _ in batch], size, _SCANS.run(check)))
-        self._queued_bytes += size
-        while self._queued_bytes > SCAN_QUEUED:  # the bytes waiting stay bounded
-            self._record_batch()
-
-    def _record_batch(self) -> None:
-        items, size, pending = self._queued.popleft()
-        self._queued_bytes -= size
-        for hashed, content in zip(items, pending.result(), strict=True):
-            self._record(hashed, content)
-
-    def _record(self, hashed: HashedFile, content: ContentScan) -> None:
-        path = hashed.walked.path
-        if content.refused:
-            self.refuse_content(path, content)
-        self.hashed[path] = replace(hashed, content=content) if content is not CLEAN else hashed
-
-    def finish_scans(self) -> None:
-        """Record the content check of every file read, in the order read (a last batch alone
-        is checked on this thread: nothing to overlap it with)."""
-        if self._batch and not self._queued:
-            batch, self._batch, self._batch_bytes = self._batch, [], 0
-            for hashed, data in batch:
-                path = hashed.walked.path
-                self._record(hashed, scan_content(path, data, self.allow.allow(path)))
-            return
-        if self._batch:
-            self._submit_batch()
-        while self._queued:
-            self._record_batch()
 
     def _read_large(self, walked: WalkedFile, fd: int, st: os.stat_result) -> None:
         """Hash and check a large file through its open descriptor `fd`, streamed; a file
@@ -680,7 +615,6 @@ def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
                 walker.walk_include(entry)
     walker.check_member_limit()
     walker.read_pending()
-    walker.finish_scans()
 
 
 def _file_set(walker: Walker) -> FileSet:

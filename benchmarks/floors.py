@@ -11,7 +11,8 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
 * big (one 256 MiB file): b3sum; the private-key marker search alone over bytes already in
   memory (``bytes.find``, one core: it holds the GIL); the search for the secret rules'
   needles alone (issue 18: what the content scan must do at least, one RE2 pass over each
-  4 MiB window, holding the GIL, so on one core whatever BLAKE3 does on the other); reading
+  4 MiB window, on one thread; RE2 releases the GIL, so the scan searches each window's two
+  halves on two threads at once, the second line); reading
   through one reused buffer and hashing with multi-threaded BLAKE3, no search; and
   ``skillpack.build.verify.digest``;
 * corpus (the 181 valid skills of ../shared/corpus): ``pack_skills``; the stripped loop over
@@ -125,12 +126,19 @@ def scanned_loop(root: str) -> None:
             os.close(dir_fd)
 
 
-def needle_windows(data: bytes, window: int = 4 * MiB) -> None:
-    """The needle search of the content scan over `data` in the windows it reads."""
-    from skillpack.build.secret_rules import _present
+def needle_windows(data: bytes, window: int = 4 * MiB, split: bool = True) -> None:
+    """The needle search of the content scan over `data` in the windows it reads: each window
+    searched in two halves at once, on two threads, as the scan does (`split`), or on this
+    thread alone."""
+    from skillpack.build import secret_rules
 
-    for at in range(0, len(data), window):
-        _present(data[at:at + window])
+    threshold = secret_rules.SPLIT_SEARCH
+    secret_rules.SPLIT_SEARCH = threshold if split else 1 << 62
+    try:
+        for at in range(0, len(data), window):
+            secret_rules._present(data[at:at + window])
+    finally:
+        secret_rules.SPLIT_SEARCH = threshold
 
 
 def buffered_hash(path: str) -> None:
@@ -186,7 +194,8 @@ def main() -> int:
                 ["b3sum", str(big / "big.bin")], stdout=subprocess.DEVNULL, check=True)
         jobs.update({
             "marker search alone": lambda: data.find(MARKER),
-            "needle search alone (RE2)": lambda: needle_windows(data),
+            "needle search alone (RE2)": lambda: needle_windows(data, split=False),
+            "needle search, 2 threads": lambda: needle_windows(data),
             "read + BLAKE3 (threads)": lambda: buffered_hash(str(big / "big.bin")),
             "skillpack digest": lambda: digest(big),
         })

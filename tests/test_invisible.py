@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 from conftest import CORPUS
+from hypothesis import given
+from hypothesis import strategies as st
 
-from skillpack.skillmd.invisible import escape_for_terminal, find_invisible, invisible_problems
+from skillpack.skillmd import invisible
+from skillpack.skillmd.invisible import (
+    _TAGS,
+    BIDI,
+    ZERO_WIDTH,
+    escape_for_terminal,
+    find_invisible,
+    invisible_problems,
+)
 
 CORPUS_SKILLS = sorted(p.parent for p in
                        Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))
@@ -80,3 +91,30 @@ def test_no_corpus_skill_md_has_an_invisible_character() -> None:
         text = (folder / "SKILL.md").read_text(encoding="utf-8")
         errors.extend(invisible_problems(str(folder / "SKILL.md"), text, True))
     assert errors == []
+
+
+def test_every_character_looked_for_is_beyond_ascii() -> None:
+    """`find_invisible` returns at once for an ASCII text (issue 18): sound only while every
+    character it reports is beyond ASCII."""
+    assert min(BIDI | ZERO_WIDTH) > 0x7F and _TAGS.start > 0x7F
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_an_ascii_text_has_nothing_invisible(text: str) -> None:
+    assert find_invisible(text) == []
+    assert find_invisible(text + "\u202e") != []
+
+
+SUSPECTS = [*sorted(BIDI | ZERO_WIDTH), 0xE0041, 0xE007F, 0x1F3F4, 0x1F469, 0x1F4BB, 0xFE0F]
+
+
+@given(st.lists(st.one_of(st.sampled_from([chr(c) for c in SUSPECTS]),
+                          st.sampled_from(["a", "\n", "é", "—", " "]),
+                          st.characters()), max_size=60).map("".join))
+def test_the_one_class_precheck_changes_nothing(text: str) -> None:
+    """`find_invisible` starts its scan at the first character the one-class pattern finds
+    (none: it returns at once); the scan from the start finds the same."""
+    fast = find_invisible(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(invisible, "_ANY_SUSPECT", re.compile(""))  # matches at 0: scan all
+        assert find_invisible(text) == fast

@@ -30,6 +30,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any, Protocol
 
 from skillpack._record import Record
+from skillpack.build.background import Background
 from skillpack.errors import Problem
 
 __all__ = [
@@ -66,7 +67,7 @@ except ImportError:  # pragma: no cover - google-re2 is a dependency; a source b
 
 
 class _Searcher(Protocol):
-    def search(self, text: bytes) -> object: ...
+    def search(self, text: bytes, pos: int = ..., endpos: int = ...) -> object: ...
 
 
 class Rule(Record):
@@ -87,6 +88,10 @@ class Rule(Record):
     #: holding none of them is not searched. `PREFILTER` looks for all of them in one pass.
     needles: tuple[bytes, ...] = ()
     fold: bool = False
+    #: An RE2 pattern every match of `pattern` also matches (`pattern` without its
+    #: look-arounds): a text it finds nothing in is not searched with `pattern` (`re`), for a
+    #: rule `re` cannot search at the speed of a literal. Unused without google-re2.
+    gate: bytes | None = None
 
     @property
     def pattern(self) -> re.Pattern[bytes]:
@@ -244,6 +249,14 @@ def _token(prefix: bytes, body: bytes, tail: bytes = _ALNUM) -> bytes:
     return rb"(?P<secret>" + escaped + behind + body + rb")(?![" + tail + rb"])"
 
 
+#: The AWS secret access key rule without its look-ahead (its `Rule.gate`).
+_AWS_SECRET_GATE = (
+    rb"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)"
+    rb"[\"']?[ \t]{0,8}(?::|=|=>|:=)[ \t]{0,8}[\"']?"
+    rb"(?P<secret>[A-Za-z0-9/+]{40})"
+)
+
+
 def _rules() -> tuple[Rule, ...]:
     github = "https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/"
     checksum = ("CRC32 of the 30 random characters, in base 62, must equal the last 6 "
@@ -265,15 +278,12 @@ def _rules() -> tuple[Rule, ...]:
             "aws-secret-access-key",
             "AWS secret access key, assigned to a name that says so "
             "(aws_secret_access_key, SecretAccessKey, AWS_SECRET_KEY...)",
-            (
-                rb"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)"
-                rb"[\"']?[ \t]{0,8}(?::|=|=>|:=)[ \t]{0,8}[\"']?"
-                rb"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-            ),
+            _AWS_SECRET_GATE + rb"(?![A-Za-z0-9/+=])",
             "40 base-64 characters, entropy >= 4.0 bits; not AWS's documented example",
             "https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html",
             validate=_aws_secret, fold=True,
             needles=(b"secret",),
+            gate=_AWS_SECRET_GATE,
         ),
         Rule(
             "github-token",
@@ -554,11 +564,39 @@ def _needle_set() -> _Needles | None:
 _NEEDLES = _needle_set()
 
 
+#: From this many bytes on, `_present` searches the two halves of a text at once, the second
+#: on a helper thread (RE2 releases the GIL while it searches): a large file's scan then runs
+#: on both cores.
+SPLIT_SEARCH = 1 << 20
+#: Bytes of the longest needle (a UTF-16 marker): the first half's search runs this many
+#: bytes less one into the second half, so a needle across the middle is found.
+_LONGEST = max([len(n) for r in RULES for n in r.needles] + [len(m) for _, _, m in _UTF16])
+
+
+#: The thread searching the second half of a split search.
+_SPLIT = Background("skillpack-search")
+
+
+def _any_needle(text: bytes) -> bool:
+    """Whether `text` holds any needle (`_NEEDLES.any`); a text of `SPLIT_SEARCH` bytes or
+    more is searched in two halves at once, the first running `_LONGEST` - 1 bytes into the
+    second (a needle starting in the first half ends there)."""
+    assert _NEEDLES is not None
+    search = _NEEDLES.any.search
+    size = len(text)
+    if size < SPLIT_SEARCH:
+        return search(text) is not None
+    middle = size // 2
+    second = _SPLIT.run(lambda: search(text, middle, size))
+    first = search(text, 0, min(size, middle + _LONGEST - 1))
+    return second.result() is not None or first is not None
+
+
 def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
     """The rules one of whose needles `text` holds (in table order), and whether it may hold a
     UTF-16 ``PRIVATE KEY`` (always True without google-re2: the caller then looks)."""
     if _NEEDLES is not None:
-        if _NEEDLES.any.search(text) is None:  # most texts hold no needle: one pass
+        if not _any_needle(text):  # most texts hold no needle: one pass
             return (), False
         hits = _NEEDLES.set.Match(text)
         if not hits:
@@ -571,6 +609,49 @@ def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
     folded = text.lower() if any(r.fold for r in RULES) else text
     return tuple(r for r in RULES
                  if any(n in (folded if r.fold else text) for n in r.needles)), True
+
+
+_GATES: dict[str, _Searcher] = {}  # compiled `Rule.gate`s, by rule id, on first use
+
+
+def _gate(r: Rule) -> _Searcher | None:
+    """The compiled `Rule.gate` of `r`, or None (no gate, or no google-re2)."""
+    if r.gate is None or re2 is None:
+        return None
+    found = _GATES.get(r.id)
+    if found is None:
+        found = _GATES[r.id] = re2.compile(r.gate)
+    return found
+
+
+def _hex_pattern(text: bytes, fold: bool) -> bytes:
+    """An RE2 pattern for the literal `text`, every byte a hex escape (a NUL too); with
+    `fold`, an ASCII letter matches either case (as ``(?i:...)`` does in `re`)."""
+    out = []
+    for byte in text:
+        char = chr(byte)
+        if fold and char.isascii() and char.isalpha():
+            out.append(b"[\\x%02x\\x%02x]" % (ord(char.lower()), ord(char.upper())))
+        else:
+            out.append(b"\\x%02x" % byte)
+    return b"".join(out)
+
+
+_UTF16_NEEDLES: list[_Searcher] = []  # compiled on first use
+
+
+def _may_hold_utf16_needles(data: bytes) -> bool:
+    """False when `data` holds no rule's needle encoded in UTF-16 (LE or BE, at either byte
+    parity): its UTF-16 reading, in which an ASCII character can only come from one code unit
+    ``00 XX``, then holds no needle either, and no rule can find anything in it. Always True
+    without google-re2."""
+    if re2 is None:
+        return True
+    if not _UTF16_NEEDLES:
+        _UTF16_NEEDLES.append(re2.compile(b"|".join(
+            _hex_pattern(n.decode("ascii").encode(encoding), r.fold)
+            for r in RULES for n in r.needles for encoding in ("utf-16-le", "utf-16-be"))))
+    return _UTF16_NEEDLES[0].search(data) is not None
 
 
 def rule(rule_id: str) -> Rule:
@@ -661,6 +742,9 @@ class _Window:
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
         for r in _present(window)[0] if present is None else present:
+            gate = _gate(r) if r.gate is not None else None
+            if gate is not None and gate.search(window) is None:
+                continue  # no match of the rule without its look-arounds: none with them
             for match in r.pattern.finditer(window):
                 start = match.start()
                 if start < skip or match.end() > limit:
@@ -758,7 +842,7 @@ def scan_text(data: bytes) -> tuple[list[Finding], bool]:
     raw.feed(data, final=True, present=present)
     found = raw.findings
     reading = _utf16_reading(data, 0, marked)
-    if reading is not None:
+    if reading is not None and _may_hold_utf16_needles(data):  # else no rule finds anything
         encoding, start = reading
         utf16 = _Window(encoding)
         utf16.feed(data[start:].decode(encoding, "replace").encode("utf-8"), final=True)

@@ -43,6 +43,12 @@ _TAGS = range(0xE0000, 0xE0080)
 _SUSPECT = re.compile(
     "[\U000e0000-\U000e007f]+|["
     + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
+#: Any one character `_SUSPECT` looks for, as one character class, which `re` scans for
+#: several times faster than the alternation (most texts hold none): compiled on first use,
+#: not at import (start-up).
+_ANY_SUSPECT_SOURCE = ("[\U000e0000-\U000e007f"
+                       + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
+_ANY_SUSPECT: re.Pattern[str] | None = None
 _CODES = {"bidi": "text-bidi", "invisible": "text-invisible", "tag": "text-tag"}
 _WHAT = {
     "bidi": "a bidirectional control, which reorders how the text around it is shown",
@@ -123,8 +129,16 @@ def find_invisible(text: str) -> list[Finding]:
     in order. A leading U+FEFF (a byte order mark) is not reported; a run of tag characters
     is one finding (with the text it hides). One regular-expression pass: linear time."""
     findings: list[Finding] = []
+    if text.isascii():  # every character looked for is beyond ASCII (a flag of the str: O(1))
+        return findings
+    global _ANY_SUSPECT
+    if _ANY_SUSPECT is None:
+        _ANY_SUSPECT = re.compile(_ANY_SUSPECT_SOURCE)
+    first = _ANY_SUSPECT.search(text)
+    if first is None:
+        return findings
     line, line_start, counted = 1, 0, 0  # newlines counted up to `counted`
-    for match in _SUSPECT.finditer(text):
+    for match in _SUSPECT.finditer(text, first.start()):
         index = match.start()
         if (index == 0 and text[0] == "\ufeff") or _in_emoji(text, index, match.end()):
             continue

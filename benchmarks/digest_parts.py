@@ -1,0 +1,88 @@
+"""Where the in-process corpus digest's time goes, by subtraction (issue 18): CPU time of this
+process (all its threads) for each part, medians of N rounds taken in turn after a warm-up.
+
+    python benchmarks/digest_parts.py [--runs N]
+
+* read + BLAKE3: every carried file opened, read whole, hashed (the floor of issue 18);
+* digest: `skillpack.build.records.digest_skill` of each of the 182 corpus skills;
+* parse: `load_skill` (SKILL.md read, frontmatter composed and checked, body parsed);
+* walk, listing only: `skill_fileset(skill)` (no file opened);
+* walk, reading: `skill_fileset(skill, read=True)`: listing, opening, reading, BLAKE3 and the
+  content scan of every file;
+* content scan in memory: `scan_content` of every file's bytes (already read);
+* needle search in memory: the one RE2 search for any rule's needle (`_present`), the least
+  the content scan does.
+
+digest is about parse + walk (reading); walk (reading) is about listing + read and hash +
+content scan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_build import CORPUS, carried
+
+
+def cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+
+    from blake3 import blake3
+
+    from skillpack.build import secret_rules
+    from skillpack.build.load import load_skill, skill_fileset
+    from skillpack.build.records import digest_skill
+    from skillpack.build.scan import scan_content
+
+    folders = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
+    skills = [load_skill(f) for f in folders]
+    items = [item for skill in carried(folders, CORPUS) for item in skill]
+    datas = [(name, path.read_bytes()) for path, name in items]
+
+    def read_hash() -> None:
+        for path, _ in items:
+            with open(path, "rb") as handle:
+                blake3(handle.read()).digest()
+
+    jobs: dict[str, Callable[[], object]] = {
+        "read + BLAKE3 (the floor)": read_hash,
+        "digest": lambda: [digest_skill(str(f)) for f in folders],
+        "parse (load_skill)": lambda: [load_skill(str(f)) for f in folders],
+        "walk, listing only": lambda: [skill_fileset(s) for s in skills],
+        "walk, reading (read, hash, scan)": lambda: [skill_fileset(s, read=True)
+                                                     for s in skills],
+        "content scan in memory": lambda: [scan_content(n, d, frozenset()) for n, d in datas],
+        "needle search in memory": lambda: [secret_rules._present(d) for _, d in datas],
+    }
+    spent: dict[str, list[float]] = {name: [] for name in jobs}
+    for round_ in range(args.runs + 1):
+        for name, job in jobs.items():
+            start = cpu()
+            job()
+            if round_:
+                spent[name].append(cpu() - start)
+    print(f"corpus: {len(folders)} skills, {len(datas):,} files, "
+          f"{sum(len(d) for _, d in datas):,} bytes; CPU time, median of {args.runs}")
+    floor = statistics.median(spent["read + BLAKE3 (the floor)"])
+    for name, values in spent.items():
+        median = statistics.median(values)
+        print(f"  {name:<34} {median * 1e3:8.1f} ms  {median / floor:5.2f}x the floor")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

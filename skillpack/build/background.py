@@ -1,0 +1,71 @@
+"""One helper thread running jobs in turn: work that releases the GIL (an RE2 search, a
+hash) then runs on the other core while the caller goes on.
+
+A `Background` starts its daemon thread on first use. `run(job)` queues `job` and returns a
+`Pending` whose `result()` waits for it and returns what it returned or raises what it
+raised. Jobs run one after the other, in the order queued: a job must never wait for another
+job of the same `Background` (that would wait for ever); give each kind of work its own.
+What a one-thread ``concurrent.futures`` pool does, without its import. A child process forked
+after the thread started gets a thread of its own on its first job.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from queue import SimpleQueue
+from threading import Lock, Thread
+from typing import Generic, TypeVar
+
+__all__ = ["Background", "Pending"]
+
+T = TypeVar("T")
+
+
+class Pending(Generic[T]):
+    """A queued job's outcome: `result` waits for it (once)."""
+
+    __slots__ = ("_done",)
+
+    def __init__(self) -> None:
+        self._done: SimpleQueue[tuple[T | None, BaseException | None]] = SimpleQueue()
+
+    def result(self) -> T:
+        value, error = self._done.get()
+        if error is not None:
+            raise error
+        return value  # type: ignore[return-value]  # None only with an error
+
+
+class Background:
+    """One daemon thread, named `name`, started on first use, running queued jobs in turn."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._todo: SimpleQueue[tuple[Callable[[], object], Pending[object]]] = SimpleQueue()
+        self._started = 0  # the pid of the process whose thread runs the jobs (0: none)
+        self._lock = Lock()
+
+    def run(self, job: Callable[[], T]) -> Pending[T]:
+        pid = os.getpid()
+        if self._started != pid:  # not yet, or in a child forked since: no thread there
+            with self._lock:
+                if self._started != pid:
+                    self._todo = SimpleQueue()
+                    Thread(target=self._loop, name=self._name, daemon=True).start()
+                    self._started = pid
+        pending: Pending[T] = Pending()
+        self._todo.put((job, pending))  # type: ignore[arg-type]
+        return pending
+
+    def _loop(self) -> None:
+        todo = self._todo
+        while True:
+            job, pending = todo.get()
+            try:
+                value = job()
+            except BaseException as err:  # handed to the caller by `result`
+                pending._done.put((None, err))
+            else:
+                pending._done.put((value, None))
+            del job, pending  # free the job's data before waiting for the next one

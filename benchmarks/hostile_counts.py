@@ -35,7 +35,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 OUTCOMES = ("refused", "neutralised", "handled", "accepted", "wrong-error", "crashed")
 CATEGORIES = {"archive": "archives", "bundle": "bundles", "tree": "skill folders",
-              "write": "writes", "parser": "parsers", "secret": "secrets"}
+              "write": "writes", "parser": "parsers", "secret": "secrets",
+              "foreign-archive": "foreign archives"}
 
 
 def run_suite(tally: Path, extra: list[str]) -> int:

@@ -10,9 +10,11 @@ Three forms of one list of entries (name, description, location):
 * ``json``: ``{"skills": [{"name", "description", "location"}]}``.
 
 Entries keep the order of the paths given (the skills of a folder sorted by path; those of
-a bundle by name). A skill folder is parsed and must pass the checks `pack` applies to its
-SKILL.md (a catalog should not offer an invalid skill); an archive or bundle is verified
-completely, and its entries' location is the archive file.
+a bundle by name). A folder of archives stands for its archives, and an archive made
+elsewhere (Anthropic's `.skill`, a zip, a `.tar.gz`) for the folder it unpacks to. A skill
+folder is parsed and must pass the checks `pack` applies to its SKILL.md (a catalog should
+not offer an invalid skill); an archive or bundle is verified completely, and its entries'
+location is the archive file.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillpack.build.discover import find_skills
+from skillpack.build.inputs import as_folders
 from skillpack.build.load import parse_skill_file, require_valid
-from skillpack.build.verify import verify_file
+from skillpack.build.verify import verified_archive
 from skillpack.errors import Problem, SkillpackError
 from skillpack.spec.paths import SKILL_MD
 
@@ -53,14 +56,20 @@ class CatalogEntry:
         return cls(str(data["name"]), str(data["description"]), str(data["location"]))
 
 
-def _entries_of(path: str) -> list[CatalogEntry]:
+def _entries_of(path: str, labels: dict[str, str]) -> list[CatalogEntry]:
+    """The entries of one input as `as_folders` gives it (`labels`: the archive a temporary
+    folder was unpacked from, which is then the entries' location)."""
     if os.path.isfile(path) and os.path.basename(path) != SKILL_MD:
-        report = verify_file(path)
-        loaded = report.loaded
-        assert loaded is not None
-        location = str(Path(path).resolve())
-        return [CatalogEntry(item["name"], item["description"], location)
-                for item in loaded.catalog()]
+        with verified_archive(path) as report:  # closed after: one descriptor at a time
+            loaded = report.loaded
+            assert loaded is not None
+            location = str(Path(path).resolve())
+            return [CatalogEntry(item["name"], item["description"], location)
+                    for item in loaded.catalog()]
+    if path in labels:  # a foreign archive, unpacked
+        skill = parse_skill_file(path)
+        require_valid(skill, what="listed", source=labels[path])
+        return [CatalogEntry(skill.name, skill.description, str(Path(labels[path]).resolve()))]
     folders = find_skills(path)
     if not folders:
         raise SkillpackError("no SKILL.md found here", path=path,
@@ -80,9 +89,11 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]]) -> list[CatalogEntr
     skills share a name (an agent could not tell them apart)."""
     entries: list[CatalogEntry] = []
     failures: list[SkillpackError] = []
-    for path in paths:
-        try:
-            entries.extend(_entries_of(os.fspath(path)))
+    for given in paths:
+        try:  # a folder of archives stands for its archives, a foreign archive for its folder
+            with as_folders([given]) as (inputs, labels):
+                for path in inputs:
+                    entries.extend(_entries_of(path, labels))
         except SkillpackError as err:
             failures.append(err)
     seen: dict[str, str] = {}

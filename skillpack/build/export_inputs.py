@@ -3,7 +3,9 @@
 A skill folder (or a folder of skills, or a SKILL.md) is checked and packed in memory exactly
 as `pack` writes it (`prepare_many`: the validity gate, the walk's refusals, the secret
 rules; each file checked against the BLAKE3 the walk recorded while it is copied); a
-`.skill` archive or a bundle is verified completely (`verify_file`). Either way the records
+`.skill` archive or a bundle is verified completely (`verify_file`), one open file at a time;
+a folder of archives stands for its archives, and an archive made elsewhere (Anthropic's
+`.skill`, a zip, a `.tar.gz`) for the folder it unpacks to. Either way the records
 `skillpack.build.exports` takes are made from the verified archive: every file's bytes are
 served, and hashed again, by the runtime's reader, and the frontmatter is the one SKILL.md's
 parser gives. A folder and the `.skill` packed from it give the same records.
@@ -16,9 +18,10 @@ import os
 from collections.abc import Iterable
 
 from skillpack.build.exports import ExportSkill
+from skillpack.build.inputs import as_folders
 from skillpack.build.members import write_members
 from skillpack.build.pack import prepare_many
-from skillpack.build.verify import verify_file
+from skillpack.build.verify import verified_archive
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.spec.paths import SKILL_MD
 from skillpack.storedzip.writer import ZipWriter
@@ -49,26 +52,29 @@ def export_skills(paths: Iterable[str | os.PathLike[str]]) -> list[ExportSkill]:
     before any record is made (one invalid skill refuses all, as `pack` does); the same
     skill (name and digest) given twice is listed once. Raises what `pack` and `verify`
     raise."""
-    loaded: list[Bundle] = []
-    folders: list[str] = []
-    for path in (os.fspath(p) for p in paths):
-        if _is_folder_path(path):
-            folders.append(path)
-        else:
-            report = verify_file(path)
-            assert report.loaded is not None  # verify_file always returns what it loaded
-            loaded.append(report.loaded)
-    for item in prepare_many(folders) if folders else []:
-        buffer = io.BytesIO()
-        with ZipWriter(buffer) as writer:
-            write_members(writer, item.members())
-        loaded.append(load(buffer.getvalue(), source=item.source))
-    seen: set[tuple[str, str]] = set()
     skills: list[ExportSkill] = []
-    for bundle in loaded:
+    seen: set[tuple[str, str]] = set()
+
+    def add(bundle: Bundle) -> None:
         for name in bundle.names:
             skill = bundle[name]
             if (skill.name, skill.digest) not in seen:
                 seen.add((skill.name, skill.digest))
                 skills.append(export_skill(skill))
+
+    folders: list[str] = []
+    # a folder of archives stands for its archives, a foreign archive for its folder
+    with as_folders(paths) as (inputs, labels):
+        for path in inputs:
+            if _is_folder_path(path):
+                folders.append(path)
+                continue
+            with verified_archive(path) as report:  # closed after: one descriptor at a time
+                assert report.loaded is not None  # verify_file returns what it loaded
+                add(report.loaded)
+        for item in prepare_many(folders) if folders else []:
+            buffer = io.BytesIO()
+            with ZipWriter(buffer) as writer:
+                write_members(writer, item.members())
+            add(load(buffer.getvalue(), source=labels.get(item.source, item.source)))
     return skills

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
@@ -57,6 +58,7 @@ __all__ = [
     "diff_files",
     "digest",
     "open_archive",
+    "verified_archive",
     "verify_bytes",
     "verify_file",
     "verify_folder",
@@ -241,12 +243,22 @@ def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
 def _verified_closed(path: str) -> VerifyReport:
     """`verify_file`, its file closed after (a folder of thousands of archives holds no
     descriptor open): the report serves nothing (``loaded`` None)."""
+    with verified_archive(path) as report:
+        return replace(report, loaded=None)
+
+
+@contextmanager
+def verified_archive(path: str | os.PathLike[str]) -> Iterator[VerifyReport]:
+    """``with verified_archive(path) as report:`` `verify_file`, its ``loaded`` bundle serving
+    from the open file inside the block; the file is closed on leaving it, so that a command
+    reading thousands of archives holds one descriptor at a time."""
     report = verify_file(path)
-    if report.loaded is not None:
-        index = report.loaded.zip_index
+    try:
+        yield report
+    finally:
+        index = report.loaded.zip_index if report.loaded is not None else None
         if isinstance(index, FileZipIndex):
             index.file.close()
-    return replace(report, loaded=None)
 
 
 def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:

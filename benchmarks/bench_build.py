@@ -43,6 +43,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -239,6 +240,13 @@ def make_small(folder: Path, count: int, size: int = 4096) -> None:
         if i % per_folder == 0:
             sub.mkdir(parents=True)
         (sub / f"f{i:05d}.bin").write_bytes(os.urandom(size))
+
+
+def cpu() -> float:
+    """This process's CPU time so far (user + system), in seconds: steadier than wall time on
+    a shared machine."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def make_big(folder: Path, size: int, name: str = "big.bin") -> None:

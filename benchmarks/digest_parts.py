@@ -20,7 +20,6 @@ content scan.
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import sys
 from collections.abc import Callable
@@ -28,12 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build import CORPUS, carried
-
-
-def cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+from bench_build import CORPUS, carried, cpu
 
 
 def main() -> int:

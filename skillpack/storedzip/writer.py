@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import BinaryIO, NoReturn
 
@@ -178,38 +178,8 @@ class ZipWriter:
         encoded = self._admit(name, size)
         if size < CHUNK_SIZE:
             return self._add_small_fd(name, encoded, fd, size, executable, expect_blake3)
-        header_at = self._offset
-        hasher = blake3()
-        crc = 0
-        remaining = size
-        write = self._file.write
-        try:
-            write(self._local_header(encoded, expect_crc or 0, size))
-            while remaining:
-                chunk = os.read(fd, min(CHUNK_SIZE, remaining))
-                if not chunk:
-                    break
-                crc = zlib.crc32(chunk, crc)
-                hasher.update(chunk)
-                write(chunk)
-                remaining -= len(chunk)
-            grew = remaining == 0 and os.read(fd, 1) != b""
-            if remaining or grew:
-                _changed_size(name, size, None if grew else size - remaining)
-            digest: str = hasher.hexdigest()
-            _check_blake3(name, digest, expect_blake3)
-            if expect_crc is not None:
-                _check_crc(name, crc, expect_crc)
-            else:
-                end = self._file.tell()
-                self._file.seek(header_at + _CRC_AT)
-                write(struct.pack("<I", crc))
-                self._file.seek(end)
-        except BaseException:
-            self._broken = True
-            raise
-        self._record(encoded, crc, size, executable)
-        return digest
+        return self._stream(name, encoded, size, _fd_chunks(fd, size), executable,
+                            expect_blake3, expect_crc)
 
     def add_chunks(self, name: str, size: int, chunks: Iterable[bytes | memoryview], *,
                    executable: bool = False, expect_blake3: str | None = None) -> str:
@@ -220,13 +190,21 @@ class ZipWriter:
         `expect_blake3`, raise IntegrityError naming the member. Return the BLAKE3 hex."""
         self._usable()
         encoded = self._admit(name, size)
+        return self._stream(name, encoded, size, chunks, executable, expect_blake3, None)
+
+    def _stream(self, name: str, encoded: bytes, size: int,
+                chunks: Iterable[bytes | memoryview], executable: bool,
+                expect_blake3: str | None, expect_crc: int | None) -> str:
+        """`add_fd` and `add_chunks`: write the header (with `expect_crc`, or a CRC patched
+        after the data), then each chunk, hashing and CRC-ing it; more or fewer bytes than
+        `size`, another BLAKE3 or CRC raise IntegrityError naming the member."""
         header_at = self._offset
         hasher = blake3()
         crc = 0
         got = 0
         write = self._file.write
         try:
-            write(self._local_header(encoded, 0, size))
+            write(self._local_header(encoded, expect_crc or 0, size))
             for chunk in chunks:
                 got += len(chunk)
                 if got > size:
@@ -238,10 +216,13 @@ class ZipWriter:
                 _changed_size(name, size, got)
             digest: str = hasher.hexdigest()
             _check_blake3(name, digest, expect_blake3)
-            end = self._file.tell()
-            self._file.seek(header_at + _CRC_AT)
-            write(struct.pack("<I", crc))
-            self._file.seek(end)
+            if expect_crc is not None:
+                _check_crc(name, crc, expect_crc)
+            else:
+                end = self._file.tell()
+                self._file.seek(header_at + _CRC_AT)
+                write(struct.pack("<I", crc))
+                self._file.seek(end)
         except BaseException:
             self._broken = True
             raise
@@ -288,6 +269,21 @@ class ZipWriter:
             self._broken = True
             raise
         self._closed = True
+
+
+def _fd_chunks(fd: int, size: int) -> Iterator[bytes]:
+    """`size` bytes of the descriptor `fd`, a chunk at a time, then one byte more if the file
+    grew (which `ZipWriter._stream` reports); fewer when it shrank."""
+    remaining = size
+    while remaining:
+        chunk = os.read(fd, min(CHUNK_SIZE, remaining))
+        if not chunk:
+            return
+        remaining -= len(chunk)
+        yield chunk
+    extra = os.read(fd, 1)
+    if extra:
+        yield extra
 
 
 def _changed_size(name: str, size: int, got: int | None) -> NoReturn:

@@ -242,6 +242,24 @@ def make_small(folder: Path, count: int, size: int = 4096) -> None:
         (sub / f"f{i:05d}.bin").write_bytes(os.urandom(size))
 
 
+def timed(jobs: dict[str, Callable[[], object]], runs: int,
+          after: Callable[[], object] | None = None) -> dict[str, float]:
+    """Median wall time of each job, round-robin after a warm-up round, ``os.sync()`` (and
+    `after`, untimed) around each run (issue18.py and floors.py)."""
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    for round_ in range(runs + 1):
+        for name, fn in jobs.items():
+            os.sync()
+            start = time.perf_counter()
+            fn()
+            elapsed = time.perf_counter() - start
+            if after is not None:
+                after()
+            if round_:
+                times[name].append(elapsed)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 def cpu() -> float:
     """This process's CPU time so far (user + system), in seconds: steadier than wall time on
     a shared machine."""

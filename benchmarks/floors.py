@@ -44,24 +44,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build import make_big, make_small
+from bench_build import make_big, make_small, timed
 from runtime_coldstart import first_turn_floors
 
 MiB = 1 << 20
 FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 MARKER = b"PRIVATE KEY"
-
-
-def timed(jobs: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
-    times: dict[str, list[float]] = {name: [] for name in jobs}
-    for round_ in range(runs + 1):
-        for name, fn in jobs.items():
-            os.sync()
-            start = time.perf_counter()
-            fn()
-            if round_:
-                times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def python_read(files: list[str]) -> None:
@@ -70,7 +58,10 @@ def python_read(files: list[str]) -> None:
             handle.read()
 
 
-def stripped_loop(root: str) -> None:
+def stripped_loop(root: str, look: Callable[[bytes], object] | None = None) -> None:
+    """The calls a safe digest needs and no more: list each folder through its descriptor,
+    open each file without following a link, fstat, read, close, BLAKE3, then `look` at the
+    bytes (by default the private-key marker search)."""
     from blake3 import blake3
 
     stack = [root]
@@ -91,7 +82,10 @@ def stripped_loop(root: str) -> None:
                 finally:
                     os.close(fd)
                 blake3(data).digest()
-                _ = MARKER in data
+                if look is None:
+                    _ = MARKER in data
+                else:
+                    look(data)
         finally:
             os.close(dir_fd)
 
@@ -99,31 +93,9 @@ def stripped_loop(root: str) -> None:
 def scanned_loop(root: str) -> None:
     """`stripped_loop` with the content scan's least work: one RE2 search for the rules'
     needles over each file (`secret_rules._present`) instead of the marker search."""
-    from blake3 import blake3
-
     from skillpack.build.secret_rules import _present
 
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            with os.scandir(dir_fd) as listing:
-                entries = list(listing)
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(os.path.join(folder, entry.name))
-                    continue
-                fd = os.open(entry.name, FLAGS, dir_fd=dir_fd)
-                try:
-                    size = os.fstat(fd).st_size
-                    data = os.read(fd, size + 1)
-                finally:
-                    os.close(fd)
-                blake3(data).digest()
-                _present(data)
-        finally:
-            os.close(dir_fd)
+    stripped_loop(root, _present)
 
 
 def needle_windows(data: bytes, window: int = 4 * MiB, split: bool = True) -> None:

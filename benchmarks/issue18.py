@@ -30,12 +30,10 @@ import contextlib
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -51,27 +49,11 @@ from bench_build import (
     cli_command,
     make_big,
     make_small,
+    timed,
     write_skill_md,
 )
 
 MiB = 1 << 20
-
-
-def timed(jobs: dict[str, Callable[[], object]], runs: int,
-          after: Callable[[], object] | None = None) -> dict[str, float]:
-    """Median wall time of each job, round-robin after a warm-up round."""
-    times: dict[str, list[float]] = {name: [] for name in jobs}
-    for round_ in range(runs + 1):
-        for name, fn in jobs.items():
-            os.sync()
-            start = time.perf_counter()
-            fn()
-            elapsed = time.perf_counter() - start
-            if after is not None:
-                after()
-            if round_:
-                times[name].append(elapsed)
-    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def run(args: Sequence[str], cwd: Path | None = None, shell: bool = False) -> None:

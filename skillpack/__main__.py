@@ -38,15 +38,10 @@ def precommit_check(argv: Sequence[str] | None = None) -> int:
     folders = skill_folders([a for a in args if not a.startswith("-")])
     if not folders:
         return 0
-    # start-up: `python -m skillpack --version` must not pay for click (skillpack._launch)
-    from skillpack.cli import main
+    # start-up: `python -m skillpack --version` must not pay for the command line
+    from skillpack.cli import outcome
 
-    try:
-        main(["check", *options, *folders], prog_name="skillpack")
-    except SystemExit as done:
-        return done.code if isinstance(done.code, int) else 1
-    return 0
-
+    return outcome(["check", *options, *folders])
 
 if __name__ == "__main__":
     run()

@@ -26,7 +26,8 @@ def run() -> None:
             os.dup2(devnull, sys.stdout.fileno())
             os.close(devnull)
         raise SystemExit(0)
-    # start-up: this import (click, the group) is what --version saves
+    # start-up: this import (the command line: click, unless `check` runs without it) is
+    # what --version saves
     from skillpack.cli import run as run_cli
 
     run_cli()

@@ -12,17 +12,27 @@ after the thread started gets a thread of its own on its first job.
 from __future__ import annotations
 
 import os
+from _queue import SimpleQueue  # queue's own, without queue's imports (start-up)
+from _thread import allocate_lock
 from collections.abc import Callable
-from queue import SimpleQueue
-from threading import Lock, Thread
-from typing import Generic, TypeVar
 
 __all__ = ["Background", "Pending"]
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Generic as _Generic
+    from typing import TypeVar
+
+    T = TypeVar("T")
+else:  # `Pending` is generic to the checker only (importing typing costs start-up)
+    T = None
+
+    class _Generic:
+        def __class_getitem__(cls, item: object) -> type:
+            return object
 
 
-class Pending(Generic[T]):
+class Pending(_Generic[T]):
     """A queued job's outcome: `result` waits for it (once)."""
 
     __slots__ = ("_done",)
@@ -44,15 +54,17 @@ class Background:
         self._name = name
         self._todo: SimpleQueue[tuple[Callable[[], object], Pending[object]]] = SimpleQueue()
         self._started = 0  # the pid of the process whose thread runs the jobs (0: none)
-        self._lock = Lock()
+        self._lock = allocate_lock()
 
     def run(self, job: Callable[[], T]) -> Pending[T]:
         pid = os.getpid()
         if self._started != pid:  # not yet, or in a child forked since: no thread there
             with self._lock:
                 if self._started != pid:
+                    import threading  # start-up: the thread's module, only when one starts
+
                     self._todo = SimpleQueue()
-                    Thread(target=self._loop, name=self._name, daemon=True).start()
+                    threading.Thread(target=self._loop, name=self._name, daemon=True).start()
                     self._started = pid
         pending: Pending[T] = Pending()
         self._todo.put((job, pending))  # type: ignore[arg-type]

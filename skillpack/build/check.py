@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from skillpack._record import Record
 from skillpack.build.prepare import PackOptions, judge_skill
@@ -19,6 +18,10 @@ from skillpack.build.targets import Layout, get_targets
 from skillpack.errors import Problem
 from skillpack.spec.catalog_text import catalog_of
 from skillpack.spec.paths import SKILL_MD
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill"]
 

@@ -8,10 +8,13 @@ matched (nothing is left out silently).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from skillpack._record import Record, field
 from skillpack.build.scan import ContentScan
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FileSet", "HashedFile", "LeftOut", "WalkedFile", "display_path"]
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any
 
 from skillpack.build.readfile import OPEN_FLAGS
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "BUILTIN_DIRS",

@@ -12,7 +12,6 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Sequence
-from typing import BinaryIO, cast
 
 from skillpack._record import Record
 from skillpack.build.fileset import WalkedFile
@@ -20,6 +19,10 @@ from skillpack.build.readfile import OPEN_FLAGS
 from skillpack.errors import ArchiveError, IntegrityError, Problem, RefusedError
 from skillpack.storedzip.source import FileSpan
 from skillpack.storedzip.writer import MAX_MEMBERS, MAX_SIZE, ByteComparer, ZipWriter
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 __all__ = [
     "Member",
@@ -127,7 +130,8 @@ def existing_is_current(path: str | os.PathLike[str], members: Sequence[Member])
         if not stat.S_ISREG(st.st_mode) or not _as_written(st):
             return False
         comparer = ByteComparer(lambda offset, size: os.pread(fd, size, offset), st.st_size)
-        with ZipWriter(cast(BinaryIO, comparer)) as writer:
+        sink: BinaryIO = comparer  # type: ignore[assignment]  # writes, tells, seeks
+        with ZipWriter(sink) as writer:
             write_members(writer, members)
         return comparer.same
     except (OSError, ByteComparer.Differs):

@@ -18,16 +18,19 @@ from __future__ import annotations
 import os
 import stat
 import zlib
+from _queue import SimpleQueue  # queue's own, without queue's imports (start-up)
 from collections.abc import Callable
-from queue import SimpleQueue
-from threading import Thread
-from typing import Any
 
 from blake3 import blake3
 
 from skillpack.build.scan import ContentStream
 from skillpack.errors import SkillpackError
 from skillpack.spec.shebang import SHEBANG_MAX
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from hashlib import _Hash
+    from typing import Any
 
 __all__ = [
     "DIR_FLAGS",
@@ -43,8 +46,17 @@ __all__ = [
     "hash_file",
     "hash_large",
     "read_small",
+    "sha256_hasher",
     "small_file_reader",
 ]
+
+def sha256_hasher(data: bytes = b"") -> _Hash:
+    """A SHA-256 hasher fed `data` (the manifest's second hash, pack's). hashlib is imported
+    on first use: it loads OpenSSL, about 3 ms of start-up that `check` never needs."""
+    import hashlib  # start-up: see the docstring
+
+    return hashlib.sha256(data)
+
 
 #: How every carried file is opened: never through a link, never blocking (a fifo).
 OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -131,7 +143,9 @@ class _Beside:
         self._feed = feed
         self._todo: SimpleQueue[memoryview | None] = SimpleQueue()
         self._done: SimpleQueue[BaseException | None] = SimpleQueue()
-        self._thread = Thread(target=self._run, name="skillpack-scan", daemon=True)
+        import threading  # start-up: only a large file starts a thread (about 2 ms)
+
+        self._thread = threading.Thread(target=self._run, name="skillpack-scan", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:

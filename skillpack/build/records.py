@@ -12,7 +12,6 @@ those same bytes, never from a second open.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 
 from skillpack._record import Record, field
@@ -27,6 +26,7 @@ from skillpack.build.readfile import (
     ROOT_FLAGS,
     Changed,
     hash_large,
+    sha256_hasher,
     small_file_reader,
 )
 from skillpack.build.scan import (
@@ -134,11 +134,11 @@ def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
                     if found_now is None:
                         raise Changed
                     hex_digest, head = found_now
-                    sha_hex = hashlib.sha256(head).hexdigest() if sha256 else ""
+                    sha_hex = sha256_hasher(head).hexdigest() if sha256 else ""
                     content = scan_content(path, head, allow.allow(path))
                 else:  # read in many calls: check it was not rewritten meanwhile
                     stream = ContentStream(path, allow.allow(path))
-                    sha = hashlib.sha256() if sha256 else None
+                    sha = sha256_hasher() if sha256 else None
                     hex_digest, head = hash_large(fd, size, stream, sha)
                     sha_hex = sha.hexdigest() if sha is not None else ""
                     after = fstat(fd)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Literal
 
 from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
@@ -43,16 +42,22 @@ __all__ = [
     "get_targets",
 ]
 
-Layout = Literal["wrapped", "root"]
-Measure = Literal[
-    "files",  # how many files the skill has (SKILL.md included, the manifest not)
-    "total-bytes",  # the sum of the skill's file sizes (uncompressed)
-    "archive-bytes",  # the size of the uploaded archive (the files' sum when not known)
-    "file-bytes",  # the largest single file
-    "description-chars",  # len(description), in Unicode code points
-    "listing-chars",  # len(description) + len(when_to_use): what a host lists per skill
-    "skills-per-request",  # how many skills one request (a bundle) carries
-]
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
+    Layout: TypeAlias = Literal["wrapped", "root"]
+    Measure: TypeAlias = Literal[
+        "files",  # how many files the skill has (SKILL.md included, the manifest not)
+        "total-bytes",  # the sum of the skill's file sizes (uncompressed)
+        "archive-bytes",  # the size of the uploaded archive (the files' sum when not known)
+        "file-bytes",  # the largest single file
+        "description-chars",  # len(description), in Unicode code points
+        "listing-chars",  # len(description) + len(when_to_use): what a host lists per skill
+        "skills-per-request",  # how many skills one request (a bundle) carries
+    ]
+else:  # strings at run time: the checker sees the Literals
+    Layout = Measure = str
 
 #: ``wrapped``: one top folder named after the skill holds everything; ``root``: SKILL.md
 #: and the other files sit at the archive's root.

@@ -15,7 +15,6 @@ name and content refusals are listed together.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 import unicodedata
@@ -38,6 +37,7 @@ from skillpack.build.readfile import (
     Changed,
     Crc32,
     hash_large,
+    sha256_hasher,
     small_file_reader,
 )
 from skillpack.build.scan import (
@@ -217,7 +217,7 @@ class Walker:
                 content = scan_content(path, found[1], self.allow.allow(path))
                 if content.refused:
                     self.refuse_content(path, content)
-                sha = hashlib.sha256(found[1]).hexdigest() if self.sha256 else ""
+                sha = sha256_hasher(found[1]).hexdigest() if self.sha256 else ""
                 self.hashed[path] = HashedFile(walked, found[0], content, data, shebang, sha)
         finally:
             os.close(fd)
@@ -226,7 +226,7 @@ class Walker:
         """Hash and check a large file through its open descriptor `fd`, streamed; a file
         that changes meanwhile or cannot be read is left for hash_files, which says why."""
         stream = ContentStream(walked.path, self.allow.allow(walked.path))
-        sha = hashlib.sha256() if self.sha256 else None
+        sha = sha256_hasher() if self.sha256 else None
         crc = Crc32() if self.sha256 else None  # pack's walk: its writer needs the CRC
         try:
             hex_digest, head = hash_large(fd, st.st_size, stream, sha, crc)

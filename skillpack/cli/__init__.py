@@ -6,10 +6,16 @@ The library raises; only this package prints and picks exit codes (SPEC section 
 means which code is decided in one place, `skillpack.cli._common.exit_code`.
 
 Each command is registered with `add_command` when it is first asked for: `skillpack
---version` and `--help` import no command module, and a command imports only its own.
+--version` and `--help` import no command module, and a command imports only its own. The
+group itself (`main`, in `skillpack.cli.group`) is imported only when it is used: this
+package does not import click. `skillpack check PATH...` with at most ``--strict`` and
+``--json`` (the shapes a pre-commit hook and a CI step run) is read without click by
+`skillpack.cli.check_argv` and runs the very function the click command runs; any other
+argument list (options with values, ``--help``, a path click would refuse) goes to click,
+which gives its usual answer or usage error.
 
 The console script (and ``python -m skillpack``) is `run`, not the group itself: it adds what
-a process needs around the group. Ctrl-C exits 130 and SIGTERM 143 (128 + the signal), each
+a process needs around the command. Ctrl-C exits 130 and SIGTERM 143 (128 + the signal), each
 after the write in progress removed its temp files (SIGTERM raises `Terminated`, a
 BaseException, so every ``finally`` and context manager runs); a closed stdout (``| head``)
 ends quietly, exit 0 and nothing on stderr.
@@ -25,14 +31,15 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import FrameType, ModuleType
-from typing import Any, NoReturn
 
-import click
+from skillpack.cli.check_argv import parse_check
 
-from skillpack import __version__
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 __all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "StdoutClosed",
-           "Terminated", "command_module", "main", "run"]
+           "Terminated", "command_module", "main", "outcome", "run", "stdout_guard"]
 
 #: Exit codes of a process ended by a signal: 128 + SIGINT (2), 128 + SIGTERM (15).
 EXIT_INTERRUPTED = 130
@@ -63,6 +70,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("skillpack.cli.commands_build", "verify"),
 }
 
+#: The modules imported only when used: the click group, and the click-free body of `check`.
+_GROUP = "skillpack.cli.group"
+_CHECK_REPORT = "skillpack.cli.check_report"
+
 
 def command_module(command: str) -> ModuleType:
     """The module that defines `command` (a key of `COMMANDS`), imported now if it was not:
@@ -71,47 +82,27 @@ def command_module(command: str) -> ModuleType:
     return importlib.import_module(COMMANDS[command][0])
 
 
+def __getattr__(name: str) -> Any:
+    """`main`, the click group, imported on first use (``from skillpack.cli import main``)."""
+    if name == "main":
+        return importlib.import_module(_GROUP).main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class StdoutClosed(BaseException):
     """Whoever read stdout is gone (``skillpack files x | head -1``). Not an OSError, so that
     click's own handling of a broken pipe (exit 1, "invalid") never sees it."""
 
 
 @contextmanager
-def _stdout_guard() -> Iterator[None]:
+def stdout_guard() -> Iterator[None]:
+    """A broken pipe inside becomes `StdoutClosed`."""
     try:
         yield
     except OSError as err:
         if err.errno != errno.EPIPE:
             raise
         raise StdoutClosed from None
-
-
-class LazyGroup(click.Group):
-    """A group that imports a command's module only when that command is asked for."""
-
-    def make_context(self, info_name: str | None, args: list[str],
-                     parent: click.Context | None = None, **extra: Any) -> click.Context:
-        with _stdout_guard():  # --help and --version print while the arguments are parsed
-            return super().make_context(info_name, args, parent, **extra)
-
-    def invoke(self, ctx: click.Context) -> Any:
-        with _stdout_guard():
-            return super().invoke(ctx)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*COMMANDS, *self.commands})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and cmd_name in COMMANDS:
-            command: Any = getattr(command_module(cmd_name), COMMANDS[cmd_name][1])
-            self.add_command(command, cmd_name)
-        return self.commands.get(cmd_name)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="skillpack")
-def main() -> None:
-    """Validate, digest, pack, bundle and verify agent skills."""
 
 
 class Terminated(BaseException):
@@ -132,26 +123,30 @@ def _quiet_stdout() -> None:
         os.close(devnull)
 
 
-def _run(args: Sequence[str] | None) -> int:
+def _command(args: list[str]) -> int:
+    """The exit code of the command `args` asks for: `check` read by `parse_check` runs
+    without click; everything else through the click group."""
+    quick = parse_check(args, os.environ)
+    if quick is None:
+        code: int = importlib.import_module(_GROUP).invoke(args)
+        return code
+    try:
+        with stdout_guard():
+            importlib.import_module(_CHECK_REPORT).check_report(quick.paths, **quick.flags)
+    except SystemExit as done:  # how every command ends (skillpack.cli._common)
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return 0
+
+
+def outcome(args: Sequence[str] | None = None) -> int:
+    """The exit code of ``skillpack ARGS`` (`args` defaults to ``sys.argv[1:]``), run as the
+    process runs it: 130 on Ctrl-C, 143 on SIGTERM, 0 (quietly) when stdout is closed."""
     try:
         previous: Any = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: signals are not ours to handle
         previous = None
     try:
-        try:
-            outcome = main.main(args=list(args) if args is not None else None,
-                                prog_name="skillpack", standalone_mode=False)
-            code = outcome if isinstance(outcome, int) else 0
-        except SystemExit as done:  # how every command ends (skillpack.cli._common)
-            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-        except click.exceptions.Abort as abort:  # click's form of Ctrl-C (or EOF at a prompt)
-            if isinstance(abort.__cause__, KeyboardInterrupt):
-                raise abort.__cause__ from None
-            click.echo("skillpack: aborted", err=True)
-            code = 1
-        except click.ClickException as err:  # usage errors: 2
-            err.show()
-            code = err.exit_code
+        code = _command(list(sys.argv[1:] if args is None else args))
         sys.stdout.flush()  # a closed pipe shows here at the latest, not at interpreter exit
         return code
     except KeyboardInterrupt:
@@ -175,10 +170,11 @@ def _run(args: Sequence[str] | None) -> int:
 
 def _say(what: str) -> None:
     with suppress(OSError):
-        click.echo(f"skillpack: {what}", err=True)
+        sys.stderr.write(f"skillpack: {what}\n")
+        sys.stderr.flush()
 
 
 def run(args: Sequence[str] | None = None) -> NoReturn:
-    """The `skillpack` process: the command group, with exit 130 on Ctrl-C, 143 on SIGTERM,
-    and a quiet exit 0 when stdout is closed early. `args` defaults to ``sys.argv[1:]``."""
-    sys.exit(_run(args))
+    """The `skillpack` process: the command, with exit 130 on Ctrl-C, 143 on SIGTERM, and a
+    quiet exit 0 when stdout is closed early. `args` defaults to ``sys.argv[1:]``."""
+    sys.exit(outcome(args))

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
-
-import click
 
 from skillpack.build.check import CheckResult
 from skillpack.build.discover import find_skills, first_seen
-from skillpack.cli._common import echo_json, fail
+from skillpack.cli._common import echo_json, echo_text, fail
 from skillpack.cli._json_errors import item_failure, no_skill_error
 from skillpack.errors import SkillpackError
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Checked", "run_over"]
 
@@ -37,7 +38,7 @@ class Checked:
 
     def echo_empty(self) -> None:
         for path in self.empty:
-            click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
+            echo_text(f"skillpack: no SKILL.md found in {path}", err=True)
 
 
 def run_over(paths: Iterable[str], check: Callable[[Path], CheckResult],

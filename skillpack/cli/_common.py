@@ -5,28 +5,37 @@ every command ends through `finish`, `fail`, `usage` or `errors_exit`, which ask
 of a process ended by a signal (130 Ctrl-C, 143 SIGTERM) and of a closed stdout (0) are not
 outcomes of a command: `skillpack.cli.run` picks them, without importing this module (it
 costs `skillpack --version` the json import).
+
+Click-free (`skillpack check` runs without click, `skillpack.cli.check_argv`): text goes out
+through `echo`, which writes as ``click.echo`` does (the line, then a flush); a usage error
+is click's, and click is imported only when one is raised, which only a command read by
+click does.
 """
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NoReturn
-
-import click
 
 from skillpack.build.notes import listen
 from skillpack.errors import Problem, SkillpackError
 from skillpack.skillmd.invisible import escape_for_terminal
 
-if TYPE_CHECKING:  # a type only: `check` prints no mentions, so it imports no mention rules
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:  # types only: `check` prints no mentions (no mention rules), and may run
+    # without click (skillpack.cli.check_argv)
+    from typing import Any, NoReturn
+
+    from click import UsageError
+
     from skillpack.skillmd.mentions import Mention
 
 __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "echo",
     "echo_json",
     "echo_problem",
     "echo_text",
@@ -37,12 +46,29 @@ __all__ = [
     "mention_lines",
     "report_error",
     "usage",
+    "usage_errors",
 ]
+
+
+def echo(text: str, *, err: bool = False) -> None:
+    """Print one line to stdout (or stderr), flushed, as ``click.echo`` prints it; the text
+    is ours (a skill's text goes through `echo_text`, which escapes it)."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(f"{text}\n")
+    stream.flush()
+
+
+def usage_errors() -> tuple[type[UsageError], ...]:
+    """The usage errors that can exist now: click's ``UsageError`` once click is loaded,
+    none before (an instance cannot exist until its class does)."""
+    click = sys.modules.get("click")
+    return () if click is None else (click.UsageError,)
+
 
 def _print_note(message: str) -> None:
     """A note of the library (a folder discovery skipped, an output left out of a pack),
     printed on stderr; it never changes the exit code."""
-    click.echo(f"skillpack: {message}", err=True)
+    echo(f"skillpack: {message}", err=True)
 
 
 listen(_print_note)  # the command line is the application: it says what the library notes
@@ -57,21 +83,23 @@ def exit_code(outcome: BaseException | None) -> int:
     `SkillpackError` (invalid, refused, not matching) or any other failure 1."""
     if outcome is None:
         return EXIT_OK
-    if isinstance(outcome, click.UsageError):
+    if isinstance(outcome, usage_errors()):
         return EXIT_USAGE
     return EXIT_FAILED
 
 
 def echo_json(data: Any) -> None:
     """Print `data` as indented JSON with a trailing newline (stable key order as given)."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    import json  # start-up: only --json prints JSON (json and its decoder: about 2 ms)
+
+    echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def echo_text(text: str, *, err: bool = False) -> None:
     """Print `text` for a person: control, ANSI and bidi characters (and the other invisible
     ones) escaped, so a skill's text cannot redraw or reorder the terminal. JSON output is
     printed by `echo_json`, which escapes on its own."""
-    click.echo(escape_for_terminal(text), err=err)
+    echo(escape_for_terminal(text), err=err)
 
 
 def echo_problem(problem: Problem) -> None:
@@ -92,6 +120,8 @@ def fail(message: str) -> NoReturn:
 
 def usage(message: str) -> NoReturn:
     """End the command as used wrongly (2), with click's usage message."""
+    import click  # start-up: only a command click read gets here, with click loaded
+
     raise click.UsageError(message)
 
 

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-import click
-
-from skillpack.cli._common import echo_json, errors_exit, exit_code
+from skillpack.cli._common import echo_json, errors_exit, exit_code, usage_errors
 from skillpack.errors import (
     ArchiveError,
     FormatVersionError,
@@ -29,6 +26,12 @@ from skillpack.errors import (
     SkillpackError,
     WriteError,
 )
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:  # a type only: `check` runs without click (skillpack.cli.check_argv)
+    from typing import Any
+
+    from click import UsageError
 
 __all__ = ["error_code", "failure_document", "item_failure", "json_errors", "no_skill_error"]
 
@@ -52,9 +55,9 @@ def error_code(err: SkillpackError) -> str:
     return "error"
 
 
-def failure_document(err: SkillpackError | click.UsageError) -> dict[str, Any]:
+def failure_document(err: SkillpackError | UsageError) -> dict[str, Any]:
     """What `--json` prints when a command fails."""
-    if isinstance(err, click.UsageError):
+    if not isinstance(err, SkillpackError):
         problem = Problem("error", "usage", err.format_message())
         return {"ok": False, "error": err.format_message(), "hint": None,
                 "problems": [problem.to_dict()]}
@@ -86,6 +89,8 @@ def json_errors(as_json: bool) -> Iterator[None]:
         return
     try:
         yield
-    except (SkillpackError, click.UsageError) as err:
+    except Exception as err:
+        if not isinstance(err, SkillpackError) and not isinstance(err, usage_errors()):
+            raise
         echo_json(failure_document(err))
         raise SystemExit(exit_code(err)) from None

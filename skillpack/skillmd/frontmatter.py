@@ -17,13 +17,14 @@ of start-up).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
 from skillpack.skillmd.frontmatter_reader import read_yaml
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     import yaml
 
 __all__ = ["MAX_FRONTMATTER_BYTES", "Frontmatter", "normalise_text", "split_frontmatter"]

@@ -18,10 +18,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Literal
 
 from skillpack._record import Record
 from skillpack.errors import Problem
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
+    Severity: TypeAlias = Literal["error", "warning"]
+else:  # a string at run time: the checker sees the Literal
+    Severity = str
 
 __all__ = [
     "BIDI",
@@ -38,7 +45,6 @@ BIDI = frozenset({*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F
 ZERO_WIDTH = frozenset({0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064,
                         0xFEFF, 0x180E, 0x00AD, 0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0,
                         *range(0x206A, 0x2070)})
-Severity = Literal["error", "warning"]
 _TAGS = range(0xE0000, 0xE0080)
 _SUSPECT = re.compile(
     "[\U000e0000-\U000e007f]+|["

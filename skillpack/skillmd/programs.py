@@ -18,13 +18,16 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from skillpack._record import Record
 from skillpack.skillmd.commands import effective_program, literal_word
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import PARAM_REF
 from skillpack.spec.shebang import shebang_line
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Program",

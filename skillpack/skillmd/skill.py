@@ -20,13 +20,16 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import Any
 
 from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
 from skillpack.skillmd.fences import parse_body
 from skillpack.skillmd.frontmatter import Frontmatter, normalise_text, split_frontmatter
 from skillpack.skillmd.tools import Tool
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ALLOW_SECRETS_KEY", "Skill", "parse_skill",
            "split_entries"]

@@ -18,10 +18,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
 
 from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeAlias
+
+    ParamType: TypeAlias = Literal["string", "integer", "number", "boolean"]
+else:  # a string at run time: the checker sees the Literal
+    ParamType = str
 
 __all__ = [
     "PARAM_NAME",
@@ -36,7 +43,6 @@ __all__ = [
     "template_params",
 ]
 
-ParamType = Literal["string", "integer", "number", "boolean"]
 Value = str | int | float | bool
 
 PARAM_TYPES: tuple[ParamType, ...] = ("string", "integer", "number", "boolean")

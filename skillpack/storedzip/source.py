@@ -20,7 +20,6 @@ file path and the build side.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
 from collections.abc import Iterator
@@ -157,6 +156,8 @@ class FileSpan:
         return digest
 
     def sha256_hex(self) -> str:
+        import hashlib  # start-up: OpenSSL's SHA-256 (about 3 ms), loaded only when asked
+
         hasher = hashlib.sha256()
         for chunk in self.chunks():
             hasher.update(chunk)

@@ -17,7 +17,6 @@ import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
-from typing import BinaryIO, NoReturn
 
 from blake3 import blake3
 
@@ -32,6 +31,10 @@ from skillpack.storedzip.layout import (
     LOCAL_SIG,
     UTF8_FLAG,
 )
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import BinaryIO, NoReturn
 
 __all__ = ["CHUNK_SIZE", "MAX_MEMBERS", "MAX_SIZE", "ByteComparer", "ZipWriter"]
 

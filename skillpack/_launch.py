@@ -26,8 +26,7 @@ def run() -> None:
             os.dup2(devnull, sys.stdout.fileno())
             os.close(devnull)
         raise SystemExit(0)
-    # start-up: this import (the command line: click, unless `check` runs without it) is
-    # what --version saves
+    # start-up: the command line (click, unless `check` runs without it): --version saves it
     from skillpack.cli import run as run_cli
 
     run_cli()

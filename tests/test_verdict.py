@@ -287,6 +287,32 @@ def test_the_archive_size_is_what_check_measures_too(tmp_path: Path) -> None:
     assert "bytes (the archive)" in checked.output
 
 
+def test_check_measures_the_archive_pack_writes_to_the_byte(tmp_path: Path) -> None:
+    """`check` hashes nothing with SHA-256 (it writes nothing), yet the manifest it measures
+    is as long as pack's: an archive of exactly claude-api's 8,000,000 bytes passes both, one
+    byte more fails both, with the same size in the message."""
+    root = tmp_path / "edge"
+    root.mkdir()
+    (root / "SKILL.md").write_text("---\nname: edge\ndescription: Carry one big file.\n"
+                                   "---\nRead data.bin.\n")
+    data = root / "data.bin"
+    data.write_bytes(b"\1" * 7_000_000)
+    assert cli("pack", root, "-o", tmp_path / "probe").exit_code == 0
+    overhead = next((tmp_path / "probe").glob("*.skill")).stat().st_size - 7_000_000
+    for extra, code in ((0, 0), (1, 1)):
+        data.write_bytes(b"\1" * (8_000_000 - overhead + extra))
+        checked = cli("check", root, "--target", "claude-api", "--json")
+        out = tmp_path / f"out{extra}"
+        packed = cli("pack", root, "--target", "claude-api", "--json", "-o", out)
+        assert checked.exit_code == packed.exit_code == code, (checked.output, packed.output)
+        assert _problems(_json(checked), "error") == _problems(_json(packed), "error")
+        if code == 0:
+            assert next(out.glob("*.skill")).stat().st_size == 8_000_000
+        else:
+            assert "8,000,001 bytes (the archive)" in cli(
+                "check", root, "--target", "claude-api").output
+
+
 def test_targets_that_want_different_layouts_are_refused_by_both(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     root.mkdir()

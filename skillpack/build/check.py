@@ -68,7 +68,7 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     folder = Path(path)
     if folder.name == SKILL_MD and not folder.is_dir():
         folder = folder.parent
-    verdict = judge_skill(folder, options=options)
+    verdict = judge_skill(folder, options=options, sha256=False)  # measured, not written
     skill = verdict.skill
     if skill is None:
         return CheckResult(folder.name, str(folder), tuple(_strict(verdict.problems, strict)))

@@ -35,6 +35,7 @@ from skillpack.storedzip.writer import MAX_MEMBERS
 
 __all__ = [
     "OUTPUT_RULE",
+    "UNHASHED",
     "Outputs",
     "PackOptions",
     "PreparedSkill",
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 #: The rule reported for a command's own output found inside a skill folder.
+#: The SHA-256 a manifest measured without hashing holds for each file (`judge_skill` with
+#: ``sha256=False``): a SHA-256's length, so the manifest's size is the one pack writes.
+UNHASHED = "0" * 64
 OUTPUT_RULE = "output of this command (never carried into the skill)"
 
 Outputs = Sequence[str | os.PathLike[str]]
@@ -150,25 +154,32 @@ class Verdict(Record):
 
     @property
     def valid(self) -> bool:
-        return self.prepared is not None
+        return self.error is None
 
     def refuse(self) -> PreparedSkill:
         """The prepared skill, or the error refusing it (every error problem in it)."""
-        if self.prepared is None:
-            assert self.error is not None
+        if self.error is not None:
             raise self.error
+        if self.prepared is None:  # judged with sha256=False: measured, nothing to write
+            raise ValueError("this verdict was judged without SHA-256 (as check judges): "
+                             "judge the skill with sha256=True to write it")
         return self.prepared
 
 
 def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
-                options: PackOptions | None = None, outputs: Outputs = ()) -> Verdict:
+                options: PackOptions | None = None, outputs: Outputs = (),
+                sha256: bool = True) -> Verdict:
     """The one verdict on the skill in ``folder`` for ``options`` (hosts, layout, catalog
     budget): parse, the Agent Skills rules (keys every target documents accepted), the
     walk, hashing, content checks and limits, and the hosts' limits measured on the archive
     that would be written in the layout chosen (`PackOptions.chosen_layout`: targets that
     want different layouts raise `SkillError`, for every skill alike). A skill that breaks
     the rules still has its files walked and measured, so that one report lists everything;
-    nothing is raised for a bad skill."""
+    nothing is raised for a bad skill.
+    Without `sha256` (what `check` asks: it writes nothing) no file is hashed with SHA-256:
+    the manifest measured holds a placeholder of a SHA-256's length for each file, so every
+    size and limit is the one pack measures, and the verdict carries no prepared skill
+    (`Verdict.prepared` is None; `valid` still says whether pack would write it)."""
     options = options or PackOptions()
     layout = options.chosen_layout
     source = str(folder)
@@ -182,14 +193,14 @@ def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     if not errors:
         try:
             prepared = prepare_parsed(skill, folder, keep_bytes=keep_bytes, options=options,
-                                      outputs=outputs, check_hosts=False)
+                                      outputs=outputs, check_hosts=False, sha256=sha256)
         except (SkillError, RefusedError, ArchiveError) as err:
             return Verdict(source, (*found, *(err.located() or _as_problems(err))),
                            skill=skill, error=err)
         hosts = _host_problems(prepared, prepared.members(), options)
         refused = [p for p in hosts if p.severity == "error"]
         if not refused:
-            return Verdict(source, (*found, *hosts), prepared, skill)
+            return Verdict(source, (*found, *hosts), prepared if sha256 else None, skill)
         error = SkillError(
             f"skill '{skill.name}' cannot be packed for {', '.join(options.targets)}: "
             f"{_count(refused)}", path=source, problems=refused,
@@ -244,22 +255,24 @@ def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
 
 def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: int = 0,
                    options: PackOptions | None = None,
-                   outputs: Outputs = (), check_hosts: bool = True) -> PreparedSkill:
+                   outputs: Outputs = (), check_hosts: bool = True,
+                   sha256: bool = True) -> PreparedSkill:
     """`prepare_skill` past its parse and validation: the walk, the hashing and content
     checks, the manifest and the limits (those of ``options.targets`` too, unless not
     `check_hosts`: `judge_skill` measures them itself), each refusal raised once with every
-    problem of its stage (file paths relative to the skill)."""
+    problem of its stage (file paths relative to the skill). Without `sha256` the manifest's
+    SHA-256s are `UNHASHED` placeholders (see `judge_skill`): measured, never written."""
     options = options or PackOptions()
     layout = options.chosen_layout
     rules = output_rules(folder, outputs)
     # refused right after listing when over the member limit, before any file is read
-    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=True,
+    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=sha256,
                             member_limit=MAX_MEMBERS - 1)
     for item in fileset.left_out:
         if item.rule == OUTPUT_RULE:
             note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "
                  ".skillignore so that `digest` and `check` leave it out too")
-    hashed = hash_files(fileset, sha256=True)  # `#!` lines and SHA-256s from the bytes hashed
+    hashed = hash_files(fileset, sha256=sha256)  # `#!` lines, SHA-256s, from the bytes hashed
     records = hashed.records
     manifest = Manifest(
         name=skill.name,
@@ -269,7 +282,7 @@ def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: 
         programs=tuple(p.to_dict() for p in derive_programs(skill, hashed.shebangs)),
         tools=tuple(t.to_dict() for t in skill.tools),
         allowances=tuple(fileset.allowed),
-        sha256=hashed.sha256,
+        sha256=hashed.sha256 if sha256 else (UNHASHED,) * len(records),
     )
     prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout)
     members = prepared.members()

@@ -23,9 +23,11 @@ The build side uses records too where `skillpack check` imports them: a dataclas
 about 0.4 ms to create (generated source, compiled, for six methods), a record's class
 statement a few microseconds (issue 12's start-up; docs/PERFORMANCE.md).
 
-Only the standard library's builtins are used; ``__init__`` is generated (like a
-dataclass's) the first time a class is instantiated, so a record class that a cold start
-never builds costs nothing more than its class statement.
+Only the standard library's builtins are used. A class's first instances are built by one
+shared function that binds the arguments to the fields; its ninth gets the class its own
+``__init__``, generated (like a dataclass's, about 0.1 ms) and used from then on, as does any
+call whose arguments do not bind, so that the error is Python's own. A record class that a
+cold start never builds, or builds a few times, costs nothing more than its class statement.
 """
 
 from __future__ import annotations
@@ -134,9 +136,21 @@ class _RecordType(type):
         return super().__new__(mcls, name, bases, namespace, **kwargs)
 
 
+#: Instances of a class built by `_bind` before the class gets its own generated ``__init__``:
+#: generating one costs about 0.1 ms (source compiled), binding about 2 us an instance, and
+#: most record classes a `skillpack check` or a first turn meets are built a few times.
+_GENERATE_AFTER = 8
+
+
 def _first_init(self: Record, *args: Any, **kwargs: Any) -> None:
-    """Generate the class's ``__init__`` (as dataclasses does), install it, and run it."""
+    """Bind the arguments (`_bind`) for a class's first instances; then, or for arguments
+    `_bind` leaves to Python (a missing, unexpected or repeated one: its own TypeError),
+    generate the class's ``__init__`` (as dataclasses does), install it, and run it."""
     cls = type(self)
+    built = cls.__dict__.get("_built", 0)
+    if built < _GENERATE_AFTER and _bind(self, cls, args, kwargs):
+        type.__setattr__(cls, "_built", built + 1)
+        return
     fields, defaults, factories = cls._fields, cls._defaults, cls._factories
     params = ", ".join(f"{f}=_d[{f!r}]" if f in defaults else f for f in fields)
     body = "".join(
@@ -150,6 +164,35 @@ def _first_init(self: Record, *args: Any, **kwargs: Any) -> None:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     type.__setattr__(cls, "__init__", init)
     init(self, *args, **kwargs)
+
+
+def _bind(self: Record, cls: type[Record], args: tuple[Any, ...],
+          kwargs: dict[str, Any]) -> bool:
+    """Set the fields from `args` and `kwargs` as the generated ``__init__`` would, and run
+    ``__post_init__``; False, having run nothing of the class's, when the arguments do not
+    bind (the generated ``__init__`` then raises Python's own error)."""
+    fields = cls._fields
+    if len(args) > len(fields):
+        return False
+    defaults, factories = cls._defaults, cls._factories
+    values = list(args)
+    used = 0
+    for name in fields[len(args):]:
+        if name in kwargs:
+            values.append(kwargs[name])
+            used += 1
+        elif name in defaults:
+            values.append(defaults[name])
+        else:
+            return False
+    if used != len(kwargs):
+        return False
+    for name, value in zip(fields, values, strict=True):
+        _setattr(self, name, factories[name]() if value is _MISSING else value)
+    post_init = getattr(cls, "__post_init__", None)
+    if post_init is not None:
+        post_init(self)
+    return True
 
 
 class Record(metaclass=_RecordType):

@@ -450,3 +450,49 @@ def test_a_small_bundle_loads_the_same_either_way(monkeypatch: pytest.MonkeyPatc
     for name in fast.names:
         assert fast[name]._files == slow[name]._files
         assert fast[name].manifest == slow[name].manifest
+
+
+def test_a_record_s_first_instances_are_what_its_generated_init_builds() -> None:
+    """A class's first instances are bound by `_bind`, later ones by the generated
+    ``__init__``: the same fields, defaults, factories, ``__post_init__`` and errors."""
+
+    def fresh() -> tuple[type[Any], type[Any]]:
+        class P(Record):
+            x: int
+            y: str
+            z: tuple[int, ...] = ()
+            w: str | None = None
+
+        class F(Record):
+            name: str
+            hidden: int = field(default=0, compare=False, repr=False)
+            files: dict[str, int] = field(default_factory=dict)
+
+            def __post_init__(self) -> None:
+                if self.hidden < 0:
+                    raise ValueError(f"hidden must be >= 0, not {self.hidden}")
+
+        return P, F
+
+    calls: list[tuple[int, tuple[Any, ...], dict[str, Any]]] = [
+        (0, (1, "a"), {}), (0, (1, "a", (2,), "w"), {}), (0, (1,), {"y": "b", "w": None}),
+        (0, (), {}), (0, (1, "a", (), None, 5), {}), (0, (1,), {"x": 2, "y": "c"}),
+        (0, (1, "a"), {"q": 1}), (0, (), {"y": "b", "x": 3}),
+        (1, ("a",), {}), (1, ("a", 2, {"k": 1}), {}), (1, ("a", -1), {}),
+        (1, (), {"name": "b", "files": {}}), (1, (), {}), (1, ("a",), {"hidden": 3}),
+    ]
+    generated = fresh()
+    for cls in generated:  # arguments that do not bind: the class gets its generated init
+        with pytest.raises(TypeError):
+            cls()
+        assert vars(cls)["__init__"].__qualname__ == f"{cls.__qualname__}.__init__"
+    for which, args, kwargs in calls:
+        bound = fresh()[which]  # its first instance: bound
+        got = same_outcome(lambda: bound(*args, **kwargs),  # noqa: B023
+                           lambda: generated[which](*args, **kwargs))  # noqa: B023
+        assert got[0] == got[1], (which, args, kwargs)
+    counted = fresh()[1]
+    made = [counted("a") for _ in range(12)]  # 8 bound, then the generated init
+    assert vars(counted)["_built"] == 8
+    assert vars(counted)["__init__"].__qualname__ == f"{counted.__qualname__}.__init__"
+    assert all(m.files == {} for m in made) and len({id(m.files) for m in made}) == 12

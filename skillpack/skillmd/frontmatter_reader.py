@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     Value: TypeAlias = "str | list[Value] | dict[str, Value]"
 
 __all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "FrontmatterText", "read_frontmatter",
-           "read_yaml"]
+           "read_simple", "read_yaml"]
 
 #: As `skillpack.skillmd.frontmatter.MAX_FRONTMATTER_BYTES` (a test keeps them equal; that module
 #: imports `dataclasses` and `typing`, which the cold path cannot afford).
@@ -167,6 +167,10 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     if not _allowed_characters(text):
         return None
     lines = text.split("\n")
+    if keys is None:
+        data = read_simple(lines)
+        if data is not None:
+            return data
     reader = _Reader(lines, keys)
     try:
         i = reader.skip(0)
@@ -178,6 +182,74 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     except _Refused:
         return None
     return data
+
+
+def read_simple(lines: list[str]) -> dict[str, Value] | None:
+    """`read_yaml`'s fast path for the shape most SKILL.md frontmatter has, given its lines
+    (checked by `_allowed_characters`): top-level ``key: value`` lines and ``key:`` lines
+    followed by one mapping of ``key: value`` lines indented alike, each value a plain
+    scalar on its line (holding no ``": "`` or ``" #"``, not ending in ``:``) or a quoted
+    one on its line (holding no quote of its kind, nor a backslash). The mapping returned
+    is the one `_Reader` gives for them (tests/test_fmreader.py compares them on the corpus
+    and on generated text); None for anything else (a blank or comment line, a deeper or
+    other indentation, a duplicate key, ...): `read_yaml` then reads it line by line.
+    """
+    result: dict[str, Value] = {}
+    inner: dict[str, Value] | None = None  # the nested mapping being read
+    pad, padding = 0, ""  # the indentation of its keys
+    opened = ""  # the key whose nested mapping starts on the next line
+    keys_read = _KEYS_READ
+    for line in lines[:-1] if lines and not lines[-1] else lines:  # "" after a final newline
+        if not line:
+            return None
+        if line[0] == " ":
+            if opened:  # the nested mapping's first key
+                pad = len(line) - len(line.lstrip(" "))
+                padding = line[:pad]
+                inner = result[opened] = {}
+                opened = ""
+            elif inner is None or not line.startswith(padding) or line[pad : pad + 1] in " ":
+                return None  # a continuation line, another indentation, a blank line
+            target = inner
+            stripped = line[pad:]
+        elif opened:
+            return None  # "key:" with nothing under it
+        else:
+            inner = None
+            target = result
+            stripped = line
+        key, colon, value = stripped.partition(": ")
+        if not colon:  # "key:" ends the line: a nested mapping follows
+            if target is inner or not stripped or stripped[-1] != ":":
+                return None
+            key = stripped[:-1]
+        if key not in keys_read:
+            if not key or key.strip(_KEY_CHARS) or key[0] in "-./" or len(key) > _MAX_KEY:
+                return None
+            if len(keys_read) < _KEYS_READ_MAX:
+                keys_read.add(key)
+        if key in target:
+            return None
+        if not colon:
+            opened = key
+            continue
+        value = value.lstrip(" ").rstrip(" ")
+        if not value:
+            return None
+        quote = value[0]
+        if quote in _INDICATORS:
+            text = value[1:-1]
+            if (quote not in "\"'" or len(value) < 2 or value[-1] != quote or quote in text
+                    or (quote == '"' and "\\" in text)):
+                return None
+            target[key] = text
+        elif ": " in value or " #" in value or value[-1] == ":":
+            return None
+        else:
+            target[key] = value
+    if opened or not result:
+        return None
+    return result
 
 
 def _allowed_characters(text: str) -> bool:

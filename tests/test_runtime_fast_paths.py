@@ -1,0 +1,180 @@
+"""The runtime's first-turn fast paths (issue 11) give exactly what the slow ones give.
+
+* `read_simple`, `read_yaml`'s path for the common shape of frontmatter, gives the mapping the
+  line-by-line `_Reader` gives, on every corpus SKILL.md it takes and on generated text; it
+  takes most of the corpus (else it would be no fast path);
+* `catalog_line` folds a description's whitespace as ``" ".join(text.split())`` does;
+* `json_string` quotes as ``json.dumps(text, ensure_ascii=False)`` does;
+* the first turn (load with `expect`, catalog, load_skill, one file) imports neither `json`
+  nor `re` (`load_skill` used to import `json` to quote a name: 5 ms and more).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS_SKILLS, FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_fmreader import YAMLISH, mappings
+from test_runtime_guard import COLD_FORBIDDEN, modules_without_site
+
+from skillpack.skillmd import frontmatter_reader as reader
+from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
+from skillpack.spec.catalog_text import catalog_line
+from skillpack.spec.manifest import json_string
+
+
+def line_by_line(text: str) -> dict[str, object] | None:
+    """What `read_yaml` gives for `text` without its fast path: the `_Reader` alone."""
+    if not reader._allowed_characters(text):
+        return None
+    lines = text.split("\n")
+    lines_reader = reader._Reader(lines)
+    try:
+        i = lines_reader.skip(0)
+        if i == len(lines) or reader._indent(lines[i]) != 0:
+            return None
+        data, i = lines_reader.mapping(i, 0, 0, -1)
+    except reader._Refused:
+        return None
+    return data if lines_reader.skip(i) == len(lines) else None
+
+
+def assert_same(text: str) -> bool:
+    """The fast path, where it reads `text`, gives what the `_Reader` gives; whether it read."""
+    fast = reader.read_simple(text.split("\n")) if reader._allowed_characters(text) else None
+    if fast is not None:
+        assert fast == line_by_line(text), text
+        assert list(fast) == list(line_by_line(text) or {}), text  # the keys' order too
+    assert reader.read_yaml(text) == line_by_line(text), text
+    return fast is not None
+
+
+@pytest.mark.corpus
+def test_the_fast_path_reads_most_of_the_corpus_as_the_reader_does() -> None:
+    taken = 0
+    for folder in CORPUS_SKILLS:
+        source = normalise_text((folder / "SKILL.md").read_text("utf-8"))
+        found = split_frontmatter(source)
+        located = reader._locate(source, 0)
+        assert located is not None, folder
+        text = source[located[0] : located[1]]
+        assert line_by_line(text) == found.data, folder
+        taken += assert_same(text)
+    assert taken >= len(CORPUS_SKILLS) * 3 // 4, taken  # 153 of 182 on the day it was written
+
+
+@pytest.mark.parametrize("text", [
+    "a: b\nc: 'd'\ne: \"f g\"\nmetadata:\n  x: y\n  z: w\n",
+    "a: b  \nc:   d\n",
+    "a: x:y\nb: C#\nc: 'it is'\n",
+])
+def test_the_fast_path_takes_the_common_shapes(text: str) -> None:
+    assert assert_same(text)
+
+
+@pytest.mark.parametrize("text", [
+    "a: b\n\nc: d\n",  # a blank line
+    "a: b\n  more\n",  # a continuation line
+    "a:\n  b: c\n   d: e\n",  # another indentation
+    "a:\n  b: c\n d: e\n",
+    "a:\n  b:\n    c: d\n",  # deeper nesting
+    "a:\n- b\n",  # a sequence
+    "a: b\na: c\n",  # a duplicate key
+    "a:\n  b: c\n  b: d\n",
+    "a: b: c\n",  # refused by the reader
+    "a: b # c\n",  # a comment
+    "a: b:\n",
+    "a: \"b\\n\"\n",  # an escape
+    "a: 'b' c\n",
+    "a: 'it''s'\n",
+    "a: \"b\" \"c\"\n",
+    "a: |\n  b\n",  # a block scalar
+    "a: [b]\n",
+    "a: &x b\n",
+    "a:\n",  # nothing under a key
+    "a:\nb: c\n",
+    "\"a\": b\n",  # a quoted key
+    " a: b\n",  # an indented top level
+    "a: b\n# c\n",
+    "a: b\n  \n",
+    "-a: b\n",
+    "",
+])
+def test_the_fast_path_leaves_everything_else_to_the_reader(text: str) -> None:
+    assert not assert_same(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(mappings())
+def test_generated_frontmatter_is_read_alike_by_both_paths(text: str) -> None:
+    assert_same(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["name", "description", "license", "x-y", "a.b"]),
+                          st.text(alphabet="ab :#'\"\\-é", min_size=0, max_size=12),
+                          st.booleans()), min_size=1, max_size=5))
+def test_generated_simple_lines_are_read_alike_by_both_paths(
+        entries: list[tuple[str, str, bool]]) -> None:
+    lines = [f"{'  ' if nested else ''}{key}: {value}" for key, value, nested in entries]
+    assert_same("metadata:\n" + "\n".join(lines) + "\n")
+    assert_same("\n".join(line.lstrip(" ") for line in lines) + "\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(YAMLISH)
+def test_fuzzed_text_is_read_alike_by_both_paths(text: str) -> None:
+    assert_same(text)
+
+
+# -- the catalog's folding and the quoting of load_skill -----------------------------------------
+
+
+def test_every_character_split_splits_on_but_the_space_is_unprintable() -> None:
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    assert len(spaces) > 20
+    assert [c for c in spaces if c.isprintable()] == [" "]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "é", " ", "  ", "\t", "\n", "\x85", "\xa0", "\u2028",
+                                 "\u3000", "\x1f", "\u200b", "b c"]), max_size=12).map("".join)
+       | st.text(max_size=30))
+def test_the_catalog_folds_whitespace_as_split_and_join_do(description: str) -> None:
+    assert catalog_line("n", description) == "- n: " + " ".join(description.split())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=30) | st.sampled_from(["", "\ud800", "a\udfffb", "\x7f\x00\x1f",
+                                               "\"\\/\b\f\n\r\t", "\u2028\u2029"]))
+def test_json_string_quotes_as_json_dumps_does(text: str) -> None:
+    assert json_string(text) == json.dumps(text, ensure_ascii=False)
+
+
+@pytest.mark.corpus
+def test_json_string_quotes_every_corpus_path_as_json_dumps_does() -> None:
+    for folder in CORPUS_SKILLS:
+        for path in folder.rglob("*"):
+            text = path.relative_to(folder).as_posix()
+            assert json_string(text) == json.dumps(text, ensure_ascii=False)
+
+
+def test_the_first_turn_imports_neither_json_nor_re(tmp_path: Path) -> None:
+    from test_runtime import build_bundle
+
+    bundle = tmp_path / "fixtures.bundle"
+    bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
+    loaded = modules_without_site(
+        "import skillpack.runtime as rt\n"
+        f"data = open({str(bundle)!r}, 'rb').read()\n"
+        "b = rt.load(data, expect={n: rt.load(data)[n].digest for n in rt.load(data).names})\n"
+        "b.catalog_text()\n"
+        "assert 'read_skill_resource(name=\"waitlist\"' in b.load_skill('waitlist')\n"
+        "b.read_skill_resource('waitlist', 'data/waitlist.csv')")
+    assert "skillpack.skillmd.frontmatter_reader" in loaded  # it did read the SKILL.md files
+    assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))

@@ -72,17 +72,19 @@ class FrontmatterText:
     `skillpack.skillmd.frontmatter.Frontmatter.data`), the markdown ``body`` after the closing
     ``---`` (copied out of the text only when asked for: a catalog needs the frontmatter
     alone) and the file line ``body_line`` it starts on (as `Frontmatter.body` and
-    `Frontmatter.body_line`)."""
+    `Frontmatter.body_line`). With ``rest``, the text read was the file's head and ``rest``
+    the UTF-8 bytes after it, decoded only when the body is asked for."""
 
-    __slots__ = ("_body_start", "_closing", "_start", "_text", "data")
+    __slots__ = ("_body_start", "_closing", "_rest", "_start", "_text", "data")
 
     def __init__(self, data: dict[str, Value], text: str, start: int, closing: int,
-                 body_start: int) -> None:
+                 body_start: int, rest: memoryview | None = None) -> None:
         self.data = data
         self._text = text
         self._start = start
         self._closing = closing
         self._body_start = body_start
+        self._rest = rest
 
     @property
     def body_line(self) -> int:
@@ -94,6 +96,8 @@ class FrontmatterText:
         if start < 0:
             return ""
         body = self._text[start:]
+        if self._rest is not None and len(self._rest):
+            body += str(self._rest, "utf-8")
         if "\r" in body:  # the frontmatter had none: only the body is left to normalise
             body = body.replace("\r\n", "\n").replace("\r", "\n")
         return body
@@ -106,17 +110,25 @@ class _Refused(Exception):
     """Raised inside the reader for anything it cannot read exactly; never leaves it."""
 
 
-def read_frontmatter(source: str) -> FrontmatterText | None:
+def read_frontmatter(source: str, rest: memoryview | None = None) -> FrontmatterText | None:
     """Split a SKILL.md text and read its frontmatter as the build side does
     (`skillpack.skillmd.skill.parse_skill`: `normalise_text`, then `split_frontmatter`).
 
     Returns None when the build side would refuse the frontmatter or when it uses YAML this
     reader does not read (see the module's docstring): the caller refuses the skill then.
     Only the frontmatter is scanned: the body is neither copied nor normalised until asked.
+
+    With `rest`, `source` is only the text's head, ending with a line feed, and `rest` the
+    UTF-8 bytes of the text after it: what is read is what the whole text gives when the
+    frontmatter closes in the head, without a CR before its end; otherwise None (the caller
+    then reads the whole text, which also says whether it is refused).
     """
     base = 1 if source.startswith("\ufeff") else 0
     found = _locate(source, base)
     stop = len(source) if found is None or found[2] < 0 else found[2]
+    if rest is not None and (found is None or found[2] < 0
+                             or source.find("\r", base, stop) >= 0):
+        return None
     if source.find("\r", base, stop) >= 0:  # CR line ends: read it as the build side would
         source = source[base:].replace("\r\n", "\n").replace("\r", "\n")
         base = 0
@@ -132,7 +144,7 @@ def read_frontmatter(source: str) -> FrontmatterText | None:
     data = read_yaml(text)
     if data is None:
         return None
-    return FrontmatterText(data, source, start, closing, -1 if end < 0 else end + 1)
+    return FrontmatterText(data, source, start, closing, -1 if end < 0 else end + 1, rest)
 
 
 def _locate(source: str, base: int) -> tuple[int, int, int] | None:

@@ -179,7 +179,7 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     if not _allowed_characters(text):
         return None
     lines = text.split("\n")
-    if keys is None:
+    if keys is None and "\n    " not in text:  # (a line indented twice is never simple)
         data = read_simple(lines)
         if data is not None:
             return data
@@ -245,7 +245,7 @@ def read_simple(lines: list[str]) -> dict[str, Value] | None:
         if not colon:
             opened = key
             continue
-        value = value.lstrip(" ").rstrip(" ")
+        value = value.strip(" ")
         if not value:
             return None
         quote = value[0]

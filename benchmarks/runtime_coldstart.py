@@ -301,11 +301,19 @@ def child_env(pycache: Path) -> dict[str, str]:
     return env
 
 
+#: Variants run with another checkout's skillpack first on the path (``floors.py
+#: --first-turn --against TREE``): variant name -> that checkout.
+TREES: dict[str, Path] = {}
+
+
 def run_child(python: str, code: str, env: dict[str, str], bundle: Path, runs: int = 0) -> str:
+    bundle = bundle.resolve()
     prelude = (f"BUNDLE = {str(bundle)!r}; SKILL = {SKILL!r}; RUNS = {runs}; "
-               f"LOCK = {str(LOCK_PATH)!r}; RESOURCE = {RESOURCE!r}\n")
+               f"LOCK = {str(LOCK_PATH.resolve())!r}; RESOURCE = {RESOURCE!r}\n")
+    # run in the bundle's folder: `-c` puts the working directory first on the path, and a
+    # checkout there would shadow the one a variant asks for
     result = subprocess.run([python, "-c", prelude + code], env=env, capture_output=True,
-                            text=True, check=False)
+                            text=True, check=False, cwd=bundle.parent)
     if result.returncode:
         raise SystemExit(f"child failed:\n{code}\n{result.stderr}")
     return result.stdout
@@ -319,8 +327,10 @@ def measure(python: str, env: dict[str, str], bundle: Path, runs: int,
         order = list(times)
         rng.shuffle(order)
         for name in order:
+            tree = TREES.get(name)
             start = time.perf_counter()
-            run_child(python, VARIANTS[name], env, bundle)
+            run_child(python, VARIANTS[name], env if tree is None else
+                      {**env, "PYTHONPATH": str(tree)}, bundle)
             elapsed = time.perf_counter() - start
             if round_no >= warmup:
                 times[name].append(elapsed)
@@ -413,23 +423,30 @@ FLOOR_VARIANTS = ("bare", "read bytes", "runtime first turn", "floor first turn"
                   "floor first turn, strict zip")
 
 
-def first_turn_floors(runs: int, warmup: int = 3) -> None:
+def first_turn_floors(runs: int, warmup: int = 3, against: Path | None = None) -> None:
     """Issue 11's floor: the first turn and its two floors, whole processes, medians over the
     bare interpreter that reads the bundle's bytes (what `benchmarks/floors.py --first-turn`
-    prints)."""
+    prints). With `against` (another checkout of skillpack, say main before a change), its
+    first turn runs in the same rounds, interleaved: before and after from one run."""
     global RESOURCE, LOCK_PATH
+    variants = FLOOR_VARIANTS
+    if against is not None:
+        other = f"runtime first turn ({against.name})"
+        VARIANTS[other] = VARIANTS["runtime first turn"]
+        TREES[other] = against.resolve()
+        variants = (*FLOOR_VARIANTS[:3], other, *FLOOR_VARIANTS[3:])
     with tempfile.TemporaryDirectory(prefix="skillpack-bench-") as tmp:
         root = Path(tmp)
         bundle = corpus_bundle(root / "corpus.bundle")
         RESOURCE, LOCK_PATH = write_lock(bundle, root / "skills.lock")
         python = clean_python(root / "venv")
-        times = measure(python, child_env(root / "pycache"), bundle, runs, warmup,
-                        FLOOR_VARIANTS)
+        times = measure(python, child_env(root / "pycache"), bundle, runs, warmup, variants)
     medians = {name: statistics.median(values) * 1e3 for name, values in times.items()}
     read = medians["read bytes"]
     print(f"first turn (issue 11), corpus bundle, median of {runs} interleaved processes, "
-          "ms over a bare interpreter that reads the bundle's bytes (target 10 ms)")
-    for name in FLOOR_VARIANTS[2:]:
+          "ms over a bare interpreter that reads the bundle's bytes (target 10 ms); load "
+          f"average {os.getloadavg()[0]:.2f}")
+    for name in variants[2:]:
         print(f"  {name:<30} {medians[name] - read:7.1f} ms")
     floor = medians["floor first turn, strict zip"] - read
     print(f"  the first turn is {(medians['runtime first turn'] - read) / floor:.1f}x the floor "

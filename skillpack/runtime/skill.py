@@ -45,6 +45,17 @@ _hasher: Callable[[Any], Any] | None = None
 #: The bytes of a SKILL.md decoded first: the frontmatter of every corpus skill closes in
 #: them (1.8 KiB at most); a longer one is read from the whole text.
 _HEAD = 4096
+_read_frontmatter: Callable[[str, memoryview | None], FrontmatterText | None] | None = None
+
+
+def _frontmatter_reader() -> Callable[[str, memoryview | None], FrontmatterText | None]:
+    """`read_frontmatter`, imported on first use, then kept (a catalog reads 180 SKILL.md)."""
+    global _read_frontmatter
+    # cold path: the frontmatter reader only once a SKILL.md is read (not at load)
+    from skillpack.skillmd.frontmatter_reader import read_frontmatter
+
+    _read_frontmatter = read_frontmatter
+    return read_frontmatter
 
 
 def _blake3_hex(data: memoryview) -> str:
@@ -274,9 +285,7 @@ class LoadedSkill:
         if self._front is None:
             where = f"{self.name}/{SKILL_MD}"
             raw = self._serve(SKILL_MD)
-            # cold path: the frontmatter reader only once a SKILL.md is read (not at load)
-            from skillpack.skillmd.frontmatter_reader import read_frontmatter
-
+            read_frontmatter = _read_frontmatter or _frontmatter_reader()
             # The head alone is decoded and read when the frontmatter closes in it; the rest
             # is checked to be UTF-8 and let go (a catalog's 180 decoded SKILL.md kept alive
             # cost a fresh process 2 ms of page faults), decoded again when the body is asked.
@@ -296,7 +305,7 @@ class LoadedSkill:
                         text = str(raw, "utf-8")
                     except TypeError:  # a large span of an archive file (storedzip.source)
                         text = str(raw.tobytes(), "utf-8")
-                    front = read_frontmatter(text)
+                    front = read_frontmatter(text, None)
             except UnicodeDecodeError as exc:
                 raise SkillError(f"SKILL.md is not valid UTF-8 (byte {at + exc.start})",
                                  path=where) from None

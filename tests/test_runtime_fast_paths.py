@@ -24,7 +24,7 @@ from blake3 import blake3
 from conftest import CORPUS_SKILLS, FIXTURES, Members, zip_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fmreader import YAMLISH, mappings
+from test_fmreader import YAMLISH, assert_exact_or_refused, document, mappings
 from test_runtime import (
     build_bundle,
     corpus_bundle,
@@ -140,8 +140,10 @@ def test_generated_frontmatter_is_read_alike_by_both_paths(text: str) -> None:
 def test_generated_simple_lines_are_read_alike_by_both_paths(
         entries: list[tuple[str, str, bool]]) -> None:
     lines = [f"{'  ' if nested else ''}{key}: {value}" for key, value, nested in entries]
-    assert_same("metadata:\n" + "\n".join(lines) + "\n")
-    assert_same("\n".join(line.lstrip(" ") for line in lines) + "\n")
+    for text in ("metadata:\n" + "\n".join(lines) + "\n",
+                 "\n".join(line.lstrip(" ") for line in lines) + "\n"):
+        assert_same(text)
+        assert_exact_or_refused(document(text))  # and what it reads is what YAML reads
 
 
 @settings(max_examples=300, deadline=None)

@@ -34,6 +34,7 @@ members), and the same floor with the runtime's strict zip reader. ``benchmarks/
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import random
@@ -421,6 +422,27 @@ def print_report(result: dict[str, Any]) -> None:
 
 FLOOR_VARIANTS = ("bare", "read bytes", "runtime first turn", "floor first turn",
                   "floor first turn, strict zip")
+#: The first turn's parts, each timed around its call inside a fresh interpreter.
+TURN_PARTS = ("import skillpack.runtime", "load(data, expect=lock)", "catalog_text()",
+              "load_skill(name)", "one file's text()")
+FIRST_TURN_PARTS = textwrap.dedent("""
+    import time
+    clock = time.perf_counter
+    f = open(BUNDLE, 'rb'); data = f.read(); f.close()
+    f = open(LOCK, 'rb'); lock = f.read(); f.close()
+    t0 = clock()
+    import skillpack.runtime as rt
+    t1 = clock()
+    bundle = rt.load(data, expect=lock)
+    t2 = clock()
+    bundle.catalog_text()
+    t3 = clock()
+    bundle.load_skill(SKILL)
+    t4 = clock()
+    bundle[SKILL].file(RESOURCE).text()
+    t5 = clock()
+    print(repr([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]))
+""")
 
 
 def first_turn_floors(runs: int, warmup: int = 3, against: Path | None = None) -> None:
@@ -440,7 +462,16 @@ def first_turn_floors(runs: int, warmup: int = 3, against: Path | None = None) -
         bundle = corpus_bundle(root / "corpus.bundle")
         RESOURCE, LOCK_PATH = write_lock(bundle, root / "skills.lock")
         python = clean_python(root / "venv")
-        times = measure(python, child_env(root / "pycache"), bundle, runs, warmup, variants)
+        env = child_env(root / "pycache")
+        times = measure(python, env, bundle, runs, warmup, variants)
+        trees: dict[str, dict[str, str]] = {"this checkout": env}
+        if against is not None:
+            trees[against.name] = {**env, "PYTHONPATH": str(against.resolve())}
+        parts: dict[str, list[list[float]]] = {tree: [] for tree in trees}
+        for _ in range(runs):  # alternately
+            for tree, tree_env in trees.items():
+                parts[tree].append(ast.literal_eval(
+                    run_child(python, FIRST_TURN_PARTS, tree_env, bundle)))
     medians = {name: statistics.median(values) * 1e3 for name, values in times.items()}
     read = medians["read bytes"]
     print(f"first turn (issue 11), corpus bundle, median of {runs} interleaved processes, "
@@ -451,6 +482,17 @@ def first_turn_floors(runs: int, warmup: int = 3, against: Path | None = None) -
     floor = medians["floor first turn, strict zip"] - read
     print(f"  the first turn is {(medians['runtime first turn'] - read) / floor:.1f}x the floor "
           "with strict zip reading")
+    print(f"its parts, timed inside {runs} fresh interpreters each (ms, best / median):")
+    print(f"  {'':<26}" + "".join(f"{tree:>22}" for tree in parts))
+    for at, part in enumerate(TURN_PARTS):
+        cells = [f"{min(r[at] for r in rows) * 1e3:9.2f} / "
+                 f"{statistics.median(r[at] for r in rows) * 1e3:7.2f}  "
+                 for rows in parts.values()]
+        print(f"  {part:<26}" + "".join(f"{cell:>22}" for cell in cells))
+    totals = {tree: [sum(r) for r in rows] for tree, rows in parts.items()}
+    print(f"  {'total':<26}" + "".join(
+        f"{f'{min(t) * 1e3:9.2f} / {statistics.median(t) * 1e3:7.2f}  ':>22}"
+        for t in totals.values()))
 
 
 def main() -> None:

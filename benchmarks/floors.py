@@ -2,6 +2,7 @@
 workloads of bench_build.py whose targets it misses: the floors behind docs/PERFORMANCE.md.
 
     python benchmarks/floors.py [--runs N] [--tmp DIR]
+    python benchmarks/floors.py --first-turn [--runs N] [--against TREE]
 
 * small (10,000 files of 4 KiB): Python's ``open``/``read`` (bench_build's "read"); a stripped
   loop making only the calls a safe digest needs (list each folder, open each file without
@@ -24,7 +25,8 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
 
 * first turn (``--first-turn`` only; issue 11): the runtime's first turn on the corpus bundle
   against the least a first turn that verifies what it shows must do, as whole processes
-  (see benchmarks/runtime_coldstart.py, "floor first turn").
+  (see benchmarks/runtime_coldstart.py, "floor first turn"); ``--against TREE`` adds the
+  first turn of another checkout (main before a change, say) to the same rounds.
 
 Runs taken round-robin after a warm-up, ``os.sync()`` before each (untimed); medians printed.
 """
@@ -134,9 +136,12 @@ def main() -> int:
     parser.add_argument("--tmp", type=Path)
     parser.add_argument("--first-turn", action="store_true",
                         help="only the runtime's first-turn floor (issue 11)")
+    parser.add_argument("--against", type=Path, metavar="TREE",
+                        help="with --first-turn: also time the first turn of another "
+                        "checkout (its skillpack first on the path), in the same rounds")
     args = parser.parse_args()
     if args.first_turn:
-        first_turn_floors(args.runs)
+        first_turn_floors(args.runs, against=args.against)
         return 0
     from skillpack.build.verify import digest
 

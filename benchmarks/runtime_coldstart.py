@@ -34,6 +34,7 @@ members), and the same floor with the runtime's strict zip reader. ``benchmarks/
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import random
@@ -301,11 +302,19 @@ def child_env(pycache: Path) -> dict[str, str]:
     return env
 
 
+#: Variants run with another checkout's skillpack first on the path (``floors.py
+#: --first-turn --against TREE``): variant name -> that checkout.
+TREES: dict[str, Path] = {}
+
+
 def run_child(python: str, code: str, env: dict[str, str], bundle: Path, runs: int = 0) -> str:
+    bundle = bundle.resolve()
     prelude = (f"BUNDLE = {str(bundle)!r}; SKILL = {SKILL!r}; RUNS = {runs}; "
-               f"LOCK = {str(LOCK_PATH)!r}; RESOURCE = {RESOURCE!r}\n")
+               f"LOCK = {str(LOCK_PATH.resolve())!r}; RESOURCE = {RESOURCE!r}\n")
+    # run in the bundle's folder: `-c` puts the working directory first on the path, and a
+    # checkout there would shadow the one a variant asks for
     result = subprocess.run([python, "-c", prelude + code], env=env, capture_output=True,
-                            text=True, check=False)
+                            text=True, check=False, cwd=bundle.parent)
     if result.returncode:
         raise SystemExit(f"child failed:\n{code}\n{result.stderr}")
     return result.stdout
@@ -319,8 +328,10 @@ def measure(python: str, env: dict[str, str], bundle: Path, runs: int,
         order = list(times)
         rng.shuffle(order)
         for name in order:
+            tree = TREES.get(name)
             start = time.perf_counter()
-            run_child(python, VARIANTS[name], env, bundle)
+            run_child(python, VARIANTS[name], env if tree is None else
+                      {**env, "PYTHONPATH": str(tree)}, bundle)
             elapsed = time.perf_counter() - start
             if round_no >= warmup:
                 times[name].append(elapsed)
@@ -411,29 +422,83 @@ def print_report(result: dict[str, Any]) -> None:
 
 FLOOR_VARIANTS = ("bare", "read bytes", "runtime first turn", "floor first turn",
                   "floor first turn, strict zip")
+#: The first turn's parts, each timed around its call inside a fresh interpreter.
+TURN_PARTS = ("import skillpack.runtime", "load(data, expect=lock)", "catalog_text()",
+              "load_skill(name)", "one file's text()")
+#: Timed after the first turn, in the same interpreter: not part of it (not in its total).
+WARM_PARTS = ("catalog_text(), warm",)
+FIRST_TURN_PARTS = textwrap.dedent("""
+    import time
+    clock = time.perf_counter
+    f = open(BUNDLE, 'rb'); data = f.read(); f.close()
+    f = open(LOCK, 'rb'); lock = f.read(); f.close()
+    t0 = clock()
+    import skillpack.runtime as rt
+    t1 = clock()
+    bundle = rt.load(data, expect=lock)
+    t2 = clock()
+    bundle.catalog_text()
+    t3 = clock()
+    bundle.load_skill(SKILL)
+    t4 = clock()
+    bundle[SKILL].file(RESOURCE).text()
+    t5 = clock()
+    warm = []  # catalog_text() on an already loaded bundle: the best of 5 fresh loads
+    for _ in range(5):
+        again = rt.load(data, expect=lock)
+        a = clock(); again.catalog_text(); warm.append(clock() - a)
+    print(repr([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, min(warm)]))
+""")
 
 
-def first_turn_floors(runs: int, warmup: int = 3) -> None:
+def first_turn_floors(runs: int, warmup: int = 3, against: Path | None = None) -> None:
     """Issue 11's floor: the first turn and its two floors, whole processes, medians over the
     bare interpreter that reads the bundle's bytes (what `benchmarks/floors.py --first-turn`
-    prints)."""
+    prints). With `against` (another checkout of skillpack, say main before a change), its
+    first turn runs in the same rounds, interleaved: before and after from one run."""
     global RESOURCE, LOCK_PATH
+    variants = FLOOR_VARIANTS
+    if against is not None:
+        other = f"runtime first turn ({against.name})"
+        VARIANTS[other] = VARIANTS["runtime first turn"]
+        TREES[other] = against.resolve()
+        variants = (*FLOOR_VARIANTS[:3], other, *FLOOR_VARIANTS[3:])
     with tempfile.TemporaryDirectory(prefix="skillpack-bench-") as tmp:
         root = Path(tmp)
         bundle = corpus_bundle(root / "corpus.bundle")
         RESOURCE, LOCK_PATH = write_lock(bundle, root / "skills.lock")
         python = clean_python(root / "venv")
-        times = measure(python, child_env(root / "pycache"), bundle, runs, warmup,
-                        FLOOR_VARIANTS)
+        env = child_env(root / "pycache")
+        times = measure(python, env, bundle, runs, warmup, variants)
+        trees: dict[str, dict[str, str]] = {"this checkout": env}
+        if against is not None:
+            trees[against.name] = {**env, "PYTHONPATH": str(against.resolve())}
+        parts: dict[str, list[list[float]]] = {tree: [] for tree in trees}
+        for _ in range(runs):  # alternately
+            for tree, tree_env in trees.items():
+                parts[tree].append(ast.literal_eval(
+                    run_child(python, FIRST_TURN_PARTS, tree_env, bundle)))
     medians = {name: statistics.median(values) * 1e3 for name, values in times.items()}
     read = medians["read bytes"]
     print(f"first turn (issue 11), corpus bundle, median of {runs} interleaved processes, "
-          "ms over a bare interpreter that reads the bundle's bytes (target 10 ms)")
-    for name in FLOOR_VARIANTS[2:]:
+          "ms over a bare interpreter that reads the bundle's bytes (target 10 ms); load "
+          f"average {os.getloadavg()[0]:.2f}")
+    for name in variants[2:]:
         print(f"  {name:<30} {medians[name] - read:7.1f} ms")
     floor = medians["floor first turn, strict zip"] - read
     print(f"  the first turn is {(medians['runtime first turn'] - read) / floor:.1f}x the floor "
           "with strict zip reading")
+    print(f"its parts, timed inside {runs} fresh interpreters each (ms, best / median):")
+    print(f"  {'':<26}" + "".join(f"{tree:>21} " for tree in parts))
+    def row(label: str, values: list[list[float]]) -> None:
+        print(f"  {label:<26}" + "".join(
+            f"{min(v) * 1e3:9.2f} / {statistics.median(v) * 1e3:7.2f}  " for v in values))
+
+    for at, part in enumerate(TURN_PARTS):
+        row(part, [[r[at] for r in rows] for rows in parts.values()])
+    row("total", [[sum(r[: len(TURN_PARTS)]) for r in rows] for rows in parts.values()])
+    for at, part in enumerate(WARM_PARTS, len(TURN_PARTS)):
+        row(part, [[r[at] for r in rows] for rows in parts.values()])
 
 
 def main() -> None:

@@ -45,6 +45,7 @@ from skillpack.runtime.skill import LoadedSkill, close_paths
 from skillpack.spec.bundle_index import BUNDLE_INDEX, read_index
 from skillpack.spec.catalog_text import catalog_line, catalog_of
 from skillpack.spec.digest import bundle_digest
+from skillpack.spec.manifest import json_string
 from skillpack.spec.paths import SKILL_MD
 from skillpack.storedzip.reader import read_zip
 
@@ -262,15 +263,13 @@ class Bundle(Mapping[str, LoadedSkill]):
         parts = [f"<skill_instructions>\n{body}\n</skill_instructions>"]
         others = [path for path in skill.files() if path != SKILL_MD]
         if others:
-            import json
-
-            quoted = json.dumps(name, ensure_ascii=False)
+            quoted = json_string(name)
             lines = ["<skill_resources>",
                      f"The skill '{name}' carries these files. Read one with the call shown:"]
             for path in others:
                 size = skill.file(path).size
                 call = (f"read_skill_resource(name={quoted}, "
-                        f"path={json.dumps(path, ensure_ascii=False)})")
+                        f"path={json_string(path)})")
                 lines.append(f"- {path} ({size:,} bytes): {call}")
             lines.append("</skill_resources>")
             parts.append("\n".join(lines))

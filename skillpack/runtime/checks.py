@@ -245,7 +245,7 @@ def check_skill_in_bulk(
         and sizes == file_sizes
         and executables == [mode == "100755" for mode in modes]
         and SKILL_MD in paths
-        and digest_columns(*files) == fields.digest
+        and digest_columns(*files, ordered=True) == fields.digest  # checked_fields sorted
     ):
         return None
     entries = zip(file_sizes, hexes, executables, offsets, strict=True)

@@ -42,6 +42,20 @@ _DRIVE = r"[A-Za-z]:"
 _PERCENT = r"(?i)%(?:2e|2f|5c|00)"
 _CONTROL = r"[\x00-\x1f\x7f-\x9f]"
 _hasher: Callable[[Any], Any] | None = None
+#: The bytes of a SKILL.md decoded first: the frontmatter of every corpus skill closes in
+#: them (1.8 KiB at most); a longer one is read from the whole text.
+_HEAD = 4096
+_read_frontmatter: Callable[[str, memoryview | None], FrontmatterText | None] | None = None
+
+
+def _frontmatter_reader() -> Callable[[str, memoryview | None], FrontmatterText | None]:
+    """`read_frontmatter`, imported on first use, then kept (a catalog reads 180 SKILL.md)."""
+    global _read_frontmatter
+    # cold path: the frontmatter reader only once a SKILL.md is read (not at load)
+    from skillpack.skillmd.frontmatter_reader import read_frontmatter
+
+    _read_frontmatter = read_frontmatter
+    return read_frontmatter
 
 
 def _blake3_hex(data: memoryview) -> str:
@@ -271,18 +285,30 @@ class LoadedSkill:
         if self._front is None:
             where = f"{self.name}/{SKILL_MD}"
             raw = self._serve(SKILL_MD)
+            read_frontmatter = _read_frontmatter or _frontmatter_reader()
+            # The head alone is decoded and read when the frontmatter closes in it; the rest
+            # is checked to be UTF-8 and let go (a catalog's 180 decoded SKILL.md kept alive
+            # cost a fresh process 2 ms of page faults), decoded again when the body is asked.
+            front = None
+            at = 0
             try:
-                try:
-                    text = str(raw, "utf-8")
-                except TypeError:  # a large span of an archive file (storedzip.source)
-                    text = str(raw.tobytes(), "utf-8")
+                if isinstance(raw, memoryview) and len(raw) > _HEAD:
+                    head = raw[:_HEAD].tobytes()
+                    cut = head.rfind(b"\n") + 1  # a line feed never ends a character early
+                    if cut:
+                        front = read_frontmatter(str(head[:cut], "utf-8"), raw[cut:])
+                        if front is not None:
+                            at = cut
+                            str(raw[cut:], "utf-8")
+                if front is None:
+                    try:
+                        text = str(raw, "utf-8")
+                    except TypeError:  # a large span of an archive file (storedzip.source)
+                        text = str(raw.tobytes(), "utf-8")
+                    front = read_frontmatter(text, None)
             except UnicodeDecodeError as exc:
-                raise SkillError(f"SKILL.md is not valid UTF-8 (byte {exc.start})",
+                raise SkillError(f"SKILL.md is not valid UTF-8 (byte {at + exc.start})",
                                  path=where) from None
-            # cold path: the frontmatter reader only once a SKILL.md is read (not at load)
-            from skillpack.skillmd.frontmatter_reader import read_frontmatter
-
-            front = read_frontmatter(text)
             if front is None:
                 raise SkillError(
                     f"skill '{self.name}': its SKILL.md frontmatter uses YAML beyond what the "

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     Value: TypeAlias = "str | list[Value] | dict[str, Value]"
 
 __all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "FrontmatterText", "read_frontmatter",
-           "read_yaml"]
+           "read_simple", "read_yaml"]
 
 #: As `skillpack.skillmd.frontmatter.MAX_FRONTMATTER_BYTES` (a test keeps them equal; that module
 #: imports `dataclasses` and `typing`, which the cold path cannot afford).
@@ -72,17 +72,19 @@ class FrontmatterText:
     `skillpack.skillmd.frontmatter.Frontmatter.data`), the markdown ``body`` after the closing
     ``---`` (copied out of the text only when asked for: a catalog needs the frontmatter
     alone) and the file line ``body_line`` it starts on (as `Frontmatter.body` and
-    `Frontmatter.body_line`)."""
+    `Frontmatter.body_line`). With ``rest``, the text read was the file's head and ``rest``
+    the UTF-8 bytes after it, decoded only when the body is asked for."""
 
-    __slots__ = ("_body_start", "_closing", "_start", "_text", "data")
+    __slots__ = ("_body_start", "_closing", "_rest", "_start", "_text", "data")
 
     def __init__(self, data: dict[str, Value], text: str, start: int, closing: int,
-                 body_start: int) -> None:
+                 body_start: int, rest: memoryview | None = None) -> None:
         self.data = data
         self._text = text
         self._start = start
         self._closing = closing
         self._body_start = body_start
+        self._rest = rest
 
     @property
     def body_line(self) -> int:
@@ -94,6 +96,8 @@ class FrontmatterText:
         if start < 0:
             return ""
         body = self._text[start:]
+        if self._rest is not None and len(self._rest):
+            body += str(self._rest, "utf-8")
         if "\r" in body:  # the frontmatter had none: only the body is left to normalise
             body = body.replace("\r\n", "\n").replace("\r", "\n")
         return body
@@ -106,17 +110,25 @@ class _Refused(Exception):
     """Raised inside the reader for anything it cannot read exactly; never leaves it."""
 
 
-def read_frontmatter(source: str) -> FrontmatterText | None:
+def read_frontmatter(source: str, rest: memoryview | None = None) -> FrontmatterText | None:
     """Split a SKILL.md text and read its frontmatter as the build side does
     (`skillpack.skillmd.skill.parse_skill`: `normalise_text`, then `split_frontmatter`).
 
     Returns None when the build side would refuse the frontmatter or when it uses YAML this
     reader does not read (see the module's docstring): the caller refuses the skill then.
     Only the frontmatter is scanned: the body is neither copied nor normalised until asked.
+
+    With `rest`, `source` is only the text's head, ending with a line feed, and `rest` the
+    UTF-8 bytes of the text after it: what is read is what the whole text gives when the
+    frontmatter closes in the head, without a CR before its end; otherwise None (the caller
+    then reads the whole text, which also says whether it is refused).
     """
     base = 1 if source.startswith("\ufeff") else 0
     found = _locate(source, base)
     stop = len(source) if found is None or found[2] < 0 else found[2]
+    if rest is not None and (found is None or found[2] < 0
+                             or source.find("\r", base, stop) >= 0):
+        return None
     if source.find("\r", base, stop) >= 0:  # CR line ends: read it as the build side would
         source = source[base:].replace("\r\n", "\n").replace("\r", "\n")
         base = 0
@@ -132,7 +144,7 @@ def read_frontmatter(source: str) -> FrontmatterText | None:
     data = read_yaml(text)
     if data is None:
         return None
-    return FrontmatterText(data, source, start, closing, -1 if end < 0 else end + 1)
+    return FrontmatterText(data, source, start, closing, -1 if end < 0 else end + 1, rest)
 
 
 def _locate(source: str, base: int) -> tuple[int, int, int] | None:
@@ -167,6 +179,10 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     if not _allowed_characters(text):
         return None
     lines = text.split("\n")
+    if keys is None and "\n    " not in text:  # (a line indented twice is never simple)
+        data = read_simple(lines)
+        if data is not None:
+            return data
     reader = _Reader(lines, keys)
     try:
         i = reader.skip(0)
@@ -178,6 +194,74 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     except _Refused:
         return None
     return data
+
+
+def read_simple(lines: list[str]) -> dict[str, Value] | None:
+    """`read_yaml`'s fast path for the shape most SKILL.md frontmatter has, given its lines
+    (checked by `_allowed_characters`): top-level ``key: value`` lines and ``key:`` lines
+    followed by one mapping of ``key: value`` lines indented alike, each value a plain
+    scalar on its line (holding no ``": "`` or ``" #"``, not ending in ``:``) or a quoted
+    one on its line (holding no quote of its kind, nor a backslash). The mapping returned
+    is the one `_Reader` gives for them (tests/test_fmreader.py compares them on the corpus
+    and on generated text); None for anything else (a blank or comment line, a deeper or
+    other indentation, a duplicate key, ...): `read_yaml` then reads it line by line.
+    """
+    result: dict[str, Value] = {}
+    inner: dict[str, Value] | None = None  # the nested mapping being read
+    pad, padding = 0, ""  # the indentation of its keys
+    opened = ""  # the key whose nested mapping starts on the next line
+    keys_read = _KEYS_READ
+    for line in lines[:-1] if lines and not lines[-1] else lines:  # "" after a final newline
+        if not line:
+            return None
+        if line[0] == " ":
+            if opened:  # the nested mapping's first key
+                pad = len(line) - len(line.lstrip(" "))
+                padding = line[:pad]
+                inner = result[opened] = {}
+                opened = ""
+            elif inner is None or not line.startswith(padding) or line[pad : pad + 1] in " ":
+                return None  # a continuation line, another indentation, a blank line
+            target = inner
+            stripped = line[pad:]
+        elif opened:
+            return None  # "key:" with nothing under it
+        else:
+            inner = None
+            target = result
+            stripped = line
+        key, colon, value = stripped.partition(": ")
+        if not colon:  # "key:" ends the line: a nested mapping follows
+            if target is inner or not stripped or stripped[-1] != ":":
+                return None
+            key = stripped[:-1]
+        if key not in keys_read:
+            if not key or key.strip(_KEY_CHARS) or key[0] in "-./" or len(key) > _MAX_KEY:
+                return None
+            if len(keys_read) < _KEYS_READ_MAX:
+                keys_read.add(key)
+        if key in target:
+            return None
+        if not colon:
+            opened = key
+            continue
+        value = value.strip(" ")
+        if not value:
+            return None
+        quote = value[0]
+        if quote in _INDICATORS:
+            text = value[1:-1]
+            if (quote not in "\"'" or len(value) < 2 or value[-1] != quote or quote in text
+                    or (quote == '"' and "\\" in text)):
+                return None
+            target[key] = text
+        elif ": " in value or " #" in value or value[-1] == ":":
+            return None
+        else:
+            target[key] = value
+    if opened or not result:
+        return None
+    return result
 
 
 def _allowed_characters(text: str) -> bool:

@@ -16,7 +16,12 @@ __all__ = ["catalog_line", "catalog_of"]
 
 def catalog_line(name: str, description: str) -> str:
     """One skill's line of the catalog: ``- <name>: <description, whitespace folded>``."""
-    return f"- {name}: {' '.join(description.split())}"
+    # Every character str.split() splits on but the space is unprintable: a printable
+    # description with no double, leading or trailing space is already folded.
+    if not (description.isprintable() and "  " not in description
+            and description[:1] != " " and description[-1:] != " "):
+        description = " ".join(description.split())
+    return f"- {name}: {description}"
 
 
 def catalog_of(skills: Iterable[tuple[str, str]], *, empty: str = "") -> str:

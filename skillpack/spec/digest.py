@@ -141,15 +141,18 @@ def digest_records(records: Iterable[FileRecord]) -> str:
                           [r.size for r in ordered], [r.blake3 for r in ordered])
 
 
-def digest_columns(paths: list[str], modes: list[str], sizes: list[int], hexes: list[str]) -> str:
+def digest_columns(paths: list[str], modes: list[str], sizes: list[int], hexes: list[str], *,
+                   ordered: bool = False) -> str:
     """The digest v1 of file records given as columns (see `file_columns`): one line per
-    record, as `FileRecord.line` writes it, sorted by the UTF-8 bytes of the paths."""
+    record, as `FileRecord.line` writes it, sorted by the UTF-8 bytes of the paths.
+    `ordered` says the caller checked that they are (`skillpack.spec.manifest.checked_fields`
+    does for a manifest's files): they are not looked at again."""
     from blake3 import blake3
 
     rows: Iterable[tuple[str, int, str, str]] = zip(modes, sizes, hexes, paths, strict=True)
     # ASCII paths sort by their UTF-8 bytes as strings do: a sorted list is left as it is
     # (sorted() is stable, so equal paths would keep their order either way).
-    if not ("".join(paths).isascii() and paths == sorted(paths)):
+    if not (ordered or ("".join(paths).isascii() and paths == sorted(paths))):
         rows = sorted(rows, key=lambda row: _utf8(row[3]))
     lines = "".join([f"{mode} {size} {hex_} {path}\n" for mode, size, hex_, path in rows])
     return "blake3:" + blake3(DIGEST_HEADER + lines.encode("utf-8")).hexdigest()

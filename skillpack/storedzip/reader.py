@@ -194,10 +194,12 @@ def _screen_names(names: dict[str, int], source: str) -> None:
     # Wrap every name in '/' and join with '\\' (itself refused in names): a few scans of the
     # joined text find any empty, '.' or '..' segment, absolute or directory name, backslash,
     # drive letter (':') or control character in any of them; only then look name by name.
-    # An empty, '.' or '..' segment, once wrapped in '/', is one of '//', '/./', '/../'.
+    # An empty, '.' or '..' segment, once wrapped in '/', is one of '//', '/./', '/../'; the
+    # last two hold './', which may_be_unportable() looks for (a trailing dot): not looked
+    # for twice (each look scans the whole text).
     joined = "/" + "/\\/".join(names) + "/"
     if (
-        "//" in joined or "/./" in joined or "/../" in joined or ":" in joined
+        "//" in joined or ":" in joined
         or joined.count("\\") != max(len(names) - 1, 0) or not joined.isprintable()
         or may_be_unportable(joined)
     ):

@@ -1,0 +1,282 @@
+"""The runtime's first-turn fast paths (issue 11) give exactly what the slow ones give.
+
+* `read_simple`, `read_yaml`'s path for the common shape of frontmatter, gives the mapping the
+  line-by-line `_Reader` gives, on every corpus SKILL.md it takes and on generated text; it
+  takes most of the corpus (else it would be no fast path);
+* `catalog_line` folds a description's whitespace as ``" ".join(text.split())`` does;
+* `json_string` quotes as ``json.dumps(text, ensure_ascii=False)`` does;
+* the first turn (load with `expect`, catalog, load_skill, one file) imports neither `json`
+  nor `re` (`load_skill` used to import `json` to quote a name: 5 ms and more);
+* a SKILL.md whose frontmatter closes in its first 4 KiB is read from that head, the rest
+  checked to be UTF-8 and decoded when the body is asked for: what is shown, and every
+  refusal with the byte it names, is what reading the whole text gives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from blake3 import blake3
+from conftest import CORPUS_SKILLS, FIXTURES, Members, zip_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_fmreader import YAMLISH, assert_exact_or_refused, document, mappings
+from test_runtime import (
+    build_bundle,
+    corpus_bundle,
+    manifest_of,
+    reindex,
+    set_manifest,
+    small,
+)
+from test_runtime_guard import COLD_FORBIDDEN, modules_without_site
+
+import skillpack.runtime as rt
+from skillpack.errors import SkillError
+from skillpack.skillmd import frontmatter_reader as reader
+from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
+from skillpack.spec.catalog_text import catalog_line
+from skillpack.spec.digest import FileRecord, digest_records
+from skillpack.spec.manifest import Manifest, json_string
+
+__all__ = ["corpus_bundle", "small"]  # fixtures of test_runtime, used here
+
+
+def line_by_line(text: str) -> dict[str, object] | None:
+    """What `read_yaml` gives for `text` without its fast path: the `_Reader` alone."""
+    if not reader._allowed_characters(text):
+        return None
+    lines = text.split("\n")
+    lines_reader = reader._Reader(lines)
+    try:
+        i = lines_reader.skip(0)
+        if i == len(lines) or reader._indent(lines[i]) != 0:
+            return None
+        data, i = lines_reader.mapping(i, 0, 0, -1)
+    except reader._Refused:
+        return None
+    return data if lines_reader.skip(i) == len(lines) else None
+
+
+def assert_same(text: str) -> bool:
+    """The fast path, where it reads `text`, gives what the `_Reader` gives; whether it read."""
+    fast = reader.read_simple(text.split("\n")) if reader._allowed_characters(text) else None
+    if fast is not None:
+        assert fast == line_by_line(text), text
+        assert list(fast) == list(line_by_line(text) or {}), text  # the keys' order too
+    assert reader.read_yaml(text) == line_by_line(text), text
+    return fast is not None
+
+
+@pytest.mark.corpus
+def test_the_fast_path_reads_most_of_the_corpus_as_the_reader_does() -> None:
+    taken = 0
+    for folder in CORPUS_SKILLS:
+        source = normalise_text((folder / "SKILL.md").read_text("utf-8"))
+        found = split_frontmatter(source)
+        located = reader._locate(source, 0)
+        assert located is not None, folder
+        text = source[located[0] : located[1]]
+        assert line_by_line(text) == found.data, folder
+        taken += assert_same(text)
+    assert taken >= len(CORPUS_SKILLS) * 3 // 4, taken  # 153 of 182 on the day it was written
+
+
+@pytest.mark.parametrize("text", [
+    "a: b\nc: 'd'\ne: \"f g\"\nmetadata:\n  x: y\n  z: w\n",
+    "a: b  \nc:   d\n",
+    "a: x:y\nb: C#\nc: 'it is'\n",
+])
+def test_the_fast_path_takes_the_common_shapes(text: str) -> None:
+    assert assert_same(text)
+
+
+@pytest.mark.parametrize("text", [
+    "a: b\n\nc: d\n",  # a blank line
+    "a: b\n  more\n",  # a continuation line
+    "a:\n  b: c\n   d: e\n",  # another indentation
+    "a:\n  b: c\n d: e\n",
+    "a:\n  b:\n    c: d\n",  # deeper nesting
+    "a:\n- b\n",  # a sequence
+    "a: b\na: c\n",  # a duplicate key
+    "a:\n  b: c\n  b: d\n",
+    "a: b: c\n",  # refused by the reader
+    "a: b # c\n",  # a comment
+    "a: b:\n",
+    "a: \"b\\n\"\n",  # an escape
+    "a: 'b' c\n",
+    "a: 'it''s'\n",
+    "a: \"b\" \"c\"\n",
+    "a: |\n  b\n",  # a block scalar
+    "a: [b]\n",
+    "a: &x b\n",
+    "a:\n",  # nothing under a key
+    "a:\nb: c\n",
+    "\"a\": b\n",  # a quoted key
+    " a: b\n",  # an indented top level
+    "a: b\n# c\n",
+    "a: b\n  \n",
+    "-a: b\n",
+    "",
+])
+def test_the_fast_path_leaves_everything_else_to_the_reader(text: str) -> None:
+    assert not assert_same(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(mappings())
+def test_generated_frontmatter_is_read_alike_by_both_paths(text: str) -> None:
+    assert_same(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["name", "description", "license", "x-y", "a.b"]),
+                          st.text(alphabet="ab :#'\"\\-é", min_size=0, max_size=12),
+                          st.booleans()), min_size=1, max_size=5))
+def test_generated_simple_lines_are_read_alike_by_both_paths(
+        entries: list[tuple[str, str, bool]]) -> None:
+    lines = [f"{'  ' if nested else ''}{key}: {value}" for key, value, nested in entries]
+    for text in ("metadata:\n" + "\n".join(lines) + "\n",
+                 "\n".join(line.lstrip(" ") for line in lines) + "\n"):
+        assert_same(text)
+        assert_exact_or_refused(document(text))  # and what it reads is what YAML reads
+
+
+@settings(max_examples=300, deadline=None)
+@given(YAMLISH)
+def test_fuzzed_text_is_read_alike_by_both_paths(text: str) -> None:
+    assert_same(text)
+
+
+# -- the catalog's folding and the quoting of load_skill -----------------------------------------
+
+
+def test_every_character_split_splits_on_but_the_space_is_unprintable() -> None:
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    assert len(spaces) > 20
+    assert [c for c in spaces if c.isprintable()] == [" "]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["a", "é", " ", "  ", "\t", "\n", "\x85", "\xa0", "\u2028",
+                                 "\u3000", "\x1f", "\u200b", "b c"]), max_size=12).map("".join)
+       | st.text(max_size=30))
+def test_the_catalog_folds_whitespace_as_split_and_join_do(description: str) -> None:
+    assert catalog_line("n", description) == "- n: " + " ".join(description.split())
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(max_size=30) | st.sampled_from(["", "\ud800", "a\udfffb", "\x7f\x00\x1f",
+                                               "\"\\/\b\f\n\r\t", "\u2028\u2029"]))
+def test_json_string_quotes_as_json_dumps_does(text: str) -> None:
+    assert json_string(text) == json.dumps(text, ensure_ascii=False)
+
+
+@pytest.mark.corpus
+def test_json_string_quotes_every_corpus_path_as_json_dumps_does() -> None:
+    for folder in CORPUS_SKILLS:
+        for path in folder.rglob("*"):
+            text = path.relative_to(folder).as_posix()
+            assert json_string(text) == json.dumps(text, ensure_ascii=False)
+
+
+def test_the_first_turn_imports_neither_json_nor_re(tmp_path: Path) -> None:
+    bundle = tmp_path / "fixtures.bundle"
+    bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
+    loaded = modules_without_site(
+        "import skillpack.runtime as rt\n"
+        f"data = open({str(bundle)!r}, 'rb').read()\n"
+        "b = rt.load(data, expect={n: rt.load(data)[n].digest for n in rt.load(data).names})\n"
+        "b.catalog_text()\n"
+        "assert 'read_skill_resource(name=\"waitlist\"' in b.load_skill('waitlist')\n"
+        "b.read_skill_resource('waitlist', 'data/waitlist.csv')")
+    assert "skillpack.skillmd.frontmatter_reader" in loaded  # it did read the SKILL.md files
+    assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
+
+
+# -- SKILL.md read from its head -----------------------------------------------------------------
+
+
+def with_skill_md(members: Members, name: str, data: bytes) -> bytes:
+    """The bundle of `members` with skill `name`'s SKILL.md replaced by `data`, its manifest,
+    digest and index recomputed (as a bundle built from such a file would be, were it
+    packable): only the runtime's own checks stand between `data` and a caller."""
+    manifest = manifest_of(members, name)
+    files, sha256 = list(manifest.files), list(manifest.sha256)
+    at = [record.path for record in files].index("SKILL.md")
+    files[at] = FileRecord(path="SKILL.md", mode=files[at].mode, size=len(data),
+                           blake3=blake3(data).hexdigest())
+    sha256[at] = hashlib.sha256(data).hexdigest()
+    set_manifest(members, Manifest(
+        manifest.name, manifest.description, digest_records(files), tuple(files),
+        manifest.programs, manifest.tools, manifest.allowances, manifest.format,
+        tuple(sha256)))
+    members[f"{name}/SKILL.md"] = (data, False)
+    reindex(members)
+    return zip_of(members)
+
+
+FRONT = b"---\nname: waitlist\ndescription: Keeps the waitlist.\n---\n"
+
+
+def whole_text_error(data: bytes) -> str:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"SKILL.md is not valid UTF-8 (byte {exc.start})"
+    raise AssertionError("valid UTF-8")
+
+
+@pytest.mark.parametrize("data", [
+    FRONT + b"x" * 5000 + b"\xff\n",  # past the head
+    FRONT + b"x" * 4000 + b"\xe2\x82\n" + b"y" * 200,  # before the head's last line feed
+    FRONT + b"x" * 4093 + b"\xe2\x82\xac" + b"y" * 200,  # a character across the head's end
+    FRONT + b"x" * 4093 + b"\xe2\x82" + b"y" * 200,
+    FRONT.replace(b"Keeps", b"Keeps \xc3") + b"x" * 5000,  # in the frontmatter
+    FRONT + b"x" * 100 + b"\xff",  # a SKILL.md shorter than the head
+])
+def test_a_skill_md_not_utf8_anywhere_is_refused_naming_the_byte(
+        small: Members, data: bytes) -> None:
+    if b"\xe2\x82\xac" in data:
+        data += b"\xff"
+    bundle = rt.load(with_skill_md(small, "waitlist", data))
+    with pytest.raises(SkillError) as caught:
+        bundle.catalog_text()
+    assert caught.value.message == whole_text_error(data)
+    with pytest.raises(SkillError):  # and again: nothing of it is ever shown
+        bundle.load_skill("waitlist")
+
+
+@pytest.mark.parametrize("data", [
+    FRONT + b"x" * 5000 + "\u20ac\n".encode() * 300,
+    FRONT + (b"line\n" * 2000),
+    FRONT.replace(b"Keeps the", b"Keeps the " + b"long " * 2000) + b"body\n" * 100,  # past it
+    FRONT.replace(b"\n", b"\r\n") + b"body\r\n" * 2000,  # CR line ends
+    FRONT + b"body\r\n" * 2000,  # CR in the body only
+    b"\xef\xbb\xbf" + FRONT + b"body\n" * 2000,  # a BOM
+    FRONT.replace(b"Keeps", b"Keeps" + b"e" * (4096 - len(FRONT))) + b"x" * 4096,  # at its end
+    FRONT.replace(b"Keeps", b"Keeps" + b"e" * (4097 - len(FRONT))) + b"x" * 4096,  # just past
+    b"---\nname: waitlist\n" + b"".join(b"k%d: v\n" % i for i in range(1000)) + b"---\nbody\n",
+])
+def test_a_long_skill_md_reads_as_its_whole_text_does(small: Members, data: bytes) -> None:
+    skill = rt.load(with_skill_md(small, "waitlist", data))["waitlist"]
+    whole = reader.read_frontmatter(data.decode("utf-8"))
+    assert whole is not None
+    assert skill.body == whole.body
+    assert skill.description == whole.data.get("description", "")
+    assert skill.skill.body_line == whole.body_line
+
+
+@pytest.mark.corpus
+def test_every_corpus_skill_md_reads_as_its_whole_text_does(corpus_bundle: bytes) -> None:
+    bundle = rt.load(corpus_bundle)
+    for name in bundle.names:
+        skill = bundle[name]
+        whole = reader.read_frontmatter(skill.file("SKILL.md").text())
+        assert whole is not None
+        assert (skill.description, skill.body) == (whole.data["description"], whole.body)
+        assert skill.skill.body_line == whole.body_line

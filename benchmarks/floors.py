@@ -26,7 +26,9 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
 * first turn (``--first-turn`` only; issue 11): the runtime's first turn on the corpus bundle
   against the least a first turn that verifies what it shows must do, as whole processes
   (see benchmarks/runtime_coldstart.py, "floor first turn"); ``--against TREE`` adds the
-  first turn of another checkout (main before a change, say) to the same rounds.
+  first turn of another checkout (main before a change, say) to the same rounds. Inside
+  each fresh interpreter that times the first turn's parts, `catalog_text()` on an already
+  loaded bundle is then timed beside `catalog_floor` (below), alternately, best of 5 each.
 
 Runs taken round-robin after a warm-up, ``os.sync()`` before each (untimed); medians printed.
 """
@@ -34,15 +36,19 @@ Runs taken round-robin after a warm-up, ``os.sync()`` before each (untimed); med
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from blake3 import blake3
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -52,6 +58,76 @@ from runtime_coldstart import first_turn_floors
 MiB = 1 << 20
 FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 MARKER = b"PRIVATE KEY"
+
+
+def catalog_setup(data: bytes) -> list[tuple[str, int, int, str]]:
+    """What a loaded bundle already knows when its catalog is asked for (not timed): each
+    skill's name, where its SKILL.md lies in `data`, and the BLAKE3 its manifest records for
+    it (the manifest checked against the skill digest at load). Found through the central
+    directory and the local headers, with no check (a bundle this benchmark built)."""
+    end = data.rfind(b"PK\x05\x06")
+    count, _, offset = struct.unpack_from("<HII", data, end + 10)
+    entry = struct.Struct("<28xHHH8xI")
+    local_of: dict[str, int] = {}
+    pos = offset
+    for _ in range(count):
+        name_len, extra_len, comment_len, local = entry.unpack_from(data, pos)
+        local_of[data[pos + 46 : pos + 46 + name_len].decode()] = local
+        pos += 46 + name_len + extra_len + comment_len
+
+    def span(member: str) -> tuple[int, int]:
+        local = local_of[member]
+        size, name_len, extra_len = struct.unpack_from("<22xIHH", data, local)
+        start = local + 30 + name_len + extra_len
+        return start, start + size
+
+    skills = []
+    for member in sorted(local_of):
+        skill, _, rest = member.partition("/")
+        if rest != ".skillpack/manifest.json":
+            continue
+        start, stop = span(member)
+        files = json.loads(data[start:stop])["files"]
+        recorded = next(f["blake3"] for f in files if f["path"] == "SKILL.md")
+        skills.append((skill, *span(skill + "/SKILL.md"), recorded))
+    return skills
+
+
+def catalog_floor(view: memoryview, skills: list[tuple[str, int, int, str]]) -> str:
+    """The floor of `Bundle.catalog_text()` on an already loaded bundle (issue 11): the least
+    an exact catalog must do once load has checked each manifest against its skill digest.
+
+    Does, for each skill (`catalog_setup`'s list, in the bundle's order): slice its SKILL.md
+    out of the bundle's bytes, BLAKE3 it (one `blake3(...).hexdigest()` call) and compare
+    that with the BLAKE3 its manifest records, decode the whole of it as UTF-8 (strict: what
+    a reader needs to know that the text is text), find the frontmatter's closing ``---``,
+    take the ``name:`` and ``description:`` lines by `str.find` (each cut at its line end,
+    stripped of spaces and quotes), compare the name with the skill's; then one
+    ``- name: description`` line each, joined under the heading.
+
+    Skips everything else an exact catalog does: reading the rest of the frontmatter as YAML
+    (each line checked and the mapping built, so that what is shown is what the build side
+    reads, and nothing it would refuse), the character checks, folding the description's
+    spaces, a description quoted or on several lines (this takes the first line as it
+    stands), the manifest's checked fields, error records, and the caching of the verdict
+    and of the text. It is wrong on frontmatter that is not one ``key: value`` a line: a
+    floor, not a reader.
+    """
+    lines = ["## Available skills", ""]
+    for skill, start, stop, recorded in skills:
+        raw = view[start:stop]
+        if blake3(raw).hexdigest() != recorded:
+            raise SystemExit(f"{skill}/SKILL.md: its bytes do not hash to its record")
+        text = str(raw, "utf-8")
+        close = text.find("\n---", 3)
+        at = text.find("name:", 0, close)
+        name = text[at + 5 : text.find("\n", at)].strip(" \"'")
+        if name != skill:
+            raise SystemExit(f"{skill}/SKILL.md names it {name!r}")
+        at = text.find("\ndescription:", 0, close)
+        description = text[at + 13 : text.find("\n", at + 1)].strip(" \"'")
+        lines.append(f"- {skill}: {description}")
+    return "\n".join(lines) + "\n"
 
 
 def python_read(files: list[str]) -> None:
@@ -64,8 +140,6 @@ def stripped_loop(root: str, look: Callable[[bytes], object] | None = None) -> N
     """The calls a safe digest needs and no more: list each folder through its descriptor,
     open each file without following a link, fstat, read, close, BLAKE3, then `look` at the
     bytes (by default the private-key marker search)."""
-    from blake3 import blake3
-
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -116,8 +190,6 @@ def needle_windows(data: bytes, window: int = 4 * MiB, split: bool = True) -> No
 
 
 def buffered_hash(path: str) -> None:
-    from blake3 import blake3
-
     hasher = blake3(max_threads=blake3.AUTO)
     buf = bytearray(4 * MiB)
     view = memoryview(buf)

@@ -310,7 +310,8 @@ TREES: dict[str, Path] = {}
 def run_child(python: str, code: str, env: dict[str, str], bundle: Path, runs: int = 0) -> str:
     bundle = bundle.resolve()
     prelude = (f"BUNDLE = {str(bundle)!r}; SKILL = {SKILL!r}; RUNS = {runs}; "
-               f"LOCK = {str(LOCK_PATH.resolve())!r}; RESOURCE = {RESOURCE!r}\n")
+               f"LOCK = {str(LOCK_PATH.resolve())!r}; RESOURCE = {RESOURCE!r}; "
+               f"BENCH = {str(REPO / 'benchmarks')!r}\n")
     # run in the bundle's folder: `-c` puts the working directory first on the path, and a
     # checkout there would shadow the one a variant asks for
     result = subprocess.run([python, "-c", prelude + code], env=env, capture_output=True,
@@ -426,7 +427,7 @@ FLOOR_VARIANTS = ("bare", "read bytes", "runtime first turn", "floor first turn"
 TURN_PARTS = ("import skillpack.runtime", "load(data, expect=lock)", "catalog_text()",
               "load_skill(name)", "one file's text()")
 #: Timed after the first turn, in the same interpreter: not part of it (not in its total).
-WARM_PARTS = ("catalog_text(), warm",)
+WARM_PARTS = ("catalog_text(), warm", "its floor (floors.py)")
 FIRST_TURN_PARTS = textwrap.dedent("""
     import time
     clock = time.perf_counter
@@ -443,11 +444,17 @@ FIRST_TURN_PARTS = textwrap.dedent("""
     t4 = clock()
     bundle[SKILL].file(RESOURCE).text()
     t5 = clock()
-    warm = []  # catalog_text() on an already loaded bundle: the best of 5 fresh loads
-    for _ in range(5):
+    import sys  # the floor of that (benchmarks/floors.py), after the first turn: untimed
+    sys.path.insert(0, BENCH)
+    from floors import catalog_floor, catalog_setup
+    skills = catalog_setup(data)
+    view = memoryview(data)
+    warm, floor = [], []  # catalog_text() on an already loaded bundle (best of 5 fresh
+    for _ in range(5):    # loads) and its floor, alternately
         again = rt.load(data, expect=lock)
         a = clock(); again.catalog_text(); warm.append(clock() - a)
-    print(repr([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, min(warm)]))
+        a = clock(); catalog_floor(view, skills); floor.append(clock() - a)
+    print(repr([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, min(warm), min(floor)]))
 """)
 
 

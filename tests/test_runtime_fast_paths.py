@@ -3,6 +3,11 @@
 * `read_simple`, `read_yaml`'s path for the common shape of frontmatter, gives the mapping the
   line-by-line `_Reader` gives, on every corpus SKILL.md it takes and on generated text; it
   takes most of the corpus (else it would be no fast path);
+* `read_nested`, its second fast path (mappings and sequences nested deeper, one pass with a
+  stack), gives what `_Reader` gives wherever it reads, on the corpus, on generated nested
+  text and on fuzzed text, and what YAML itself gives; it takes most of what `read_simple`
+  leaves;
+* `_locate`'s shortcut for the common ``---`` lines finds what its general path finds;
 * `catalog_line` folds a description's whitespace as ``" ".join(text.split())`` does;
 * `json_string` quotes as ``json.dumps(text, ensure_ascii=False)`` does;
 * the first turn (load with `expect`, catalog, load_skill, one file) imports neither `json`
@@ -24,7 +29,13 @@ from blake3 import blake3
 from conftest import CORPUS_SKILLS, FIXTURES, Members, zip_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fmreader import YAMLISH, assert_exact_or_refused, document, mappings
+from test_fmreader import (
+    YAMLISH,
+    assert_exact_or_refused,
+    document,
+    mappings,
+    runtime_side,
+)
 from test_runtime import (
     build_bundle,
     corpus_bundle,
@@ -150,6 +161,190 @@ def test_generated_simple_lines_are_read_alike_by_both_paths(
 @given(YAMLISH)
 def test_fuzzed_text_is_read_alike_by_both_paths(text: str) -> None:
     assert_same(text)
+
+
+# -- the second fast path: nested mappings and sequences ----------------------------------------
+
+
+def assert_same_nested(text: str) -> bool:
+    """`read_nested`, where it reads `text`, gives what the `_Reader` gives (keys' order too),
+    and so does `read_yaml`; whether it read."""
+    fast = reader.read_nested(text.split("\n")) if reader._allowed_characters(text) else None
+    want = line_by_line(text)
+    if fast is not None:
+        assert fast == want, text
+        assert repr(fast) == repr(want), text  # the order of every mapping's keys too
+    assert reader.read_yaml(text) == want, text
+    return fast is not None
+
+
+@pytest.mark.corpus
+def test_the_nested_path_reads_the_corpus_as_the_reader_does() -> None:
+    taken = left = left_taken = 0
+    for folder in CORPUS_SKILLS:
+        source = normalise_text((folder / "SKILL.md").read_text("utf-8"))
+        located = reader._locate(source, 0)
+        assert located is not None, folder
+        text = source[located[0] : located[1]]
+        nested = assert_same_nested(text)
+        taken += nested
+        if "\n    " in text or reader.read_simple(text.split("\n")) is None:
+            left += 1
+            left_taken += nested
+    assert taken >= len(CORPUS_SKILLS) * 9 // 10, taken  # 181 of 182 when written
+    assert left_taken >= left * 3 // 4, (left_taken, left)  # 29 of the 30 read_simple leaves
+
+
+NESTED_TAKEN = [
+    "a:\n  b:\n    c: d\n",
+    "a:\n- b\n- 'c'\n",  # a sequence at its key's column
+    "a:\n  - b\n  - c\nd: e\n",
+    "m:\n  o:\n    env:\n    - name: X\n      required: true\n    - name: Y\n  v: \"1\"\n",
+    "a:\n-   b: c\n    d: e\n- f\n",  # an entry's mapping at its first key's column
+    "a:\n  - b: c\n    d:\n      e: f\n  - g: h\nz: y\n",
+    "a:\n  b:\n  - c\n  d: e\n",  # a sequence ends at its key's column
+    "a: b  \nc:   d\n",
+    "a: |\n  x\n   y\nb: c\n",  # block scalars, read by _Reader.block
+    "m:\n  d: >-\n    folded\n    text\n  e: f\n",
+    "a: |+\n  x\n\nb: c\n",
+    "a: >\n  x\n\n  y\n",
+    "a: |2\n    x\n",
+    "a: |\n  x\n\n",  # its trailing empty lines are its own
+]
+
+
+@pytest.mark.parametrize("text", NESTED_TAKEN)
+def test_the_nested_path_takes_nested_shapes(text: str) -> None:
+    assert assert_same_nested(text)
+    assert assert_exact_or_refused(document(text)) is not None  # and YAML reads them so
+
+
+@pytest.mark.parametrize("text", [
+    "a:\n  b: c\n   d: e\n",  # an indentation no open collection has
+    "a:\n  b: c\n d: e\n",
+    "a:\n  - b\n  c: d\n",  # a key after an indented sequence
+    "a:\n  - b\n    c\n",  # a continuation line
+    "a:\n- b: c\n   d: e\n",
+    "a:\n- b: c\n - d\n",
+    "a:\n- - b\n",  # a sequence in a sequence
+    "a:\n-\n  b\n",  # an entry's node on the next line
+    "a:\n- b:\n    c: d\n",  # "- key:"
+    "a:\n  b: c\n  - d\n",  # an entry where a key is due
+    "- a\n",  # a top-level sequence
+    "a:\nb: c\n",  # an empty value
+    "a:\n",
+    "a:\n  b:\n",
+    "a:\n  b: c\n\n  d: e\n",  # a blank line
+    "a:\n  # c\n  b: d\n",  # a comment
+    "a:\n  b: c\n  b: d\n",  # a duplicate key
+    "a:\n- b: c\n  b: d\n",
+    "a:\n- b: |\n    c\n",  # a block scalar in an entry
+    "a: |\n  x\nb: c\n\nd: e\n",  # a blank line after it
+    "a: |x\n  b\n",  # a header _Reader refuses
+    "a:\n  b: [c]\n",  # a flow sequence
+    "a:\n  b: c # d\n",
+    "a:\n  \"b\": c\n",  # a quoted key
+    "a:\n- x: y: z\n",
+    "a:\n- 'it''s'\n",
+    " a: b\n",
+    "",
+    "".join(" " * level + "a:\n" for level in range(40)) + " " * 40 + "b: c\n",  # too deep
+])
+def test_the_nested_path_leaves_everything_else_to_the_reader(text: str) -> None:
+    assert not assert_same_nested(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(mappings())
+def test_generated_frontmatter_is_read_alike_by_the_nested_path(text: str) -> None:
+    if assert_same_nested(text):
+        assert runtime_side(document(text)) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from(
+    ["a: b", "c: 'd'", "e:", "- f", "- g: h", "- i:", "-", "j: k: l", "m: \"n\"", "- 'o'",
+     "a: x", "p: q #r"])), min_size=1, max_size=10))
+def test_generated_indented_lines_are_read_alike_by_the_nested_path(
+        entries: list[tuple[int, str]]) -> None:
+    text = "".join(" " * indent + line + "\n" for indent, line in entries)
+    if assert_same_nested(text):
+        assert assert_exact_or_refused(document(text)) is not None
+
+
+NESTED_KEYS = st.sampled_from(["name", "a", "b-c", "d.e", "f_g", "env", "x1"])
+NESTED_SCALARS = st.sampled_from(  # mostly what it reads, sometimes what it leaves
+    ["v", "two words", "'q'", '"d q"', "a:b", "C#", "1.0", "true", "''", "x y z"] * 4
+    + ["-v", "[v]", "v:", "v # c", "'a'b'", "a: b", '"\\n"'])
+
+
+@st.composite
+def nested_lines(draw: st.DrawFn, col: int = 0, depth: int = 0,
+                 first: str | None = None) -> list[str]:
+    """Lines of a block mapping at column `col` (its first key after `first`, an entry's
+    ``-`` and spaces, when given): scalars, block scalars, nested mappings, sequences of
+    scalars or of mappings, at indentations drawn (sometimes off by one, which YAML refuses or reads
+    otherwise), mostly the subset `read_nested` reads."""
+    lines: list[str] = []
+    for at, key in enumerate(draw(st.lists(NESTED_KEYS, min_size=1, max_size=3, unique=True))):
+        lead = first if at == 0 and first is not None else " " * col
+        kind = draw(st.sampled_from(["scalar", "scalar", "block", "map", "list"] if depth < 3
+                                    else ["scalar", "block"]))
+        if kind == "scalar":
+            lines.append(f"{lead}{key}: {draw(NESTED_SCALARS)}")
+        elif kind == "block":
+            lines.append(f"{lead}{key}: {draw(st.sampled_from(['|', '>', '|-', '>+', '|2']))}")
+            for _ in range(draw(st.integers(0, 3))):
+                lines.append(" " * (col + draw(st.integers(0, 3))) + draw(st.sampled_from(
+                    ["text", "more text", " lead", "", "- x", "k: v"])))
+        elif kind == "map":
+            lines.append(f"{lead}{key}:")
+            lines.extend(draw(nested_lines(col + draw(st.integers(1, 3)), depth + 1)))
+        else:
+            lines.append(f"{lead}{key}:")
+            dash = col + draw(st.sampled_from([0, 0, 1, 2]))
+            for _ in range(draw(st.integers(1, 3))):
+                gap = draw(st.sampled_from([1, 1, 2]))
+                if draw(st.booleans()):
+                    lines.append(" " * dash + "-" + " " * gap + draw(NESTED_SCALARS))
+                else:
+                    lines.extend(draw(nested_lines(dash + 1 + gap, depth + 1,
+                                                   " " * dash + "-" + " " * gap)))
+        if draw(st.integers(0, 12)) == 0:
+            lines.append(" " * draw(st.integers(0, col + 2)) + draw(st.sampled_from(
+                ["x: y", "- z", "k: v", ""])))
+    return lines
+
+
+@settings(max_examples=500, deadline=None)
+@given(nested_lines())
+def test_generated_nested_frontmatter_is_read_exactly_by_the_nested_path(
+        lines: list[str]) -> None:
+    text = "\n".join(lines) + "\n"
+    if assert_same_nested(text):
+        assert assert_exact_or_refused(document(text)) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(YAMLISH)
+def test_fuzzed_text_is_read_alike_by_the_nested_path(text: str) -> None:
+    assert_same_nested(text)
+
+
+@pytest.mark.parametrize("source", [
+    "---\na: b\n---\n", "---\na: b\n---", "---\na: b\n--- \nx", "--- \na: b\n---\n",
+    "---\n---\n", "---\na: b\n----\n---\n", "---\r\na: b\n---\n", "---\na: b\n", "---",
+    "\ufeff---\na: b\n---\n", "---\na\n---x\n---\t\n",
+])
+def test_the_frontmatter_is_found_as_split_frontmatter_finds_it(source: str) -> None:
+    got = reader.read_frontmatter(source)
+    try:
+        want = split_frontmatter(normalise_text(source))
+    except SkillError:
+        assert got is None
+        return
+    assert got is not None
+    assert (got.data, got.body, got.body_line) == (want.data, want.body, want.body_line)
 
 
 # -- the catalog's folding and the quoting of load_skill -----------------------------------------

@@ -126,10 +126,10 @@ def read_frontmatter(source: str, rest: memoryview | None = None) -> Frontmatter
     base = 1 if source.startswith("\ufeff") else 0
     found = _locate(source, base)
     stop = len(source) if found is None or found[2] < 0 else found[2]
-    if rest is not None and (found is None or found[2] < 0
-                             or source.find("\r", base, stop) >= 0):
+    carriage = source.find("\r", base, stop) >= 0
+    if rest is not None and (found is None or found[2] < 0 or carriage):
         return None
-    if source.find("\r", base, stop) >= 0:  # CR line ends: read it as the build side would
+    if carriage:  # CR line ends: read it as the build side would
         source = source[base:].replace("\r\n", "\n").replace("\r", "\n")
         base = 0
         found = _locate(source, 0)
@@ -152,9 +152,12 @@ def _locate(source: str, base: int) -> tuple[int, int, int] | None:
     line ends (-1: at the end of the text), found as `split_frontmatter` finds them: the
     first line whose rstrip() is ``---`` (reached by jumping to the lines that start so),
     or None where that refuses (no opening line, never closed, too large)."""
-    start = source.find("\n", base) + 1
-    if not start or source[base : start - 1].rstrip() != _DELIMITER:
-        return None  # (a text of one line has no frontmatter either)
+    if source.startswith("---\n", base):  # the common opening line, read at once
+        start = base + 4
+    else:
+        start = source.find("\n", base) + 1
+        if not start or source[base : start - 1].rstrip() != _DELIMITER:
+            return None  # (a text of one line has no frontmatter either)
     limit = start + MAX_FRONTMATTER_BYTES
     closing = start if source.startswith(_DELIMITER, start) else (
         source.find("\n" + _DELIMITER, start) + 1)
@@ -162,7 +165,8 @@ def _locate(source: str, base: int) -> tuple[int, int, int] | None:
         if not closing or closing > limit:
             return None
         end = source.find("\n", closing)
-        if (source[closing:] if end < 0 else source[closing:end]).rstrip() == _DELIMITER:
+        if end == closing + 3 or (  # "---" and its line feed, or what rstrip() leaves so
+                (source[closing:] if end < 0 else source[closing:end]).rstrip() == _DELIMITER):
             return start, closing, end
         if end < 0:
             return None
@@ -179,8 +183,10 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     if not _allowed_characters(text):
         return None
     lines = text.split("\n")
-    if keys is None and "\n    " not in text:  # (a line indented twice is never simple)
-        data = read_simple(lines)
+    if keys is None:
+        data = read_simple(lines) if "\n    " not in text else None  # (never simple then)
+        if data is None:
+            data = read_nested(lines)
         if data is not None:
             return data
     reader = _Reader(lines, keys)
@@ -262,6 +268,146 @@ def read_simple(lines: list[str]) -> dict[str, Value] | None:
     if opened or not result:
         return None
     return result
+
+
+#: Collections `read_nested` reads nested deeper than this are left to `_Reader`.
+_NESTED_DEPTH = 8
+
+
+def read_nested(lines: list[str]) -> dict[str, Value] | None:
+    """`read_yaml`'s second fast path, given the frontmatter's lines (checked by
+    `_allowed_characters`): block mappings of plain keys and block sequences (``- item``,
+    also at their key's own indentation), nested up to `_NESTED_DEPTH` deep, an entry being
+    a scalar or a mapping whose first key follows its ``-`` (``- name: X``), every scalar
+    plain or quoted on its line as in `read_simple`, or a mapping's value a block scalar
+    (``|``, ``>``: read by `_Reader.block`). One pass over the lines, keeping the open
+    collections on a stack: no recursion, no look-ahead. The mapping returned is the one
+    `_Reader` gives (tests/test_runtime_fast_paths.py compares them); None for anything
+    else (a blank or comment line, a continuation line, an indentation matching no open
+    collection, an empty value, ``- key:``, a sequence in a sequence, a flow sequence, a
+    duplicate key, ...): `read_yaml` then reads it with `_Reader`.
+    """
+    root: dict[str, Value] = {}
+    # The open collections, innermost last: (column, mapping or None, sequence or None).
+    stack: list[tuple[int, dict[str, Value] | None, list[Value] | None]] = [(0, root, None)]
+    pending: tuple[dict[str, Value], str, int] | None = None  # a "key:" and its column
+    keys_read = _KEYS_READ
+    blocks: _Reader | None = None  # reads the block scalars (``|``, ``>``), made when needed
+    end = len(lines) - 1 if lines and not lines[-1] else len(lines)  # "" after a final newline
+    i = 0
+    while i < end:
+        line = lines[i]
+        i += 1
+        stripped = line.lstrip(" ")
+        if not stripped:
+            return None  # a blank line
+        col = len(line) - len(stripped)
+        entry = stripped[0] == "-" and (len(stripped) == 1 or stripped[1] == " ")
+        if pending is not None:  # the first line of a key's nested collection
+            owner, key, at = pending
+            pending = None
+            if len(stack) >= _NESTED_DEPTH:
+                return None
+            if entry and col >= at:  # a sequence, maybe at its key's own column
+                items: list[Value] = []
+                owner[key] = items
+                stack.append((col, None, items))
+            elif not entry and col > at:
+                nested: dict[str, Value] = {}
+                owner[key] = nested
+                stack.append((col, nested, None))
+            else:
+                return None  # an empty value: `_Reader` reads it
+        else:
+            while stack[-1][0] > col:
+                stack.pop()
+            top = stack[-1]
+            if top[2] is not None and top[0] == col and not entry and len(stack) > 1:
+                stack.pop()  # a sequence at its key's column ends where a key follows
+                top = stack[-1]
+            if top[0] != col:
+                return None  # an indentation no open collection has
+        _, mapping, sequence = stack[-1]
+        if sequence is not None:
+            if not entry:
+                return None
+            item = stripped[1:].lstrip(" ")
+            if not item or (item[0] == "-" and (len(item) == 1 or item[1] == " ")):
+                return None  # a node on the next lines, a sequence in a sequence
+            key, colon, value = item.partition(": ")
+            if not colon:
+                if item[-1] == ":":
+                    return None  # "- key:"
+                scalar = _simple_scalar(item)
+                if scalar is None:
+                    return None
+                sequence.append(scalar)
+                continue
+            if len(stack) >= _NESTED_DEPTH:
+                return None
+            mapping = {}
+            sequence.append(mapping)
+            stack.append((len(line) - len(item), mapping, None))
+        else:
+            assert mapping is not None
+            if entry:
+                return None  # an entry where a key is due
+            key, colon, value = stripped.partition(": ")
+            if not colon:  # "key:" ends the line: its collection follows
+                if stripped[-1] != ":":
+                    return None
+                key = stripped[:-1]
+                if (key not in keys_read and not _simple_key(key)) or key in mapping:
+                    return None
+                pending = (mapping, key, col)
+                continue
+        if (key not in keys_read and not _simple_key(key)) or key in mapping:
+            return None
+        scalar = _simple_scalar(value)
+        if scalar is None:
+            header = value.lstrip(" ")
+            if header[:1] not in ("|", ">") or sequence is not None:
+                return None
+            # a block scalar, read by `_Reader` exactly as it reads it in a mapping whose
+            # keys are at this column (its lines and what follows them: the same list)
+            if blocks is None:
+                blocks = _Reader(lines)
+            try:
+                scalar, i = blocks.block(i - 1, len(line) - len(header), stack[-1][0])
+            except _Refused:
+                return None
+        mapping[key] = scalar
+    if pending is not None or not root:
+        return None  # a key with nothing under it, or nothing (the build side refuses it)
+    return root
+
+
+def _simple_scalar(value: str) -> str | None:
+    """A value `read_simple` reads, as it reads it: a plain scalar on its line (no ``": "``
+    or ``" #"`` in it, not ending in ``:``) or a quoted one (no quote of its kind in it, nor
+    a backslash in a double-quoted one), spaces around it cut; else None."""
+    value = value.strip(" ")
+    if not value:
+        return None
+    quote = value[0]
+    if quote in _INDICATORS:
+        text = value[1:-1]
+        if (quote not in "\"'" or len(value) < 2 or value[-1] != quote or quote in text
+                or (quote == '"' and "\\" in text)):
+            return None
+        return text
+    if ": " in value or " #" in value or value[-1] == ":":
+        return None
+    return value
+
+
+def _simple_key(key: str) -> bool:
+    """Whether `read_nested` reads `key` (as `_check_key`, which refuses the others)."""
+    if not key or key.strip(_KEY_CHARS) or key[0] in "-./" or len(key) > _MAX_KEY:
+        return False
+    if len(_KEYS_READ) < _KEYS_READ_MAX:
+        _KEYS_READ.add(key)
+    return True
 
 
 def _allowed_characters(text: str) -> bool:

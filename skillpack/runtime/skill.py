@@ -283,7 +283,6 @@ class LoadedSkill:
         """The verified SKILL.md's frontmatter, read without YAML: exactly what the build side
         reads, or refused (never guessed); its name must be the skill's folder name."""
         if self._front is None:
-            where = f"{self.name}/{SKILL_MD}"
             raw = self._serve(SKILL_MD)
             read_frontmatter = _read_frontmatter or _frontmatter_reader()
             # The head alone is decoded and read when the frontmatter closes in it; the rest
@@ -293,10 +292,9 @@ class LoadedSkill:
             at = 0
             try:
                 if isinstance(raw, memoryview) and len(raw) > _HEAD:
-                    head = raw[:_HEAD].tobytes()
-                    cut = head.rfind(b"\n") + 1  # a line feed never ends a character early
+                    cut = raw[:_HEAD].tobytes().rfind(b"\n") + 1  # never inside a character
                     if cut:
-                        front = read_frontmatter(str(head[:cut], "utf-8"), raw[cut:])
+                        front = read_frontmatter(str(raw[:cut], "utf-8"), raw[cut:])
                         if front is not None:
                             at = cut
                             str(raw[cut:], "utf-8")
@@ -308,11 +306,12 @@ class LoadedSkill:
                     front = read_frontmatter(text, None)
             except UnicodeDecodeError as exc:
                 raise SkillError(f"SKILL.md is not valid UTF-8 (byte {at + exc.start})",
-                                 path=where) from None
+                                 path=f"{self.name}/{SKILL_MD}") from None
             if front is None:
                 raise SkillError(
                     f"skill '{self.name}': its SKILL.md frontmatter uses YAML beyond what the "
-                    "runtime reads exactly, so nothing of it is shown", path=where,
+                    "runtime reads exactly, so nothing of it is shown",
+                    path=f"{self.name}/{SKILL_MD}",
                     hint="use plain keys, plain or quoted scalars, lists and block scalars "
                     "(docs/RUNTIME.md, 'What SKILL.md says'), then pack again")
             data = front.data

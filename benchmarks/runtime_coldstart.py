@@ -28,7 +28,10 @@ turn that verifies what it shows must do (each skill's manifest parsed, its file
 hashed into the digest and compared with the lock's, SKILL.md hashed and compared with its
 record, the description taken by a naive line scan, with only what zip reading needs to find
 members), and the same floor with the runtime's strict zip reader. ``benchmarks/floors.py
---first-turn`` runs just these three.
+--first-turn`` runs just these three, then times the first turn's parts inside fresh
+interpreters and, after them in each, `catalog_text()` on an already loaded bundle beside
+its floor (``floors.catalog_floor``: each SKILL.md hashed against its record, decoded, its
+name and description found by `str.find`), alternately, best of 5 each.
 """
 
 from __future__ import annotations

@@ -210,6 +210,7 @@ NESTED_TAKEN = [
     "a: >\n  x\n\n  y\n",
     "a: |2\n    x\n",
     "a: |\n  x\n\n",  # its trailing empty lines are its own
+    "a:\n- name: x\n  desc: |\n    t\n  k: v\n- y\n",  # in an entry's mapping, past its first key
 ]
 
 

@@ -261,7 +261,8 @@ def read_simple(lines: list[str]) -> dict[str, Value] | None:
                     or (quote == '"' and "\\" in text)):
                 return None
             target[key] = text
-        elif ": " in value or " #" in value or value[-1] == ":":
+        elif (":" in value and (": " in value or value[-1] == ":")) or (
+                "#" in value and " #" in value):  # (one character is found by memchr)
             return None
         else:
             target[key] = value
@@ -396,7 +397,7 @@ def _simple_scalar(value: str) -> str | None:
                 or (quote == '"' and "\\" in text)):
             return None
         return text
-    if ": " in value or " #" in value or value[-1] == ":":
+    if (":" in value and (": " in value or value[-1] == ":")) or ("#" in value and " #" in value):
         return None
     return value
 

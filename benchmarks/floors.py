@@ -109,8 +109,8 @@ def catalog_floor(view: memoryview, skills: list[tuple[str, int, int, str]]) -> 
     (each line checked and the mapping built, so that what is shown is what the build side
     reads, and nothing it would refuse), the character checks, folding the description's
     spaces, a description quoted or on several lines (this takes the first line as it
-    stands), error records, and the caching of the verdict and of the text. It is wrong on frontmatter that is not one ``key: value`` a line: a
-    floor, not a reader.
+    stands), error records, and the caching of the verdict and of the text. It is wrong on
+    frontmatter that is not one ``key: value`` a line: a floor, not a reader.
     """
     lines = ["## Available skills", ""]
     for skill, start, stop, recorded in skills:

@@ -210,7 +210,7 @@ def read_simple(lines: list[str]) -> dict[str, Value] | None:
     one on its line (holding no quote of its kind, nor a backslash). The mapping returned
     is the one `_Reader` gives for them (tests/test_fmreader.py compares them on the corpus
     and on generated text); None for anything else (a blank or comment line, a deeper or
-    other indentation, a duplicate key, ...): `read_yaml` then reads it line by line.
+    other indentation, a duplicate key, ...): `read_yaml` then tries `read_nested`.
     """
     result: dict[str, Value] = {}
     inner: dict[str, Value] | None = None  # the nested mapping being read

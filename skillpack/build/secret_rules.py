@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import itertools
 import math
 import re
 import zlib
@@ -64,6 +65,11 @@ try:  # RE2 finds every needle in one pass (`PREFILTER`); without it `re` does, 
     import re2
 except ImportError:  # pragma: no cover - google-re2 is a dependency; a source build may lack it
     re2 = None
+
+try:  # Aho-Corasick over SIMD (Teddy): the needles found at several GB/s; else RE2 finds them
+    import ahocorasick_rs
+except ImportError:  # pragma: no cover - a dependency; a source build may lack it
+    ahocorasick_rs = None  # type: ignore[assignment]
 
 
 class _Searcher(Protocol):
@@ -576,6 +582,84 @@ _LONGEST = max([len(n) for r in RULES for n in r.needles] + [len(m) for _, _, m 
 #: The thread searching the second half of a split search.
 _SPLIT = Background("skillpack-search")
 
+#: Bytes of text one literal search looks at (then `_LONGEST` - 1 more, so that a needle
+#: starting in it ends in it): bounds the matches one search returns (a hostile text of
+#: needles end to end gives one a few bytes) and the RE2 set's text when it holds one.
+PIECE = 1 << 16
+#: Patterns in one automaton: up to 64, Aho-Corasick's SIMD searcher (Teddy) runs.
+_TEDDY = 64
+
+
+class _Literals(Protocol):
+    def find_matches_as_indexes(self, haystack: bytes | memoryview,
+                                overlapping: bool = ...) -> list[tuple[int, int, int]]: ...
+
+
+def _literal_patterns() -> list[list[bytes]]:
+    """Every needle as plain bytes, in groups of at most `_TEDDY`: the case-sensitive needles
+    and the UTF-16 markers, then each ASCII case variant of a `fold` rule's needle (`re`
+    folds ASCII letters only in a bytes pattern, so these are every text a folded rule can
+    match in)."""
+    exact = [n for r in RULES if not r.fold for n in r.needles] + [m for _, _, m in _UTF16]
+    folded = sorted({bytes(variant) for r in RULES if r.fold for n in r.needles
+                     for variant in itertools.product(*(
+                         sorted({c, ord(chr(c).lower()), ord(chr(c).upper())})
+                         if chr(c).isascii() else (c,) for c in n))})
+    groups = [exact[at:at + _TEDDY] for at in range(0, len(exact), _TEDDY)]
+    return groups + [folded[at:at + _TEDDY] for at in range(0, len(folded), _TEDDY)]
+
+
+def _literals() -> tuple[_Literals, ...] | None:
+    """The automata of `_literal_patterns` (leftmost-first: the kind Teddy serves); None
+    without ahocorasick_rs or google-re2 (the RE2 set tells the rules of a text that holds a
+    needle)."""
+    if ahocorasick_rs is None or _NEEDLES is None:
+        return None
+    kind = ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
+    return tuple(ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind)
+                 for group in _literal_patterns())
+
+
+#: The literal search for needles (see `_needle_pieces`), or None.
+_LITERALS = _literals()
+
+
+def _pieces_from(text: bytes, first: int, stop: int) -> list[tuple[int, int]]:
+    """(start, end) of each piece of `text` starting at `first`, `first` + `PIECE`, ... (before
+    `stop`) that holds a needle; a piece runs `_LONGEST` - 1 bytes into the next one."""
+    assert _LITERALS is not None
+    size = len(text)
+    view = memoryview(text)
+    found = []
+    for start in range(first, stop, PIECE):
+        end = min(size, start + PIECE + _LONGEST - 1)
+        piece = view[start:end]
+        for automaton in _LITERALS:
+            if automaton.find_matches_as_indexes(piece):
+                found.append((start, end))
+                break
+    return found
+
+
+def _needle_pieces(text: bytes) -> list[tuple[int, int]]:
+    """The pieces of `text` that hold a needle (empty: it holds none). Every needle that
+    starts in a piece ends in it, so the needles of the text are those of these pieces. From
+    `SPLIT_SEARCH` bytes on, the second half's pieces are searched on a helper thread (the
+    search releases the GIL)."""
+    assert _LITERALS is not None
+    size = len(text)
+    if size <= PIECE + _LONGEST - 1:
+        for automaton in _LITERALS:
+            if automaton.find_matches_as_indexes(text):
+                return [(0, size)]
+        return []
+    if size < SPLIT_SEARCH:
+        return _pieces_from(text, 0, size)
+    middle = size // 2 // PIECE * PIECE
+    second = _SPLIT.run(lambda: _pieces_from(text, middle, size))
+    first = _pieces_from(text, 0, middle)
+    return first + second.result()
+
 
 def _any_needle(text: bytes) -> bool:
     """Whether `text` holds any needle (`_NEEDLES.any`); a text of `SPLIT_SEARCH` bytes or
@@ -596,9 +680,19 @@ def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
     """The rules one of whose needles `text` holds (in table order), and whether it may hold a
     UTF-16 ``PRIVATE KEY`` (always True without google-re2: the caller then looks)."""
     if _NEEDLES is not None:
-        if not _any_needle(text):  # most texts hold no needle: one pass
+        if _LITERALS is not None:
+            pieces = _needle_pieces(text)
+            if not pieces:  # most texts hold no needle: one pass
+                return (), False
+            if len(pieces) == 1 and pieces[0] == (0, len(text)):
+                hits = _NEEDLES.set.Match(text)
+            else:  # the RE2 set on the pieces holding a needle only
+                hits = [h for start, end in pieces
+                        for h in _NEEDLES.set.Match(text[start:end]) or ()]
+        elif not _any_needle(text):  # most texts hold no needle: one pass
             return (), False
-        hits = _NEEDLES.set.Match(text)
+        else:
+            hits = _NEEDLES.set.Match(text)
         if not hits:
             return (), False
         ats = sorted({_NEEDLES.index[h] for h in hits})
@@ -719,10 +813,13 @@ _CONTEXT = 64
 
 class _Window:
     """One text (the file's bytes, or its UTF-16 reading in UTF-8) scanned in overlapping
-    windows; findings are counted in lines as they are accepted."""
+    windows; findings are counted in lines as they are accepted. Without `lines`, the lines
+    of the text a window drops are not counted: its findings are the same, at lines and
+    columns that are not (the caller scans again, counting, when there are any)."""
 
-    def __init__(self, encoding: str, line: int = 1) -> None:
+    def __init__(self, encoding: str, line: int = 1, lines: bool = True) -> None:
         self.encoding = encoding
+        self.lines = lines
         self.tail = b""
         self.offset = 0  # offset in the text of tail[0]
         self.line = line  # line of tail[0]
@@ -767,7 +864,7 @@ class _Window:
         if final:
             return
         drop = max(0, len(window) - OVERLAP)
-        newlines = window.count(b"\n", 0, drop)
+        newlines = window.count(b"\n", 0, drop) if self.lines else 0
         if newlines:
             self.line += newlines
             self.line_start = self.offset + window.rfind(b"\n", 0, drop) + 1
@@ -777,10 +874,15 @@ class _Window:
 
 class StreamScan:
     """`scan_bytes` over a file read in chunks of any size (the large-file path of the walk:
-    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`."""
+    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`.
 
-    def __init__(self) -> None:
-        self._raw = _Window("utf-8")
+    `lines` False: the lines of the text are not counted (a count of every byte, a fifth of
+    the scan of a large file that holds nothing); the findings are the same, their lines
+    and columns are not: a caller that gets any scans the same bytes again, counting."""
+
+    def __init__(self, lines: bool = True) -> None:
+        self.lines = lines
+        self._raw = _Window("utf-8", lines=lines)
         self._utf16: _Window | None = None
         self._decoder: codecs.IncrementalDecoder | None = None
         self._head = b""  # the first bytes, until there are enough to tell UTF-16
@@ -813,7 +915,7 @@ class StreamScan:
             reading = _utf16_reading(window, raw.offset, utf16)
             if reading is not None:  # read as UTF-16 from here on (from the start, usually)
                 encoding, start = reading
-                self._utf16 = _Window(encoding, raw.line)
+                self._utf16 = _Window(encoding, raw.line, self.lines)
                 self._decoder = codecs.getincrementaldecoder(encoding)("replace")
                 self._feed_utf16(window[start - raw.offset :], final)
         elif self._decoder is not None:

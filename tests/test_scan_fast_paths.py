@@ -269,7 +269,8 @@ def test_a_token_split_over_two_chunks_of_a_large_stream_is_found() -> None:
 # -- the literal search ----------------------------------------------------------------------
 
 #: Every needle as the literal search holds it: the folded rule's in every ASCII case.
-LITERAL_NEEDLES = sorted({n for group in secret_rules._literal_patterns() for n in group})
+LITERAL_NEEDLES = sorted({n for groups in secret_rules._literal_patterns() for group in groups
+                          for n in group})
 
 
 def re2_present(text: bytes) -> tuple[tuple[str, ...], bool]:
@@ -289,7 +290,7 @@ def literal_present(text: bytes) -> tuple[tuple[str, ...], bool]:
 def test_the_literal_patterns_are_every_needle() -> None:
     """Each case-sensitive needle and UTF-16 marker once; every ASCII case of a folded one;
     no automaton past Teddy's 64 patterns."""
-    groups = secret_rules._literal_patterns()
+    groups = [group for groups in secret_rules._literal_patterns() for group in groups]
     assert all(0 < len(group) <= 64 for group in groups)
     flat = [n for group in groups for n in group]
     assert len(flat) == len(set(flat))
@@ -303,8 +304,9 @@ def test_the_literal_patterns_are_every_needle() -> None:
 @needs_literals
 def test_a_needle_at_every_seam_of_the_pieces_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every needle (each case of a folded one), at every offset across a piece's end, across
-    the middle of a split search and at the two ends of the text: the same rules and UTF-16
-    marker as the RE2 search of the whole text; the text without it holds none."""
+    the middle of a split search and at the two ends of the text, and in a text of one piece:
+    the same rules and UTF-16 marker as the RE2 search of the whole text; the text without it
+    holds none."""
     piece = secret_rules.PIECE
     size = 4 * piece + 1001
     monkeypatch.setattr(secret_rules, "SPLIT_SEARCH", 3 * piece)  # split this text too
@@ -318,6 +320,11 @@ def test_a_needle_at_every_seam_of_the_pieces_is_found(monkeypatch: pytest.Monke
             offsets |= set(range(seam - len(needle) - 1, seam + 2))
         for at in sorted(offsets):
             text = blank[:at] + needle + blank[at + len(needle):]
+            got = literal_present(text)
+            assert got == re2_present(text), (needle, at)
+            assert got[0] or got[1], (needle, at)
+        for at in (0, 500, 1000 - len(needle)):  # a text of one piece: its own searches
+            text = blank[:at] + needle + blank[at + len(needle):1000]
             got = literal_present(text)
             assert got == re2_present(text), (needle, at)
             assert got[0] or got[1], (needle, at)

@@ -595,28 +595,26 @@ def test_a_text_without_needles_costs_one_literal_pass(monkeypatch: pytest.Monke
     seen: list[int] = []
     matched: list[int] = []
 
-    class Counting:
-        def __init__(self, automaton: Any) -> None:
-            self.automaton = automaton
-
-        def find_matches_as_indexes(self, text: bytes) -> list[tuple[int, int, int]]:
+    def counting(search: Any) -> Any:
+        def counted(text: bytes) -> object:
             seen.append(len(text))
-            found: list[tuple[int, int, int]] = self.automaton.find_matches_as_indexes(text)
-            return found
+            return search(text)
+        return counted
 
     class CountingSet:
         def Match(self, text: bytes) -> list[int] | None:
             matched.append(len(text))
             return real.set.Match(text)
 
-    monkeypatch.setattr(secret_rules, "_LITERALS", tuple(Counting(a) for a in literals))
+    monkeypatch.setattr(secret_rules, "_LITERALS", secret_rules._Literals(
+        tuple(map(counting, literals.pieces)), tuple(map(counting, literals.whole))))
     monkeypatch.setattr(secret_rules, "_NEEDLES",
                         secret_rules._Needles(real.any, CountingSet(), real.index))
     plain = b"# notes\n" + b"nothing to see here, just words and numbers 12345\n" * 20000
     assert secret_rules.scan_text(plain) == ([], False)
     pieces = -(-len(plain) // secret_rules.PIECE)
-    assert len(seen) == pieces * len(literals)
-    assert sum(seen) <= (len(plain) + pieces * secret_rules._LONGEST) * len(literals)
+    assert len(seen) == pieces * len(literals.pieces)
+    assert sum(seen) <= (len(plain) + pieces * secret_rules._LONGEST) * len(literals.pieces)
     assert matched == []
     key = b"-----BEGIN RSA " + b"PRIVATE KEY-----\n"
     assert secret_rules.scan_text(plain + key)[1] is True

@@ -590,14 +590,26 @@ PIECE = 1 << 16
 _TEDDY = 64
 
 
-class _Literals(Protocol):
-    def find_matches_as_indexes(self, haystack: bytes | memoryview,
-                                overlapping: bool = ...) -> list[tuple[int, int, int]]: ...
+#: A search for some of the needles: truthy when the text (bytes, or a memoryview of them)
+#: holds one.
+_Hit = Callable[[Any], object]
 
 
-def _literal_patterns() -> list[list[bytes]]:
+class _Literals(Record):
+    """The literal search for needles: `pieces`, one search per group of needles, run over
+    each piece of a large text (Aho-Corasick automata: the case-sensitive needles and the
+    UTF-16 markers, then the ASCII case variants of the folded ones); `whole`, the same
+    needles for a text of one piece (the case-sensitive automata, then one RE2 pattern of
+    the folded needles in ASCII case classes: faster than their automaton on prose, where
+    most of their first letters are, slower on random bytes)."""
+
+    pieces: tuple[_Hit, ...]
+    whole: tuple[_Hit, ...]
+
+
+def _literal_patterns() -> tuple[list[list[bytes]], list[list[bytes]]]:
     """Every needle as plain bytes, in groups of at most `_TEDDY`: the case-sensitive needles
-    and the UTF-16 markers, then each ASCII case variant of a `fold` rule's needle (`re`
+    and the UTF-16 markers; and each ASCII case variant of a `fold` rule's needle (`re`
     folds ASCII letters only in a bytes pattern, so these are every text a folded rule can
     match in)."""
     exact = [n for r in RULES if not r.fold for n in r.needles] + [m for _, _, m in _UTF16]
@@ -605,23 +617,24 @@ def _literal_patterns() -> list[list[bytes]]:
                      for variant in itertools.product(*(
                          sorted({c, ord(chr(c).lower()), ord(chr(c).upper())})
                          if chr(c).isascii() else (c,) for c in n))})
-    groups = [exact[at:at + _TEDDY] for at in range(0, len(exact), _TEDDY)]
-    return groups + [folded[at:at + _TEDDY] for at in range(0, len(folded), _TEDDY)]
+    return ([exact[at:at + _TEDDY] for at in range(0, len(exact), _TEDDY)],
+            [folded[at:at + _TEDDY] for at in range(0, len(folded), _TEDDY)])
 
 
-def _literals() -> tuple[_Literals, ...] | None:
-    """The automata of `_literal_patterns` (leftmost-first: the kind Teddy serves); None
-    without ahocorasick_rs or google-re2 (the RE2 set tells the rules of a text that holds a
-    needle)."""
-    if ahocorasick_rs is None or _NEEDLES is None:
+def _literals() -> _Literals | None:
+    """The `_Literals` of the rule table (automata leftmost-first: the kind Teddy serves);
+    None without ahocorasick_rs or google-re2 (`_present` then searches with RE2 alone)."""
+    if ahocorasick_rs is None or re2 is None or _NEEDLES is None:
         return None
     kind = ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
-    return tuple(ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind)
-                 for group in _literal_patterns())
-
-
-#: The literal search for needles (see `_needle_pieces`), or None.
-_LITERALS = _literals()
+    exact, folded = _literal_patterns()
+    automata = [[ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind).find_matches_as_indexes
+                 for group in groups] for groups in (exact, folded)]
+    whole = list(automata[0])
+    fold = [_hex_pattern(n, True) for r in RULES if r.fold for n in r.needles]
+    if fold:
+        whole.append(re2.compile(b"|".join(fold)).search)
+    return _Literals(tuple(automata[0] + automata[1]), tuple(whole))
 
 
 def _pieces_from(text: bytes, first: int, stop: int) -> list[tuple[int, int]]:
@@ -631,11 +644,12 @@ def _pieces_from(text: bytes, first: int, stop: int) -> list[tuple[int, int]]:
     size = len(text)
     view = memoryview(text)
     found = []
+    searches = _LITERALS.pieces
     for start in range(first, stop, PIECE):
         end = min(size, start + PIECE + _LONGEST - 1)
         piece = view[start:end]
-        for automaton in _LITERALS:
-            if automaton.find_matches_as_indexes(piece):
+        for search in searches:
+            if search(piece):
                 found.append((start, end))
                 break
     return found
@@ -649,8 +663,8 @@ def _needle_pieces(text: bytes) -> list[tuple[int, int]]:
     assert _LITERALS is not None
     size = len(text)
     if size <= PIECE + _LONGEST - 1:
-        for automaton in _LITERALS:
-            if automaton.find_matches_as_indexes(text):
+        for search in _LITERALS.whole:
+            if search(text):
                 return [(0, size)]
         return []
     if size < SPLIT_SEARCH:
@@ -748,6 +762,10 @@ def _may_hold_utf16_needles(data: bytes) -> bool:
     return _UTF16_NEEDLES[0].search(data) is not None
 
 
+#: The literal search for needles (see `_needle_pieces`), or None.
+_LITERALS = _literals()
+
+
 def rule(rule_id: str) -> Rule:
     """The rule with id `rule_id` (KeyError if there is none)."""
     return _BY_ID[rule_id]
@@ -773,7 +791,8 @@ def _utf16_reading(data: bytes, offset: int = 0,
         return (le, 2) if data.startswith(le_bom) else (be, 2)
     # |odd - even| is at most their sum, the share of NULs: a head with too few NULs to
     # tip either side (most files: none) is told at once, without counting each half
-    if offset == 0 and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2):
+    if (offset == 0 and data.find(0, 0, _SAMPLE) >= 0  # most heads hold no NUL: one memchr
+            and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2)):
         sample = data[:_SAMPLE]
         half = max(1, len(sample) // 2)
         even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half

@@ -18,6 +18,7 @@ test time (see test_secret_rules).
 
 from __future__ import annotations
 
+import base64
 import os
 import random
 from pathlib import Path
@@ -428,6 +429,37 @@ def test_a_large_file_is_scanned_once_and_again_only_for_its_findings(
     lazy = _lazy(marked, frozenset({"huggingface-token"}))[1]
     assert lazy == _counted(marked, frozenset({"huggingface-token"}))
     assert "private-key" in {f.rule for f in lazy.findings}  # type: ignore[attr-defined]
+
+
+@needs_re2
+@pytest.mark.parametrize("cut", [1, 2, 3, 26])
+def test_a_needle_across_a_chunk_seam_of_a_large_file_is_found(tmp_path: Path, cut: int) -> None:
+    """A window holding no needle is moved on without joining its tail to the chunk: a needle
+    cut by the seam of two chunks (its first `cut` bytes in the first), in a file with line
+    breaks, is still found, at its line and column, as the counting scan finds it."""
+    needle = b"pypi-AgENdGVzdC5weXBpLm9yZw" if cut == 26 else b"hf_"
+    rng = random.Random(cut)
+    token = (needle + bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ")
+                            for _ in range(34)) if cut < 26 else _pypi_test_token())
+    body = bytearray(b"q" * (3 * READ_CHUNK + 999))
+    for line_at in range(0, len(body), 2047):
+        body[line_at] = 0x0A
+    at = 2 * READ_CHUNK - cut
+    body[at - 1] = 0x20
+    body[at:at + len(token)] = token
+    body[at + len(token)] = 0x20
+    path = _large(tmp_path, bytes(body))
+    lazy = _lazy(path)[1]
+    assert lazy == _counted(path)
+    found = scan_text(path.read_bytes())[0]
+    assert found and [(f.rule, f.line, f.column) for f in lazy.findings] == [  # type: ignore[attr-defined]
+        (f.rule, f.line, f.column) for f in found]
+
+
+def _pypi_test_token() -> bytes:
+    """A TestPyPI token: the macaroon's location field for test.pypi.org, base64url."""
+    macaroon = b"\x02\x01\x0dtest.pypi.org" + bytes(range(60))
+    return b"pypi-" + base64.urlsafe_b64encode(macaroon).rstrip(b"=")
 
 
 @needs_re2

@@ -637,7 +637,7 @@ def _literals() -> _Literals | None:
     return _Literals(tuple(automata[0] + automata[1]), tuple(whole))
 
 
-def _pieces_from(text: bytes, first: int, stop: int) -> list[tuple[int, int]]:
+def _pieces_from(text: bytes | memoryview, first: int, stop: int) -> list[tuple[int, int]]:
     """(start, end) of each piece of `text` starting at `first`, `first` + `PIECE`, ... (before
     `stop`) that holds a needle; a piece runs `_LONGEST` - 1 bytes into the next one."""
     assert _LITERALS is not None
@@ -655,7 +655,14 @@ def _pieces_from(text: bytes, first: int, stop: int) -> list[tuple[int, int]]:
     return found
 
 
-def _needle_pieces(text: bytes) -> list[tuple[int, int]]:
+def _holds_needle(tail: bytes, chunk: bytes | memoryview) -> bool:
+    """Whether ``tail + chunk`` holds a needle, searched without joining them: the tail, the
+    chunk, and the bytes either side of their seam a needle across it lies in."""
+    seam = tail[-(_LONGEST - 1):] + bytes(chunk[:_LONGEST - 1])
+    return bool(_needle_pieces(tail) or _needle_pieces(seam) or _needle_pieces(chunk))
+
+
+def _needle_pieces(text: bytes | memoryview) -> list[tuple[int, int]]:
     """The pieces of `text` that hold a needle (empty: it holds none). Every needle that
     starts in a piece ends in it, so the needles of the text are those of these pieces. From
     `SPLIT_SEARCH` bytes on, the second half's pieces are searched on a helper thread (the
@@ -927,6 +934,16 @@ class StreamScan:
 
     def _feed(self, chunk: bytes | memoryview, final: bool) -> None:
         raw = self._raw
+        if (not final and not self.lines and raw.offset and self._utf16 is None
+                and _LITERALS is not None and len(chunk) >= OVERLAP
+                and not _holds_needle(raw.tail, chunk)):
+            # no rule can find anything in tail + chunk and no UTF-16 reading starts there
+            # (past the file's head, only at a marker): the window moves on, not joined
+            raw.offset += len(raw.tail) + len(chunk) - OVERLAP
+            raw.tail = bytes(chunk[-OVERLAP:])
+            self._marker = False
+            self._fed += len(chunk)
+            return
         window = raw.tail + chunk
         present, utf16 = _present(window)
         self._marker = _BY_ID["private-key"] in present

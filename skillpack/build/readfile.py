@@ -15,6 +15,7 @@ this module (it reads no file).
 
 from __future__ import annotations
 
+import mmap
 import os
 import stat
 import zlib
@@ -156,6 +157,14 @@ class _Beside:
         self._thread.join()
 
 
+def _buffer() -> mmap.mmap:
+    """A `READ_CHUNK` buffer to read a large file into: an anonymous memory map, not a
+    ``bytearray`` (measured here: a fresh process's first 256 MiB read through two new
+    bytearrays took about 110 ms longer, page faults of new heap memory, than through
+    two anonymous maps; later reads alike). No file is mapped: nothing to SIGBUS on."""
+    return mmap.mmap(-1, READ_CHUNK)
+
+
 def hash_large(fd: int, size: int, scan: ContentStream | None = None,
                sha: Any = None, crc: Crc32 | None = None) -> tuple[str, bytes]:
     """`hash_fd` for a large file, read once: two buffers taken in turn; while a helper thread
@@ -169,7 +178,7 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
     if scan is not None:
         scan.uncounted()
     hasher = blake3(max_threads=blake3.AUTO)
-    bufs = (bytearray(READ_CHUNK), bytearray(READ_CHUNK))
+    bufs = (_buffer(), _buffer())
     views = (memoryview(bufs[0]), memoryview(bufs[1]))
 
     def digest(chunk: memoryview) -> None:
@@ -220,7 +229,7 @@ def _scan_again(fd: int, size: int, scan: ContentStream, hex_digest: str) -> Non
     finding: its lines are counted now); raises `Changed` unless they hash to `hex_digest`,
     the bytes scanned the first time."""
     hasher = blake3(max_threads=blake3.AUTO)
-    buf = bytearray(READ_CHUNK)
+    buf = _buffer()
     view = memoryview(buf)
     try:
         total = 0

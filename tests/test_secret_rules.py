@@ -586,9 +586,9 @@ def test_the_re_prefilter_finds_what_the_re2_one_finds(monkeypatch: pytest.Monke
 
 
 def test_a_text_without_needles_costs_one_literal_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With ahocorasick_rs, the search for needles is one pass of each automaton over each
+    """With ahocorasick_rs, the search for needles is one pass of the automaton over each
     piece of the text (pieces overlap by less than the longest needle), and the RE2 set runs
-    only on a text holding a needle."""
+    only on a piece where it found something."""
     real, literals = secret_rules._NEEDLES, secret_rules._LITERALS
     if real is None or literals is None:
         pytest.skip("google-re2 or ahocorasick_rs is not installed")
@@ -606,15 +606,14 @@ def test_a_text_without_needles_costs_one_literal_pass(monkeypatch: pytest.Monke
             matched.append(len(text))
             return real.set.Match(text)
 
-    monkeypatch.setattr(secret_rules, "_LITERALS", secret_rules._Literals(
-        tuple(map(counting, literals.pieces)), tuple(map(counting, literals.whole))))
+    monkeypatch.setattr(secret_rules, "_LITERALS", tuple(map(counting, literals)))
     monkeypatch.setattr(secret_rules, "_NEEDLES",
                         secret_rules._Needles(real.any, CountingSet(), real.index))
     plain = b"# notes\n" + b"nothing to see here, just words and numbers 12345\n" * 20000
     assert secret_rules.scan_text(plain) == ([], False)
     pieces = -(-len(plain) // secret_rules.PIECE)
-    assert len(seen) == pieces * len(literals.pieces)
-    assert sum(seen) <= (len(plain) + pieces * secret_rules._LONGEST) * len(literals.pieces)
+    assert len(seen) == pieces * len(literals)
+    assert sum(seen) <= (len(plain) + pieces * secret_rules._LONGEST) * len(literals)
     assert matched == []
     key = b"-----BEGIN RSA " + b"PRIVATE KEY-----\n"
     assert secret_rules.scan_text(plain + key)[1] is True

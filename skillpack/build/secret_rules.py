@@ -594,57 +594,51 @@ _TEDDY = 64
 #: holds one.
 _Hit = Callable[[Any], object]
 
-
-class _Literals(Record):
-    """The literal search for needles: `pieces`, one search per group of needles, run over
-    each piece of a large text (Aho-Corasick automata: the case-sensitive needles and the
-    UTF-16 markers, then the ASCII case variants of the folded ones); `whole`, the same
-    needles for a text of one piece (the case-sensitive automata, then one RE2 pattern of
-    the folded needles in ASCII case classes: faster than their automaton on prose, where
-    most of their first letters are, slower on random bytes)."""
-
-    pieces: tuple[_Hit, ...]
-    whole: tuple[_Hit, ...]
+#: Bytes of a folded needle the literal search looks for: its last ones, in every ASCII case
+#: (16 variants of ``cret`` for ``secret``: the case-sensitive needles and these fit one
+#: automaton, twice as fast as two). A text holding ``cret`` may hold no needle: the RE2 set
+#: decides.
+_FOLD_CORE = 4
 
 
-def _literal_patterns() -> tuple[list[list[bytes]], list[list[bytes]]]:
-    """Every needle as plain bytes, in groups of at most `_TEDDY`: the case-sensitive needles
-    and the UTF-16 markers; and each ASCII case variant of a `fold` rule's needle (`re`
-    folds ASCII letters only in a bytes pattern, so these are every text a folded rule can
-    match in)."""
+def _literal_patterns() -> list[list[bytes]]:
+    """What the literal search looks for, as plain bytes, in groups of at most `_TEDDY`: the
+    case-sensitive needles, the UTF-16 markers, and each ASCII case variant of the last
+    `_FOLD_CORE` bytes of a `fold` rule's needle (`re` folds ASCII letters only in a bytes
+    pattern, so a text a folded rule can match in holds one of them). Every text holding a
+    needle holds one of these, a needle's part in its last `_FOLD_CORE` bytes or whole."""
     exact = [n for r in RULES if not r.fold for n in r.needles] + [m for _, _, m in _UTF16]
     folded = sorted({bytes(variant) for r in RULES if r.fold for n in r.needles
                      for variant in itertools.product(*(
                          sorted({c, ord(chr(c).lower()), ord(chr(c).upper())})
-                         if chr(c).isascii() else (c,) for c in n))})
-    return ([exact[at:at + _TEDDY] for at in range(0, len(exact), _TEDDY)],
-            [folded[at:at + _TEDDY] for at in range(0, len(folded), _TEDDY)])
+                         if chr(c).isascii() else (c,) for c in n[-_FOLD_CORE:]))})
+    patterns = exact + folded
+    return [patterns[at:at + _TEDDY] for at in range(0, len(patterns), _TEDDY)]
 
 
-def _literals() -> _Literals | None:
-    """The `_Literals` of the rule table (automata leftmost-first: the kind Teddy serves);
-    None without ahocorasick_rs or google-re2 (`_present` then searches with RE2 alone)."""
-    if ahocorasick_rs is None or re2 is None or _NEEDLES is None:
+def _literals() -> tuple[_Hit, ...] | None:
+    """The automata of `_literal_patterns` (leftmost-first: the kind Teddy serves); None
+    without ahocorasick_rs or google-re2 (`_present` then searches with RE2 alone)."""
+    if ahocorasick_rs is None or _NEEDLES is None:
         return None
     kind = ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
-    exact, folded = _literal_patterns()
-    automata = [[ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind).find_matches_as_indexes
-                 for group in groups] for groups in (exact, folded)]
-    whole = list(automata[0])
-    fold = [_hex_pattern(n, True) for r in RULES if r.fold for n in r.needles]
-    if fold:
-        whole.append(re2.compile(b"|".join(fold)).search)
-    return _Literals(tuple(automata[0] + automata[1]), tuple(whole))
+    return tuple(ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind).find_matches_as_indexes
+                 for group in _literal_patterns())
+
+
+#: The literal search for needles (see `_needle_pieces`), or None.
+_LITERALS = _literals()
 
 
 def _pieces_from(text: bytes | memoryview, first: int, stop: int) -> list[tuple[int, int]]:
     """(start, end) of each piece of `text` starting at `first`, `first` + `PIECE`, ... (before
-    `stop`) that holds a needle; a piece runs `_LONGEST` - 1 bytes into the next one."""
+    `stop`) where the literal search finds something; a piece runs `_LONGEST` - 1 bytes
+    into the next one."""
     assert _LITERALS is not None
     size = len(text)
     view = memoryview(text)
     found = []
-    searches = _LITERALS.pieces
+    searches = _LITERALS
     for start in range(first, stop, PIECE):
         end = min(size, start + PIECE + _LONGEST - 1)
         piece = view[start:end]
@@ -663,14 +657,15 @@ def _holds_needle(tail: bytes, chunk: bytes | memoryview) -> bool:
 
 
 def _needle_pieces(text: bytes | memoryview) -> list[tuple[int, int]]:
-    """The pieces of `text` that hold a needle (empty: it holds none). Every needle that
-    starts in a piece ends in it, so the needles of the text are those of these pieces. From
-    `SPLIT_SEARCH` bytes on, the second half's pieces are searched on a helper thread (the
-    search releases the GIL)."""
+    """The pieces of `text` where the literal search finds something (empty: it holds no
+    needle). A needle lies whole in the piece it starts in (a piece runs `_LONGEST` - 1 bytes
+    into the next), and so does the part of it the search looks for: the needles of the text
+    are those of these pieces. From `SPLIT_SEARCH` bytes on, the second half's pieces are
+    searched on a helper thread (the search releases the GIL)."""
     assert _LITERALS is not None
     size = len(text)
     if size <= PIECE + _LONGEST - 1:
-        for search in _LITERALS.whole:
+        for search in _LITERALS:
             if search(text):
                 return [(0, size)]
         return []
@@ -707,7 +702,7 @@ def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
                 return (), False
             if len(pieces) == 1 and pieces[0] == (0, len(text)):
                 hits = _NEEDLES.set.Match(text)
-            else:  # the RE2 set on the pieces holding a needle only
+            else:  # the RE2 set on the pieces where the literal search found something
                 hits = [h for start, end in pieces
                         for h in _NEEDLES.set.Match(text[start:end]) or ()]
         elif not _any_needle(text):  # most texts hold no needle: one pass
@@ -767,10 +762,6 @@ def _may_hold_utf16_needles(data: bytes) -> bool:
             _hex_pattern(n.decode("ascii").encode(encoding), r.fold)
             for r in RULES for n in r.needles for encoding in ("utf-16-le", "utf-16-be"))))
     return _UTF16_NEEDLES[0].search(data) is not None
-
-
-#: The literal search for needles (see `_needle_pieces`), or None.
-_LITERALS = _literals()
 
 
 def rule(rule_id: str) -> Rule:

@@ -966,10 +966,12 @@ def scan_text(data: bytes) -> tuple[list[Finding], bool]:
     """`scan_bytes`, and whether `data` holds ``PRIVATE KEY`` (the needle of the `private-key`
     rule: the older PEM-header check of `skillpack.build.scan` needs to look only then), from
     the same single search for needles."""
-    raw = _Window("utf-8")
     present, marked = _present(data)
-    raw.feed(data, final=True, present=present)
-    found = raw.findings
+    found: list[Finding] = []
+    if present:  # no rule to run: no finding (most files)
+        raw = _Window("utf-8")
+        raw.feed(data, final=True, present=present)
+        found = raw.findings
     reading = _utf16_reading(data, 0, marked)
     if reading is not None and _may_hold_utf16_needles(data):  # else no rule finds anything
         encoding, start = reading

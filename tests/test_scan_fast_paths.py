@@ -486,3 +486,59 @@ def test_a_large_file_changed_before_it_is_read_again_is_refused(
     monkeypatch.setattr(ContentStream, "recount", rewrite)
     with pytest.raises(Changed):
         _lazy(path)
+
+
+# -- the rules searched around their needles -------------------------------------------------
+
+def whole_window_scan(data: bytes) -> tuple[list[object], bool]:
+    """`scan_text` with each rule searched over the whole text, not its regions."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(secret_rules, "_widened", lambda pieces, size: [(0, size)])
+        return fast_scan(data)
+
+
+#: The recall set's texts (not its compressed assets): leaks to place in a large text.
+TEXT_LEAKS = [data for _, path, data, _ in LEAKS
+              if not path.endswith(("gz", "zip", "tar")) and b"\x00" not in data]
+
+
+@needs_literals
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 5), st.lists(st.tuples(st.integers(0, len(TEXT_LEAKS) - 1),
+                                             st.floats(0, 1), st.integers(-40, 40)),
+                                   min_size=1, max_size=6),
+       st.sampled_from([b"x", b" ", b"\n", b"A", b"a1 "]))
+def test_the_rules_searched_around_their_needles_find_what_the_whole_text_gives(
+        pieces: int, leaks: list[tuple[int, float, int]], filler: bytes) -> None:
+    """Leaks of the recall set placed anywhere in a text of several pieces, or across a
+    piece's end (the filler running on into them, letters or not): the same findings, at
+    the same lines and columns, as each rule searched over the whole text."""
+    size = pieces * secret_rules.PIECE
+    text = bytearray((filler * (size // len(filler) + 1))[:size])
+    for which, where, near_seam in leaks:
+        leak = TEXT_LEAKS[which]
+        at = int(where * (size - len(leak)))
+        if near_seam:  # across the end of the piece it would start in
+            at = max(0, min(size - len(leak),
+                            at // secret_rules.PIECE * secret_rules.PIECE + near_seam))
+        text[at:at + len(leak)] = leak
+    data = bytes(text)
+    fast = fast_scan(data)
+    assert fast == whole_window_scan(data)
+    stream = secret_rules.StreamScan()
+    for at in range(0, len(data), 3 * secret_rules.PIECE + 7):
+        stream.feed(data[at:at + 3 * secret_rules.PIECE + 7])
+    assert stream.finish() == fast[0]
+
+
+@needs_literals
+def test_a_token_running_into_letters_at_a_region_end_is_not_cut() -> None:
+    """A token whose needle sits at a piece's end, followed by more letters than the token
+    takes: not a token (its look-ahead sees the letters), with regions as without."""
+    piece = secret_rules.PIECE
+    for tail in (b"", b"x" * 10, b"x" * 5000):
+        token = b"hf_" + b"aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH" + tail
+        for at in (piece - 3, piece - 1, 2 * piece - 2):
+            data = bytearray(b" " * (3 * piece))
+            data[at:at + len(token)] = token
+            assert fast_scan(bytes(data)) == whole_window_scan(bytes(data)), (len(tail), at)

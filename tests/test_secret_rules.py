@@ -428,6 +428,7 @@ def test_no_match_is_longer_than_the_overlap_allows() -> None:
     for r in RULES:
         longest = re._parser.parse(r.pattern.pattern).getwidth()[1]
         assert longest <= OVERLAP // 2 - 64, r.id
+        assert longest < secret_rules._REACH, r.id  # a rule is searched that far around a needle
 
 
 # -- precision: near-misses ------------------------------------------------------------------

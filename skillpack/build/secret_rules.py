@@ -692,33 +692,64 @@ def _any_needle(text: bytes) -> bool:
     return second.result() is not None or first is not None
 
 
+#: Regions = (start, end) spans of a text, in order, apart: where a rule's matches can be.
+_Regions = list[tuple[int, int]]
+
+#: Bytes either side of a piece holding a needle that a match holding that needle can reach:
+#: every match is shorter (at most `OVERLAP` // 2 - 64 bytes: tests/test_secret_rules.py).
+_REACH = 4096
+
+
 def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
     """The rules one of whose needles `text` holds (in table order), and whether it may hold a
     UTF-16 ``PRIVATE KEY`` (always True without google-re2: the caller then looks)."""
+    rules, utf16, _ = _present_where(text)
+    return rules, utf16
+
+
+def _present_where(text: bytes) -> tuple[tuple[Rule, ...], bool, _Regions | None]:
+    """`_present`, and the regions of `text` every match of those rules lies in: each piece
+    where the literal search found something, widened by `_REACH` either side (a match
+    holds one of its rule's needles, which lies in such a piece), merged; None for the whole
+    text (a text of one piece, or no literal search)."""
     if _NEEDLES is not None:
+        regions: _Regions | None = None
         if _LITERALS is not None:
             pieces = _needle_pieces(text)
             if not pieces:  # most texts hold no needle: one pass
-                return (), False
+                return (), False, None
             if len(pieces) == 1 and pieces[0] == (0, len(text)):
                 hits = _NEEDLES.set.Match(text)
             else:  # the RE2 set on the pieces where the literal search found something
                 hits = [h for start, end in pieces
                         for h in _NEEDLES.set.Match(text[start:end]) or ()]
+                regions = _widened(pieces, len(text))
         elif not _any_needle(text):  # most texts hold no needle: one pass
-            return (), False
+            return (), False, None
         else:
             hits = _NEEDLES.set.Match(text)
         if not hits:
-            return (), False
+            return (), False, None
         ats = sorted({_NEEDLES.index[h] for h in hits})
         utf16 = ats[-1] == _UTF16_AT
-        return tuple(RULES[at] for at in ats if at != _UTF16_AT), utf16
+        return tuple(RULES[at] for at in ats if at != _UTF16_AT), utf16, regions
     if PREFILTER.search(text) is None:  # most texts hold no needle
-        return (), True
+        return (), True, None
     folded = text.lower() if any(r.fold for r in RULES) else text
     return tuple(r for r in RULES
-                 if any(n in (folded if r.fold else text) for n in r.needles)), True
+                 if any(n in (folded if r.fold else text) for n in r.needles)), True, None
+
+
+def _widened(pieces: list[tuple[int, int]], size: int) -> _Regions:
+    """`pieces` (in order) widened by `_REACH` either side within ``[0, size)``, merged."""
+    regions: _Regions = []
+    for start, end in pieces:
+        low, high = max(0, start - _REACH), min(size, end + _REACH)
+        if regions and low <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], high)
+        else:
+            regions.append((low, high))
+    return regions
 
 
 _GATES: dict[str, _Searcher] = {}  # compiled `Rule.gate`s, by rule id, on first use
@@ -846,20 +877,27 @@ class _Window:
 
     def feed(self, chunk: bytes | memoryview, final: bool,
              present: tuple[Rule, ...] | None = None,
-             window: bytes | None = None) -> None:
-        """Scan `chunk` (after the kept tail); `present`: `_present(tail + chunk)[0]` and
-        `window`: ``tail + chunk``, when the caller has them (not searched or copied twice)."""
+             window: bytes | None = None, regions: _Regions | None = None) -> None:
+        """Scan `chunk` (after the kept tail); `present` and `regions`: `_present_where(tail +
+        chunk)`'s, and `window`: ``tail + chunk``, when the caller has them (not searched or
+        copied twice)."""
         text: bytes = (window if window is not None
                        else self.tail + chunk if self.tail else bytes(chunk))
         window = text
         limit = len(window) if final else len(window) - _MARGIN
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
-        for r in _present(window)[0] if present is None else present:
+        if present is None:
+            present, _, regions = _present_where(window)
+        # a rule is searched in the regions where its matches can be, not the whole window: a
+        # match found there is one of the whole window's (it ends short of the region's end,
+        # so the end never stands in for the text after it), and every match is in one
+        spans = regions or [(0, len(window))]
+        for r in present:
             gate = _gate(r) if r.gate is not None else None
             if gate is not None and gate.search(window) is None:
                 continue  # no match of the rule without its look-arounds: none with them
-            for match in r.pattern.finditer(window):
+            for match in (m for low, high in spans for m in r.pattern.finditer(window, low, high)):
                 start = match.start()
                 if start < skip or match.end() > limit:
                     continue
@@ -936,7 +974,7 @@ class StreamScan:
             self._fed += len(chunk)
             return
         window = raw.tail + chunk
-        present, utf16 = _present(window)
+        present, utf16, regions = _present_where(window)
         self._marker = _BY_ID["private-key"] in present
         if self._utf16 is None:
             reading = _utf16_reading(window, raw.offset, utf16)
@@ -947,7 +985,7 @@ class StreamScan:
                 self._feed_utf16(window[start - raw.offset :], final)
         elif self._decoder is not None:
             self._feed_utf16(chunk, final)
-        raw.feed(chunk, final, present, window)
+        raw.feed(chunk, final, present, window, regions)
         self._fed += len(chunk)
 
     def _feed_utf16(self, data: bytes | memoryview, final: bool) -> None:
@@ -966,11 +1004,11 @@ def scan_text(data: bytes) -> tuple[list[Finding], bool]:
     """`scan_bytes`, and whether `data` holds ``PRIVATE KEY`` (the needle of the `private-key`
     rule: the older PEM-header check of `skillpack.build.scan` needs to look only then), from
     the same single search for needles."""
-    present, marked = _present(data)
+    present, marked, regions = _present_where(data)
     found: list[Finding] = []
     if present:  # no rule to run: no finding (most files)
         raw = _Window("utf-8")
-        raw.feed(data, final=True, present=present)
+        raw.feed(data, final=True, present=present, regions=regions)
         found = raw.findings
     reading = _utf16_reading(data, 0, marked)
     if reading is not None and _may_hold_utf16_needles(data):  # else no rule finds anything

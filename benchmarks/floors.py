@@ -9,11 +9,13 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
   following a link, ``fstat``, read, close, BLAKE3, look for the private-key marker), with no
   checks, records or errors; that loop with the secret rules' needle search (issue 18); and
   ``skillpack.build.verify.digest``;
-* big (one 256 MiB file): b3sum; the private-key marker search alone over bytes already in
-  memory (``bytes.find``, one core: it holds the GIL); the search for the secret rules'
-  needles alone (issue 18: what the content scan must do at least, one RE2 pass over each
-  4 MiB window, on one thread; RE2 releases the GIL, so the scan searches each window's two
-  halves on two threads at once, the second line); reading
+* big (one 256 MiB file): b3sum; the start-up of the command line (``skillpack --version``,
+  bytecode kept: part of every whole-process figure); the private-key marker search alone
+  over bytes already in memory (``bytes.find``, one core: it holds the GIL); the search for
+  the secret rules' needles alone (issue 18: what the content scan must do at least, the
+  literal search of `secret_rules._present` over each 4 MiB window, on one thread; it
+  releases the GIL, so the scan searches each window's two halves on two threads at once,
+  the second line); reading
   through one reused buffer and hashing with multi-threaded BLAKE3, no search; and
   ``skillpack.build.verify.digest``;
 * corpus (the 181 valid skills of ../shared/corpus): ``pack_skills``; the stripped loop over
@@ -52,7 +54,7 @@ from blake3 import blake3
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build import make_big, make_small, timed
+from bench_build import cli_command, cli_env, make_big, make_small, timed
 from runtime_coldstart import first_turn_floors
 
 MiB = 1 << 20
@@ -240,9 +242,12 @@ def main() -> int:
         if shutil.which("b3sum"):
             jobs["b3sum"] = lambda: subprocess.run(
                 ["b3sum", str(big / "big.bin")], stdout=subprocess.DEVNULL, check=True)
+        env = cli_env()
+        jobs["start-up (--version)"] = lambda: subprocess.run(
+            [*cli_command(), "--version"], stdout=subprocess.DEVNULL, check=True, env=env)
         jobs.update({
             "marker search alone": lambda: data.find(MARKER),
-            "needle search alone (RE2)": lambda: needle_windows(data, split=False),
+            "needle search alone": lambda: needle_windows(data, split=False),
             "needle search, 2 threads": lambda: needle_windows(data),
             "read + BLAKE3 (threads)": lambda: buffered_hash(str(big / "big.bin")),
             "skillpack digest": lambda: digest(big),
@@ -310,7 +315,7 @@ def corpus_floors(root: Path, runs: int) -> None:
         "pack_skills": lambda: pack_skills(folders, fresh()),
         "stripped loop (read, hash)": lambda: [stripped_loop(str(f)) for f in folders],
         "stripped loop + needle search": lambda: [scanned_loop(str(f)) for f in folders],
-        "needle search alone (RE2)": lambda: [_present(d) for d in datas],
+        "needle search alone": lambda: [_present(d) for d in datas],
         "181 plain files, no fsync": lambda: plain_files(0),
         "181 plain files + fsync x1": lambda: plain_files(1),
         "181 plain files + fsync x8": lambda: plain_files(8),

@@ -47,6 +47,7 @@ from bench_build import (
     REFUSED,
     carried,
     cli_command,
+    cli_env,
     make_big,
     make_small,
     timed,
@@ -56,13 +57,17 @@ from bench_build import (
 MiB = 1 << 20
 
 
-def run(args: Sequence[str], cwd: Path | None = None, shell: bool = False) -> None:
+def run(args: Sequence[str], cwd: Path | None = None, shell: bool = False,
+        env: dict[str, str] | None = None) -> None:
     subprocess.run(args if not shell else " ".join(args), cwd=cwd, shell=shell, check=True,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, env=env)
 
 
 def cli(*args: str) -> Callable[[], None]:
-    return lambda: run([*cli_command(), *args])
+    """The command line as a user runs it: with its bytecode kept (`cli_env`; the warm-up
+    run of `timed` writes it)."""
+    env = cli_env()
+    return lambda: run([*cli_command(), *args], env=env)
 
 
 def cat_floor(root: Path) -> Callable[[], None]:

@@ -109,7 +109,7 @@ SUSPECTS = [*sorted(BIDI | ZERO_WIDTH), 0xE0041, 0xE007F, 0x1F3F4, 0x1F469, 0x1F
 
 
 @given(st.lists(st.one_of(st.sampled_from([chr(c) for c in SUSPECTS]),
-                          st.sampled_from(["a", "\n", "é", "—", " "]),
+                          st.sampled_from(["a", "\n", "é", "—", " ", "\ud800", "\udfff"]),
                           st.characters()), max_size=60).map("".join))
 def test_the_one_class_precheck_changes_nothing(text: str) -> None:
     """`find_invisible` starts its scan at the first character the one-class pattern finds
@@ -117,4 +117,18 @@ def test_the_one_class_precheck_changes_nothing(text: str) -> None:
     fast = find_invisible(text)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(invisible, "_ANY_SUSPECT", re.compile(""))  # matches at 0: scan all
+        assert find_invisible(text) == fast
+
+
+@given(st.lists(st.one_of(st.sampled_from([chr(c) for c in SUSPECTS]),
+                          st.sampled_from(["a", "\n", "é", "—", " ", "\ud800", "\udfff"]),
+                          st.characters()), max_size=60).map("".join))
+def test_the_check_of_the_characters_beyond_ascii_changes_nothing(text: str) -> None:
+    """`find_invisible` looks for a suspect only among the text's characters beyond ASCII
+    first (none: it returns at once); looking in the whole text finds the same."""
+    fast = find_invisible(text)
+    assert invisible._may_hold_suspect(text) == (
+        re.compile(invisible._ANY_SUSPECT_SOURCE).search(text) is not None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(invisible, "_may_hold_suspect", lambda text: True)
         assert find_invisible(text) == fast

@@ -6,6 +6,10 @@
   text: every TrueType font of the corpus) is transcoded and scanned only when its bytes hold
   a rule's needle in UTF-16.
 * `_present` on a large text: its halves searched on two threads, the seam covered.
+* `_LITERALS`: the needles searched by Aho-Corasick (ahocorasick_rs, SIMD) in pieces of
+  `PIECE` bytes, the RE2 set run on the pieces holding one only.
+* `hash_large`'s scan counts no lines; a file holding a finding is read and scanned again,
+  counting.
 
 Each is compared with the slow path (the fast path switched off) on the recall set of
 test_secret_rules, on generated inputs, and on every corpus file. Fake secrets are built at
@@ -14,6 +18,9 @@ test time (see test_secret_rules).
 
 from __future__ import annotations
 
+import base64
+import itertools
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -24,11 +31,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_secret_rules import LEAKS, PROSE, aws_secret
 
-from skillpack.build import secret_rules
-from skillpack.build.scan import scan_content
+from skillpack.build import readfile, secret_rules
+from skillpack.build.readfile import LARGE_FILE, READ_CHUNK, Changed, hash_large
+from skillpack.build.scan import ContentStream, scan_content
 from skillpack.build.secret_rules import RULES, scan_text
 
 needs_re2 = pytest.mark.skipif(secret_rules._NEEDLES is None, reason="google-re2 is not installed")
+needs_literals = pytest.mark.skipif(secret_rules._LITERALS is None,
+                                    reason="google-re2 or ahocorasick_rs is not installed")
 
 
 def slow_scan(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object], bool]:
@@ -37,6 +47,7 @@ def slow_scan(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object
         patch.setattr(secret_rules, "_gate", lambda r: None)
         patch.setattr(secret_rules, "_may_hold_utf16_needles", lambda data: True)
         patch.setattr(secret_rules, "SPLIT_SEARCH", 1 << 62)
+        patch.setattr(secret_rules, "_LITERALS", None)
         found, marker = scan_text(data)
     return list(found), marker
 
@@ -255,3 +266,279 @@ def test_a_token_split_over_two_chunks_of_a_large_stream_is_found() -> None:
     for at in range(0, len(data), chunk):
         scan.feed(memoryview(data)[at:at + chunk])
     assert scan.finish() == whole
+
+
+# -- the literal search ----------------------------------------------------------------------
+
+#: Every needle, the folded rule's in every ASCII case.
+LITERAL_NEEDLES = sorted(
+    {n for r in RULES if not r.fold for n in r.needles} | {m for _, _, m in secret_rules._UTF16}
+    | {bytes(v) for r in RULES if r.fold for n in r.needles
+       for v in itertools.product(*((c, c ^ 0x20) if chr(c).isalpha() else (c,) for c in n))})
+
+
+def re2_present(text: bytes) -> tuple[tuple[str, ...], bool]:
+    """`_present` by the RE2 search and set alone (no literal search), as rule ids."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(secret_rules, "_LITERALS", None)
+        rules, utf16 = secret_rules._present(text)
+    return tuple(r.id for r in rules), utf16
+
+
+def literal_present(text: bytes) -> tuple[tuple[str, ...], bool]:
+    rules, utf16 = secret_rules._present(text)
+    return tuple(r.id for r in rules), utf16
+
+
+@needs_literals
+def test_the_literal_patterns_are_every_needle() -> None:
+    """Each case-sensitive needle and UTF-16 marker once, and every ASCII case of the last
+    four letters of the folded one (``cret``): 54 patterns, one automaton (Teddy takes 64)."""
+    groups = secret_rules._literal_patterns()
+    assert len(groups) == 1 and len(groups[0]) <= 64
+    flat = groups[0]
+    assert len(flat) == len(set(flat))
+    exact = {n for r in RULES if not r.fold for n in r.needles}
+    exact |= {m for _, _, m in secret_rules._UTF16}
+    assert set(flat) - exact == {bytes(v) for v in itertools.product(
+        *((c, c ^ 0x20) for c in b"cret"))}
+    assert len(flat) == len(exact) + 16
+
+
+@needs_literals
+def test_a_needle_at_every_seam_of_the_pieces_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every needle (each case of a folded one), at every offset across a piece's end, across
+    the middle of a split search and at the two ends of the text, and in a text of one piece:
+    the same rules and UTF-16 marker as the RE2 search of the whole text; the text without it
+    holds none."""
+    piece = secret_rules.PIECE
+    size = 4 * piece + 1001
+    monkeypatch.setattr(secret_rules, "SPLIT_SEARCH", 3 * piece)  # split this text too
+    blank = bytes(size)
+    assert literal_present(blank) == re2_present(blank) == ((), False)
+    middle = size // 2 // piece * piece
+    assert middle == 2 * piece
+    for needle in LITERAL_NEEDLES:
+        offsets = {0, size - len(needle)}
+        for seam in (piece, middle, 3 * piece):
+            offsets |= set(range(seam - len(needle) - 1, seam + 2))
+        for at in sorted(offsets):
+            text = blank[:at] + needle + blank[at + len(needle):]
+            got = literal_present(text)
+            assert got == re2_present(text), (needle, at)
+            assert got[0] or got[1], (needle, at)
+        for at in (0, 500, 1000 - len(needle)):  # a text of one piece: its own searches
+            text = blank[:at] + needle + blank[at + len(needle):1000]
+            got = literal_present(text)
+            assert got == re2_present(text), (needle, at)
+            assert got[0] or got[1], (needle, at)
+
+
+@needs_literals
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 3 * secret_rules.PIECE), st.lists(st.tuples(
+    st.sampled_from(LITERAL_NEEDLES), st.floats(0, 1)), max_size=6), st.binary(max_size=64))
+def test_the_literal_search_tells_the_rules_the_re2_set_tells(
+        size: int, needles: list[tuple[bytes, float]], noise: bytes) -> None:
+    text = bytearray((noise * (size // max(1, len(noise)) + 1))[:size] if noise else bytes(size))
+    for needle, where in needles:
+        at = int(where * len(text))
+        text[at:at] = needle
+    data = bytes(text)
+    assert literal_present(data) == re2_present(data)
+
+
+@needs_literals
+def test_needles_end_to_end_are_searched_piece_by_piece() -> None:
+    """A text of needles end to end (one match every few bytes): the same rules as the RE2 set,
+    no automaton search longer than one piece."""
+    text = b"hf_AKIAghp_" * (3 * secret_rules.PIECE // 11)
+    assert literal_present(text) == re2_present(text)
+    assert all(end - start <= secret_rules.PIECE + secret_rules._LONGEST - 1
+               for start, end in secret_rules._needle_pieces(text))
+
+
+# -- the large file's scan without line counts -----------------------------------------------
+
+def _large(tmp_path: Path, body: bytes) -> Path:
+    path = tmp_path / "big.txt"
+    path.write_bytes(body)
+    return path
+
+
+def _lazy(path: Path, allow: frozenset[str] = frozenset()) -> tuple[str, object]:
+    stream = ContentStream(path.name, allow)
+    fd = os.open(path, readfile.OPEN_FLAGS)
+    try:
+        hex_digest, _ = hash_large(fd, path.stat().st_size, stream)
+    finally:
+        os.close(fd)
+    return hex_digest, stream.finish()
+
+
+def _counted(path: Path, allow: frozenset[str] = frozenset()) -> object:
+    """The content check of `path` streamed as hash_large's chunks, counting lines."""
+    stream = ContentStream(path.name, allow)
+    data = path.read_bytes()
+    for at in range(0, len(data), READ_CHUNK):
+        stream.feed(memoryview(data)[at:at + READ_CHUNK])
+    return stream.finish()
+
+
+def _token(rng: random.Random) -> bytes:
+    return b"hf_" + bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ") for _ in range(34))
+
+
+@needs_re2
+def test_a_large_file_is_scanned_once_and_again_only_for_its_findings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large file holding no secret is read once; one holding tokens (on the first line,
+    across a chunk seam, on a line longer than the overlap, in the last bytes) is read
+    again, and its findings are those of the counting scan, at the same lines and columns;
+    so are those of a UTF-16 key block starting in the middle of the file."""
+    rng = random.Random(5)
+    again: list[int] = []
+    real = readfile._scan_again
+
+    def counting(fd: int, size: int, scan: ContentStream, hex_digest: str) -> None:
+        again.append(size)
+        real(fd, size, scan, hex_digest)
+
+    monkeypatch.setattr(readfile, "_scan_again", counting)
+    body = bytearray(b"words and more words " * ((2 * READ_CHUNK + 5000) // 21))
+    for at in range(0, len(body), 3001):
+        body[at] = 0x0A
+    clean = _large(tmp_path, bytes(body))
+    assert len(body) >= LARGE_FILE
+    assert _lazy(clean)[1] == _counted(clean)
+    assert again == []
+    long_line_at = READ_CHUNK + READ_CHUNK // 2
+    body[long_line_at - 20000:long_line_at + 100] = b"y" * 20100  # no line break in 20 KB
+    for at in (1, READ_CHUNK - 10, long_line_at, len(body) - 40):
+        token = _token(rng)
+        body[at - 1] = 0x20
+        body[at:at + len(token)] = token
+        body[at + len(token):at + len(token) + 1] = b" "
+    leaky = _large(tmp_path, bytes(body[:len(body) - 2]))
+    lazy = _lazy(leaky)[1]
+    assert lazy == _counted(leaky)
+    assert [f.rule for f in lazy.findings] == ["huggingface-token"] * 4  # type: ignore[attr-defined]
+    assert [(f.line, f.column) for f in lazy.findings] == [  # type: ignore[attr-defined]
+        (f.line, f.column) for f in scan_text(leaky.read_bytes())[0]]
+    assert again == [leaky.stat().st_size]
+    key = ("-----BEGIN RSA " + "PRIVATE KEY-----\n" + "MIIEow" * 20 + "\n").encode("utf-16-le")
+    middle = READ_CHUNK + 78  # a UTF-16 reading starts at an even offset
+    marked = _large(tmp_path, bytes(body[:middle]) + key + bytes(body[middle:]))
+    lazy = _lazy(marked, frozenset({"huggingface-token"}))[1]
+    assert lazy == _counted(marked, frozenset({"huggingface-token"}))
+    assert "private-key" in {f.rule for f in lazy.findings}  # type: ignore[attr-defined]
+
+
+@needs_re2
+@pytest.mark.parametrize("cut", [1, 2, 3, 26])
+def test_a_needle_across_a_chunk_seam_of_a_large_file_is_found(tmp_path: Path, cut: int) -> None:
+    """A window holding no needle is moved on without joining its tail to the chunk: a needle
+    cut by the seam of two chunks (its first `cut` bytes in the first), in a file with line
+    breaks, is still found, at its line and column, as the counting scan finds it."""
+    needle = b"pypi-AgENdGVzdC5weXBpLm9yZw" if cut == 26 else b"hf_"
+    rng = random.Random(cut)
+    token = (needle + bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ")
+                            for _ in range(34)) if cut < 26 else _pypi_test_token())
+    body = bytearray(b"q" * (3 * READ_CHUNK + 999))
+    for line_at in range(0, len(body), 2047):
+        body[line_at] = 0x0A
+    at = 2 * READ_CHUNK - cut
+    body[at - 1] = 0x20
+    body[at:at + len(token)] = token
+    body[at + len(token)] = 0x20
+    path = _large(tmp_path, bytes(body))
+    lazy = _lazy(path)[1]
+    assert lazy == _counted(path)
+    found = scan_text(path.read_bytes())[0]
+    assert found and [(f.rule, f.line, f.column) for f in lazy.findings] == [  # type: ignore[attr-defined]
+        (f.rule, f.line, f.column) for f in found]
+
+
+def _pypi_test_token() -> bytes:
+    """A TestPyPI token: the macaroon's location field for test.pypi.org, base64url."""
+    macaroon = b"\x02\x01\x0dtest.pypi.org" + bytes(range(60))
+    return b"pypi-" + base64.urlsafe_b64encode(macaroon).rstrip(b"=")
+
+
+@needs_re2
+def test_a_large_file_changed_before_it_is_read_again_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second read must hash as the first: a file rewritten in between raises Changed."""
+    body = bytearray(b"z" * (LARGE_FILE + 100))
+    token = _token(random.Random(9))
+    body[10:10 + len(token)] = token
+    body[9] = body[10 + len(token)] = 0x20
+    path = _large(tmp_path, bytes(body))
+    assert _lazy(path)[1].findings  # type: ignore[attr-defined]
+    real = ContentStream.recount
+
+    def rewrite(self: ContentStream) -> bool:
+        with open(path, "r+b") as handle:  # the same size, another byte
+            handle.seek(LARGE_FILE)
+            handle.write(b"Z")
+        return real(self)
+
+    monkeypatch.setattr(ContentStream, "recount", rewrite)
+    with pytest.raises(Changed):
+        _lazy(path)
+
+
+# -- the rules searched around their needles -------------------------------------------------
+
+def whole_window_scan(data: bytes) -> tuple[list[object], bool]:
+    """`scan_text` with each rule searched over the whole text, not its regions."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(secret_rules, "_widened", lambda pieces, size: [(0, size)])
+        return fast_scan(data)
+
+
+#: The recall set's texts (not its compressed assets): leaks to place in a large text.
+TEXT_LEAKS = [data for _, path, data, _ in LEAKS
+              if not path.endswith(("gz", "zip", "tar")) and b"\x00" not in data]
+
+
+@needs_literals
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 5), st.lists(st.tuples(st.integers(0, len(TEXT_LEAKS) - 1),
+                                             st.floats(0, 1), st.integers(-40, 40)),
+                                   min_size=1, max_size=6),
+       st.sampled_from([b"x", b" ", b"\n", b"A", b"a1 "]))
+def test_the_rules_searched_around_their_needles_find_what_the_whole_text_gives(
+        pieces: int, leaks: list[tuple[int, float, int]], filler: bytes) -> None:
+    """Leaks of the recall set placed anywhere in a text of several pieces, or across a
+    piece's end (the filler running on into them, letters or not): the same findings, at
+    the same lines and columns, as each rule searched over the whole text."""
+    size = pieces * secret_rules.PIECE
+    text = bytearray((filler * (size // len(filler) + 1))[:size])
+    for which, where, near_seam in leaks:
+        leak = TEXT_LEAKS[which]
+        at = int(where * (size - len(leak)))
+        if near_seam:  # across the end of the piece it would start in
+            at = max(0, min(size - len(leak),
+                            at // secret_rules.PIECE * secret_rules.PIECE + near_seam))
+        text[at:at + len(leak)] = leak
+    data = bytes(text)
+    fast = fast_scan(data)
+    assert fast == whole_window_scan(data)
+    stream = secret_rules.StreamScan()
+    for at in range(0, len(data), 3 * secret_rules.PIECE + 7):
+        stream.feed(data[at:at + 3 * secret_rules.PIECE + 7])
+    assert stream.finish() == fast[0]
+
+
+@needs_literals
+def test_a_token_running_into_letters_at_a_region_end_is_not_cut() -> None:
+    """A token whose needle sits at a piece's end, followed by more letters than the token
+    takes: not a token (its look-ahead sees the letters), with regions as without."""
+    piece = secret_rules.PIECE
+    for tail in (b"", b"x" * 10, b"x" * 5000):
+        token = b"hf_" + b"aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH" + tail
+        for at in (piece - 3, piece - 1, 2 * piece - 2):
+            data = bytearray(b" " * (3 * piece))
+            data[at:at + len(token)] = token
+            assert fast_scan(bytes(data)) == whole_window_scan(bytes(data)), (len(tail), at)

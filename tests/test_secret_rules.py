@@ -19,6 +19,7 @@ import zipfile
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import CORPUS
@@ -427,6 +428,7 @@ def test_no_match_is_longer_than_the_overlap_allows() -> None:
     for r in RULES:
         longest = re._parser.parse(r.pattern.pattern).getwidth()[1]
         assert longest <= OVERLAP // 2 - 64, r.id
+        assert longest < secret_rules._REACH, r.id  # a rule is searched that far around a needle
 
 
 # -- precision: near-misses ------------------------------------------------------------------
@@ -584,13 +586,49 @@ def test_the_re_prefilter_finds_what_the_re2_one_finds(monkeypatch: pytest.Monke
     assert [secret_rules.scan_bytes(data) for _, _, data, _ in LEAKS] == with_re2
 
 
+def test_a_text_without_needles_costs_one_literal_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ahocorasick_rs, the search for needles is one pass of the automaton over each
+    piece of the text (pieces overlap by less than the longest needle), and the RE2 set runs
+    only on a piece where it found something."""
+    real, literals = secret_rules._NEEDLES, secret_rules._LITERALS
+    if real is None or literals is None:
+        pytest.skip("google-re2 or ahocorasick_rs is not installed")
+    seen: list[int] = []
+    matched: list[int] = []
+
+    def counting(search: Any) -> Any:
+        def counted(text: bytes) -> object:
+            seen.append(len(text))
+            return search(text)
+        return counted
+
+    class CountingSet:
+        def Match(self, text: bytes) -> list[int] | None:
+            matched.append(len(text))
+            return real.set.Match(text)
+
+    monkeypatch.setattr(secret_rules, "_LITERALS", tuple(map(counting, literals)))
+    monkeypatch.setattr(secret_rules, "_NEEDLES",
+                        secret_rules._Needles(real.any, CountingSet(), real.index))
+    plain = b"# notes\n" + b"nothing to see here, just words and numbers 12345\n" * 20000
+    assert secret_rules.scan_text(plain) == ([], False)
+    pieces = -(-len(plain) // secret_rules.PIECE)
+    assert len(seen) == pieces * len(literals)
+    assert sum(seen) <= (len(plain) + pieces * secret_rules._LONGEST) * len(literals)
+    assert matched == []
+    key = b"-----BEGIN RSA " + b"PRIVATE KEY-----\n"
+    assert secret_rules.scan_text(plain + key)[1] is True
+    assert matched and max(matched) <= secret_rules.PIECE + secret_rules._LONGEST
+
+
 def test_a_text_without_needles_costs_one_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rules, the UTF-16 marker and the PEM check are all decided by one RE2 search for
-    any needle: a file holding none is searched exactly once (the RE2 set, which tells the
-    rules apart, runs only on a text holding a needle)."""
+    """Without ahocorasick_rs, the rules, the UTF-16 marker and the PEM check are all decided
+    by one RE2 search for any needle: a file holding none is searched exactly once (the RE2
+    set, which tells the rules apart, runs only on a text holding a needle)."""
     real = secret_rules._NEEDLES
     if real is None:
         pytest.skip("google-re2 is not installed")
+    monkeypatch.setattr(secret_rules, "_LITERALS", None)
     calls: list[int] = []
     matched: list[int] = []
 

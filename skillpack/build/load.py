@@ -35,11 +35,31 @@ __all__ = [
 
 def skill_md_path(path: str | os.PathLike[str]) -> str:
     """The SKILL.md a path names: the path itself, or the SKILL.md of the folder it names
-    (a SKILL.md that is itself a folder is named as it is, to be refused when read)."""
-    found = Path(path)
+    (a SKILL.md that is itself a folder is named as it is, to be refused when read), spelt
+    as `pathlib` spells it."""
+    text = os.fspath(path)
+    if _spelt_as_pathlib(text):  # the common case, without building a Path (per skill)
+        if os.path.basename(text) != SKILL_MD and os.path.isdir(text):
+            return f"{text}/{SKILL_MD}"
+        return text
+    found = Path(text)
     if found.is_dir() and found.name != SKILL_MD:
         found = found / SKILL_MD
     return str(found)
+
+
+def _spelt_as_pathlib(text: str) -> bool:
+    """Whether ``str(Path(text)) == text``: a relative or absolute path with no empty, ``.``
+    or trailing part (``a/b``, ``/a/b``, ``../a``)."""
+    return (bool(text) and text != "." and not text.endswith(("/", "/."))
+            and not text.startswith(("./", "//")) and "//" not in text and "/./" not in text)
+
+
+def _parent(where: str) -> str:
+    """``str(Path(where).parent)`` for a path `skill_md_path` returned."""
+    if not _spelt_as_pathlib(where):
+        return str(Path(where).parent)
+    return os.path.dirname(where) or "."
 
 
 def load_skill(path: str | os.PathLike[str]) -> Skill:
@@ -90,7 +110,7 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
         message = f"SKILL.md is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
         raise SkillError(message, path=where, line=line,
                          problems=[Problem("error", "encoding", message, where, line)]) from None
-    return parse_skill(source, file=where, workdir=str(Path(where).parent))
+    return parse_skill(source, file=where, workdir=_parent(where))
 
 
 def open_regular(path: str | os.PathLike[str]) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import binascii
 import codecs
+import itertools
 import math
 import re
 import zlib
@@ -72,6 +73,11 @@ try:  # RE2 finds every needle in one pass (`PREFILTER`); without it `re` does, 
     import re2
 except ImportError:  # pragma: no cover - google-re2 is a dependency; a source build may lack it
     re2 = None
+
+try:  # Aho-Corasick over SIMD (Teddy): the needles found at several GB/s; else RE2 finds them
+    import ahocorasick_rs
+except ImportError:  # pragma: no cover - a dependency; a source build may lack it
+    ahocorasick_rs = None  # type: ignore[assignment]
 
 
 class Rule(Record):
@@ -580,6 +586,100 @@ _LONGEST = max([len(n) for r in RULES for n in r.needles] + [len(m) for _, _, m 
 #: The thread searching the second half of a split search.
 _SPLIT = Background("skillpack-search")
 
+#: Bytes of text one literal search looks at (then `_LONGEST` - 1 more, so that a needle
+#: starting in it ends in it): bounds the matches one search returns (a hostile text of
+#: needles end to end gives one a few bytes) and the RE2 set's text when it holds one.
+PIECE = 1 << 16
+#: Patterns in one automaton: up to 64, Aho-Corasick's SIMD searcher (Teddy) runs.
+_TEDDY = 64
+
+
+#: A search for some of the needles: truthy when the text (bytes, or a memoryview of them)
+#: holds one.
+_Hit = Callable[[Any], object]
+
+#: Bytes of a folded needle the literal search looks for: its last ones, in every ASCII case
+#: (16 variants of ``cret`` for ``secret``: the case-sensitive needles and these fit one
+#: automaton, twice as fast as two). A text holding ``cret`` may hold no needle: the RE2 set
+#: decides.
+_FOLD_CORE = 4
+
+
+def _literal_patterns() -> list[list[bytes]]:
+    """What the literal search looks for, as plain bytes, in groups of at most `_TEDDY`: the
+    case-sensitive needles, the UTF-16 markers, and each ASCII case variant of the last
+    `_FOLD_CORE` bytes of a `fold` rule's needle (`re` folds ASCII letters only in a bytes
+    pattern, so a text a folded rule can match in holds one of them). Every text holding a
+    needle holds one of these, a needle's part in its last `_FOLD_CORE` bytes or whole."""
+    exact = [n for r in RULES if not r.fold for n in r.needles] + [m for _, _, m in _UTF16]
+    folded = sorted({bytes(variant) for r in RULES if r.fold for n in r.needles
+                     for variant in itertools.product(*(
+                         sorted({c, ord(chr(c).lower()), ord(chr(c).upper())})
+                         if chr(c).isascii() else (c,) for c in n[-_FOLD_CORE:]))})
+    patterns = exact + folded
+    return [patterns[at:at + _TEDDY] for at in range(0, len(patterns), _TEDDY)]
+
+
+def _literals() -> tuple[_Hit, ...] | None:
+    """The automata of `_literal_patterns` (leftmost-first: the kind Teddy serves); None
+    without ahocorasick_rs or google-re2 (`_present` then searches with RE2 alone)."""
+    if ahocorasick_rs is None or _NEEDLES is None:
+        return None
+    kind = ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
+    return tuple(ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind).find_matches_as_indexes
+                 for group in _literal_patterns())
+
+
+#: The literal search for needles (see `_needle_pieces`), or None.
+_LITERALS = _literals()
+
+
+def _pieces_from(text: bytes | memoryview, first: int, stop: int) -> list[tuple[int, int]]:
+    """(start, end) of each piece of `text` starting at `first`, `first` + `PIECE`, ... (before
+    `stop`) where the literal search finds something; a piece runs `_LONGEST` - 1 bytes
+    into the next one."""
+    assert _LITERALS is not None
+    size = len(text)
+    view = memoryview(text)
+    found = []
+    searches = _LITERALS
+    for start in range(first, stop, PIECE):
+        end = min(size, start + PIECE + _LONGEST - 1)
+        piece = view[start:end]
+        for search in searches:
+            if search(piece):
+                found.append((start, end))
+                break
+    return found
+
+
+def _holds_needle(tail: bytes, chunk: bytes | memoryview) -> bool:
+    """Whether ``tail + chunk`` holds a needle, searched without joining them: the tail, the
+    chunk, and the bytes either side of their seam a needle across it lies in."""
+    seam = tail[-(_LONGEST - 1):] + bytes(chunk[:_LONGEST - 1])
+    return bool(_needle_pieces(tail) or _needle_pieces(seam) or _needle_pieces(chunk))
+
+
+def _needle_pieces(text: bytes | memoryview) -> list[tuple[int, int]]:
+    """The pieces of `text` where the literal search finds something (empty: it holds no
+    needle). A needle lies whole in the piece it starts in (a piece runs `_LONGEST` - 1 bytes
+    into the next), and so does the part of it the search looks for: the needles of the text
+    are those of these pieces. From `SPLIT_SEARCH` bytes on, the second half's pieces are
+    searched on a helper thread (the search releases the GIL)."""
+    assert _LITERALS is not None
+    size = len(text)
+    if size <= PIECE + _LONGEST - 1:
+        for search in _LITERALS:
+            if search(text):
+                return [(0, size)]
+        return []
+    if size < SPLIT_SEARCH:
+        return _pieces_from(text, 0, size)
+    middle = size // 2 // PIECE * PIECE
+    second = _SPLIT.run(lambda: _pieces_from(text, middle, size))
+    first = _pieces_from(text, 0, middle)
+    return first + second.result()
+
 
 def _any_needle(text: bytes) -> bool:
     """Whether `text` holds any needle (`_NEEDLES.any`); a text of `SPLIT_SEARCH` bytes or
@@ -596,23 +696,64 @@ def _any_needle(text: bytes) -> bool:
     return second.result() is not None or first is not None
 
 
+#: Regions = (start, end) spans of a text, in order, apart: where a rule's matches can be.
+_Regions = list[tuple[int, int]]
+
+#: Bytes either side of a piece holding a needle that a match holding that needle can reach:
+#: every match is shorter (at most `OVERLAP` // 2 - 64 bytes: tests/test_secret_rules.py).
+_REACH = 4096
+
+
 def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
     """The rules one of whose needles `text` holds (in table order), and whether it may hold a
     UTF-16 ``PRIVATE KEY`` (always True without google-re2: the caller then looks)."""
+    rules, utf16, _ = _present_where(text)
+    return rules, utf16
+
+
+def _present_where(text: bytes) -> tuple[tuple[Rule, ...], bool, _Regions | None]:
+    """`_present`, and the regions of `text` every match of those rules lies in: each piece
+    where the literal search found something, widened by `_REACH` either side (a match
+    holds one of its rule's needles, which lies in such a piece), merged; None for the whole
+    text (a text of one piece, or no literal search)."""
     if _NEEDLES is not None:
-        if not _any_needle(text):  # most texts hold no needle: one pass
-            return (), False
-        hits = _NEEDLES.set.Match(text)
+        regions: _Regions | None = None
+        if _LITERALS is not None:
+            pieces = _needle_pieces(text)
+            if not pieces:  # most texts hold no needle: one pass
+                return (), False, None
+            if len(pieces) == 1 and pieces[0] == (0, len(text)):
+                hits = _NEEDLES.set.Match(text)
+            else:  # the RE2 set on the pieces where the literal search found something
+                hits = [h for start, end in pieces
+                        for h in _NEEDLES.set.Match(text[start:end]) or ()]
+                regions = _widened(pieces, len(text))
+        elif not _any_needle(text):  # most texts hold no needle: one pass
+            return (), False, None
+        else:
+            hits = _NEEDLES.set.Match(text)
         if not hits:
-            return (), False
+            return (), False, None
         ats = sorted({_NEEDLES.index[h] for h in hits})
         utf16 = ats[-1] == _UTF16_AT
-        return tuple(RULES[at] for at in ats if at != _UTF16_AT), utf16
+        return tuple(RULES[at] for at in ats if at != _UTF16_AT), utf16, regions
     if PREFILTER.search(text) is None:  # most texts hold no needle
-        return (), True
+        return (), True, None
     folded = text.lower() if any(r.fold for r in RULES) else text
     return tuple(r for r in RULES
-                 if any(n in (folded if r.fold else text) for n in r.needles)), True
+                 if any(n in (folded if r.fold else text) for n in r.needles)), True, None
+
+
+def _widened(pieces: list[tuple[int, int]], size: int) -> _Regions:
+    """`pieces` (in order) widened by `_REACH` either side within ``[0, size)``, merged."""
+    regions: _Regions = []
+    for start, end in pieces:
+        low, high = max(0, start - _REACH), min(size, end + _REACH)
+        if regions and low <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], high)
+        else:
+            regions.append((low, high))
+    return regions
 
 
 _GATES: dict[str, _Searcher] = {}  # compiled `Rule.gate`s, by rule id, on first use
@@ -683,7 +824,8 @@ def _utf16_reading(data: bytes, offset: int = 0,
         return (le, 2) if data.startswith(le_bom) else (be, 2)
     # |odd - even| is at most their sum, the share of NULs: a head with too few NULs to
     # tip either side (most files: none) is told at once, without counting each half
-    if offset == 0 and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2):
+    if (offset == 0 and data.find(0, 0, _SAMPLE) >= 0  # most heads hold no NUL: one memchr
+            and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2)):
         sample = data[:_SAMPLE]
         half = max(1, len(sample) // 2)
         even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
@@ -723,10 +865,13 @@ _CONTEXT = 64
 
 class _Window:
     """One text (the file's bytes, or its UTF-16 reading in UTF-8) scanned in overlapping
-    windows; findings are counted in lines as they are accepted."""
+    windows; findings are counted in lines as they are accepted. Without `lines`, the lines
+    of the text a window drops are not counted: its findings are the same, at lines and
+    columns that are not (the caller scans again, counting, when there are any)."""
 
-    def __init__(self, encoding: str, line: int = 1) -> None:
+    def __init__(self, encoding: str, line: int = 1, lines: bool = True) -> None:
         self.encoding = encoding
+        self.lines = lines
         self.tail = b""
         self.offset = 0  # offset in the text of tail[0]
         self.line = line  # line of tail[0]
@@ -736,20 +881,27 @@ class _Window:
 
     def feed(self, chunk: bytes | memoryview, final: bool,
              present: tuple[Rule, ...] | None = None,
-             window: bytes | None = None) -> None:
-        """Scan `chunk` (after the kept tail); `present`: `_present(tail + chunk)[0]` and
-        `window`: ``tail + chunk``, when the caller has them (not searched or copied twice)."""
+             window: bytes | None = None, regions: _Regions | None = None) -> None:
+        """Scan `chunk` (after the kept tail); `present` and `regions`: `_present_where(tail +
+        chunk)`'s, and `window`: ``tail + chunk``, when the caller has them (not searched or
+        copied twice)."""
         text: bytes = (window if window is not None
                        else self.tail + chunk if self.tail else bytes(chunk))
         window = text
         limit = len(window) if final else len(window) - _MARGIN
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
-        for r in _present(window)[0] if present is None else present:
+        if present is None:
+            present, _, regions = _present_where(window)
+        # a rule is searched in the regions where its matches can be, not the whole window: a
+        # match found there is one of the whole window's (it ends short of the region's end,
+        # so the end never stands in for the text after it), and every match is in one
+        spans = regions or [(0, len(window))]
+        for r in present:
             gate = _gate(r) if r.gate is not None else None
             if gate is not None and gate.search(window) is None:
                 continue  # no match of the rule without its look-arounds: none with them
-            for match in r.pattern.finditer(window):
+            for match in (m for low, high in spans for m in r.pattern.finditer(window, low, high)):
                 start = match.start()
                 if start < skip or match.end() > limit:
                     continue
@@ -771,7 +923,7 @@ class _Window:
         if final:
             return
         drop = max(0, len(window) - OVERLAP)
-        newlines = window.count(b"\n", 0, drop)
+        newlines = window.count(b"\n", 0, drop) if self.lines else 0
         if newlines:
             self.line += newlines
             self.line_start = self.offset + window.rfind(b"\n", 0, drop) + 1
@@ -781,10 +933,15 @@ class _Window:
 
 class StreamScan:
     """`scan_bytes` over a file read in chunks of any size (the large-file path of the walk:
-    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`."""
+    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`.
 
-    def __init__(self) -> None:
-        self._raw = _Window("utf-8")
+    `lines` False: the lines of the text are not counted (a count of every byte, a fifth of
+    the scan of a large file that holds nothing); the findings are the same, their lines
+    and columns are not: a caller that gets any scans the same bytes again, counting."""
+
+    def __init__(self, lines: bool = True) -> None:
+        self.lines = lines
+        self._raw = _Window("utf-8", lines=lines)
         self._utf16: _Window | None = None
         self._decoder: codecs.IncrementalDecoder | None = None
         self._head = b""  # the first bytes, until there are enough to tell UTF-16
@@ -810,19 +967,29 @@ class StreamScan:
 
     def _feed(self, chunk: bytes | memoryview, final: bool) -> None:
         raw = self._raw
+        if (not final and not self.lines and raw.offset and self._utf16 is None
+                and _LITERALS is not None and len(chunk) >= OVERLAP
+                and not _holds_needle(raw.tail, chunk)):
+            # no rule can find anything in tail + chunk and no UTF-16 reading starts there
+            # (past the file's head, only at a marker): the window moves on, not joined
+            raw.offset += len(raw.tail) + len(chunk) - OVERLAP
+            raw.tail = bytes(chunk[-OVERLAP:])
+            self._marker = False
+            self._fed += len(chunk)
+            return
         window = raw.tail + chunk
-        present, utf16 = _present(window)
+        present, utf16, regions = _present_where(window)
         self._marker = _BY_ID["private-key"] in present
         if self._utf16 is None:
             reading = _utf16_reading(window, raw.offset, utf16)
             if reading is not None:  # read as UTF-16 from here on (from the start, usually)
                 encoding, start = reading
-                self._utf16 = _Window(encoding, raw.line)
+                self._utf16 = _Window(encoding, raw.line, self.lines)
                 self._decoder = codecs.getincrementaldecoder(encoding)("replace")
                 self._feed_utf16(window[start - raw.offset :], final)
         elif self._decoder is not None:
             self._feed_utf16(chunk, final)
-        raw.feed(chunk, final, present, window)
+        raw.feed(chunk, final, present, window, regions)
         self._fed += len(chunk)
 
     def _feed_utf16(self, data: bytes | memoryview, final: bool) -> None:
@@ -841,10 +1008,12 @@ def scan_text(data: bytes) -> tuple[list[Finding], bool]:
     """`scan_bytes`, and whether `data` holds ``PRIVATE KEY`` (the needle of the `private-key`
     rule: the older PEM-header check of `skillpack.build.scan` needs to look only then), from
     the same single search for needles."""
-    raw = _Window("utf-8")
-    present, marked = _present(data)
-    raw.feed(data, final=True, present=present)
-    found = raw.findings
+    present, marked, regions = _present_where(data)
+    found: list[Finding] = []
+    if present:  # no rule to run: no finding (most files)
+        raw = _Window("utf-8")
+        raw.feed(data, final=True, present=present, regions=regions)
+        found = raw.findings
     reading = _utf16_reading(data, 0, marked)
     if reading is not None and _may_hold_utf16_needles(data):  # else no rule finds anything
         encoding, start = reading

@@ -136,3 +136,17 @@ def test_the_pre_commit_entry_takes_the_quick_path(tmp_path: Path) -> None:
     code, out, _ = _run(source, [str(broken / "SKILL.md")], tmp_path)
     assert code == 1
     assert "description-too-long" in out
+
+
+def test_check_of_a_usual_skill_imports_only_what_it_uses(tmp_path: Path) -> None:
+    """Start-up (issue 12): `check` of a skill with a script and a data file, as a pre-commit
+    hook runs it, loads neither click nor the modules imported only where they are used
+    (docs/ARCHITECTURE.md, "Start-up costs are paid by what uses them")."""
+    deferred = ("click", "typing", "threading", "queue", "tarfile", "zipfile", "hashlib",
+                "base64", "yaml", "pathspec")
+    source = ("import sys; from skillpack.cli import outcome; code = outcome(sys.argv[1:]); "
+              f"print(sorted(set({deferred!r}) & set(sys.modules)), file=sys.stderr); "
+              "sys.exit(code)")
+    code, out, err = _run(source, ["check", str(FIXTURES / "waitlist")], tmp_path)
+    assert (code, out) == (0, "checked 1 skill: 1 valid, 0 invalid (0 errors, 0 warnings)\n")
+    assert err == "[]\n"

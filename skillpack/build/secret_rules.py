@@ -596,7 +596,7 @@ _TEDDY = 64
 
 #: A search for some of the needles: truthy when the text (bytes, or a memoryview of them)
 #: holds one.
-_Hit = Callable[[Any], object]
+_Hit = Callable[[bytes | memoryview], object]
 
 #: Bytes of a folded needle the literal search looks for: its last ones, in every ASCII case
 #: (16 variants of ``cret`` for ``secret``: the case-sensitive needles and these fit one

@@ -809,6 +809,10 @@ def rule(rule_id: str) -> Rule:
 _SAMPLE = 4096  # bytes looked at to tell UTF-16 text by its NULs
 
 
+#: Characters walked back from a UTF-16 ``PRIVATE KEY`` to tell its byte order (`_utf16_reading`).
+_RUN_BACK = 64
+
+
 def _utf16_reading(data: bytes, offset: int = 0,
                    markers: bool = True) -> tuple[str, int] | None:
     """Whether the text of which `data` is a window (starting at byte `offset` of the file)
@@ -831,18 +835,30 @@ def _utf16_reading(data: bytes, offset: int = 0,
         even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
         if odd - even > 0.3:
             return le, 0
-        if even - odd > 0.3:
-            return be, 0
+        if even - odd > 0.3:  # BE text from byte 0, or LE text from byte 1 (after an odd
+            # prefix): the same characters but the run's first, which a BE reading merges
+            # with the byte before it; BE text of ASCII starts with a NUL
+            return (be, 0) if data[0] == 0 else (le, 1)
     if not markers:
         return None
-    at_le, at_be = data.find(le_marker), data.find(be_marker)
-    if at_le >= 0 and (offset + at_le) % 2 == 0:
-        return le, offset + at_le % 2
-    if at_be >= 0 and (offset + at_be) % 2 == 0:
-        return be, offset + at_be % 2
-    if at_le >= 0:
-        return le, offset + at_le % 2
-    return None
+    at_le = data.find(le_marker)
+    if at_le < 0:
+        at_be = data.find(be_marker)
+        return None if at_be < 0 else (be, offset + at_be % 2)
+    # ASCII in UTF-16 holds both markers, the BE one a byte before the LE one, at any offset
+    # (a key embedded in another file starts where it likes). Both readings give the same
+    # characters but one: a BE reading of LE text loses the run's first (merged with the
+    # byte before it), an LE reading of BE text its last. So walk back over the run of
+    # (ASCII, NUL) pairs before the marker, at most `_RUN_BACK` characters (the `-----BEGIN
+    # ...` in front of ``PRIVATE KEY``): a NUL before it means BE text (or an LE run longer
+    # than the walk, which a BE reading reads as well), anything else LE text.
+    start = at_le
+    stop = max(1, at_le - 2 * _RUN_BACK)
+    while start >= stop + 1 and data[start - 1] == 0 and 0 < data[start - 2] < 0x80:
+        start -= 2
+    if start > 0 and data[start - 1] == 0:
+        return be, offset + (start - 1) % 2
+    return le, offset + start % 2
 
 
 def _excerpt(text: bytes, match: re.Match[bytes], shown: int) -> str:

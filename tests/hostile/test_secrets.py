@@ -126,6 +126,32 @@ def test_a_private_key_is_found_by_content(case: str, tmp_path: Path) -> None:
     assert files_under(tmp_path / "out") == []
 
 
+#: A UTF-16 key inside another file starts at any byte: after a prefix of either parity,
+#: short (the head is then mostly UTF-16) or long, in a small file and past a large file's
+#: first chunk (streamed), little- and big-endian.
+UTF16_OFFSETS = [(encoding, prefix, where)
+                 for encoding in ("utf-16-le", "utf-16-be")
+                 for prefix in (0, 1, 7, 8, 4999, 5000)
+                 for where in ("small", "large")]
+
+
+@pytest.mark.parametrize(("encoding", "prefix", "where"), UTF16_OFFSETS,
+                         ids=[f"{e}-{p}-{w}" for e, p, w in UTF16_OFFSETS])
+def test_a_utf16_key_is_found_at_any_offset(encoding: str, prefix: int, where: str,
+                                             tmp_path: Path) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    junk = bytes((b % 255) + 1 for b in os.urandom(prefix))  # no NUL: not itself UTF-16
+    lead = b"\x01" * ((3 << 20) + 1) if where == "large" else b""
+    (skill / "blob.bin").write_bytes(lead + junk + key_block("RSA").decode().encode(encoding))
+    case = f"UTF-16 key at byte {len(lead) + prefix} ({encoding}, {where} file)"
+    with TALLY.refused("secret", f"by content: {case}", "pack", RefusedError, "blob.bin",
+                       "PEM private key") as refusal:
+        pack(skill, tmp_path / "out")
+    assert refusal.value is not None
+    assert [(p.code, p.file) for p in refusal.value.problems] == [("secret", "blob.bin")]
+    assert files_under(tmp_path / "out") == []
+
+
 def test_public_material_is_not_a_false_positive(tmp_path: Path) -> None:
     skill = demo_skill(tmp_path / "demo", {
         "certs/ca.crt": BEGIN + "CERTIFICATE-----\nMIIB\n" + END + "CERTIFICATE-----\n",

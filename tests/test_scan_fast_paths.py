@@ -192,6 +192,56 @@ def test_a_font_without_utf16_needles_is_not_transcoded(monkeypatch: pytest.Monk
     assert decoded
 
 
+def _re2_utf16_check(data: bytes, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """`_may_hold_utf16_needles` with its literal search of the two halves switched off."""
+    with monkeypatch.context() as patch:
+        patch.setattr(secret_rules, "_LITERALS", None)
+        return secret_rules._may_hold_utf16_needles(data)
+
+
+@needs_literals
+def test_the_halves_search_finds_every_utf16_needle_the_re2_search_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every rule's needle (a folded one in three cases), in UTF-16-LE and BE, at an even and
+    an odd offset of a NUL-heavy binary, at its start, its end and across a piece's end: the
+    check with the literal search of the even and odd bytes says what the RE2 search says
+    (True); the binary alone gives False both ways."""
+    rng = random.Random(18)
+    binary = b"".join(bytes((0, rng.randrange(0x80, 256))) for _ in range(70_000))
+    assert not secret_rules._may_hold_utf16_needles(binary)
+    assert not _re2_utf16_check(binary, monkeypatch)
+    checked = 0
+    for rule in RULES:
+        for needle in rule.needles:
+            spellings = {needle, needle.upper(), needle.title()} if rule.fold else {needle}
+            for spelt in spellings:
+                for encoding in ("utf-16-le", "utf-16-be"):
+                    encoded = spelt.decode("ascii").encode(encoding)
+                    for at in (0, 1, 4095, 2 * secret_rules.PIECE - 3, len(binary)):
+                        data = binary[:at] + encoded + binary[at:]
+                        assert secret_rules._may_hold_utf16_needles(data), (spelt, encoding, at)
+                        assert _re2_utf16_check(data, monkeypatch)
+                        checked += 1
+    assert checked >= 37 * 2 * 5
+
+
+@needs_literals
+@pytest.mark.corpus
+def test_the_halves_search_agrees_on_every_corpus_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every corpus file read as UTF-16 (its fonts), and each with a UTF-16 leak appended."""
+    if not CORPUS.is_dir():
+        pytest.skip("the corpus is absent")
+    read = [p.read_bytes() for p in sorted(CORPUS.rglob("*"))
+            if p.is_file() and not p.is_symlink()]
+    utf16 = [d for d in read if secret_rules._utf16_reading(d, 0, False) is not None]
+    assert len(utf16) >= 10
+    for data in utf16:
+        for text in (data, data + "AKIA".encode("utf-16-le"), data + b"\0" + "SeCrEt".encode(
+                "utf-16-be")):
+            assert (secret_rules._may_hold_utf16_needles(text)
+                    == _re2_utf16_check(text, monkeypatch))
+
+
 # -- the corpus ------------------------------------------------------------------------------
 
 @pytest.mark.corpus

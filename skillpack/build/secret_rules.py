@@ -789,9 +789,17 @@ def _may_hold_utf16_needles(data: bytes) -> bool:
     """False when `data` holds no rule's needle encoded in UTF-16 (LE or BE, at either byte
     parity): its UTF-16 reading, in which an ASCII character can only come from one code unit
     ``00 XX``, then holds no needle either, and no rule can find anything in it. Always True
-    without google-re2."""
+    without google-re2.
+
+    A needle in UTF-16 starting at byte k has its characters at every other byte from k (LE)
+    or k + 1 (BE): it lies, as ASCII, in the bytes at even or in those at odd offsets. Where
+    neither half holds one for the literal search (`_needle_pieces`: every needle, a folded
+    one by its last letters in any case), the RE2 search cannot find one and is not run."""
     if re2 is None:
         return True
+    if _LITERALS is not None and not (_needle_pieces(data[0::2])
+                                      or _needle_pieces(data[1::2])):
+        return False
     if not _UTF16_NEEDLES:
         _UTF16_NEEDLES.append(re2.compile(b"|".join(
             _hex_pattern(n.decode("ascii").encode(encoding), r.fold)

@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_secret_rules import LEAKS, PROSE, aws_secret
 
-from skillpack.build import readfile, secret_rules
+from skillpack.build import readfile, scan, secret_rules
 from skillpack.build.readfile import LARGE_FILE, READ_CHUNK, Changed, hash_large
 from skillpack.build.scan import ContentStream, scan_content
 from skillpack.build.secret_rules import RULES, scan_text
@@ -242,6 +242,56 @@ def test_the_halves_search_agrees_on_every_corpus_file(monkeypatch: pytest.Monke
                     == _re2_utf16_check(text, monkeypatch))
 
 
+def _content_scans(path: str, data: bytes, monkeypatch: pytest.MonkeyPatch
+                   ) -> tuple[object, object]:
+    """`scan_content` of `data` with `plainly_clean`, and without it (the full scan)."""
+    fast = scan_content(path, data, frozenset())
+    with monkeypatch.context() as patch:
+        patch.setattr(scan, "plainly_clean", lambda data: False)
+        slow = scan_content(path, data, frozenset())
+    return fast, slow
+
+
+@needs_literals
+def test_plainly_clean_texts_scan_as_the_full_scan_scans_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts at the edges of `plainly_clean`: one piece and one byte more, a NUL at the last
+    byte of the head looked at and the first one past it, each byte order mark, every leak
+    of the recall set and every needle (a piece's last bytes, its first): `scan_content`
+    gives what the full scan gives. Clean prose is told plainly clean; a needle never."""
+    one = secret_rules._ONE_PIECE
+    line = b"A line of the reference notes: nothing to hide here, just words.\n"
+    prose = (line * (one // len(line) + 2))[:one]
+    assert secret_rules.plainly_clean(prose)
+    assert not secret_rules.plainly_clean(prose + b"x")  # two pieces: the full scan
+    cases = [prose, prose + b"x", prose[:100], b"", b"\0", prose[:4095] + b"\0",
+             prose[:4096] + b"\0", b"\xff\xfe" + prose[:200], b"\xfe\xff" + prose[:200],
+             "PRIVATE KEY".encode("utf-16-le") + prose[:100]]
+    cases += [prose[:200] + leaked for _, _, leaked, _ in LEAKS]
+    cases += [head + leaked.decode("latin-1").encode(encoding)  # UTF-16 told by its NULs
+              for _, _, leaked, _ in LEAKS[:8] for encoding in ("utf-16-le", "utf-16-be")
+              for head in (b"", b"x" * 11, b"x" * 100)]
+    for rule in RULES:
+        for needle in rule.needles:
+            assert not secret_rules.plainly_clean(prose[:100] + needle), needle
+            cases += [prose[:one - len(needle)] + needle, needle + prose[len(needle):]]
+    told = 0
+    for data in cases:
+        fast, slow = _content_scans("notes.md", data, monkeypatch)
+        assert fast == slow, data[:60]
+        told += secret_rules.plainly_clean(data)
+    assert 3 <= told < len(cases) - 80  # both ways are taken
+
+
+@needs_literals
+@settings(max_examples=300, deadline=None)
+@given(texts())
+def test_plainly_clean_changes_no_content_scan(data: bytes) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        fast, slow = _content_scans("notes.txt", data, patch)
+    assert fast == slow
+
+
 # -- the corpus ------------------------------------------------------------------------------
 
 @pytest.mark.corpus
@@ -255,6 +305,8 @@ def test_every_corpus_file_scans_the_same(monkeypatch: pytest.MonkeyPatch) -> No
         data = path.read_bytes()
         for sample in (data, data + b"\n" + leak):
             assert fast_scan(sample) == slow_scan(sample, monkeypatch), path
+            fast, slow = _content_scans(path.name, sample, monkeypatch)
+            assert fast == slow, path
         assert scan_content(path.name, data, frozenset()).refused is False, path
 
 

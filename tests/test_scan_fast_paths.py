@@ -275,6 +275,12 @@ def test_plainly_clean_texts_scan_as_the_full_scan_scans_them(
         for needle in rule.needles:
             assert not secret_rules.plainly_clean(prose[:100] + needle), needle
             cases += [prose[:one - len(needle)] + needle, needle + prose[len(needle):]]
+    rng = random.Random(18)
+    binaries = [rng.randbytes(4096) for _ in range(5)]  # a few NULs: no UTF-16 reading
+    assert all(secret_rules.plainly_clean(b) for b in binaries)
+    spread = [bytes(x for c in b[:2000] for x in (c, 0)) for b in binaries]  # read as UTF-16
+    assert not any(secret_rules.plainly_clean(b) for b in spread)
+    cases += binaries + spread
     told = 0
     for data in cases:
         fast, slow = _content_scans("notes.md", data, monkeypatch)

@@ -683,20 +683,18 @@ def _needle_pieces(text: bytes | memoryview) -> list[tuple[int, int]]:
 
 #: The longest text `plainly_clean` looks at: one piece of the literal search.
 _ONE_PIECE = PIECE + _LONGEST - 1
-_BOMS = (_UTF16[0][1], _UTF16[1][1])
 
 
 def plainly_clean(data: bytes) -> bool:
-    """True when `scan_text` of `data` is sure to give ``([], False)``, told by the literal
-    search alone (most files, in fewer steps): `data` is one piece (`_ONE_PIECE` bytes at
-    most) in which it finds no needle (of any rule, nor a UTF-16 ``PRIVATE KEY``), without a
-    byte order mark and without a NUL in its first `_SAMPLE` bytes (so `_utf16_reading`
-    reads no UTF-16 in it). False says nothing: the caller scans as usual."""
+    """True when `scan_text` of `data` is sure to give ``([], False)``, told in fewer steps
+    (most files): `data` is one piece (`_ONE_PIECE` bytes at most) in which the literal
+    search finds no needle (of any rule, nor a UTF-16 ``PRIVATE KEY``: `scan_text` then runs
+    no rule), and that `_utf16_reading` reads no UTF-16 in (no byte order mark, not the NULs
+    of UTF-16 text). False says nothing: the caller scans as usual."""
     searches = _LITERALS
-    if (searches is None or len(data) > _ONE_PIECE or data.startswith(_BOMS)
-            or data.find(0, 0, _SAMPLE) >= 0):
+    if searches is None or len(data) > _ONE_PIECE or any(search(data) for search in searches):
         return False
-    return not any(search(data) for search in searches)
+    return _utf16_reading(data, 0, False) is None
 
 
 def _any_needle(text: bytes) -> bool:

@@ -1,13 +1,15 @@
 """The in-process digest of issue 18's two per-file workloads in one fresh process, wall and
 CPU time: for comparing two source trees run in turn (an A/B on a shared machine).
 
-    python benchmarks/digest_ab.py [--runs N]
+    python benchmarks/digest_ab.py [--runs N] [--small DIR]
     # OLD and NEW two source trees (git archive COMMIT skillpack | tar -x -C OLD):
     for i in 1 2 3; do for t in OLD NEW; do PYTHONPATH=$t python benchmarks/digest_ab.py; done; done
 
 Lines: the corpus digest (`skillpack.build.verify.digest` of each of the 182 skills) and the
 digest of one skill of 10,000 files of 4 KiB of random bytes (`bench_build.make_small`, in a
-temporary folder), each a median of N (default 5) after a warm-up run; CPU is the process's.
+temporary folder, or the tree at DIR that `--small` names, made once by
+``--make-small DIR``, so that every process of an A/B digests the same files), each a median
+of N (default 5) after a warm-up run; CPU is the process's.
 """
 
 from __future__ import annotations
@@ -28,15 +30,22 @@ from bench_build import CORPUS, cpu, make_small
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--small", type=Path, help="the 10,000-file skill to digest")
+    parser.add_argument("--make-small", type=Path, help="make that skill at this path, exit")
     args = parser.parse_args()
+    if args.make_small is not None:
+        make_small(args.make_small, 10_000)
+        return 0
 
     import skillpack
     from skillpack.build.verify import digest
 
     every = sorted(str(p.parent) for p in CORPUS.glob("*/*/SKILL.md"))
     with tempfile.TemporaryDirectory() as tmp:
-        small = Path(tmp) / "small"
-        make_small(small, 10_000)
+        small = args.small
+        if small is None:
+            small = Path(tmp) / "small"
+            make_small(small, 10_000)
         jobs: dict[str, Callable[[], object]] = {
             "corpus digest (182 skills)": lambda: [digest(f) for f in every],
             "10,000 x 4 KiB digest": lambda: digest(small),

@@ -153,17 +153,39 @@ def _first_init(self: Record, *args: Any, **kwargs: Any) -> None:
         return
     fields, defaults, factories = cls._fields, cls._defaults, cls._factories
     params = ", ".join(f"{f}=_d[{f!r}]" if f in defaults else f for f in fields)
+    scope: dict[str, Any] = {"_set": _setattr, "_d": defaults, "_f": factories, "_M": _MISSING}
+    setters = []
+    for at, f in enumerate(fields):
+        slot = _slot(cls, f)
+        if slot is None:
+            setters.append(f"_set(self, {f!r}, ")
+        else:  # the slot's own setter: what object.__setattr__ finds and calls, found once
+            scope[f"_s{at}"] = slot.__set__
+            setters.append(f"_s{at}(self, ")
     body = "".join(
-        f"\n    _set(self, {f!r}, _f[{f!r}]() if {f} is _M else {f})" if f in factories
-        else f"\n    _set(self, {f!r}, {f})" for f in fields) or "\n    pass"
+        f"\n    {put}_f[{f!r}]() if {f} is _M else {f})" if f in factories
+        else f"\n    {put}{f})" for put, f in zip(setters, fields, strict=True)) or "\n    pass"
     if hasattr(cls, "__post_init__"):
         body += "\n    self.__post_init__()"
-    scope: dict[str, Any] = {"_set": _setattr, "_d": defaults, "_f": factories, "_M": _MISSING}
     exec(f"def __init__(self, {params}):{body}", scope)  # field names from our own classes
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     type.__setattr__(cls, "__init__", init)
     init(self, *args, **kwargs)
+
+
+_SLOT = type(_Field.__dict__["default"])  # the type of a __slots__ entry's descriptor
+
+
+def _slot(cls: type, name: str) -> Any:
+    """The slot descriptor object.__setattr__ would set the attribute `name` of an instance of
+    `cls` through (the first class of its MRO defining `name`), or None when that is not a
+    slot (its generated ``__init__`` then calls object.__setattr__)."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            found = klass.__dict__[name]
+            return found if type(found) is _SLOT else None
+    return None
 
 
 def _bind(self: Record, cls: type[Record], args: tuple[Any, ...],

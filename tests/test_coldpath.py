@@ -41,6 +41,7 @@ from test_runtime import (
 )
 
 import skillpack.runtime as rt
+from skillpack import _record
 from skillpack._record import Record, field
 from skillpack.errors import Problem
 from skillpack.runtime import checks as _runtime_check
@@ -174,6 +175,43 @@ def test_record_fields_left_out_of_comparison_and_factories_per_instance() -> No
         class Bad(Record):
             a: list[int] = field(default_factory=list)
             c: int
+
+
+class Labelled(Point):
+    """A record whose fields are partly inherited (its slots are in two classes)."""
+
+    label: str = "l"
+
+
+class Unslotted(Record):
+    """A record whose class declares its own (empty) slots and keeps a __dict__: its fields
+    are no slots, and are set through object.__setattr__."""
+
+    __slots__ = ("__dict__",)
+    a: int
+    b: list[int] = field(default_factory=list)
+
+
+def test_the_generated_init_sets_every_field_through_its_slot_or_setattr() -> None:
+    """Past the instances built by binding (`_GENERATE_AFTER`), the generated ``__init__``
+    (slot setters where the fields are slots) builds what the first instances were, and
+    what a frozen dataclass holds; inherited slots and fields that are no slots too."""
+    built = [(Point(i, "y", (i,)), Labelled(i, "y", w="w"), Folder(f"f{i}", i),
+              Unslotted(i)) for i in range(3 * _record._GENERATE_AFTER)]
+    for cls in (Point, Labelled, Folder, Unslotted):
+        assert cls.__init__ is not _record._first_init, cls  # generated
+    assert _record._slot(Labelled, "x") is Point.__dict__["x"]
+    assert _record._slot(Labelled, "label") is Labelled.__dict__["label"]
+    assert _record._slot(Unslotted, "a") is None
+    for i, (point, labelled, folder, unslotted) in enumerate(built):
+        assert repr(point) == repr(DPoint(i, "y", (i,))).replace("DPoint", "Point")
+        assert (labelled.x, labelled.y, labelled.z, labelled.w, labelled.label) == (
+            i, "y", (), "w", "l")
+        assert str(folder) == str(DFolder(f"f{i}", i)).replace("DFolder", "Folder")
+        assert (unslotted.a, unslotted.b) == (i, []) and unslotted.__dict__ == {"a": i, "b": []}
+    assert built[0][3].b is not built[1][3].b
+    with pytest.raises(FrozenInstanceError):
+        built[-1][1].label = "m"  # type: ignore[misc]
 
 
 def test_the_runtime_s_records_keep_their_fields() -> None:

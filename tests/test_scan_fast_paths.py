@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_secret_rules import LEAKS, PROSE, aws_secret
 
-from skillpack.build import readfile, secret_rules
+from skillpack.build import readfile, scan, secret_rules
 from skillpack.build.readfile import LARGE_FILE, READ_CHUNK, Changed, hash_large
 from skillpack.build.scan import ContentStream, scan_content
 from skillpack.build.secret_rules import RULES, scan_text
@@ -192,6 +192,112 @@ def test_a_font_without_utf16_needles_is_not_transcoded(monkeypatch: pytest.Monk
     assert decoded
 
 
+def _re2_utf16_check(data: bytes, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """`_may_hold_utf16_needles` with its literal search of the two halves switched off."""
+    with monkeypatch.context() as patch:
+        patch.setattr(secret_rules, "_LITERALS", None)
+        return secret_rules._may_hold_utf16_needles(data)
+
+
+@needs_literals
+def test_the_halves_search_finds_every_utf16_needle_the_re2_search_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every rule's needle (a folded one in three cases), in UTF-16-LE and BE, at an even and
+    an odd offset of a NUL-heavy binary, at its start, its end and across a piece's end: the
+    check with the literal search of the even and odd bytes says what the RE2 search says
+    (True); the binary alone gives False both ways."""
+    rng = random.Random(18)
+    binary = b"".join(bytes((0, rng.randrange(0x80, 256))) for _ in range(70_000))
+    assert not secret_rules._may_hold_utf16_needles(binary)
+    assert not _re2_utf16_check(binary, monkeypatch)
+    checked = 0
+    for rule in RULES:
+        for needle in rule.needles:
+            spellings = {needle, needle.upper(), needle.title()} if rule.fold else {needle}
+            for spelt in spellings:
+                for encoding in ("utf-16-le", "utf-16-be"):
+                    encoded = spelt.decode("ascii").encode(encoding)
+                    for at in (0, 1, 4095, 2 * secret_rules.PIECE - 3, len(binary)):
+                        data = binary[:at] + encoded + binary[at:]
+                        assert secret_rules._may_hold_utf16_needles(data), (spelt, encoding, at)
+                        assert _re2_utf16_check(data, monkeypatch)
+                        checked += 1
+    assert checked >= 37 * 2 * 5
+
+
+@needs_literals
+@pytest.mark.corpus
+def test_the_halves_search_agrees_on_every_corpus_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every corpus file read as UTF-16 (its fonts), and each with a UTF-16 leak appended."""
+    if not CORPUS.is_dir():
+        pytest.skip("the corpus is absent")
+    read = [p.read_bytes() for p in sorted(CORPUS.rglob("*"))
+            if p.is_file() and not p.is_symlink()]
+    utf16 = [d for d in read if secret_rules._utf16_reading(d, 0, False) is not None]
+    assert len(utf16) >= 10
+    for data in utf16:
+        for text in (data, data + "AKIA".encode("utf-16-le"), data + b"\0" + "SeCrEt".encode(
+                "utf-16-be")):
+            assert (secret_rules._may_hold_utf16_needles(text)
+                    == _re2_utf16_check(text, monkeypatch))
+
+
+def _content_scans(path: str, data: bytes, monkeypatch: pytest.MonkeyPatch
+                   ) -> tuple[object, object]:
+    """`scan_content` of `data` with `plainly_clean`, and without it (the full scan)."""
+    fast = scan_content(path, data, frozenset())
+    with monkeypatch.context() as patch:
+        patch.setattr(scan, "plainly_clean", lambda data: False)
+        slow = scan_content(path, data, frozenset())
+    return fast, slow
+
+
+@needs_literals
+def test_plainly_clean_texts_scan_as_the_full_scan_scans_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Texts at the edges of `plainly_clean`: one piece and one byte more, a NUL at the last
+    byte of the head looked at and the first one past it, each byte order mark, every leak
+    of the recall set and every needle (a piece's last bytes, its first): `scan_content`
+    gives what the full scan gives. Clean prose is told plainly clean; a needle never."""
+    one = secret_rules._ONE_PIECE
+    line = b"A line of the reference notes: nothing to hide here, just words.\n"
+    prose = (line * (one // len(line) + 2))[:one]
+    assert secret_rules.plainly_clean(prose)
+    assert not secret_rules.plainly_clean(prose + b"x")  # two pieces: the full scan
+    cases = [prose, prose + b"x", prose[:100], b"", b"\0", prose[:4095] + b"\0",
+             prose[:4096] + b"\0", b"\xff\xfe" + prose[:200], b"\xfe\xff" + prose[:200],
+             "PRIVATE KEY".encode("utf-16-le") + prose[:100]]
+    cases += [prose[:200] + leaked for _, _, leaked, _ in LEAKS]
+    cases += [head + leaked.decode("latin-1").encode(encoding)  # UTF-16 told by its NULs
+              for _, _, leaked, _ in LEAKS[:8] for encoding in ("utf-16-le", "utf-16-be")
+              for head in (b"", b"x" * 11, b"x" * 100)]
+    for rule in RULES:
+        for needle in rule.needles:
+            assert not secret_rules.plainly_clean(prose[:100] + needle), needle
+            cases += [prose[:one - len(needle)] + needle, needle + prose[len(needle):]]
+    rng = random.Random(18)
+    binaries = [rng.randbytes(4096) for _ in range(5)]  # a few NULs: no UTF-16 reading
+    assert all(secret_rules.plainly_clean(b) for b in binaries)
+    spread = [bytes(x for c in b[:2000] for x in (c, 0)) for b in binaries]  # read as UTF-16
+    assert not any(secret_rules.plainly_clean(b) for b in spread)
+    cases += binaries + spread
+    told = 0
+    for data in cases:
+        fast, slow = _content_scans("notes.md", data, monkeypatch)
+        assert fast == slow, data[:60]
+        told += secret_rules.plainly_clean(data)
+    assert 3 <= told < len(cases) - 80  # both ways are taken
+
+
+@needs_literals
+@settings(max_examples=300, deadline=None)
+@given(texts())
+def test_plainly_clean_changes_no_content_scan(data: bytes) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        fast, slow = _content_scans("notes.txt", data, patch)
+    assert fast == slow
+
+
 # -- the corpus ------------------------------------------------------------------------------
 
 @pytest.mark.corpus
@@ -205,6 +311,8 @@ def test_every_corpus_file_scans_the_same(monkeypatch: pytest.MonkeyPatch) -> No
         data = path.read_bytes()
         for sample in (data, data + b"\n" + leak):
             assert fast_scan(sample) == slow_scan(sample, monkeypatch), path
+            fast, slow = _content_scans(path.name, sample, monkeypatch)
+            assert fast == slow, path
         assert scan_content(path.name, data, frozenset()).refused is False, path
 
 

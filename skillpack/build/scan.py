@@ -15,7 +15,13 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from skillpack._record import Record
 from skillpack.build import secret_rules
 from skillpack.build.inflate import GZIP_MAGIC, gunzip, read_tar, read_zip, sniff
-from skillpack.build.secret_rules import Finding, StreamScan, scan_file, scan_member
+from skillpack.build.secret_rules import (
+    Finding,
+    StreamScan,
+    plainly_clean,
+    scan_file,
+    scan_member,
+)
 from skillpack.build.secrets import PRIVATE_KEY_HEADER_MAX, contains_private_key
 from skillpack.errors import ArchiveError, Problem
 from skillpack.spec import allowances
@@ -131,6 +137,8 @@ def scan_content(path: str, data: bytes, allow: frozenset[str] | None) -> Conten
     if allow is None:
         return CLEAN
     if not _is_asset(path):  # one search for needles tells the rules and the PEM check
+        if plainly_clean(data):  # what the lines below give such a text (most files)
+            return CLEAN
         findings, marker = scan_file(path, data, None, allow=allow)
         return _finish(path, findings, marker and contains_private_key(data), allow)
     try:

@@ -41,6 +41,7 @@ from skillpack.build.readfile import (
     small_file_reader,
 )
 from skillpack.build.scan import (
+    CLEAN,
     Allowances,
     ContentScan,
     ContentStream,
@@ -215,7 +216,7 @@ class Walker:
                 shebang = (shebang_line(found[1][:HEAD]) if walked.mode == "100755"
                            else None)
                 content = scan_content(path, found[1], self.allow.allow(path))
-                if content.refused:
+                if content is not CLEAN and content.refused:  # CLEAN: nothing refused
                     self.refuse_content(path, content)
                 sha = sha256_hasher(found[1]).hexdigest() if self.sha256 else ""
                 self.hashed[path] = HashedFile(walked, found[0], content, data, shebang, sha)
@@ -534,7 +535,10 @@ class Walker:
                 "allow-unused", path, "skillpack-allow-secrets names a path the skill does "
                 "not carry; fix the path or remove it from the allowance"
             )
-        used = {p: h.content.allowed_rules for p, h in self.hashed.items()}
+        # what `unused` looks at: the files a PATH#RULE-ID entry names (most skills: none)
+        hashed = self.hashed
+        used = {p: hashed[p].content.allowed_rules for p, rules in allow.by_path.items()
+                if rules is not None and p in hashed}
         for entry in allow.unused(used):
             self.problem("allow-unused", entry.rpartition("#")[0], unused_rule_message(entry))
         for path in secret_name_candidates(list(self.files)):

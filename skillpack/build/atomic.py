@@ -26,8 +26,7 @@ import io
 import os
 import re
 import stat
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
@@ -51,7 +50,6 @@ _TEMP_RE = re.compile(r"\..*\.skillpack-tmp-(\d+)-[0-9a-f]+\Z", re.DOTALL)
 _MAX_BASE = 180  # keep temp names under NAME_MAX (255) whatever the destination's name
 _BUFFER = 1 << 20
 _MAX_PENDING = 128  # written files kept open for one parallel fsync round (a descriptor each)
-_MAX_HELD = 64 << 20  # bytes given to `AtomicBatch.write_bytes` not yet written, at most
 
 
 def _hint(err: OSError) -> str:
@@ -116,8 +114,7 @@ class _Staged:
 
     __slots__ = ("dest", "existed", "synced", "tmp")
 
-    def __init__(self, tmp: str, dest: str, existed: bool,
-                 synced: Future[str | None] | None) -> None:
+    def __init__(self, tmp: str, dest: str, existed: bool, synced: Future[None] | None) -> None:
         self.tmp, self.dest, self.existed, self.synced = tmp, dest, existed, synced
 
 
@@ -128,27 +125,6 @@ def _sync_and_close(fd: int, dest: str) -> None:
         raise _write_error(dest, err) from err
     finally:
         os.close(fd)
-
-
-def _write_sync_close(fd: int, dest: str, data: bytes,
-                      digest: Callable[[bytes], str] | None) -> str | None:
-    """`AtomicBatch.write_bytes`'s job: `digest` of `data`, then `data` written whole, mode
-    0644, fsync'd, closed. OS errors raise `WriteError` naming `dest`."""
-    try:
-        made = None if digest is None else digest(data)
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            if written <= 0:  # a regular file takes every byte or raises
-                raise OSError(errno.EIO, os.strerror(errno.EIO))
-            view = view[written:]
-        os.fchmod(fd, 0o644)
-        os.fsync(fd)
-    except OSError as err:
-        raise _write_error(dest, err) from err
-    finally:
-        os.close(fd)
-    return made
 
 
 class AtomicBatch:
@@ -169,8 +145,6 @@ class AtomicBatch:
         self._pool: ThreadPoolExecutor | None = None
         self._staged: list[_Staged] = []
         self._pending: list[tuple[int, int, str]] = []  # written, not yet handed to a sync
-        self._held: deque[tuple[Future[str | None], int]] = deque()  # `write_bytes` in flight
-        self._held_bytes = 0
         self._cleaned: set[str] = set()
         self._leases: list[int] = []  # shared flocks on the folders written into
 
@@ -183,49 +157,25 @@ class AtomicBatch:
         else:
             self.abort()
 
-    def _sync(self, fd: int, dest: str) -> Future[str | None]:
-        return self._run(_sync_and_close, fd, dest)
-
-    def _run(self, job: Callable[..., str | None], *args: object) -> Future[str | None]:
-        """`job(*args)` on the fsync threads (here, with one thread), as a future."""
+    def _sync(self, fd: int, dest: str) -> Future[None]:
         if self._threads <= 1:  # on this thread: no pool to start for one file
-            done: Future[str | None] = Future()
+            done: Future[None] = Future()
             try:
-                made = job(*args)
+                _sync_and_close(fd, dest)
             except WriteError as err:
                 done.set_exception(err)
             else:
-                done.set_result(made)
+                done.set_result(None)
             return done
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skillpack-fsync")
-        return self._pool.submit(job, *args)
+        return self._pool.submit(_sync_and_close, fd, dest)
 
-    def write_bytes(self, dest: str | os.PathLike[str], data: bytes, *,
-                    digest: Callable[[bytes], str] | None = None) -> Future[str | None]:
-        """`data` as the whole file that becomes `dest` (mode 0644) when the batch commits, as
-        `write` gives, written on the fsync threads: the temp file is created here (a failure
-        to create it raises here), then `digest(data)` (if given; what the returned future
-        gives), the write and the fsync run beside the caller's next work (hashlib and the
-        system calls release the GIL). Their errors raise from `commit`, as an fsync's do,
-        and leave nothing. At most `_MAX_HELD` bytes wait to be written: past that, this waits
-        for the oldest."""
+    @contextmanager
+    def write(self, dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+        """Yield a seekable binary file that becomes `dest` (mode 0644) when the batch
+        commits. An exception in the block removes its temp file and is raised unchanged."""
         dest_path = os.fspath(dest)
-        tmp, fd = self._create(dest_path)
-        while self._held and self._held_bytes + len(data) > _MAX_HELD:
-            oldest, size = self._held.popleft()
-            oldest.exception()  # waits; an error is raised by `commit`
-            self._held_bytes -= size
-        staged = _Staged(tmp, dest_path, os.path.lexists(dest_path), None)
-        self._staged.append(staged)
-        staged.synced = self._run(_write_sync_close, fd, dest_path, data, digest)
-        self._held.append((staged.synced, len(data)))
-        self._held_bytes += len(data)
-        return staged.synced
-
-    def _create(self, dest_path: str) -> tuple[str, int]:
-        """The temp file of `dest_path` (path, descriptor), created beside it; the first in a
-        folder cleans what killed writes left there and takes the folder's lease."""
         folder, base = os.path.split(os.path.abspath(dest_path))
         if folder not in self._cleaned:  # what killed writes left in this folder
             lease = _folder_lease(folder)
@@ -247,14 +197,6 @@ class AtomicBatch:
                          0o600)
         except OSError as err:
             raise _write_error(dest_path, err) from err
-        return tmp, fd
-
-    @contextmanager
-    def write(self, dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-        """Yield a seekable binary file that becomes `dest` (mode 0644) when the batch
-        commits. An exception in the block removes its temp file and is raised unchanged."""
-        dest_path = os.fspath(dest)
-        tmp, fd = self._create(dest_path)
         raw = _TempFile(fd, "r+", closefd=False)
         raw.dest = dest_path
         file = io.BufferedRandom(raw, _BUFFER)
@@ -285,16 +227,14 @@ class AtomicBatch:
             self._staged[index].synced = self._sync(fd, dest)
         self._pending = []
 
-    def _wait(self) -> BaseException | None:
+    def _wait(self) -> WriteError | None:
         self._sync_pending()
-        first: BaseException | None = None
+        first: WriteError | None = None
         for staged in self._staged:
             assert staged.synced is not None
             error = staged.synced.exception()  # waits for it
-            if first is None and error is not None:  # a WriteError, or what a digest raised
+            if first is None and isinstance(error, WriteError):
                 first = error
-        self._held.clear()
-        self._held_bytes = 0
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None

@@ -18,10 +18,8 @@ the final name.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO, cast
@@ -30,7 +28,6 @@ from skillpack.build.atomic import AtomicBatch
 from skillpack.build.define import DefinedSkill, materialized
 from skillpack.build.discover import find_skills, first_seen
 from skillpack.build.members import (
-    Member,
     Progress,
     existing_is_current,
     write_members,
@@ -45,7 +42,7 @@ from skillpack.build.prepare import (
     prepare_skill,
     target_warnings,
 )
-from skillpack.build.sha256 import HashingFile, archive_sha256, bytes_sha256
+from skillpack.build.sha256 import HashingFile, archive_sha256
 from skillpack.build.targets import Layout
 from skillpack.errors import (
     ArchiveError,
@@ -55,7 +52,6 @@ from skillpack.errors import (
     SkillpackError,
     WriteError,
 )
-from skillpack.storedzip.source import FileSpan
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = [
@@ -186,7 +182,6 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
     out = Path(out_dir)
     made = not os.path.isdir(out)
     results: list[PackResult] = []
-    hashed: _Hashed = {}
     failures: list[SkillpackError] = []
     try:
         with AtomicBatch() as batch:
@@ -200,29 +195,19 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
                 if not failures:  # once one is refused, the rest are only checked
                     if not results:
                         _make_folder(out)
-                    result, sha256 = _write_one(batch, item, out, progress, options)
-                    if sha256 is not None:
-                        hashed[len(results)] = sha256
-                    results.append(result)
+                    results.append(_write_one(batch, item, out, progress, options))
             _refuse(failures)
     except BaseException:
         if made:
             with contextlib.suppress(OSError):
                 out.rmdir()  # the folder this call made, if it is empty
         raise
-    return _with_sha256(results, hashed)
+    return _with_sha256(results)
 
 
-#: The archives written from memory (`AtomicBatch.write_bytes`): their SHA-256, to come.
-_Hashed = dict[int, Future[str | None]]
-
-
-def _with_sha256(results: list[PackResult], hashed: _Hashed) -> list[PackResult]:
-    """Each result with the SHA-256 of its archive's bytes: hashed on their way to disk (as
-    they were written, or from the archive built in memory), or (an archive left as it was,
-    or one whose writer patched a CRC) read once named."""
-    results = [replace(r, sha256=hashed[i].result() or "") if i in hashed else r
-               for i, r in enumerate(results)]
+def _with_sha256(results: list[PackResult]) -> list[PackResult]:
+    """Each result with the SHA-256 of its archive's bytes: hashed as they were written, or
+    (an archive left as it was, or one whose writer patched a CRC) read once named."""
     return [r if r.sha256 else replace(r, sha256=archive_sha256(r.path)) for r in results]
 
 
@@ -234,15 +219,10 @@ def pack_prepared(prepared: Sequence[PreparedSkill], out_dir: str | os.PathLike[
     targets' warnings)."""
     out = Path(out_dir)
     _make_folder(out)
-    hashed: _Hashed = {}
     with AtomicBatch() as batch:
-        results: list[PackResult] = []
-        for item in prepared:
-            result, sha256 = _write_one(batch, item, out, progress, options or PackOptions())
-            if sha256 is not None:
-                hashed[len(results)] = sha256
-            results.append(result)
-    return _with_sha256(results, hashed)
+        results = [_write_one(batch, item, out, progress, options or PackOptions())
+                   for item in prepared]
+    return _with_sha256(results)
 
 
 def _make_folder(out: Path) -> None:
@@ -253,40 +233,22 @@ def _make_folder(out: Path) -> None:
                          hint="choose a folder you can write to") from None
 
 
-def _in_memory(members: Sequence[Member]) -> bool:
-    """Whether every member's bytes are in memory (none streamed from a file)."""
-    return all(m.data is not None and not isinstance(m.data, FileSpan) for m in members)
-
-
 def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
-               progress: Progress | None, options: PackOptions,
-               ) -> tuple[PackResult, Future[str | None] | None]:
-    """Write the archive of `item` into `batch`, unless `out` already holds it exactly.
-
-    An archive of members all in memory (what the walk kept) is built in memory and handed
-    to `AtomicBatch.write_bytes`: its SHA-256, its write and its fsync run on the batch's
-    threads while the next skill is prepared (returned with the result: its SHA-256 to
-    come). Otherwise it is written here, through `HashingFile`."""
+               progress: Progress | None, options: PackOptions) -> PackResult:
+    """Write the archive of `item` into `batch`, unless `out` already holds it exactly."""
     dest = out / archive_name(item.name, item.digest, item.layout)
     warnings = target_warnings(item, options)
-    members = item.members()
-    if dest.is_file() and existing_is_current(dest, members):
+    if dest.is_file() and existing_is_current(dest, item.members()):
         if progress is not None:
             progress(sum(f.size for f in item.manifest.files))
         return PackResult(item.name, item.digest, dest, False, item.source,
-                          layout=item.layout, warnings=warnings), None
-    result = PackResult(item.name, item.digest, dest, True, item.source, layout=item.layout,
-                        warnings=warnings)
-    if _in_memory(members):
-        buffer = io.BytesIO()
-        with ZipWriter(cast(BinaryIO, buffer)) as writer:
-            write_members(writer, members, progress)
-        return result, batch.write_bytes(dest, buffer.getvalue(), digest=bytes_sha256)
+                          layout=item.layout, warnings=warnings)
     with batch.write(dest) as handle:
         hashing = HashingFile(handle)
         with ZipWriter(cast(BinaryIO, hashing)) as writer:
-            write_members(writer, members, progress)
-    return replace(result, sha256=hashing.sha256() or ""), None
+            write_members(writer, item.members(), progress)
+    return PackResult(item.name, item.digest, dest, True, item.source, layout=item.layout,
+                      warnings=warnings, sha256=hashing.sha256() or "")
 
 
 def pack(paths: Iterable[str | os.PathLike[str] | DefinedSkill] | str | os.PathLike[str]

@@ -113,3 +113,25 @@ def test_a_crc_that_does_not_match_the_bytes_is_refused(tmp_path: Path) -> None:
                                           expect_crc=zlib.crc32(data) ^ 1)
     finally:
         os.close(fd)
+
+
+def test_an_archive_built_in_memory_is_the_one_written_member_by_member(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to `JOIN_BYTES`, an archive of members in memory is joined and written in one call;
+    past it, written member by member through `HashingFile`: the same bytes, the same SHA-256,
+    and neither read back."""
+    files = {f"f{i:02}.txt": bytes([i]) * (i * 997) for i in range(40)}
+    skill = make_skill(tmp_path / "joined", {**files, "run.sh": b"#!/bin/sh\necho hi\n"})
+    (skill / "run.sh").chmod(0o755)
+    read_back = count_reads(monkeypatch)
+    [joined] = pack_skills([skill], tmp_path / "one")
+    assert pack_module._joinable(
+        pack_module.prepare_skill(skill, keep_bytes=pack_module.PACK_KEEP_BYTES).members())
+    monkeypatch.setattr(pack_module, "JOIN_BYTES", 0)  # every archive member by member
+    [streamed] = pack_skills([skill], tmp_path / "two")
+    assert joined.path.read_bytes() == streamed.path.read_bytes()
+    assert joined.sha256 == streamed.sha256 == sha(joined.path)
+    assert read_back == []
+    with zipfile.ZipFile(joined.path) as archive:
+        assert archive.testzip() is None
+        assert archive.read("joined/f39.txt") == files["f39.txt"]

@@ -263,10 +263,10 @@ class ZipWriter:
         self._usable()
         count = len(self._central)
         try:
-            for record in self._central:
-                self._file.write(record)
-            self._file.write(END.pack(END_SIG, 0, 0, count, count, self._cd_size,
-                                      self._offset, 0))
+            # one write: a record is some 80 bytes, and each write is a call through every
+            # layer of the sink (a hashing file, a buffered file)
+            self._file.write(b"".join(self._central) + END.pack(
+                END_SIG, 0, 0, count, count, self._cd_size, self._offset, 0))
             self._file.flush()
         except BaseException:
             self._broken = True

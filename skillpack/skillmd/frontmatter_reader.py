@@ -251,21 +251,10 @@ def read_simple(lines: list[str]) -> dict[str, Value] | None:
         if not colon:
             opened = key
             continue
-        value = value.strip(" ")
-        if not value:
+        scalar = _simple_scalar(value)
+        if scalar is None:
             return None
-        quote = value[0]
-        if quote in _INDICATORS:
-            text = value[1:-1]
-            if (quote not in "\"'" or len(value) < 2 or value[-1] != quote or quote in text
-                    or (quote == '"' and "\\" in text)):
-                return None
-            target[key] = text
-        elif (":" in value and (": " in value or value[-1] == ":")) or (
-                "#" in value and " #" in value):  # (one character is found by memchr)
-            return None
-        else:
-            target[key] = value
+        target[key] = scalar
     if opened or not result:
         return None
     return result
@@ -397,7 +386,8 @@ def _simple_scalar(value: str) -> str | None:
                 or (quote == '"' and "\\" in text)):
             return None
         return text
-    if (":" in value and (": " in value or value[-1] == ":")) or ("#" in value and " #" in value):
+    if (":" in value and (": " in value or value[-1] == ":")) or (
+            "#" in value and " #" in value):  # (one character is found by memchr first)
         return None
     return value
 

@@ -48,10 +48,10 @@ __all__ = [
 ]
 
 #: The rule reported for a command's own output found inside a skill folder.
+OUTPUT_RULE = "output of this command (never carried into the skill)"
 #: The SHA-256 a manifest measured without hashing holds for each file (`judge_skill` with
 #: ``sha256=False``): a SHA-256's length, so the manifest's size is the one pack writes.
 UNHASHED = "0" * 64
-OUTPUT_RULE = "output of this command (never carried into the skill)"
 
 Outputs = Sequence[str | os.PathLike[str]]
 

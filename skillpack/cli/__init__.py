@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 __all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "StdoutClosed",
-           "Terminated", "command_module", "main", "outcome", "run", "stdout_guard"]
+           "Terminated", "command_module", "exit_status", "main", "outcome", "run",
+           "stdout_guard"]
 
 #: Exit codes of a process ended by a signal: 128 + SIGINT (2), 128 + SIGTERM (15).
 EXIT_INTERRUPTED = 130
@@ -134,8 +135,13 @@ def _command(args: list[str]) -> int:
         with stdout_guard():
             importlib.import_module(_CHECK_REPORT).check_report(quick.paths, **quick.flags)
     except SystemExit as done:  # how every command ends (skillpack.cli._common)
-        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        return exit_status(done)
     return 0
+
+
+def exit_status(done: SystemExit) -> int:
+    """The exit code a `SystemExit` ends the process with: its int, 0 for None, else 1."""
+    return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
 
 
 def outcome(args: Sequence[str] | None = None) -> int:

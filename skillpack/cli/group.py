@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from skillpack import __version__
-from skillpack.cli import COMMANDS, command_module, stdout_guard
+from skillpack.cli import COMMANDS, command_module, exit_status, stdout_guard
 
 __all__ = ["LazyGroup", "invoke", "main"]
 
@@ -52,7 +52,7 @@ def invoke(args: list[str]) -> int:
         done_with = main.main(args=args, prog_name="skillpack", standalone_mode=False)
         return done_with if isinstance(done_with, int) else 0
     except SystemExit as done:  # how every command ends (skillpack.cli._common)
-        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        return exit_status(done)
     except click.exceptions.Abort as abort:  # click's form of Ctrl-C (or EOF at a prompt)
         if isinstance(abort.__cause__, KeyboardInterrupt):
             raise abort.__cause__ from None

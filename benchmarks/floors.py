@@ -30,7 +30,8 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
   (see benchmarks/runtime_coldstart.py, "floor first turn"); ``--against TREE`` adds the
   first turn of another checkout (main before a change, say) to the same rounds. Inside
   each fresh interpreter that times the first turn's parts, `catalog_text()` on an already
-  loaded bundle is then timed beside `catalog_floor` (below), alternately, best of 5 each.
+  loaded bundle is then timed beside `catalog_floor` and `catalog_exact_floor` (below), in
+  turn, best of 5 each.
 
 Runs taken round-robin after a warm-up, ``os.sync()`` before each (untimed); medians printed.
 """
@@ -128,6 +129,50 @@ def catalog_floor(view: memoryview, skills: list[tuple[str, int, int, str]]) -> 
         at = text.find("\ndescription:", 0, close)
         description = text[at + 13 : text.find("\n", at + 1)].strip(" \"'")
         lines.append(f"- {skill}: {description}")
+    return "\n".join(lines) + "\n"
+
+
+#: The UTF-8 bytes no frontmatter may hold (as the reader's): C0 controls but the line
+#: feed, and DEL.
+_BAD_BYTES = bytes([*range(0x0A), *range(0x0B, 0x20), 0x7F])
+
+
+def catalog_exact_floor(view: memoryview, skills: list[tuple[str, int, int, str]]) -> str:
+    """`catalog_floor` plus the least that reading the frontmatter *exactly* adds (issue 11,
+    item 3: what is shown is what the build side reads, and nothing it would refuse), which
+    no reader in Python without a parser written in C can skip:
+
+    * every character of the frontmatter looked at once, to know it is one YAML allows
+      (encoded to UTF-8 and its forbidden bytes deleted in C: `bytes.translate`, the cheapest
+      whole-text test the standard library has; the reader does that and more);
+    * every line of it looked at once: split at its first ``": "`` and stored in the
+      mapping (one `str.partition` and one store a line: what even the simplest exact
+      reader must do for each line, since any line may hold a key the build side would read
+      or refuse).
+
+    Still skips what the real reader does beyond that: the key and value checks on each
+    line, quoted and nested values, block scalars, duplicate keys, the refusals, the
+    fallback readers, the verdict and text cached. Wrong, like `catalog_floor`, on
+    frontmatter that is not one ``key: value`` a line.
+    """
+    lines = ["## Available skills", ""]
+    for skill, start, stop, recorded in skills:
+        raw = view[start:stop]
+        if blake3(raw).hexdigest() != recorded:
+            raise SystemExit(f"{skill}/SKILL.md: its bytes do not hash to its record")
+        text = str(raw, "utf-8")
+        close = text.find("\n---", 3)
+        front = text[4 : close + 1]
+        encoded = front.encode("utf-8")
+        if len(encoded.translate(None, _BAD_BYTES)) != len(encoded):
+            raise SystemExit(f"{skill}/SKILL.md: its frontmatter holds a forbidden character")
+        data: dict[str, str] = {}
+        for line in front.split("\n"):
+            key, _, value = line.partition(": ")
+            data[key] = value
+        if data.get("name", "").strip(" \"'") != skill:
+            raise SystemExit(f"{skill}/SKILL.md names it {data.get('name')!r}")
+        lines.append(f"- {skill}: {data.get('description', '').strip(' ' + chr(34) + chr(39))}")
     return "\n".join(lines) + "\n"
 
 

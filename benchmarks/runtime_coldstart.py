@@ -31,7 +31,9 @@ members), and the same floor with the runtime's strict zip reader. ``benchmarks/
 --first-turn`` runs just these three, then times the first turn's parts inside fresh
 interpreters and, after them in each, `catalog_text()` on an already loaded bundle beside
 its floor (``floors.catalog_floor``: each SKILL.md hashed against its record, decoded, its
-name and description found by `str.find`), alternately, best of 5 each.
+name and description found by `str.find`) and its exact floor (``floors.catalog_exact_floor``:
+that, plus every frontmatter character checked once and every line split and stored once, the
+least an exact reader adds), in turn, best of 5 each.
 """
 
 from __future__ import annotations
@@ -430,7 +432,8 @@ FLOOR_VARIANTS = ("bare", "read bytes", "runtime first turn", "floor first turn"
 TURN_PARTS = ("import skillpack.runtime", "load(data, expect=lock)", "catalog_text()",
               "load_skill(name)", "one file's text()")
 #: Timed after the first turn, in the same interpreter: not part of it (not in its total).
-WARM_PARTS = ("catalog_text(), warm", "its floor (floors.py)")
+WARM_PARTS = ("catalog_text(), warm", "its floor (floors.py)",
+              "its exact floor (floors.py)")
 FIRST_TURN_PARTS = textwrap.dedent("""
     import time
     clock = time.perf_counter
@@ -449,15 +452,17 @@ FIRST_TURN_PARTS = textwrap.dedent("""
     t5 = clock()
     import sys  # the floor of that (benchmarks/floors.py), after the first turn: untimed
     sys.path.insert(0, BENCH)
-    from floors import catalog_floor, catalog_setup
+    from floors import catalog_exact_floor, catalog_floor, catalog_setup
     skills = catalog_setup(data)
     view = memoryview(data)
-    warm, floor = [], []  # catalog_text() on an already loaded bundle (best of 5 fresh
-    for _ in range(5):    # loads) and its floor, alternately
+    warm, floor, exact = [], [], []  # catalog_text() on an already loaded bundle (best of
+    for _ in range(5):               # 5 fresh loads) and its two floors, in turn
         again = rt.load(data, expect=lock)
         a = clock(); again.catalog_text(); warm.append(clock() - a)
         a = clock(); catalog_floor(view, skills); floor.append(clock() - a)
-    print(repr([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, min(warm), min(floor)]))
+        a = clock(); catalog_exact_floor(view, skills); exact.append(clock() - a)
+    print(repr([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, min(warm), min(floor),
+                min(exact)]))
 """)
 
 

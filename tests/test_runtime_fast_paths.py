@@ -57,12 +57,13 @@ from skillpack.spec.manifest import Manifest, json_string
 __all__ = ["corpus_bundle", "small"]  # fixtures of test_runtime, used here
 
 
-def line_by_line(text: str) -> dict[str, object] | None:
-    """What `read_yaml` gives for `text` without its fast path: the `_Reader` alone."""
+def line_by_line(text: str, keys: dict[str, int] | None = None) -> dict[str, object] | None:
+    """What `read_yaml` gives for `text` without its fast path: the `_Reader` alone (with
+    `keys`, filled as the build side's parse asks)."""
     if not reader._allowed_characters(text):
         return None
     lines = text.split("\n")
-    lines_reader = reader._Reader(lines)
+    lines_reader = reader._Reader(lines, keys)
     try:
         i = lines_reader.skip(0)
         if i == len(lines) or reader._indent(lines[i]) != 0:
@@ -80,7 +81,20 @@ def assert_same(text: str) -> bool:
         assert fast == line_by_line(text), text
         assert list(fast) == list(line_by_line(text) or {}), text  # the keys' order too
     assert reader.read_yaml(text) == line_by_line(text), text
+    assert_same_key_lines(text)
     return fast is not None
+
+
+def assert_same_key_lines(text: str) -> None:
+    """`read_yaml(text, keys)`, the build side's parse (its fast path where `read_simple`
+    reads), gives the mapping and the key lines, in order, that the `_Reader` gives."""
+    keys: dict[str, int] = {}
+    want_keys: dict[str, int] = {}
+    got = reader.read_yaml(text, keys)
+    want = line_by_line(text, want_keys)
+    assert got == want, text
+    if want is not None:
+        assert list(keys.items()) == list(want_keys.items()), text
 
 
 @pytest.mark.corpus
@@ -95,6 +109,38 @@ def test_the_fast_path_reads_most_of_the_corpus_as_the_reader_does() -> None:
         assert line_by_line(text) == found.data, folder
         taken += assert_same(text)
     assert taken >= len(CORPUS_SKILLS) * 3 // 4, taken  # 153 of 182 on the day it was written
+
+
+@pytest.mark.corpus
+def test_the_build_side_parse_takes_the_fast_path_for_most_of_the_corpus() -> None:
+    """`split_frontmatter` (the build side: its key lines are what a problem's line comes
+    from) reads through `read_simple` wherever it reads, and gives the lines `_Reader` does."""
+    taken = 0
+    for folder in CORPUS_SKILLS:
+        source = normalise_text((folder / "SKILL.md").read_text("utf-8"))
+        located = reader._locate(source, 0)
+        assert located is not None, folder
+        text = source[located[0] : located[1]]
+        assert_same_key_lines(text)
+        lines = text.split("\n")
+        simple = reader.read_simple(lines) if "\n    " not in text else None
+        taken += simple is not None and reader._simple_key_lines(lines, simple, {})
+        want: dict[str, int] = {}
+        line_by_line(text, want)
+        assert split_frontmatter(source).lines == {k: v + 2 for k, v in want.items()}, folder
+    assert taken >= len(CORPUS_SKILLS) * 3 // 4, taken  # 153 of 182 on the day it was written
+
+
+@pytest.mark.parametrize("text", [
+    "metadata.x: a\nmetadata:\n  x: b\n",  # a top-level metadata.x key: _Reader's rules
+    "metadata.x: a\nmetadata: b\n",  # and metadata not a mapping: _Reader drops metadata.x
+    "a: b\nmetadata:\n  x: y\nc:\n  x: z\n",  # another key's mapping records nothing
+])
+def test_the_build_side_key_lines_are_the_readers(text: str) -> None:
+    assert_same_key_lines(text)
+    keys: dict[str, int] = {}
+    reader.read_yaml(text, keys)
+    assert "c.x" not in keys and "b.x" not in keys
 
 
 @pytest.mark.parametrize("text", [

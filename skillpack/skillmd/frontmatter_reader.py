@@ -183,12 +183,13 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     if not _allowed_characters(text):
         return None
     lines = text.split("\n")
+    simple = read_simple(lines) if "\n    " not in text else None  # (never simple then)
     if keys is None:
-        data = read_simple(lines) if "\n    " not in text else None  # (never simple then)
-        if data is None:
-            data = read_nested(lines)
+        data = simple if simple is not None else read_nested(lines)
         if data is not None:
             return data
+    elif simple is not None and _simple_key_lines(lines, simple, keys):
+        return simple
     reader = _Reader(lines, keys)
     try:
         i = reader.skip(0)
@@ -258,6 +259,29 @@ def read_simple(lines: list[str]) -> dict[str, Value] | None:
     if opened or not result:
         return None
     return result
+
+
+def _simple_key_lines(lines: list[str], data: dict[str, Value], keys: dict[str, int]) -> bool:
+    """Fill `keys` as `_Reader` fills it for frontmatter `read_simple` read as `data` (from
+    `lines`): the 0-based line of each top-level key, and of each key of a ``metadata``
+    mapping as ``metadata.<key>``, in the order of the text. False, `keys` untouched, where
+    `_Reader`'s rules for them are not this simple: a top-level key that starts with
+    ``metadata.`` (the first line of a key met twice is kept, and a ``metadata`` that is not
+    a mapping drops them); `read_yaml` then reads with `_Reader`."""
+    if any(key.startswith("metadata.") for key in data):
+        return False
+    opened = ""  # the top-level key whose nested mapping the indented lines belong to
+    for i, line in enumerate(lines):
+        if not line:
+            continue  # "" after a final newline (`read_simple` took no other empty line)
+        if line[0] == " ":
+            if opened == "metadata":
+                keys["metadata." + line.lstrip(" ").partition(": ")[0]] = i
+            continue
+        key, colon, _ = line.partition(": ")
+        opened = key if colon else line[:-1]  # "key:" opens a nested mapping
+        keys[opened] = i
+    return True
 
 
 #: Collections `read_nested` reads nested deeper than this are left to `_Reader`.

@@ -10,7 +10,7 @@ The commands run round-robin, in a shuffled order each round after two warm-up r
 ``python -m skillpack check fixtures/waitlist``, the floor ``python -c "import click, yaml,
 re2, blake3, pathspec"`` (the third-party libraries the command line stands on, which no
 change to skillpack can make cheaper) and check's own floor ``import re2, blake3`` (`check`
-with plain arguments runs without click, skillpack.cli.check_argv; a usual skill's
+with plain arguments runs without click, skillpack.cli.quick_argv; a usual skill's
 frontmatter is read without YAML; pathspec is `pack`'s). With ``--parts``,
 each library of the floor is also timed alone (``python -c "import click"``...), and the
 standard library's costliest modules check imports (``hashlib``, ``json``) and those it

@@ -31,9 +31,10 @@ _VERIFY = "skillpack.build.verify"
 
 
 def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
-    """Digest the skills under `paths` and end the command: 0 when every one was digested,
-    1 when one could not be (invalid, refused, an archive that does not verify) or a PATH
-    holds no SKILL.md."""
+    """Digest the skills under `paths` and end the command: 0 when every one was digested
+    (valid or not: `digest` does not validate), 1 when one could not be (its SKILL.md does
+    not parse, its files are refused, an archive does not verify) or a PATH holds no
+    SKILL.md."""
     results: list[dict[str, Any]] = []
     failures = results if as_json else None
     targets, failed = skill_folders(paths, archives=True, failures=failures)

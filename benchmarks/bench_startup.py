@@ -7,17 +7,19 @@ Usage::
 
 The commands run round-robin, in a shuffled order each round after two warm-up rounds:
 ``python -c pass`` (the bare interpreter), ``python -m skillpack --version``,
-``python -m skillpack check fixtures/waitlist``, the floor ``python -c "import click, yaml,
+``python -m skillpack check fixtures/waitlist``, ``python -m skillpack digest
+fixtures/waitlist`` (also read without click), the floor ``python -c "import click, yaml,
 re2, blake3, pathspec"`` (the third-party libraries the command line stands on, which no
 change to skillpack can make cheaper) and check's own floor ``import re2, blake3`` (`check`
-with plain arguments runs without click, skillpack.cli.check_argv; a usual skill's
+with plain arguments runs without click, skillpack.cli.quick_argv; a usual skill's
 frontmatter is read without YAML; pathspec is `pack`'s). With ``--parts``,
 each library of the floor is also timed alone (``python -c "import click"``...), and the
 standard library's costliest modules check imports (``hashlib``, ``json``) and those it
 imports only where used (``typing``, ``threading, queue``, ``tarfile, zipfile``,
-``base64``), and check's imports without the check (``import skillpack.cli.check_report``).
-``--against CHECKOUT`` times another checkout's ``--version`` and ``check`` in the same
-rounds (before and after a change, interleaved). Each is a fresh process timed by this one.
+``base64``), and check's and digest's imports without the command (``import
+skillpack.cli.check_report``, ``import skillpack.cli.digest_report``).
+``--against CHECKOUT`` times another checkout's ``--version``, ``check`` and ``digest`` in
+the same rounds (before and after a change, interleaved). Each is a fresh process timed by this one.
 
 Printed: each command's median wall-clock time, its cost over the bare interpreter and its
 ratio to it, and its median CPU time (user + system, of the process alone: steadier than
@@ -70,6 +72,7 @@ def _commands(env: dict[str, str], parts: bool, against: Path | None) -> dict[st
         "bare": ([py, "-c", "pass"], env),
         "--version": ([py, "-m", "skillpack", "--version"], env),
         "check": ([py, "-m", "skillpack", "check", fixture], env),
+        "digest": ([py, "-m", "skillpack", "digest", fixture], env),
         "floor": ([py, "-c", f"import {', '.join(FLOOR)}"], env),
         "check's floor": ([py, "-c", f"import {', '.join(CHECK_FLOOR)}"], env),
     }
@@ -78,10 +81,13 @@ def _commands(env: dict[str, str], parts: bool, against: Path | None) -> dict[st
                          for lib in (*FLOOR, *CHECK_STDLIB, *DEFERRED)})
         commands["check's imports"] = (
             [py, "-c", "import skillpack.cli.check_report"], env)
+        commands["digest's imports"] = (
+            [py, "-c", "import skillpack.cli.digest_report"], env)
     if against is not None:  # another checkout (the commit before a change), same rounds
         other = dict(env, PYTHONPATH=str(against))
         commands["--version, other"] = ([py, "-m", "skillpack", "--version"], other)
         commands["check, other"] = ([py, "-m", "skillpack", "check", fixture], other)
+        commands["digest, other"] = ([py, "-m", "skillpack", "digest", fixture], other)
     return commands
 
 
@@ -103,7 +109,8 @@ def main() -> None:
     parser.add_argument("--parts", action="store_true",
                         help="also time each library of the floor alone")
     parser.add_argument("--against", type=Path, metavar="CHECKOUT",
-                        help="also time --version and check of another checkout of skillpack "
+                        help="also time --version, check and digest of another checkout of "
+                             "skillpack "
                              "(e.g. `git archive COMMIT | tar -x -C DIR`) in the same rounds")
     args = parser.parse_args()
     cache = tempfile.TemporaryDirectory(prefix="skillpack-bench-pycache-")

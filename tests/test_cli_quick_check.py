@@ -1,4 +1,4 @@
-"""`skillpack check` with plain arguments runs without click (skillpack.cli.check_argv), and
+"""`skillpack check` with plain arguments runs without click (skillpack.cli.quick_argv), and
 says exactly what the click command says: same stdout, same stderr, same exit code, on the
 fixtures, on hostile trees made here, and on argument lists click must read itself.
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO, write_skill
 
-from skillpack.cli.check_argv import QuickCheck, parse_check
+from skillpack.cli.quick_argv import QuickCommand, parse_quick
 
 _ENV = dict(os.environ, PYTHONPATH=str(REPO))
 _CLICK = ("import sys; from skillpack.cli.group import invoke; code = invoke(sys.argv[1:]); "
@@ -89,7 +89,7 @@ def test_the_quick_path_prints_what_click_prints(tmp_path: Path, case: list[str]
     trees = tmp_path / "trees"
     _hostile(trees)
     args = [a.replace("{F}", str(FIXTURES)).replace("{H}", str(trees)) for a in case]
-    quick_source = _QUICK if parse_check(args, os.environ) is not None else (
+    quick_source = _QUICK if parse_quick(args, os.environ) is not None else (
         "import sys; from skillpack.cli import outcome; sys.exit(outcome(sys.argv[1:]))")
     quick = _run(quick_source, args, tmp_path)
     click = _run(_CLICK, args, tmp_path)
@@ -101,17 +101,17 @@ def test_the_quick_path_prints_what_click_prints(tmp_path: Path, case: list[str]
 def test_plain_argument_lists_are_read_and_others_are_left_to_click(tmp_path: Path) -> None:
     ok = write_skill(tmp_path / "ok", "---\nname: ok\ndescription: d\n---\n")
     env: dict[str, str] = {}
-    assert parse_check(["check", str(ok)], env) == QuickCheck(
-        paths=(str(ok),), flags={"strict": False, "as_json": False})
-    assert parse_check(["check", "--json", str(ok), "--strict", str(ok)], env) == QuickCheck(
-        paths=(str(ok), str(ok)), flags={"strict": True, "as_json": True})
+    assert parse_quick(["check", str(ok)], env) == QuickCommand(
+        command="check", paths=(str(ok),), flags={"strict": False, "as_json": False})
+    assert parse_quick(["check", "--json", str(ok), "--strict", str(ok)], env) == QuickCommand(
+        command="check", paths=(str(ok), str(ok)), flags={"strict": True, "as_json": True})
     for args in (["check"], ["check", "--json"], ["pack", str(ok)], [str(ok), "check"],
                  ["check", "--lint", str(ok)], ["check", "-h", str(ok)],
                  ["check", "--target", "claude-code", str(ok)], ["check", "--", str(ok)],
                  ["check", "--strict=1", str(ok)], ["check", str(tmp_path / "no")],
                  ["check", ""], ["check", "-"], ["check", "a\x00b"], ["--version"], []):
-        assert parse_check(args, env) is None, args
-    assert parse_check(["check", str(ok)], {"_SKILLPACK_COMPLETE": "bash_complete"}) is None
+        assert parse_quick(args, env) is None, args
+    assert parse_quick(["check", str(ok)], {"_SKILLPACK_COMPLETE": "bash_complete"}) is None
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file: no unreadable path")
@@ -119,7 +119,7 @@ def test_an_unreadable_path_is_left_to_click(tmp_path: Path) -> None:
     ok = write_skill(tmp_path / "ok", "---\nname: ok\ndescription: d\n---\n")
     ok.chmod(0o000)
     try:
-        assert parse_check(["check", str(ok)], {}) is None
+        assert parse_quick(["check", str(ok)], {}) is None
     finally:
         ok.chmod(0o755)
 

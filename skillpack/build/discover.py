@@ -10,6 +10,10 @@ line prints it on stderr).
 A folder holding ``skill.md`` (or any other case of it) but no ``SKILL.md`` is found as a
 skill too, so that reading it says what to do (rename it: Linux hosts are case-sensitive)
 instead of "no SKILL.md found"; `Discovery.miscased` lists those files.
+
+A folder in which the search finds no skill but that holds archives directly (``pack -o
+out``'s output) is a folder of archives: `archives_in` lists them, by name, reading none
+(`skillpack.build.inputs` reads them).
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from skillpack.errors import MissingPathError, SkillpackError
 from skillpack.spec.paths import SKILL_MD
 
 __all__ = [
+    "ARCHIVE_SUFFIXES",
     "SKIP_DIRS",
     "Discovery",
     "Skipped",
+    "archives_in",
     "discover",
     "find_skills",
     "first_seen",
@@ -174,3 +180,20 @@ def first_seen(paths: Iterable[Path], seen: set[str]) -> list[Path]:
             seen.add(real)
             fresh.append(path)
     return fresh
+
+
+#: The file names a folder of archives is made of.
+ARCHIVE_SUFFIXES = (".skill", ".bundle", ".zip", ".tar.gz", ".tgz")
+
+
+def archives_in(folder: str | os.PathLike[str]) -> list[str]:
+    """The archives directly in `folder`, sorted, when discovery finds no skill under it;
+    else (or when it holds none) []."""
+    if not os.path.isdir(folder):
+        return []
+    with os.scandir(folder) as entries:
+        found = [e.path for e in entries
+                 if e.name.lower().endswith(ARCHIVE_SUFFIXES) and e.is_file(follow_symlinks=False)]
+    if not found or find_skills(folder):  # a folder with skills is a folder of skills
+        return []
+    return sorted(found, key=lambda p: p.encode("utf-8", "surrogateescape"))

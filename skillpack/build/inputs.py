@@ -4,7 +4,8 @@ Two kinds of input beyond a skill folder, its SKILL.md and a folder of skills:
 
 * a folder of archives: a folder in which discovery finds no SKILL.md but that holds
   ``*.skill``, ``*.bundle``, ``*.zip``, ``*.tar.gz`` or ``*.tgz`` files directly (the output
-  folder of ``skillpack pack -o out``) stands for those archives, in sorted order;
+  folder of ``skillpack pack -o out``) stands for those archives, in sorted order
+  (`skillpack.build.discover.archives_in`, which reads no archive);
 * an archive made elsewhere (Anthropic's DEFLATE ``.skill``/``.zip`` with one top folder, a
   zip with SKILL.md at its root, a ``.tar.gz``; `skillpack.build.foreign`) stands for the
   folder it unpacks to, in a temporary folder, so that it gets every rule of the walk and
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from skillpack.build.discover import find_skills
+from skillpack.build.discover import archives_in
 from skillpack.build.foreign import unpacked
 from skillpack.build.inflate import read_archive, sniff
 from skillpack.build.load import open_regular, read_regular
@@ -32,24 +33,7 @@ from skillpack.spec.manifest import MANIFEST_PATH
 from skillpack.storedzip.reader import read_zip_file
 from skillpack.storedzip.source import FileBytes
 
-__all__ = ["ARCHIVE_SUFFIXES", "archives_in", "as_folders", "is_ours", "label"]
-
-#: The file names a folder of archives is made of.
-ARCHIVE_SUFFIXES = (".skill", ".bundle", ".zip", ".tar.gz", ".tgz")
-
-
-def archives_in(folder: str | os.PathLike[str]) -> list[str]:
-    """The archives directly in `folder`, sorted, when discovery finds no skill under it;
-    else (or when it holds none) []."""
-    if not os.path.isdir(folder):
-        return []
-    with os.scandir(folder) as entries:
-        found = [e.path for e in entries
-                 if e.name.lower().endswith(ARCHIVE_SUFFIXES) and e.is_file(follow_symlinks=False)]
-    if not found or find_skills(folder):  # a folder with skills is a folder of skills
-        return []
-    return sorted(found, key=lambda p: p.encode("utf-8", "surrogateescape"))
-
+__all__ = ["as_folders", "is_ours", "label"]
 
 def is_ours(data: bytes, *, source: str = "<archive>") -> bool:
     """Whether `data` is a skillpack archive or bundle (to be verified strictly): it carries

@@ -9,10 +9,11 @@ Each command is registered with `add_command` when it is first asked for: `skill
 --version` and `--help` import no command module, and a command imports only its own. The
 group itself (`main`, in `skillpack.cli.group`) is imported only when it is used: this
 package does not import click. `skillpack check PATH...` with at most ``--strict`` and
-``--json`` (the shapes a pre-commit hook and a CI step run) is read without click by
-`skillpack.cli.check_argv` and runs the very function the click command runs; any other
-argument list (options with values, ``--help``, a path click would refuse) goes to click,
-which gives its usual answer or usage error.
+``--json`` (the shapes a pre-commit hook and a CI step run) and `skillpack digest PATH...`
+with at most ``--json`` are read without click by `skillpack.cli.quick_argv` and run the very
+function the click command runs (`QUICK_BODIES`); any other argument list (options with
+values, ``--help``, a path click would refuse) goes to click, which gives its usual answer or
+usage error.
 
 The console script (and ``python -m skillpack``) is `run`, not the group itself: it adds what
 a process needs around the command. Ctrl-C exits 130 and SIGTERM 143 (128 + the signal), each
@@ -32,13 +33,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import FrameType, ModuleType
 
-from skillpack.cli.check_argv import parse_check
+from skillpack.cli.quick_argv import parse_quick
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "StdoutClosed",
+__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "QUICK_BODIES", "StdoutClosed",
            "Terminated", "command_module", "exit_status", "main", "outcome", "run",
            "stdout_guard"]
 
@@ -71,9 +72,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("skillpack.cli.commands_build", "verify"),
 }
 
-#: The modules imported only when used: the click group, and the click-free body of `check`.
+#: The click group, imported only when used.
 _GROUP = "skillpack.cli.group"
-_CHECK_REPORT = "skillpack.cli.check_report"
+#: The click-free body of each command `skillpack.cli.quick_argv` reads (a key of its
+#: `QUICK`): its module (imported only when used) and function, which the click command
+#: calls too.
+QUICK_BODIES: dict[str, tuple[str, str]] = {
+    "check": ("skillpack.cli.check_report", "check_report"),
+    "digest": ("skillpack.cli.digest_report", "digest_report"),
+}
 
 
 def command_module(command: str) -> ModuleType:
@@ -125,15 +132,16 @@ def _quiet_stdout() -> None:
 
 
 def _command(args: list[str]) -> int:
-    """The exit code of the command `args` asks for: `check` read by `parse_check` runs
-    without click; everything else through the click group."""
-    quick = parse_check(args, os.environ)
+    """The exit code of the command `args` asks for: `check` or `digest` read by
+    `parse_quick` runs without click; everything else through the click group."""
+    quick = parse_quick(args, os.environ)
     if quick is None:
         code: int = importlib.import_module(_GROUP).invoke(args)
         return code
+    module, function = QUICK_BODIES[quick.command]
     try:
         with stdout_guard():
-            importlib.import_module(_CHECK_REPORT).check_report(quick.paths, **quick.flags)
+            getattr(importlib.import_module(module), function)(quick.paths, **quick.flags)
     except SystemExit as done:  # how every command ends (skillpack.cli._common)
         return exit_status(done)
     return 0

@@ -6,7 +6,7 @@ of a process ended by a signal (130 Ctrl-C, 143 SIGTERM) and of a closed stdout 
 outcomes of a command: `skillpack.cli.run` picks them, without importing this module (it
 costs `skillpack --version` the json import).
 
-Click-free (`skillpack check` runs without click, `skillpack.cli.check_argv`): text goes out
+Click-free (`check` and `digest` run without click, `skillpack.cli.quick_argv`): text goes out
 through `echo`, which writes as ``click.echo`` does (the line, then a flush); a usage error
 is click's, and click is imported only when one is raised, which only a command read by
 click does.
@@ -24,7 +24,7 @@ from skillpack.skillmd.invisible import escape_for_terminal
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:  # types only: `check` prints no mentions (no mention rules), and may run
-    # without click (skillpack.cli.check_argv)
+    # without click (skillpack.cli.quick_argv)
     from typing import Any, NoReturn
 
     from click import UsageError

@@ -28,7 +28,7 @@ from skillpack.errors import (
 )
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:  # a type only: `check` runs without click (skillpack.cli.check_argv)
+if TYPE_CHECKING:  # a type only: `check` runs without click (skillpack.cli.quick_argv)
     from typing import Any
 
     from click import UsageError

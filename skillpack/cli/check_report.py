@@ -1,7 +1,7 @@
 """What `skillpack check` does once its arguments are read: check every skill under each
 PATH, print the report (or the JSON list) and end with the exit code. Click-free: the click
 command (`skillpack.cli.commands_format.check`) and the quick path for plain argument lists
-(`skillpack.cli.check_argv`) both end here, so they print the same bytes."""
+(`skillpack.cli.quick_argv`) both end here, so they print the same bytes."""
 
 from __future__ import annotations
 

@@ -1,23 +1,21 @@
-"""`skillpack files`, `skillpack digest` and `skillpack programs`."""
+"""`skillpack files`, `skillpack digest` and `skillpack programs` (what `digest` does is
+`skillpack.cli.digest_report`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 from typing import Any
 
 import click
 
-from skillpack.build.discover import find_skills, first_seen
 from skillpack.build.fileset import display_path
-from skillpack.build.inputs import archives_in
 from skillpack.build.load import load_skill, require_valid, skill_fileset
-from skillpack.build.records import digest_skill, record_files
 from skillpack.build.records import programs as skill_programs
-from skillpack.build.verify import verify_target
-from skillpack.cli._common import echo_json, echo_text, finish, mention_lines, report_error
-from skillpack.cli._json_errors import item_failure, no_skill_error
+from skillpack.build.records import record_files
+from skillpack.cli._common import echo_json, echo_text, finish, mention_lines
+from skillpack.cli._folders import report_failure, skill_folders
+from skillpack.cli.digest_report import digest_report
 from skillpack.errors import SkillpackError
 from skillpack.skillmd.mentions import mentioned_programs
 
@@ -25,45 +23,6 @@ _PATHS = click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True)
 )
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
-
-def _skill_folders(paths: tuple[str, ...], *, archives: bool = False,
-                   failures: list[dict[str, Any]] | None = None) -> tuple[list[Path], bool]:
-    """The skill folders under every PATH (archive files kept as they are when `archives`),
-    and whether some PATH held none: said on stderr, or added to `failures` (``--json``)."""
-    found: list[Path] = []
-    seen: set[str] = set()  # a skill (or archive) under two PATHs: read and reported once
-    empty = False
-    for path in paths:
-        if archives and os.path.isfile(path) and os.path.basename(path).lower() != "skill.md":
-            found.extend(first_seen([Path(path)], seen))
-            continue
-        try:
-            folders = find_skills(path)
-        except SkillpackError as err:
-            _failed(path, err, failures)
-            empty = True
-            continue
-        if not folders and archives and archives_in(path):  # a folder of archives
-            found.extend(first_seen([Path(p) for p in archives_in(path)], seen))
-            continue
-        if not folders:
-            if failures is None:
-                click.echo(f"skillpack: no SKILL.md found in {path}", err=True)
-            else:
-                failures.append(item_failure(path, no_skill_error(path)))
-            empty = True
-        found.extend(first_seen(folders, seen))
-    return found, empty
-
-
-def _failed(path: str | Path, err: SkillpackError,
-            failures: list[dict[str, Any]] | None) -> None:
-    """Report a failed PATH: on stderr, or as an item of the JSON list (``failures``)."""
-    if failures is None:
-        report_error(err)
-    else:
-        failures.append(item_failure(str(path), err))
 
 
 @click.command()
@@ -77,7 +36,7 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
     would refuse it, listing every problem.
     """
     results: list[dict[str, Any]] = []
-    folders, failed = _skill_folders(paths, failures=results if as_json else None)
+    folders, failed = skill_folders(paths, failures=results if as_json else None)
     for index, folder in enumerate(folders):
         try:
             skill = load_skill(folder)
@@ -86,7 +45,7 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
             records = record_files(fileset)
         except SkillpackError as err:
             failed = True
-            _failed(folder, err, results if as_json else None)
+            report_failure(folder, err, results if as_json else None)
             continue
         if as_json:
             data = fileset.to_dict()
@@ -116,26 +75,7 @@ def files(paths: tuple[str, ...], as_json: bool) -> None:
 def digest(paths: tuple[str, ...], as_json: bool) -> None:
     """Print `<digest>  <name>` for each skill (folder, SKILL.md, folder of skills, archive
     or bundle: an archive or bundle is verified member by member first)."""
-    results: list[dict[str, Any]] = []
-    targets, failed = _skill_folders(paths, archives=True, failures=results if as_json else None)
-    for target in targets:
-        try:
-            if target.is_file():
-                found = [(s.name, s.digest) for s in verify_target(target).skills]
-            else:
-                skill, value = digest_skill(target)
-                found = [(skill.name, value)]
-        except SkillpackError as err:
-            _failed(target, err, results if as_json else None)
-            failed = True
-            continue
-        for name, value in found:
-            results.append({"name": name, "path": str(target), "digest": value})
-            if not as_json:
-                click.echo(f"{value}  {name}")
-    if as_json:
-        echo_json(results)
-    finish(bool(failed))
+    digest_report(paths, as_json=as_json)
 
 
 def _missing(name: str, workdir: str | None) -> str | None:
@@ -165,14 +105,14 @@ def programs(paths: tuple[str, ...], as_json: bool, check: bool) -> None:
     mentioned ones.
     """
     results: list[dict[str, Any]] = []
-    folders, failed = _skill_folders(paths, failures=results if as_json else None)
+    folders, failed = skill_folders(paths, failures=results if as_json else None)
     for folder in folders:
         try:
             skill = load_skill(folder)
             found = skill_programs(skill, skill_fileset(skill))
             mentions = mentioned_programs(skill.body, skill.body_line)
         except SkillpackError as err:
-            _failed(folder, err, results if as_json else None)
+            report_failure(folder, err, results if as_json else None)
             failed = True
             continue
         missing = [

@@ -1,0 +1,60 @@
+"""What `files`, `digest` and `programs` share: the skill folders (and, for `digest`, the
+archives) under each PATH, and how a PATH or a skill that fails is reported: on stderr, or
+as an item of the ``--json`` list. Click-free: `digest` may run without click
+(`skillpack.cli.quick_argv`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from skillpack.build.discover import archives_in, find_skills, first_seen
+from skillpack.cli._common import echo_text, report_error
+from skillpack.cli._json_errors import item_failure, no_skill_error
+from skillpack.errors import SkillpackError
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["report_failure", "skill_folders"]
+
+
+def skill_folders(paths: tuple[str, ...], *, archives: bool = False,
+                  failures: list[dict[str, Any]] | None = None) -> tuple[list[Path], bool]:
+    """The skill folders under every PATH (archive files kept as they are when `archives`),
+    and whether some PATH held none: said on stderr, or added to `failures` (``--json``)."""
+    found: list[Path] = []
+    seen: set[str] = set()  # a skill (or archive) under two PATHs: read and reported once
+    empty = False
+    for path in paths:
+        if archives and os.path.isfile(path) and os.path.basename(path).lower() != "skill.md":
+            found.extend(first_seen([Path(path)], seen))
+            continue
+        try:
+            folders = find_skills(path)
+        except SkillpackError as err:
+            report_failure(path, err, failures)
+            empty = True
+            continue
+        if not folders and archives and archives_in(path):  # a folder of archives
+            found.extend(first_seen([Path(p) for p in archives_in(path)], seen))
+            continue
+        if not folders:
+            if failures is None:
+                echo_text(f"skillpack: no SKILL.md found in {path}", err=True)
+            else:
+                failures.append(item_failure(path, no_skill_error(path)))
+            empty = True
+        found.extend(first_seen(folders, seen))
+    return found, empty
+
+
+def report_failure(path: str | Path, err: SkillpackError,
+                   failures: list[dict[str, Any]] | None) -> None:
+    """Report a failed PATH or skill: on stderr, or as an item of the JSON list
+    (``failures``)."""
+    if failures is None:
+        report_error(err)
+    else:
+        failures.append(item_failure(str(path), err))

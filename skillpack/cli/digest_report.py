@@ -1,0 +1,65 @@
+"""What `skillpack digest` does once its arguments are read: print ``<digest>  <name>`` for
+each skill under each PATH (or the JSON list) and end with the exit code. Click-free: the
+click command (`skillpack.cli.commands_walk.digest`) and the quick path for plain argument
+lists (`skillpack.cli.quick_argv`) both end here, so they print the same bytes.
+
+An archive or a bundle is verified member by member first (`skillpack.build.verify`); that
+module, and the archive readers it stands on (about 35 ms of imports), is imported only when
+a PATH names an archive file or a folder of archives, never for a skill folder.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from skillpack.build.records import digest_skill
+from skillpack.cli._common import echo_json, echo_text, finish
+from skillpack.cli._folders import report_failure, skill_folders
+from skillpack.errors import SkillpackError
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
+    from skillpack.build.verify import VerifyReport
+
+__all__ = ["digest_report"]
+
+#: The verifier of archives and bundles, imported when the first archive is digested.
+_VERIFY = "skillpack.build.verify"
+
+
+def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
+    """Digest the skills under `paths` and end the command: 0 when every one was digested
+    (valid or not: `digest` does not validate), 1 when one could not be (its SKILL.md does
+    not parse, its files are refused, an archive does not verify) or a PATH holds no
+    SKILL.md."""
+    results: list[dict[str, Any]] = []
+    failures = results if as_json else None
+    targets, failed = skill_folders(paths, archives=True, failures=failures)
+    for target in targets:
+        try:
+            if target.is_file():
+                found = _archive_digests(target)
+            else:
+                skill, value = digest_skill(target)
+                found = [(skill.name, value)]
+        except SkillpackError as err:
+            report_failure(target, err, failures)
+            failed = True
+            continue
+        for name, value in found:
+            results.append({"name": name, "path": str(target), "digest": value})
+            if not as_json:
+                echo_text(f"{value}  {name}")  # a name is the skill's text: escaped
+    if as_json:
+        echo_json(results)
+    finish(bool(failed))
+
+
+def _archive_digests(archive: Path) -> list[tuple[str, str]]:
+    """Each skill of an archive or bundle, verified: its name and digest."""
+    # start-up: the verifier and the archive readers (about 35 ms) only once an archive is given
+    report: VerifyReport = importlib.import_module(_VERIFY).verify_target(archive)
+    return [(s.name, s.digest) for s in report.skills]

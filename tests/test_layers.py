@@ -52,6 +52,28 @@ def _deferred_imports() -> list[tuple[str, int, str]]:
     return found
 
 
+#: The modules that import one of skillpack's own by name when it is first used, and how many
+#: such calls each makes: the public API's lazy names (PEP 562), the command table and the
+#: click group (a command imports only its own module), and `digest`'s verifier of archives
+#: (about 35 ms of imports a folder's digest never needs). Anywhere else an import sits at
+#: the module's top.
+_BY_NAME = {"skillpack/__init__.py": 1, "skillpack/cli/__init__.py": 4,
+            "skillpack/cli/digest_report.py": 1}
+
+
+def test_imports_by_name_are_only_where_they_are_the_point() -> None:
+    found: dict[str, int] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and (
+                    (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                    or (isinstance(node.func, ast.Name)
+                        and node.func.id in ("import_module", "__import__"))):
+                file = str(path.relative_to(REPO))
+                found[file] = found.get(file, 0) + 1
+    assert found == _BY_NAME
+
+
 def test_own_imports_inside_functions_are_few_on_the_cold_path_and_say_why() -> None:
     deferred = _deferred_imports()
     assert len(deferred) <= MAX_DEFERRED, deferred

@@ -1,7 +1,11 @@
 """Where the in-process corpus digest's time goes, by subtraction (issue 18): CPU time of this
 process (all its threads) for each part, medians of N rounds taken in turn after a warm-up.
 
-    python benchmarks/digest_parts.py [--runs N]
+    python benchmarks/digest_parts.py [--runs N] [--only PART]...
+    # A/B of two source trees (OLD = git archive COMMIT skillpack | tar -x -C OLD), the
+    # floor and the digest only, in turn:
+    for i in 1 2 3 4; do for t in OLD $PWD; do
+        PYTHONPATH=$t python benchmarks/digest_parts.py --only floor --only digest; done; done
 
 * read + BLAKE3: every carried file opened, read whole, hashed (the floor of issue 18);
 * digest: `skillpack.build.records.digest_skill` of each of the 182 corpus skills;
@@ -20,6 +24,7 @@ content scan.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -33,6 +38,8 @@ from bench_build import CORPUS, carried, cpu
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", action="append", metavar="PART",
+                        help="time only the parts whose name starts with PART (repeatable)")
     args = parser.parse_args()
 
     from blake3 import blake3
@@ -62,6 +69,10 @@ def main() -> int:
         "content scan in memory": lambda: [scan_content(n, d, frozenset()) for n, d in datas],
         "needle search in memory": lambda: [secret_rules._present(d) for _, d in datas],
     }
+    if args.only:
+        floor_name = "read + BLAKE3 (the floor)"
+        jobs = {name: job for name, job in jobs.items()
+                if name == floor_name or any(name.startswith(p) for p in args.only)}
     spent: dict[str, list[float]] = {name: [] for name in jobs}
     for round_ in range(args.runs + 1):
         for name, job in jobs.items():
@@ -69,6 +80,10 @@ def main() -> int:
             job()
             if round_:
                 spent[name].append(cpu() - start)
+    import skillpack
+
+    print(f"{Path(skillpack.__file__).parent}, load "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print(f"corpus: {len(folders)} skills, {len(datas):,} files, "
           f"{sum(len(d) for _, d in datas):,} bytes; CPU time, median of {args.runs}")
     floor = statistics.median(spent["read + BLAKE3 (the floor)"])

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillpack.build import load
+from skillpack.errors import SkillpackError
 
 SPELLINGS = [
     "{t}", "{t}/", "{t}//", "{t}/.", "{t}/./", "{t}/skill", "{t}/skill/", "{t}//skill",
@@ -51,3 +52,74 @@ def test_the_workdir_of_a_parsed_skill_is_its_folder(tree: Path) -> None:
         assert skill.workdir == str(Path(pathlib_spelling(path)).parent), path
         assert skill.file == pathlib_spelling(path), path
     assert os.path.samefile(load.parse_skill_file("skill").workdir or "", tree / "skill")
+
+
+def _outcome(path: Path | str) -> tuple[str, str, str | None, tuple[str, ...]]:
+    """What `load_skill` gives: the skill's name and body, or the error's class, message,
+    path and problem codes."""
+    try:
+        skill = load.load_skill(path)
+    except SkillpackError as err:
+        return (type(err).__name__, err.message, err.path, tuple(p.code for p in err.problems))
+    return ("Skill", skill.name, skill.file, (skill.body,))
+
+
+def test_load_skill_says_what_a_skill_md_is_whatever_it_is(tmp_path: Path) -> None:
+    """`load_skill` opens SKILL.md once (its size from that fstat) and reads it with
+    `os.read`; whatever SKILL.md is, the user sees what the checks before it said: a
+    SKILL.md that is no regular file is "no SKILL.md here", a lowercase one the case error,
+    and a readable one parses as `parse_skill_file` parses it."""
+    text = "---\nname: {n}\ndescription: d\n---\nbody\n"
+    kinds: dict[str, Path] = {}
+    for kind in ("regular", "folder", "fifo", "link", "dangling", "missing", "lower",
+                 "unreadable", "big"):
+        folder = tmp_path / kind
+        folder.mkdir()
+        kinds[kind] = folder
+    (kinds["regular"] / "SKILL.md").write_text(text.format(n="regular"))
+    (kinds["folder"] / "SKILL.md").mkdir()
+    os.mkfifo(kinds["fifo"] / "SKILL.md")
+    (kinds["link"] / "real.md").write_text(text.format(n="link"))
+    (kinds["link"] / "SKILL.md").symlink_to("real.md")
+    (kinds["dangling"] / "SKILL.md").symlink_to("nowhere.md")
+    (kinds["lower"] / "skill.md").write_text(text.format(n="lower"))
+    (kinds["unreadable"] / "SKILL.md").write_text(text.format(n="unreadable"))
+    (kinds["unreadable"] / "SKILL.md").chmod(0)
+    big_body = "x" * (3 << 20) + "\n"  # more than a read of _rest (1 MiB) holds
+    (kinds["big"] / "SKILL.md").write_text(text.format(n="big") + big_body)
+    seen = {kind: _outcome(folder) for kind, folder in kinds.items()}
+    assert seen["regular"] == ("Skill", "regular", f"{kinds['regular']}/SKILL.md", ("body\n",))
+    assert seen["link"][:2] == ("Skill", "link")
+    assert seen["big"] == ("Skill", "big", f"{kinds['big']}/SKILL.md", ("body\n" + big_body,))
+    for kind in ("folder", "fifo", "dangling", "missing"):  # no regular SKILL.md
+        assert seen[kind] == ("SkillpackError", "no SKILL.md here", str(kinds[kind]), ()), kind
+    assert seen["lower"][0] == "SkillError" and seen["lower"][3] == ("skill-md-case",)
+    if os.geteuid() != 0:  # root reads a file of mode 0
+        assert seen["unreadable"][0] == "SkillError"
+        assert seen["unreadable"][1].startswith("cannot read SKILL.md: ")
+    said: dict[str, tuple[str, str]] = {}  # parse_skill_file reads what it is given
+    for kind, folder in kinds.items():
+        try:
+            said[kind] = ("Skill", load.parse_skill_file(folder).name)
+        except SkillpackError as err:
+            said[kind] = (type(err).__name__, err.message)
+        if seen[kind][0] != "SkillpackError":
+            assert said[kind] == seen[kind][:2], kind
+    assert said["folder"][0] == "SkillError" and "it is a folder" in said["folder"][1]
+    assert said["fifo"][0] == "SkillError" and "it is a fifo" in said["fifo"][1]
+    assert said["missing"] == ("SkillError", "there is no SKILL.md here")
+
+
+def test_read_regular_reads_to_the_end_what_fstat_did_not_count(tmp_path: Path) -> None:
+    """`_read_to_end` given a size smaller or larger than the file still returns every
+    byte to its end (a file that grew or shrank since its fstat)."""
+    path = tmp_path / "f"
+    data = bytes(range(256)) * 9000
+    path.write_bytes(data)
+    assert load.read_regular(path) == data
+    for size in (0, 1, len(data) - 1, len(data), len(data) + 1, 10 * len(data)):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert load._read_to_end(fd, size) == data, size
+        finally:
+            os.close(fd)

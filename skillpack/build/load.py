@@ -68,10 +68,18 @@ def load_skill(path: str | os.PathLike[str]) -> Skill:
     if not os.path.lexists(text):
         raise MissingPathError("no such file or folder", path=text,
                                hint="give a skill folder or its SKILL.md")
-    if not os.path.isfile(skill_md_path(text)) and _miscased(skill_md_path(text)) is None:
-        raise SkillpackError("no SKILL.md here", path=text,
-                             hint="give a skill folder or its SKILL.md")
-    return parse_skill_file(text)
+    where = skill_md_path(text)
+    try:  # the common case: SKILL.md opened once, its size from that fstat
+        fd, size = _open_regular(where)
+    except OSError:  # not a regular file (or unreadable): say so as before
+        if not os.path.isfile(where) and _miscased(where) is None:
+            raise SkillpackError("no SKILL.md here", path=text,
+                                 hint="give a skill folder or its SKILL.md") from None
+        return _parse_at(where)
+    try:
+        return _parse_at(where, fd, size)
+    finally:
+        os.close(fd)
 
 
 def _miscased(where: str) -> SkillError | None:
@@ -92,12 +100,17 @@ def _miscased(where: str) -> SkillError | None:
 
 def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
     """Read and parse a SKILL.md (or the SKILL.md of a skill folder)."""
-    where = skill_md_path(path)
+    return _parse_at(skill_md_path(path))
+
+
+def _parse_at(where: str, fd: int | None = None, size: int = 0) -> Skill:
+    """Read and parse the SKILL.md at `where` (`skill_md_path`'s spelling), from `fd` when it
+    is already open (a regular file of `size` bytes when opened, read to its end)."""
     wrong_case = _miscased(where)
     if wrong_case is not None:
         raise wrong_case
     try:
-        raw = read_regular(where)
+        raw = read_regular(where) if fd is None else _read_to_end(fd, size)
     except FileNotFoundError:
         raise SkillError("there is no SKILL.md here", path=where,
                          hint="a skill is a folder holding SKILL.md") from None
@@ -117,9 +130,15 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     """A descriptor of the regular file at `path`, for reading. Opened without blocking and
     checked before a byte is read: a fifo would block forever, a device (``/dev/zero``) never
     ends. Raises `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
+    return _open_regular(path)[0]
+
+
+def _open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """`open_regular`, and the file's size as ``fstat`` gave it."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        mode = os.fstat(fd).st_mode
+        st = os.fstat(fd)
+        mode = st.st_mode
         if not stat.S_ISREG(mode):
             kind = ("a folder" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
                     else "a device or socket")
@@ -127,17 +146,33 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, st.st_size
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:
     """The bytes of the regular file at `path` (opened as `open_regular` opens it)."""
-    fd = open_regular(path)
+    fd, size = _open_regular(path)
     try:
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
+        return _read_to_end(fd, size)
     finally:
         os.close(fd)
+
+
+def _read_to_end(fd: int, size: int) -> bytes:
+    """Every byte of the open regular file `fd` from where it stands to its end, `size` (its
+    ``fstat`` size) a hint: one byte more is asked for, and exactly `size` bytes back is the
+    whole file (a regular file's read comes back short only at its end; most files: one
+    call); otherwise the reads go on until one returns nothing, as ``read()`` does."""
+    data = os.read(fd, size + 1)
+    return data if len(data) == size else data + _rest(fd)
+
+
+def _rest(fd: int) -> bytes:
+    """What is left of `fd` until a read returns nothing."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def skill_fileset(

@@ -216,7 +216,8 @@ def digest_skill(skill: Skill | str | os.PathLike[str]) -> tuple[Skill, str]:
     fileset = skill_fileset(skill, read=True)
     columns = _columns_read_by_walk(fileset)
     if columns is not None:  # every file hashed by the walk, none holding a key: no records
-        return skill, digest_columns(*columns)
+        # the walk sorted its files by the UTF-8 bytes of their paths: not sorted again
+        return skill, digest_columns(*columns, ordered=True)
     return skill, digest_records(record_files(fileset))
 
 
@@ -227,13 +228,15 @@ def _columns_read_by_walk(fileset: FileSet) -> FileColumns | None:
     hashed, files = fileset.hashed, fileset.files
     if len(hashed) != len(files):
         return None
-    found = [hashed.get(w.path) for w in files]
-    if any(f is None or f.walked is not w or f.content is not CLEAN
-           for f, w in zip(found, files, strict=True)):
-        return None
-    if any(rules is not None for rules in Allowances.parse(fileset.allowed).by_path.values()):
+    if fileset.allowed and any(rules is not None for rules
+                               in Allowances.parse(fileset.allowed).by_path.values()):
         return None  # each PATH#RULE-ID entry must be checked against its findings
-    return ([w.path for w in files], [w.mode for w in files], [w.size for w in files],
+    paths = [w.path for w in files]
+    found = list(map(hashed.get, paths))
+    for f, w in zip(found, files, strict=True):
+        if f is None or f.walked is not w or f.content is not CLEAN:
+            return None
+    return (paths, [w.mode for w in files], [w.size for w in files],
             [f.blake3 for f in found if f is not None])
 
 

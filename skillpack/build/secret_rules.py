@@ -534,6 +534,8 @@ _UTF16 = (
     ("utf-16-le", b"\xff\xfe", bytes(b for c in _KEY_MARKER.encode() for b in (c, 0))),
     ("utf-16-be", b"\xfe\xff", bytes(b for c in _KEY_MARKER.encode() for b in (0, c))),
 )
+#: The two byte order marks `_utf16_reading` reads UTF-16 by.
+_BOMS = tuple(bom for _, bom, _ in _UTF16)
 #: Index of the UTF-16 ``PRIVATE KEY`` markers in `_NEEDLES` (after the rules' needles).
 _UTF16_AT = len(RULES)
 
@@ -692,8 +694,13 @@ def plainly_clean(data: bytes) -> bool:
     no rule), and that `_utf16_reading` reads no UTF-16 in (no byte order mark, not the NULs
     of UTF-16 text). False says nothing: the caller scans as usual."""
     searches = _LITERALS
-    if searches is None or len(data) > _ONE_PIECE or any(search(data) for search in searches):
+    if searches is None or len(data) > _ONE_PIECE:
         return False
+    for search in searches:  # (a loop: one automaton, most often, and no generator a file)
+        if search(data):
+            return False
+    if data.find(0, 0, _SAMPLE) < 0 and not data.startswith(_BOMS):
+        return True  # no byte order mark, no NUL in the head: `_utf16_reading` reads none
     return _utf16_reading(data, 0, False) is None
 
 

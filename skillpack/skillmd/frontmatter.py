@@ -74,22 +74,11 @@ def split_frontmatter(source: str, *, file: str | None = None) -> Frontmatter:
             file,
             1,
         )
-    # find the closing delimiter line
-    offset = 0
-    closing = -1
-    line_no = 1
-    while offset <= len(rest):
-        if offset > MAX_FRONTMATTER_BYTES:  # no need to look further: it is too large
-            raise _too_large(file)
-        end = rest.find("\n", offset)
-        line = rest[offset:] if end < 0 else rest[offset:end]
-        line_no += 1
-        if line.rstrip() == _DELIMITER:
-            closing = offset
-            break
-        if end < 0:
-            break
-        offset = end + 1
+    closing = _closing_line(rest)
+    # a line starting past the limit before the closing one (or, with none, the last line
+    # starting past it): too large, as a look at each line in turn would have stopped there
+    if (closing if closing >= 0 else rest.rfind("\n") + 1) > MAX_FRONTMATTER_BYTES:
+        raise _too_large(file)
     if closing < 0:
         raise _error(
             "frontmatter-unterminated",
@@ -97,6 +86,7 @@ def split_frontmatter(source: str, *, file: str | None = None) -> Frontmatter:
             file,
             1,
         )
+    line_no = rest.count("\n", 0, closing) + 2  # the closing line's, in the file
     yaml_text = rest[:closing]
     if len(yaml_text.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
         raise _too_large(file)
@@ -104,6 +94,32 @@ def split_frontmatter(source: str, *, file: str | None = None) -> Frontmatter:
     body = "" if after < 0 else rest[after + 1 :]
     data, lines = _load(yaml_text, file)
     return Frontmatter(data=data, lines=lines, body=body, body_line=line_no + 1)
+
+
+def _closing_line(rest: str) -> int:
+    """Where the first line of `rest` that is ``---`` (blanks after it aside: its
+    ``rstrip()`` is ``---``) starts, or -1; or where a line starting with ``---`` past
+    `MAX_FRONTMATTER_BYTES` starts (too large, whatever it is: none is looked at there).
+    Only the lines starting with ``---`` are looked at, found by `str.find`, not each line
+    in turn."""
+    at = 0 if rest.startswith(_DELIMITER) else _next_dashes(rest, 0)
+    while at >= 0:
+        if at > MAX_FRONTMATTER_BYTES:
+            return at
+        end = rest.find("\n", at)
+        tail = rest[at + len(_DELIMITER):] if end < 0 else rest[at + len(_DELIMITER):end]
+        if not tail or tail.isspace():  # what rstrip() strips, str.isspace() tells
+            return at
+        if end < 0:
+            return -1
+        at = _next_dashes(rest, end)
+    return -1
+
+
+def _next_dashes(rest: str, start: int) -> int:
+    """Where the next line of `rest` starting with ``---`` after `start` starts, or -1."""
+    found = rest.find("\n" + _DELIMITER, start)
+    return found + 1 if found >= 0 else -1
 
 
 def _load(text: str, file: str | None) -> tuple[dict[str, Any], dict[str, int]]:

@@ -123,3 +123,33 @@ def test_read_regular_reads_to_the_end_what_fstat_did_not_count(tmp_path: Path) 
             assert load._read_to_end(fd, size) == data, size
         finally:
             os.close(fd)
+
+
+def test_load_skill_lists_the_folder_only_when_case_may_be_folded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case check of a SKILL.md that opened: one lstat of ``sKILL.mD``; only a folder
+    where that name answers too (a case-insensitive one, or one holding that very name) is
+    listed to see how SKILL.md is spelt there."""
+    listed: list[str] = []
+    real_listdir = os.listdir
+
+    def listdir(path: str = ".") -> list[str]:
+        listed.append(str(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "SKILL.md").write_text("---\nname: plain\ndescription: d\n---\n")
+    assert load.load_skill(plain).name == "plain"
+    assert listed == []
+    both = tmp_path / "both"
+    both.mkdir()
+    (both / "SKILL.md").write_text("---\nname: both\ndescription: d\n---\n")
+    (both / load._PROBE).write_text("not a skill")
+    assert load.load_skill(both).name == "both"
+    assert listed == [str(both)]
+    assert load.parse_skill_file(plain).name == "plain"  # not opened first: listed, as before
+    assert listed == [str(both), str(plain)]
+    assert load._miscased(str(both / "SKILL.md"), opened=True) is None
+    assert load._miscased(str(plain / "SKILL.md"), opened=True) is None

@@ -82,11 +82,23 @@ def load_skill(path: str | os.PathLike[str]) -> Skill:
         os.close(fd)
 
 
-def _miscased(where: str) -> SkillError | None:
-    """The error for a SKILL.md spelt in another case (``skill.md``), or None."""
+#: A spelling of SKILL.md in another case that no skill uses, to ask a folder whether it
+#: tells names apart by case (`_miscased`).
+_PROBE = "sKILL.mD"
+
+
+def _miscased(where: str, opened: bool = False) -> SkillError | None:
+    """The error for a SKILL.md spelt in another case (``skill.md``), or None. `opened`: the
+    caller opened `where` (so some entry of its folder answers to that name)."""
     folder, name = os.path.split(where)
     if name != SKILL_MD and name.lower() == SKILL_MD.lower():
         found: str | None = name
+    elif (opened and name == SKILL_MD
+          and not os.path.lexists(os.path.join(folder, _PROBE))):
+        # SKILL.md opened, and nothing answers to sKILL.mD: the folder tells names apart by
+        # case, so the entry opened is named SKILL.md exactly (one failed lstat, not a
+        # listing of the folder)
+        found = None
     else:
         found = miscased_skill_md(folder or ".")
     if found is None:
@@ -106,7 +118,7 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
 def _parse_at(where: str, fd: int | None = None, size: int = 0) -> Skill:
     """Read and parse the SKILL.md at `where` (`skill_md_path`'s spelling), from `fd` when it
     is already open (a regular file of `size` bytes when opened, read to its end)."""
-    wrong_case = _miscased(where)
+    wrong_case = _miscased(where, opened=fd is not None)
     if wrong_case is not None:
         raise wrong_case
     try:

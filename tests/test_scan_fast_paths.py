@@ -298,6 +298,82 @@ def test_plainly_clean_changes_no_content_scan(data: bytes) -> None:
     assert fast == slow
 
 
+# -- a folded needle's core without its head (issue 18, fourth round) ------------------------
+
+_LONG_S = "\u017f".encode()
+_HEADS = [b"", b"x", b"e", b"E", b"s", b"se", b"SE", b"sE", b"Se", _LONG_S + b"e",
+          _LONG_S + b"E", b"\xc5e", b"\xbfe", b"ss", b"x e", _LONG_S, b"s" + _LONG_S]
+_CORES = sorted({bytes(v) for v in itertools.product(b"cC", b"rR", b"eE", b"tT")})
+_AFTER = [b"", b"ly", b" x", b"e", b"AKIA", b"T3BlbkFJ", b"hf_", b"cret", b"ecret", b"secret"]
+
+
+def _re2_needles(text: bytes) -> list[int]:
+    """The RE2 set's answer: the needles (of rules, or the UTF-16 markers) in `text`."""
+    assert secret_rules._NEEDLES is not None
+    return sorted(secret_rules._NEEDLES.set.Match(text) or ())
+
+
+@needs_re2
+def test_re2_folds_the_folded_needles_letters_as_the_core_check_knows() -> None:
+    """`_stray_cores` takes RE2's ``(?i:secret)`` for ``[sS\u017f][eE][cC][rR][eE][tT]``: asked
+    of every code point of the BMP, RE2 folds to each letter exactly those; beyond it, no
+    character has a case that is an ASCII letter."""
+    import re2
+
+    assert secret_rules._FOLD_HEADS == (b"se",)
+    expected = {"s": "sS\u017f", "e": "eE", "c": "cC", "r": "rR", "t": "tT"}
+    for letter, spelt in expected.items():
+        pattern = re2.compile(b"(?i:" + letter.encode() + b")")
+        folded = {chr(cp) for cp in range(0x10000) if not 0xD800 <= cp < 0xE000
+                  and pattern.fullmatch(chr(cp).encode("utf-8"))}
+        assert folded == set(spelt), letter
+    ascii_letters = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    assert not [cp for cp in range(0x10000, 0x110000)
+                if {chr(cp).lower(), chr(cp).upper(), chr(cp).casefold()} & ascii_letters]
+    assert not secret_rules._PREFIXES  # no pattern hides another at their first byte
+
+
+@needs_literals
+def test_a_core_without_its_head_is_plainly_clean_only_when_no_needle_is_there(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every case of ``cret`` after every head (``se`` in each case, U+017F then ``e``, a
+    part of them, nothing) and before each needle or a core (a needle starting inside the
+    core's last letters, too): told plainly clean only when the RE2 set finds no needle,
+    and scanned as the full scan scans it."""
+    told = 0
+    for head, core, after in itertools.product(_HEADS, _CORES, _AFTER):
+        for text in (head + core + after, b"con" + head + core + after + b" end",
+                     core[:3] + head + core + after):
+            clean = secret_rules.plainly_clean(text)
+            if clean:
+                assert _re2_needles(text) == [], text
+                told += 1
+            fast, slow = _content_scans("notes.md", text, monkeypatch)
+            assert fast == slow, text
+    for needle in NEEDLES:  # a needle starting at each letter of a core but its first
+        for core in _CORES:
+            for cut in (1, 2, 3):
+                overlap = core[:cut] + needle
+                if needle.startswith(core[cut:]):
+                    assert not secret_rules.plainly_clean(overlap), overlap
+                assert not secret_rules.plainly_clean(b"x" + core + needle), (core, needle)
+    assert told > 100  # the check tells many at once
+
+
+@needs_literals
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_HEADS + _CORES + _AFTER + [b" ", b"\n", b"crete", b"T3Bl"]),
+                max_size=12))
+def test_texts_of_cores_and_needles_are_plainly_clean_only_without_a_needle(
+        parts: list[bytes]) -> None:
+    text = b"".join(parts)
+    if secret_rules.plainly_clean(text):
+        assert _re2_needles(text) == [], text
+    with pytest.MonkeyPatch.context() as patch:
+        fast, slow = _content_scans("notes.txt", text, patch)
+    assert fast == slow
+
+
 # -- the corpus ------------------------------------------------------------------------------
 
 @pytest.mark.corpus

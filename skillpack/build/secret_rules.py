@@ -596,9 +596,9 @@ PIECE = 1 << 16
 _TEDDY = 64
 
 
-#: A search for some of the needles: truthy when the text (bytes, or a memoryview of them)
-#: holds one.
-_Hit = Callable[[bytes | memoryview], object]
+#: A search for some of the needles: its matches in the text (bytes, or a memoryview of
+#: them), (pattern, start, end) each, leftmost first; empty when the text holds none.
+_Hit = Callable[[bytes | memoryview], list[tuple[int, int, int]]]
 
 #: Bytes of a folded needle the literal search looks for: its last ones, in every ASCII case
 #: (16 variants of ``cret`` for ``secret``: the case-sensitive needles and these fit one
@@ -697,11 +697,72 @@ def plainly_clean(data: bytes) -> bool:
     if searches is None or len(data) > _ONE_PIECE:
         return False
     for search in searches:  # (a loop: one automaton, most often, and no generator a file)
-        if search(data):
+        found = search(data)
+        if found and not _stray_cores(data, found):
             return False
     if data.find(0, 0, _SAMPLE) < 0 and not data.startswith(_BOMS):
         return True  # no byte order mark, no NUL in the head: `_utf16_reading` reads none
     return _utf16_reading(data, 0, False) is None
+
+
+def _literal_kinds() -> tuple[frozenset[int], frozenset[int]]:
+    """The pattern numbers (in their automaton) of `_literal_patterns` that are a folded
+    needle's core, and those that are a proper prefix of another pattern of any automaton
+    (none today: two such patterns can start at one byte, and the automaton reports one)."""
+    groups = _literal_patterns()
+    every = [p for group in groups for p in group]
+    folded = {bytes(v) for r in RULES if r.fold for n in r.needles
+              for v in itertools.product(*(sorted({c, ord(chr(c).lower()), ord(chr(c).upper())})
+                                           if chr(c).isascii() else (c,)
+                                           for c in n[-_FOLD_CORE:]))}
+    cores = {at for group in groups for at, p in enumerate(group) if p in folded}
+    prefixes = {at for group in groups for at, p in enumerate(group)
+                if any(o != p and o.startswith(p) for o in every)}
+    return frozenset(cores), frozenset(prefixes)
+
+
+_CORES, _PREFIXES = _literal_kinds()
+#: U+017F, the long s, in UTF-8: RE2 folds it to s.
+_LONG_S = "\u017f".encode()
+#: The folded needles whose core `_stray_cores` checks, by their bytes before the core.
+_FOLD_HEADS = tuple({n[:-_FOLD_CORE].lower() for r in RULES if r.fold for n in r.needles})
+
+
+def _stray_cores(text: bytes, found: list[tuple[int, int, int]]) -> bool:
+    """True when the literal search's matches `found` in `text` (one automaton's, leftmost
+    first: (pattern, start, end) each) prove that `text` holds no needle: each is the core
+    of a folded needle (``cret`` in some case) without the rest of that needle before it,
+    and no pattern starts inside it (a match hides a pattern starting inside it, which a
+    search of the bytes after its first finds). False says nothing (the RE2 set decides).
+    No pattern is a prefix of another (`_PREFIXES` is empty), so none hides another at the
+    byte both start at.
+
+    Exact for the RE2 set's ``(?i:secret)``, which RE2 reads as UTF-8 and folds as Unicode:
+    its matches are ``[sS\u017f][eE]`` (U+017F, the long s, folds to s) and a core (no other
+    character folds to c, r, e or t: tests/test_scan_fast_paths.py asks RE2 of every code
+    point). The texts this tells at once hold a core and no needle: ``concrete``,
+    ``discrete``, ``Excretion``; 93 corpus files, which the RE2 set searched whole before.
+    """
+    searches = _LITERALS
+    assert searches is not None
+    if _FOLD_HEADS != (b"se",):  # the check below knows the one folded needle there is
+        return False
+    for at, start, end in found:
+        if at not in _CORES or at in _PREFIXES:
+            return False
+        if start >= 1 and text[start - 1] in b"eE" and (
+                (start >= 2 and text[start - 2] in b"sS")
+                or (start >= 3 and text[start - 3:start - 1] == _LONG_S)):
+            return False  # the whole folded needle: a rule to run
+        # a pattern starting inside this match ends by its last byte + `_LONGEST` - 1; the
+        # search of the bytes from its second reports the leftmost first, so only its
+        # first match can start inside
+        inside = text[start + 1:end - 1 + _LONGEST]
+        for search in searches:
+            first = search(inside)
+            if first and first[0][1] <= end - start - 2:
+                return False
+    return True
 
 
 def _any_needle(text: bytes) -> bool:

@@ -330,7 +330,7 @@ def test_re2_folds_the_folded_needles_letters_as_the_core_check_knows() -> None:
     ascii_letters = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     assert not [cp for cp in range(0x10000, 0x110000)
                 if {chr(cp).lower(), chr(cp).upper(), chr(cp).casefold()} & ascii_letters]
-    assert not secret_rules._PREFIXES  # no pattern hides another at their first byte
+    assert secret_rules._KINDS is not None  # one automaton, no pattern a prefix of another
 
 
 @needs_literals
@@ -540,6 +540,43 @@ def test_needles_end_to_end_are_searched_piece_by_piece() -> None:
     assert literal_present(text) == re2_present(text)
     assert all(end - start <= secret_rules.PIECE + secret_rules._LONGEST - 1
                for start, end in secret_rules._needle_pieces(text))
+
+
+@needs_literals
+def test_one_piece_texts_tell_the_rules_the_re2_set_tells_from_the_literal_matches() -> None:
+    """`_present` of a text of one piece takes the rules from the literal matches
+    (`_needles_in`): two needles overlapping in every way they can (the second starting
+    inside the first: the automaton reports only the first), each after every head of a
+    folded core, and texts of more than `_FEW` matches: what the RE2 set tells."""
+    assert secret_rules._KINDS is not None
+    told = 0
+    for first, second in itertools.product(LITERAL_NEEDLES, repeat=2):
+        for cut in range(1, len(first)):  # `second` starts at first[cut:] when they agree
+            if second.startswith(first[cut:]) or first[cut:].startswith(second):
+                text = b"x " + first[:cut] + second + b" y"
+                assert literal_present(text) == re2_present(text), text
+        text = b"(" + first + b") and (" + second + b")"
+        assert literal_present(text) == re2_present(text), text
+        told += secret_rules._needles_in(text, secret_rules._LITERALS[0](text)) is not None  # type: ignore[index]
+    assert told > len(LITERAL_NEEDLES) ** 2 // 2  # most are told without the RE2 set
+    for head in _HEADS:
+        for core in _CORES:
+            text = b"a " + head + core + b" b"
+            assert literal_present(text) == re2_present(text), text
+    many = b" ".join(LITERAL_NEEDLES[:secret_rules._FEW + 1])
+    assert len(secret_rules._LITERALS[0](many)) > secret_rules._FEW  # type: ignore[index]
+    assert secret_rules._needles_in(many, secret_rules._LITERALS[0](many)) is None  # type: ignore[index]
+    assert literal_present(many) == re2_present(many)
+
+
+@needs_literals
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LITERAL_NEEDLES + _HEADS + [b" ", b"x", b"\0", b"ret",
+                                                         b"T3Bl", b"hf", b"_"]), max_size=14))
+def test_one_piece_texts_of_needles_and_their_parts_tell_what_the_re2_set_tells(
+        parts: list[bytes]) -> None:
+    text = b"".join(parts)
+    assert literal_present(text) == re2_present(text)
 
 
 # -- the large file's scan without line counts -----------------------------------------------

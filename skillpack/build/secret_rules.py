@@ -705,64 +705,96 @@ def plainly_clean(data: bytes) -> bool:
     return _utf16_reading(data, 0, False) is None
 
 
-def _literal_kinds() -> tuple[frozenset[int], frozenset[int]]:
-    """The pattern numbers (in their automaton) of `_literal_patterns` that are a folded
-    needle's core, and those that are a proper prefix of another pattern of any automaton
-    (none today: two such patterns can start at one byte, and the automaton reports one)."""
+def _literal_rules() -> tuple[tuple[int, ...], frozenset[int]] | None:
+    """What each pattern of the literal search stands for, when it is one automaton and no
+    pattern is a prefix of another (else None: the checks below then stand aside): for each
+    pattern, the index in `RULES` of the one rule whose needle it is, or whose folded
+    needle's core it is (`_UTF16_AT` for a UTF-16 marker), and the patterns that are cores.
+    A prefix of another pattern would start where that one does, and the automaton reports
+    one match a byte."""
     groups = _literal_patterns()
-    every = [p for group in groups for p in group]
-    folded = {bytes(v) for r in RULES if r.fold for n in r.needles
-              for v in itertools.product(*(sorted({c, ord(chr(c).lower()), ord(chr(c).upper())})
-                                           if chr(c).isascii() else (c,)
-                                           for c in n[-_FOLD_CORE:]))}
-    cores = {at for group in groups for at, p in enumerate(group) if p in folded}
-    prefixes = {at for group in groups for at, p in enumerate(group)
-                if any(o != p and o.startswith(p) for o in every)}
-    return frozenset(cores), frozenset(prefixes)
+    if len(groups) != 1:
+        return None
+    patterns = groups[0]
+    if any(o != p and o.startswith(p) for p in patterns for o in patterns):
+        return None
+    markers = [m for _, _, m in _UTF16]
+    rules: list[int] = []
+    cores: set[int] = set()
+    for at, pattern in enumerate(patterns):
+        exact = [i for i, r in enumerate(RULES) if not r.fold and pattern in r.needles]
+        folded = [i for i, r in enumerate(RULES) if r.fold for n in r.needles
+                  if n[-_FOLD_CORE:].lower() == pattern.lower()]
+        owners = exact + folded + ([_UTF16_AT] if pattern in markers else [])
+        if len(owners) != 1:
+            return None
+        rules.append(owners[0])
+        if folded:
+            cores.add(at)
+    return tuple(rules), frozenset(cores)
 
 
-_CORES, _PREFIXES = _literal_kinds()
+#: `_literal_rules`: (what each pattern stands for, the cores), or None.
+_KINDS = _literal_rules() if _LITERALS is not None else None
 #: U+017F, the long s, in UTF-8: RE2 folds it to s.
 _LONG_S = "\u017f".encode()
-#: The folded needles whose core `_stray_cores` checks, by their bytes before the core.
+#: The folded needles' bytes before their core (`_has_head` knows ``se``, the only one).
 _FOLD_HEADS = tuple({n[:-_FOLD_CORE].lower() for r in RULES if r.fold for n in r.needles})
+#: Beyond this many literal matches in a text, `_needles_in` leaves it to the RE2 set.
+_FEW = 16
+
+
+def _has_head(text: bytes, start: int) -> bool:
+    """Whether the folded needle's head (``se`` as RE2's ``(?i:...)`` reads it) ends where
+    the core found at `start` in `text` begins.
+
+    RE2 reads a bytes pattern as UTF-8 and folds as Unicode: ``(?i:secret)`` matches
+    ``[sS\u017f][eE]`` (U+017F, the long s, folds to s) then a core, and no other character
+    folds to c, r, e or t (tests/test_scan_fast_paths.py asks RE2 of every code point)."""
+    return start >= 1 and text[start - 1] in b"eE" and (
+        (start >= 2 and text[start - 2] in b"sS")
+        or (start >= 3 and text[start - 3:start - 1] == _LONG_S))
+
+
+def _hides(text: bytes, start: int, end: int) -> bool:
+    """Whether a pattern may start inside the literal match ``[start, end)`` of `text` (a
+    leftmost-first automaton reports none that starts inside a match it reported): such a
+    pattern ends by ``end - 1 + _LONGEST - 1``, and the search of the bytes from the
+    match's second reports the leftmost first, so only its first match can start inside."""
+    assert _LITERALS is not None
+    first = _LITERALS[0](text[start + 1:end - 1 + _LONGEST])
+    return bool(first) and first[0][1] <= end - start - 2
 
 
 def _stray_cores(text: bytes, found: list[tuple[int, int, int]]) -> bool:
-    """True when the literal search's matches `found` in `text` (one automaton's, leftmost
-    first: (pattern, start, end) each) prove that `text` holds no needle: each is the core
-    of a folded needle (``cret`` in some case) without the rest of that needle before it,
-    and no pattern starts inside it (a match hides a pattern starting inside it, which a
-    search of the bytes after its first finds). False says nothing (the RE2 set decides).
-    No pattern is a prefix of another (`_PREFIXES` is empty), so none hides another at the
-    byte both start at.
-
-    Exact for the RE2 set's ``(?i:secret)``, which RE2 reads as UTF-8 and folds as Unicode:
-    its matches are ``[sS\u017f][eE]`` (U+017F, the long s, folds to s) and a core (no other
-    character folds to c, r, e or t: tests/test_scan_fast_paths.py asks RE2 of every code
-    point). The texts this tells at once hold a core and no needle: ``concrete``,
-    ``discrete``, ``Excretion``; 93 corpus files, which the RE2 set searched whole before.
-    """
-    searches = _LITERALS
-    assert searches is not None
-    if _FOLD_HEADS != (b"se",):  # the check below knows the one folded needle there is
+    """True when the literal search's matches `found` in `text` ((pattern, start, end) each)
+    prove that `text` holds no needle: each is the core of the folded needle (``cret`` in
+    some case) without its head before it (`_has_head`), and no pattern starts inside it
+    (`_hides`). False says nothing (the RE2 set decides). The texts this tells at once hold
+    a core and no needle: ``concrete``, ``discrete``; 93 corpus files."""
+    if _KINDS is None or _FOLD_HEADS != (b"se",):
         return False
+    cores = _KINDS[1]
+    return all(at in cores and not _has_head(text, start) and not _hides(text, start, end)
+               for at, start, end in found)
+
+
+def _needles_in(text: bytes, found: list[tuple[int, int, int]]) -> set[int] | None:
+    """What the RE2 set would say of `text`, from the literal search's matches `found` in it:
+    the indexes (in `RULES`, `_UTF16_AT` for a UTF-16 marker) of the needles it holds; or
+    None when a pattern may start inside a match (`_hides`), or there are more than `_FEW`
+    matches (the RE2 set decides). Every needle of the text is then one reported match: a
+    pattern standing for its rule, or the folded needle's core with its head."""
+    if _KINDS is None or _FOLD_HEADS != (b"se",) or len(found) > _FEW:
+        return None
+    rules, cores = _KINDS
+    present: set[int] = set()
     for at, start, end in found:
-        if at not in _CORES or at in _PREFIXES:
-            return False
-        if start >= 1 and text[start - 1] in b"eE" and (
-                (start >= 2 and text[start - 2] in b"sS")
-                or (start >= 3 and text[start - 3:start - 1] == _LONG_S)):
-            return False  # the whole folded needle: a rule to run
-        # a pattern starting inside this match ends by its last byte + `_LONGEST` - 1; the
-        # search of the bytes from its second reports the leftmost first, so only its
-        # first match can start inside
-        inside = text[start + 1:end - 1 + _LONGEST]
-        for search in searches:
-            first = search(inside)
-            if first and first[0][1] <= end - start - 2:
-                return False
-    return True
+        if _hides(text, start, end):
+            return None
+        if at not in cores or _has_head(text, start):
+            present.add(rules[at])
+    return present
 
 
 def _any_needle(text: bytes) -> bool:
@@ -803,6 +835,18 @@ def _present_where(text: bytes) -> tuple[tuple[Rule, ...], bool, _Regions | None
     if _NEEDLES is not None:
         regions: _Regions | None = None
         if _LITERALS is not None:
+            if _KINDS is not None and len(text) <= _ONE_PIECE:  # one piece, one automaton
+                found = _LITERALS[0](text)
+                if not found:  # most texts hold no needle: one pass
+                    return (), False, None
+                known = _needles_in(text, found)  # what the RE2 set says, told without it
+                if known is None:
+                    known = {_NEEDLES.index[h] for h in _NEEDLES.set.Match(text) or ()}
+                if not known:
+                    return (), False, None
+                ats = sorted(known)
+                return (tuple(RULES[at] for at in ats if at != _UTF16_AT),
+                        ats[-1] == _UTF16_AT, None)
             pieces = _needle_pieces(text)
             if not pieces:  # most texts hold no needle: one pass
                 return (), False, None

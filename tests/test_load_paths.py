@@ -153,3 +153,24 @@ def test_load_skill_lists_the_folder_only_when_case_may_be_folded(
     assert listed == [str(both), str(plain)]
     assert load._miscased(str(both / "SKILL.md"), opened=True) is None
     assert load._miscased(str(plain / "SKILL.md"), opened=True) is None
+
+
+def test_load_skill_finds_the_skill_md_skill_md_path_names(tree: Path) -> None:
+    """`load_skill` tells a folder by its lstat (isdir asked only of a link): for every
+    spelling, a link to the folder and a link to SKILL.md, the file it parses (or the error
+    it raises) is that of `parse_skill_file` at `skill_md_path`'s path."""
+    (tree / "linked").symlink_to(tree / "skill")
+    (tree / "alone").mkdir()
+    (tree / "alone" / "SKILL.md").symlink_to(tree / "skill" / "SKILL.md")
+    extra = ["{t}/linked", "linked", "linked/", "{t}/alone", "alone/SKILL.md"]
+    for spelling in SPELLINGS + extra:
+        path = spelling.format(t=tree, name=tree.name)
+        try:
+            found: object = load.load_skill(path).file
+        except SkillpackError as err:
+            found = (type(err).__name__, err.path)
+        if isinstance(found, str):
+            assert found == load.skill_md_path(path), path
+            assert load.parse_skill_file(path).file == found, path
+        else:
+            assert found[0] in ("MissingPathError", "SkillpackError", "SkillError"), path

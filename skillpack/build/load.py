@@ -37,9 +37,15 @@ def skill_md_path(path: str | os.PathLike[str]) -> str:
     """The SKILL.md a path names: the path itself, or the SKILL.md of the folder it names
     (a SKILL.md that is itself a folder is named as it is, to be refused when read), spelt
     as `pathlib` spells it."""
-    text = os.fspath(path)
+    return _skill_md_path(os.fspath(path))
+
+
+def _skill_md_path(text: str, is_dir: bool | None = None) -> str:
+    """`skill_md_path`; `is_dir` is ``os.path.isdir(text)`` when the caller knows it (None:
+    asked here)."""
     if _spelt_as_pathlib(text):  # the common case, without building a Path (per skill)
-        if os.path.basename(text) != SKILL_MD and os.path.isdir(text):
+        if os.path.basename(text) != SKILL_MD and (
+                os.path.isdir(text) if is_dir is None else is_dir):
             return f"{text}/{SKILL_MD}"
         return text
     found = Path(text)
@@ -65,10 +71,14 @@ def _parent(where: str) -> str:
 def load_skill(path: str | os.PathLike[str]) -> Skill:
     """Parse the skill at `path`: a skill folder or its SKILL.md."""
     text = os.fspath(path)
-    if not os.path.lexists(text):
+    try:  # what os.path.lexists asks; and a folder that is no link is what isdir says
+        mode: int | None = os.lstat(text).st_mode
+    except (OSError, ValueError):
+        mode = None
+    if mode is None:
         raise MissingPathError("no such file or folder", path=text,
                                hint="give a skill folder or its SKILL.md")
-    where = skill_md_path(text)
+    where = _skill_md_path(text, None if stat.S_ISLNK(mode) else stat.S_ISDIR(mode))
     try:  # the common case: SKILL.md opened once, its size from that fstat
         fd, size = _open_regular(where)
     except OSError:  # not a regular file (or unreadable): say so as before

@@ -19,7 +19,8 @@ the listing, the folders' system calls and the per-skill checks).
 Parts (``--part``; CPU time of one process, median and minimum of N rounds, default 21):
 ``load`` (`load_skill` of the 182 skills), ``split`` (`split_frontmatter` of their texts, the
 YAML read stubbed out), ``scan`` (`scan_content` of the corpus files' bytes in memory),
-``columns`` (the digest columns and lines of each walked file set).
+``columns`` (the digest columns and lines of each walked file set), ``walk`` (the reading
+walk, `skill_fileset(skill, read=True)`, of the 182 parsed skills).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_build import CORPUS, carried, cpu
 
-PARTS = ("load", "split", "scan", "columns")
+PARTS = ("load", "split", "scan", "columns", "walk")
 
 
 def _median_min(job: Callable[[], object], runs: int) -> tuple[float, float]:
@@ -73,6 +74,9 @@ def part(name: str, runs: int) -> None:
     elif name == "scan":
         datas = [(n, p.read_bytes()) for s in carried(folders, CORPUS) for p, n in s]
         job = lambda: [scan_content(n, d, frozenset()) for n, d in datas]  # noqa: E731
+    elif name == "walk":
+        parsed = [load_skill(f) for f in folders]
+        job = lambda: [skill_fileset(s, read=True) for s in parsed]  # noqa: E731
     else:
         sets = [skill_fileset(load_skill(f), read=True) for f in folders]
         ordered = "ordered=True" in Path(records.__file__).read_text()  # this round's change

@@ -99,6 +99,8 @@ class Walker:
         self.left_out: dict[str, LeftOut] = {}
         self.problems: dict[tuple[str | int | None, ...], Problem] = {}
         self.ignore: SkillIgnore | None = None
+        # whether the root's listing, when it comes, decides if .skillignore is looked up
+        self.ignore_from_listing = False
         self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
         self._renamed = False  # whether a carried file's name on disk is not NFC
 
@@ -124,9 +126,19 @@ class Walker:
     # -- rules -------------------------------------------------------------------------------
 
     def load_skillignore(self) -> None:
+        self.ignore_from_listing = False
         self.ignore, problems = read_skillignore(self.root)
         for problem in problems:
             self.problem(*problem)
+
+    def _ignore_from(self, entries: list[os.DirEntry[str]]) -> None:
+        """Read .skillignore if the root's listing `entries` may hold it: an entry named so
+        in some ASCII case (a case-insensitive folder answers to it), or one not ASCII
+        (normalisation or folding beyond ASCII could make it answer). Otherwise there is
+        nothing by that name to look up."""
+        if any(not e.name.isascii() or e.name.lower() == SKILLIGNORE for e in entries):
+            self.load_skillignore()
+        self.ignore_from_listing = False
 
     def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
         """Why `rel` is left out, or None when it is walked."""
@@ -312,6 +324,8 @@ class Walker:
         returned instead, (path, name) each, to be read once the whole tree is listed."""
         with os.scandir(dir_fd) as listing:
             entries = list(listing)
+        if not rel and self.ignore_from_listing:
+            self._ignore_from(entries)
         ignore, files, is_reg, exec_bit = self.ignore, self.files, stat.S_ISREG, stat.S_IXUSR
         reading, read_file = self.reader is not None, self.read_file
         later: list[tuple[str, str]] = []
@@ -600,10 +614,13 @@ def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
     """List the skill folder (the include entries, if declared), check the member limit,
     then read the files listed for later."""
     root_str = walker.root
-    walker.load_skillignore()
     if includes is None:
+        walker.ignore_from_listing = True  # looked up once the root is listed (if there)
         walker.walk_tree("")
+        if walker.ignore_from_listing:  # the root could not be listed: as before
+            walker.load_skillignore()
     else:
+        walker.load_skillignore()
         for name in (SKILLIGNORE, MANIFEST_DIR):
             full = os.path.join(root_str, name)
             if os.path.lexists(full):

@@ -284,8 +284,9 @@ def corpus_lines(table: Table, tmp: Path, runs: int) -> None:
     listing = tmp / "files.list"
     listing.write_bytes("\0".join(map(str, files)).encode())
     env = cli_env()
+    python = str(Path(cli_command()[0]).with_name("python"))  # the CLI's own interpreter
     jobs["python + read, BLAKE3, needles"] = lambda: run(
-        [sys.executable, "-c", SCANNED_READ_CHILD, str(listing)], env=env)
+        [python, "-c", SCANNED_READ_CHILD, str(listing)], env=env)
     got = timed(jobs, runs)
     table.add("corpus digest, whole process", got["cli digest"], "find|sort|xargs cat",
               got["find|sort|xargs cat"], "times", "within 2x the cat floor")

@@ -43,7 +43,7 @@ from skillpack.build.prepare import (
     prepare_skill,
     target_warnings,
 )
-from skillpack.build.sha256 import HashingFile, archive_sha256, bytes_sha256
+from skillpack.build.sha256 import HashingFile, archive_sha256, parts_sha256
 from skillpack.build.targets import Layout
 from skillpack.errors import (
     ArchiveError,
@@ -157,8 +157,9 @@ def _as_problem(err: SkillpackError) -> tuple[Problem, ...]:
 #: How many bytes of its small files a skill keeps in memory from its walk to its archive.
 PACK_KEEP_BYTES = 32 << 20
 
-#: An archive of members all in memory and at most this large is built in memory and written
-#: in one call (`_write_one`): the copy it takes is bounded by this.
+#: An archive of members all in memory and at most this large is built in memory, as the list
+#: of its writer's writes, and written with `os.writev` (`_write_one`); larger ones are written
+#: member by member through `HashingFile`.
 JOIN_BYTES = 8 << 20
 
 
@@ -240,8 +241,9 @@ def _make_folder(out: Path) -> None:
 
 
 class _Pieces:
-    """What a `ZipWriter` writes, kept as the list of its writes, to be joined once; the
-    writer only ever writes at its end here (all its members are in memory)."""
+    """What a `ZipWriter` writes, kept as the list of its writes (headers, and each member's
+    bytes as the walk read them: no copy), to be written to the file in one go; the writer
+    only ever writes at its end here (all its members are in memory)."""
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
@@ -272,11 +274,12 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
     """Write the archive of `item` into `batch`, unless `out` already holds it exactly.
 
     An archive of members all in memory, up to `JOIN_BYTES`, is built as the list of the
-    writer's writes, joined, written in one call and hashed with SHA-256 in one call: two
-    writes a member and one a central record through `HashingFile` and the buffered file
-    were each a Python call (a quarter of the writer's time on the corpus). Others are
-    written member by member through `HashingFile`; either way the SHA-256 is that of the
-    very bytes written."""
+    writer's writes, which go to the temp file's descriptor as they are (`os.writev`, up to
+    1,024 a call: never joined, never copied through a file buffer) and are hashed with
+    SHA-256 in order: two writes a member and one a central record through `HashingFile`
+    and the buffered file were each a Python call (a quarter of the writer's time on the
+    corpus). Others are written member by member through `HashingFile`; either way the
+    SHA-256 is that of the very bytes written."""
     dest = out / archive_name(item.name, item.digest, item.layout)
     warnings = target_warnings(item, options)
     members = item.members()
@@ -289,12 +292,10 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
         pieces = _Pieces()
         with ZipWriter(cast(BinaryIO, pieces)) as writer:
             write_members(writer, members, progress)
-        data = b"".join(pieces.parts)
-        del pieces
-        with batch.write(dest) as handle:
-            handle.write(data)
+        batch.write_parts(dest, pieces.parts)
         return PackResult(item.name, item.digest, dest, True, item.source,
-                          layout=item.layout, warnings=warnings, sha256=bytes_sha256(data))
+                          layout=item.layout, warnings=warnings,
+                          sha256=parts_sha256(pieces.parts))
     with batch.write(dest) as handle:
         hashing = HashingFile(handle)
         with ZipWriter(cast(BinaryIO, hashing)) as writer:

@@ -164,7 +164,8 @@ class AtomicBatch:
     its own), then all renamed onto their destinations, then each folder fsync'd once.
 
     ``with AtomicBatch() as batch:``, then ``with batch.write(dest) as handle:`` for each
-    file (or ``batch.write_parts(dest, parts)`` for one whose bytes are all in memory). Leaving the batch's block normally commits it; any exception, in a write or after,
+    file (or ``batch.write_parts(dest, parts)`` for one whose bytes are all in memory).
+    Leaving the batch's block normally commits it; any exception, in a write or after,
     removes every temp file and leaves every destination as it was. Should a rename itself
     fail part way, the destinations this batch created are removed again (one it replaced
     keeps its new content). OS errors raise `WriteError` naming the destination.

@@ -38,6 +38,7 @@ from skillpack.build.prepare import (
     Outputs,
     PackOptions,
     PreparedSkill,
+    ResolvedOutputs,
     output_rules,
     prepare_parsed,
     prepare_skill,
@@ -107,9 +108,10 @@ def archive_name(name: str, digest: str, layout: Layout = "wrapped") -> str:
     return f"{name}-{digest.removeprefix('blake3:')[:16]}{suffix}"
 
 
-def _skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Every skill folder under ``paths``, each once (`first_seen`); a path holding none is
-    an error."""
+def _skill_folders(paths: Iterable[str | os.PathLike[str]],
+                   outputs: ResolvedOutputs | None = None) -> list[Path]:
+    """Every skill folder under ``paths``, each once (`first_seen`: by real path, resolved
+    once for the command with `outputs`); a path holding none is an error."""
     found: list[Path] = []
     seen: set[str] = set()
     for path in paths:
@@ -117,7 +119,10 @@ def _skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         if not folders:
             raise SkillpackError("no SKILL.md found here", path=str(path),
                                  hint="give a skill folder or a folder holding skills")
-        found.extend(first_seen(folders, seen))
+        if outputs is None:
+            found.extend(first_seen(folders, seen))
+        else:  # each real path kept for `output_rules`
+            found.extend(first_seen(folders, seen, realpath=outputs.realpath))
     return found
 
 
@@ -185,8 +190,9 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
 
 def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
                   progress: Progress | None, options: PackOptions) -> list[PackResult]:
-    folders = _skill_folders(paths)
     out = Path(out_dir)
+    outputs = ResolvedOutputs([out])
+    folders = _skill_folders(paths, outputs)
     made = not os.path.isdir(out)
     results: list[PackResult] = []
     failures: list[SkillpackError] = []
@@ -195,7 +201,7 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
             for folder in folders:
                 try:
                     item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
-                                         outputs=[out])
+                                         outputs=outputs)
                 except (SkillError, RefusedError, ArchiveError) as err:
                     failures.append(err)
                     continue

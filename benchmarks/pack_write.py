@@ -89,6 +89,11 @@ class _OneFile:
     def write(self, dest: object) -> _Given:
         return _Given(self._file)
 
+    def write_parts(self, dest: object, parts: list[bytes]) -> None:
+        file = cast(BinaryIO, self._file)
+        file.writelines(parts)
+        file.flush()
+
 
 class _Given:
     def __init__(self, file: object) -> None:

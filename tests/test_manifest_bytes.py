@@ -62,3 +62,13 @@ def test_every_corpus_manifest_gives_the_canonical_bytes() -> None:
         assert manifest.to_bytes() == canonical_json(manifest.to_dict()), folder
         checked += 1
     assert checked >= len(CORPUS_SKILLS) - 1
+
+
+def test_fields_made_in_code_of_other_types_give_the_canonical_bytes() -> None:
+    """An allowance or description that is not a string (a Manifest made in code; a read one
+    is refused) may hold the text the files' list is put before: written as
+    `canonical_json` writes it all the same."""
+    odd = Manifest(name="o", description={"a": 1, "format": 2},  # type: ignore[arg-type]
+                   digest="blake3:" + HEX, files=(FileRecord("a.md", "100644", 1, HEX),),
+                   allowances=({"b": 1, "format": "x"},), sha256=(HEX,))  # type: ignore[arg-type]
+    assert odd.to_bytes() == canonical_json(odd.to_dict())

@@ -261,7 +261,10 @@ class Manifest(Record):
         line of text a file (`_files_text`) rather than a dict a file sorted and encoded
         (two thirds of the time on the corpus's manifests)."""
         files = _files_text(self.files, self.sha256)
-        if files is None:
+        # before "files" in key order come "allowances", "description" and "digest": as
+        # strings (quotes escaped inside), no text of theirs can hold ,"format": itself
+        if files is None or not all(type(v) is str for v in (
+                self.description, self.digest, *self.allowances)):
             return canonical_json(self.to_dict())
         head = self._with_files(None)
         text = canonical_text(head)  # its keys sorted: "files" goes after "digest"

@@ -20,7 +20,7 @@ from skillpack.runtime import LoadedSkill
 from skillpack.spec.manifest import Manifest
 from skillpack.storedzip.source import FileSpan
 
-__all__ = ["HashingFile", "archive_sha256", "bytes_sha256", "parts_sha256", "sha256_problems"]
+__all__ = ["HashingFile", "archive_sha256", "parts_sha256", "sha256_problems"]
 
 
 class HashingFile:
@@ -59,11 +59,6 @@ class HashingFile:
     def sha256(self) -> str | None:
         """``sha256:<hex>`` of the bytes written, or None when some were written over."""
         return "sha256:" + self._hash.hexdigest() if self._exact else None
-
-
-def bytes_sha256(data: bytes) -> str:
-    """``sha256:<hex>`` of `data`: an archive built in memory, hashed as it is written."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def parts_sha256(parts: Iterable[bytes]) -> str:

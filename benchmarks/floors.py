@@ -96,6 +96,13 @@ def catalog_setup(data: bytes) -> list[tuple[str, int, int, str]]:
     return skills
 
 
+def _verified_text(raw: memoryview, skill: str, recorded: str) -> str:
+    """A SKILL.md's bytes checked against the BLAKE3 its manifest records, decoded (strict)."""
+    if blake3(raw).hexdigest() != recorded:
+        raise SystemExit(f"{skill}/SKILL.md: its bytes do not hash to its record")
+    return str(raw, "utf-8")
+
+
 def catalog_floor(view: memoryview, skills: list[tuple[str, int, int, str]]) -> str:
     """The floor of `Bundle.catalog_text()` on an already loaded bundle (issue 11): the least
     an exact catalog must do once load has checked each manifest against its skill digest.
@@ -117,10 +124,7 @@ def catalog_floor(view: memoryview, skills: list[tuple[str, int, int, str]]) -> 
     """
     lines = ["## Available skills", ""]
     for skill, start, stop, recorded in skills:
-        raw = view[start:stop]
-        if blake3(raw).hexdigest() != recorded:
-            raise SystemExit(f"{skill}/SKILL.md: its bytes do not hash to its record")
-        text = str(raw, "utf-8")
+        text = _verified_text(view[start:stop], skill, recorded)
         close = text.find("\n---", 3)
         at = text.find("name:", 0, close)
         name = text[at + 5 : text.find("\n", at)].strip(" \"'")
@@ -157,10 +161,7 @@ def catalog_exact_floor(view: memoryview, skills: list[tuple[str, int, int, str]
     """
     lines = ["## Available skills", ""]
     for skill, start, stop, recorded in skills:
-        raw = view[start:stop]
-        if blake3(raw).hexdigest() != recorded:
-            raise SystemExit(f"{skill}/SKILL.md: its bytes do not hash to its record")
-        text = str(raw, "utf-8")
+        text = _verified_text(view[start:stop], skill, recorded)
         close = text.find("\n---", 3)
         front = text[4 : close + 1]
         encoded = front.encode("utf-8")

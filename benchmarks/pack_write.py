@@ -1,5 +1,5 @@
-"""Pack's write step on the corpus, in one process: archives joined in memory and written in
-one call (`skillpack.build.pack.JOIN_BYTES` as shipped) against member by member through
+"""Pack's write step on the corpus, in one process: archives built in memory and written with
+writev (`skillpack.build.pack.JOIN_BYTES` as shipped) against member by member through
 `HashingFile` (``JOIN_BYTES = 0``), the two in turn, medians and minima.
 
 * ``writer``: the 181 archives written one after the other into one temp file (emptied
@@ -88,6 +88,11 @@ class _OneFile:
 
     def write(self, dest: object) -> _Given:
         return _Given(self._file)
+
+    def write_parts(self, dest: object, parts: list[bytes]) -> None:
+        file = cast(BinaryIO, self._file)
+        file.writelines(parts)
+        file.flush()
 
 
 class _Given:

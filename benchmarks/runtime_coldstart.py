@@ -285,19 +285,12 @@ def write_lock(bundle: Path, dest: Path) -> tuple[str, Path]:
 
 
 def clean_python(root: Path) -> str:
-    """A venv whose site-packages points at the repository and skillpack's dependencies."""
-    import blake3
-    import yaml
+    """A venv whose site-packages points at the repository and skillpack's dependencies
+    (`bench_build.installed_python`: as a wheel install finds them, no editable finder)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_build import installed_python
 
-    base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", "--without-pip", str(root)], check=True)
-    python = root / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path("
-                           "'purelib'))"], check=True, capture_output=True, text=True)
-    deps = {str(Path(m.__file__ or "").resolve().parent.parent) for m in (blake3, yaml)}
-    Path(site.stdout.strip(), "skillpack-bench.pth").write_text(
-        "\n".join([str(REPO), *sorted(deps)]) + "\n")
-    return str(python)
+    return installed_python(root)
 
 
 def child_env(pycache: Path) -> dict[str, str]:

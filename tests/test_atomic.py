@@ -281,3 +281,65 @@ def test_an_interrupt_while_the_batch_waits_for_its_fsyncs_leaves_nothing(
         _batch(tmp_path, 5)
     assert [p.name for p in tmp_path.iterdir()] == ["a000.skill"]
     assert (tmp_path / "a000.skill").read_bytes() == b"previous"
+
+
+def test_write_parts_writes_every_part_in_order_past_one_writev(tmp_path: Path) -> None:
+    """More parts than one writev takes, empty ones among them: the file is their join,
+    mode 0644 whatever the umask, once the batch commits (and not before)."""
+    parts = [b"" if i % 7 == 0 else f"part {i};".encode() for i in range(2600)]
+    dest = tmp_path / "a.skill"
+    old_umask = os.umask(0o077)
+    try:
+        with AtomicBatch() as batch:
+            batch.write_parts(dest, parts)
+            assert not dest.exists()
+    finally:
+        os.umask(old_umask)
+    assert dest.read_bytes() == b"".join(parts)
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["a.skill"]
+
+
+def test_write_parts_goes_on_where_a_short_writev_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A writev that writes only some bytes (a signal, a full pipe elsewhere) is continued
+    from where it stopped, inside a part or between two: the kernel writes at most 5 bytes a
+    call here."""
+    def short_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
+        return os.write(fd, b"".join(bytes(b) for b in buffers)[:5])
+
+    monkeypatch.setattr(os, "writev", short_writev)
+    parts = [b"PK\x03\x04", b"", b"abcdefghij", b"x", b"0123456789" * 3, b""]
+    dest = tmp_path / "a.skill"
+    with AtomicBatch() as batch:
+        batch.write_parts(dest, parts)
+    assert dest.read_bytes() == b"".join(parts)
+
+
+_PARTS_TOO_BIG = textwrap.dedent(
+    """
+    import json, resource, signal, sys
+    from skillpack.build.atomic import AtomicBatch
+    from skillpack.errors import WriteError
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
+    try:
+        with AtomicBatch() as batch:
+            batch.write_parts(sys.argv[1], [b"x" * 65536] * 4)
+    except WriteError as err:
+        print(json.dumps({"type": "WriteError", "errno": err.errno, "message": str(err)}))
+    """
+)
+
+
+def test_write_parts_failing_in_the_kernel_is_a_write_error_leaving_nothing(
+    tmp_path: Path,
+) -> None:
+    dest = tmp_path / "out.skill"
+    done = subprocess.run([sys.executable, "-c", _PARTS_TOO_BIG, str(dest)],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    assert result["type"] == "WriteError" and result["errno"] == errno.EFBIG
+    assert str(dest) in result["message"] and "free some disk space" in result["message"]
+    assert list(tmp_path.iterdir()) == []

@@ -84,6 +84,16 @@ def test_escaping_covers_c1_del_bidi_and_invisible_but_keeps_text() -> None:
     assert escape_for_terminal(kept) == kept
 
 
+def test_every_ascii_character_is_escaped_alone_and_among_printable_text() -> None:
+    """The printable-ASCII shortcut (a digest line, a problem line) keeps the rule: every
+    control character but tab and newline, and DEL, is escaped wherever it stands."""
+    for code in range(0x80):
+        char = chr(code)
+        want = char if 0x20 <= code < 0x7F or char in "\t\n" else f"\\x{code:02x}"
+        assert escape_for_terminal(char) == want, code
+        assert escape_for_terminal(f"blake3:00  name{char}end") == f"blake3:00  name{want}end"
+
+
 @pytest.mark.corpus
 def test_no_corpus_skill_md_has_an_invisible_character() -> None:
     errors = []

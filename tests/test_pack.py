@@ -521,3 +521,20 @@ def test_a_1_gib_file_packs_in_well_under_64_mib(tmp_path: Path) -> None:
         big.unlink(missing_ok=True)
         for leftover in out.glob("*") if out.exists() else []:
             leftover.unlink()
+
+
+def test_paths_resolved_once_still_find_the_output_and_the_twin_through_links(
+    tmp_path: Path,
+) -> None:
+    """pack resolves each path once for the command (`ResolvedOutputs`): an output folder
+    named through a link into the skill is still left out of it, and a skill named twice
+    (itself and a link to it) is still packed once."""
+    skill = copy_skill(WAITLIST, tmp_path / "src" / "waitlist")
+    (skill / "dist").mkdir()
+    (skill / "dist" / "old.txt").write_text("an earlier pack's output\n")
+    (tmp_path / "out").symlink_to(skill / "dist")
+    (tmp_path / "again").symlink_to(skill)
+    (result,) = pack_skills([skill, tmp_path / "again"], tmp_path / "out")
+    assert result.path.parent == tmp_path / "out" and result.digest == digest(WAITLIST)
+    names = sorted(p.name for p in (skill / "dist").iterdir())
+    assert names == sorted([result.path.name, "old.txt"])

@@ -26,7 +26,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
@@ -49,6 +49,18 @@ TEMP_MARK = ".skillpack-tmp-"
 _TEMP_RE = re.compile(r"\..*\.skillpack-tmp-(\d+)-[0-9a-f]+\Z", re.DOTALL)
 _MAX_BASE = 180  # keep temp names under NAME_MAX (255) whatever the destination's name
 _BUFFER = 1 << 20
+
+
+def _iov_max() -> int:
+    """How many buffers one `os.writev` takes (Linux and macOS: 1024; POSIX: at least 16)."""
+    try:
+        most = os.sysconf("SC_IOV_MAX")
+    except (AttributeError, ValueError, OSError):
+        return 16
+    return min(most, 1024) if most > 0 else 16
+
+
+_IOV_MAX = _iov_max()
 _MAX_PENDING = 128  # written files kept open for one parallel fsync round (a descriptor each)
 
 
@@ -87,6 +99,24 @@ class _TempFile(io.FileIO):
             return super().write(b)
         except OSError as err:
             raise _write_error(self.dest, err) from err
+
+
+def _write_all(fd: int, parts: Sequence[bytes]) -> None:
+    """Write every byte of `parts`, in order, to `fd`: `_IOV_MAX` parts a call, a call that
+    wrote only some of them continued where it stopped."""
+    pending: list[bytes | memoryview] = list(parts)
+    start = 0
+    while start < len(pending):
+        group = pending[start : start + _IOV_MAX]
+        done = os.writev(fd, group)
+        if done == 0 and any(group):  # nothing written, no error: never loop on it
+            raise OSError(errno.EIO, "the file took none of the bytes written")
+        for part in group:
+            if done < len(part):
+                pending[start] = memoryview(part)[done:]
+                break
+            done -= len(part)
+            start += 1
 
 
 def fsync_folder(folder: str | os.PathLike[str]) -> None:
@@ -134,7 +164,8 @@ class AtomicBatch:
     its own), then all renamed onto their destinations, then each folder fsync'd once.
 
     ``with AtomicBatch() as batch:``, then ``with batch.write(dest) as handle:`` for each
-    file. Leaving the batch's block normally commits it; any exception, in a write or after,
+    file (or ``batch.write_parts(dest, parts)`` for one whose bytes are all in memory).
+    Leaving the batch's block normally commits it; any exception, in a write or after,
     removes every temp file and leaves every destination as it was. Should a rename itself
     fail part way, the destinations this batch created are removed again (one it replaced
     keeps its new content). OS errors raise `WriteError` naming the destination.
@@ -171,11 +202,9 @@ class AtomicBatch:
             self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skillpack-fsync")
         return self._pool.submit(_sync_and_close, fd, dest)
 
-    @contextmanager
-    def write(self, dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-        """Yield a seekable binary file that becomes `dest` (mode 0644) when the batch
-        commits. An exception in the block removes its temp file and is raised unchanged."""
-        dest_path = os.fspath(dest)
+    def _create(self, dest_path: str) -> tuple[str, int]:
+        """A new temp file beside `dest_path` (its folder cleaned of what killed writes left,
+        and leased, on first use): its path and descriptor."""
         folder, base = os.path.split(os.path.abspath(dest_path))
         if folder not in self._cleaned:  # what killed writes left in this folder
             lease = _folder_lease(folder)
@@ -197,6 +226,22 @@ class AtomicBatch:
                          0o600)
         except OSError as err:
             raise _write_error(dest_path, err) from err
+        return tmp, fd
+
+    def _stage(self, tmp: str, fd: int, dest_path: str) -> None:
+        """The written temp file `tmp` (open as `fd`, mode set) waits for the commit."""
+        existed = os.path.lexists(dest_path)
+        self._pending.append((len(self._staged), fd, dest_path))
+        self._staged.append(_Staged(tmp, dest_path, existed, None))
+        if len(self._pending) >= _MAX_PENDING:
+            self._sync_pending()
+
+    @contextmanager
+    def write(self, dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+        """Yield a seekable binary file that becomes `dest` (mode 0644) when the batch
+        commits. An exception in the block removes its temp file and is raised unchanged."""
+        dest_path = os.fspath(dest)
+        tmp, fd = self._create(dest_path)
         raw = _TempFile(fd, "r+", closefd=False)
         raw.dest = dest_path
         file = io.BufferedRandom(raw, _BUFFER)
@@ -216,11 +261,25 @@ class AtomicBatch:
             os.close(fd)
             _unlink_quietly(tmp)
             raise
-        existed = os.path.lexists(dest_path)
-        self._pending.append((len(self._staged), fd, dest_path))
-        self._staged.append(_Staged(tmp, dest_path, existed, None))
-        if len(self._pending) >= _MAX_PENDING:
-            self._sync_pending()
+        self._stage(tmp, fd, dest_path)
+
+    def write_parts(self, dest: str | os.PathLike[str], parts: Sequence[bytes]) -> None:
+        """`write`, for a file whose bytes are all in memory as `parts`, in order: written
+        straight to the temp file's descriptor, up to `_IOV_MAX` parts a call (`os.writev`),
+        neither joined nor copied through a file buffer first."""
+        dest_path = os.fspath(dest)
+        tmp, fd = self._create(dest_path)
+        try:
+            try:
+                _write_all(fd, parts)
+                os.fchmod(fd, 0o644)
+            except OSError as err:
+                raise _write_error(dest_path, err) from err
+        except BaseException:
+            os.close(fd)
+            _unlink_quietly(tmp)
+            raise
+        self._stage(tmp, fd, dest_path)
 
     def _sync_pending(self) -> None:
         for index, fd, dest in self._pending:

@@ -19,7 +19,7 @@ out``'s output) is a folder of archives: `archives_in` lists them, by name, read
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from skillpack._record import Record
@@ -169,13 +169,15 @@ def find_skills(path: str | os.PathLike[str]) -> list[Path]:
     return list(discover(path).skills)
 
 
-def first_seen(paths: Iterable[Path], seen: set[str]) -> list[Path]:
-    """The `paths` (skill folders, archives) not yet in `seen`, compared by real path, each
-    added to it: a skill found under two PATHs of one command (``pack . sub``, ``check a
-    a``) is read, and each of its problems reported, once."""
+def first_seen(paths: Iterable[Path], seen: set[str], *,
+               realpath: Callable[[Path], str] = os.path.realpath) -> list[Path]:
+    """The `paths` (skill folders, archives) not yet in `seen`, compared by real path (as
+    `realpath` resolves them), each added to it: a skill found under two PATHs of one
+    command (``pack . sub``, ``check a a``) is read, and each of its problems reported,
+    once."""
     fresh: list[Path] = []
     for path in paths:
-        real = os.path.realpath(path)
+        real = realpath(path)
         if real not in seen:
             seen.add(real)
             fresh.append(path)

@@ -68,7 +68,9 @@ def write_members(writer: ZipWriter, members: Sequence[Member],
                   progress: Progress | None = None) -> None:
     """Write ``members`` sorted by the UTF-8 bytes of their names, streaming disk files."""
     check_limits(members, what="the archive")
-    for member in sorted(members, key=lambda m: m.name.encode("utf-8")):
+    ordered = sorted(members, key=lambda m: m.name.encode("utf-8"))
+    writer.screen([m.name for m in ordered])  # every name looked at once, not one by one
+    for member in ordered:
         if isinstance(member.data, FileSpan):  # a large member of an archive file
             writer.add_chunks(member.name, member.size, member.data.chunks(),
                               executable=member.executable, expect_blake3=member.blake3)

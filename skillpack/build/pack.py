@@ -38,12 +38,13 @@ from skillpack.build.prepare import (
     Outputs,
     PackOptions,
     PreparedSkill,
+    ResolvedOutputs,
     output_rules,
     prepare_parsed,
     prepare_skill,
     target_warnings,
 )
-from skillpack.build.sha256 import HashingFile, archive_sha256, bytes_sha256
+from skillpack.build.sha256 import HashingFile, archive_sha256, parts_sha256
 from skillpack.build.targets import Layout
 from skillpack.errors import (
     ArchiveError,
@@ -107,9 +108,10 @@ def archive_name(name: str, digest: str, layout: Layout = "wrapped") -> str:
     return f"{name}-{digest.removeprefix('blake3:')[:16]}{suffix}"
 
 
-def _skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """Every skill folder under ``paths``, each once (`first_seen`); a path holding none is
-    an error."""
+def _skill_folders(paths: Iterable[str | os.PathLike[str]],
+                   outputs: ResolvedOutputs | None = None) -> list[Path]:
+    """Every skill folder under ``paths``, each once (`first_seen`: by real path, resolved
+    once for the command with `outputs`); a path holding none is an error."""
     found: list[Path] = []
     seen: set[str] = set()
     for path in paths:
@@ -117,7 +119,10 @@ def _skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         if not folders:
             raise SkillpackError("no SKILL.md found here", path=str(path),
                                  hint="give a skill folder or a folder holding skills")
-        found.extend(first_seen(folders, seen))
+        if outputs is None:
+            found.extend(first_seen(folders, seen))
+        else:  # each real path kept for `output_rules`
+            found.extend(first_seen(folders, seen, realpath=outputs.realpath))
     return found
 
 
@@ -157,8 +162,9 @@ def _as_problem(err: SkillpackError) -> tuple[Problem, ...]:
 #: How many bytes of its small files a skill keeps in memory from its walk to its archive.
 PACK_KEEP_BYTES = 32 << 20
 
-#: An archive of members all in memory and at most this large is built in memory and written
-#: in one call (`_write_one`): the copy it takes is bounded by this.
+#: An archive of members all in memory and at most this large is built in memory, as the list
+#: of its writer's writes, and written with `os.writev` (`_write_one`); larger ones are written
+#: member by member through `HashingFile`.
 JOIN_BYTES = 8 << 20
 
 
@@ -184,8 +190,9 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
 
 def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
                   progress: Progress | None, options: PackOptions) -> list[PackResult]:
-    folders = _skill_folders(paths)
     out = Path(out_dir)
+    outputs = ResolvedOutputs([out])
+    folders = _skill_folders(paths, outputs)
     made = not os.path.isdir(out)
     results: list[PackResult] = []
     failures: list[SkillpackError] = []
@@ -194,7 +201,7 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
             for folder in folders:
                 try:
                     item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
-                                         outputs=[out])
+                                         outputs=outputs)
                 except (SkillError, RefusedError, ArchiveError) as err:
                     failures.append(err)
                     continue
@@ -240,8 +247,9 @@ def _make_folder(out: Path) -> None:
 
 
 class _Pieces:
-    """What a `ZipWriter` writes, kept as the list of its writes, to be joined once; the
-    writer only ever writes at its end here (all its members are in memory)."""
+    """What a `ZipWriter` writes, kept as the list of its writes (headers, and each member's
+    bytes as the walk read them: no copy), to be written to the file in one go; the writer
+    only ever writes at its end here (all its members are in memory)."""
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
@@ -272,11 +280,12 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
     """Write the archive of `item` into `batch`, unless `out` already holds it exactly.
 
     An archive of members all in memory, up to `JOIN_BYTES`, is built as the list of the
-    writer's writes, joined, written in one call and hashed with SHA-256 in one call: two
-    writes a member and one a central record through `HashingFile` and the buffered file
-    were each a Python call (a quarter of the writer's time on the corpus). Others are
-    written member by member through `HashingFile`; either way the SHA-256 is that of the
-    very bytes written."""
+    writer's writes, which go to the temp file's descriptor as they are (`os.writev`, up to
+    1,024 a call: never joined, never copied through a file buffer) and are hashed with
+    SHA-256 in order: two writes a member and one a central record through `HashingFile`
+    and the buffered file were each a Python call (a quarter of the writer's time on the
+    corpus). Others are written member by member through `HashingFile`; either way the
+    SHA-256 is that of the very bytes written."""
     dest = out / archive_name(item.name, item.digest, item.layout)
     warnings = target_warnings(item, options)
     members = item.members()
@@ -289,12 +298,10 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
         pieces = _Pieces()
         with ZipWriter(cast(BinaryIO, pieces)) as writer:
             write_members(writer, members, progress)
-        data = b"".join(pieces.parts)
-        del pieces
-        with batch.write(dest) as handle:
-            handle.write(data)
+        batch.write_parts(dest, pieces.parts)
         return PackResult(item.name, item.digest, dest, True, item.source,
-                          layout=item.layout, warnings=warnings, sha256=bytes_sha256(data))
+                          layout=item.layout, warnings=warnings,
+                          sha256=parts_sha256(pieces.parts))
     with batch.write(dest) as handle:
         hashing = HashingFile(handle)
         with ZipWriter(cast(BinaryIO, hashing)) as writer:

@@ -39,6 +39,7 @@ __all__ = [
     "Outputs",
     "PackOptions",
     "PreparedSkill",
+    "ResolvedOutputs",
     "Verdict",
     "judge_skill",
     "output_rules",
@@ -54,6 +55,28 @@ OUTPUT_RULE = "output of this command (never carried into the skill)"
 UNHASHED = "0" * 64
 
 Outputs = Sequence[str | os.PathLike[str]]
+
+
+class ResolvedOutputs(tuple[str, ...]):
+    """What a command writes (an `Outputs`), with the real paths (`os.path.realpath`) its
+    steps share: each output resolved once for every skill the command reads, and each skill
+    folder once (when the command found it, `realpath`, then in `output_rules`), where each
+    was resolved at every step (three a skill, the output's the same each time)."""
+
+    resolved: dict[str, str]
+
+    def __new__(cls, outputs: Outputs) -> ResolvedOutputs:
+        made = super().__new__(cls, (os.fspath(o) for o in outputs))
+        made.resolved = {}
+        return made
+
+    def realpath(self, path: str | os.PathLike[str]) -> str:
+        """``os.path.realpath(path)``, resolved once for this command."""
+        key = os.fspath(path)
+        found = self.resolved.get(key)
+        if found is None:
+            found = self.resolved[key] = os.path.realpath(key)
+        return found
 
 class PreparedSkill(Record):
     """A skill that passed every check, ready to be written: its manifest and its files
@@ -112,11 +135,13 @@ def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, 
     """The paths among `outputs` (what a command writes: pack's output folder, bundle's
     file) that lie inside the skill folder `folder`, relative to it, each with `OUTPUT_RULE`.
     An output that is the skill folder itself is refused: what the command writes would be
-    carried into the skill's next run."""
-    root = os.path.realpath(folder)
+    carried into the skill's next run. Given `ResolvedOutputs`, each path is resolved once
+    for the command."""
+    realpath = outputs.realpath if isinstance(outputs, ResolvedOutputs) else os.path.realpath
+    root = realpath(folder)
     rules: dict[str, str] = {}
     for output in outputs:
-        real = os.path.realpath(output)
+        real = realpath(output)
         if real == root:
             raise SkillpackError(
                 "the output folder is the skill folder itself: its archives would be carried "

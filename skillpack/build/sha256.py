@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from typing import BinaryIO
 
 from skillpack.errors import Problem
@@ -19,7 +20,7 @@ from skillpack.runtime import LoadedSkill
 from skillpack.spec.manifest import Manifest
 from skillpack.storedzip.source import FileSpan
 
-__all__ = ["HashingFile", "archive_sha256", "bytes_sha256", "sha256_problems"]
+__all__ = ["HashingFile", "archive_sha256", "parts_sha256", "sha256_problems"]
 
 
 class HashingFile:
@@ -60,9 +61,13 @@ class HashingFile:
         return "sha256:" + self._hash.hexdigest() if self._exact else None
 
 
-def bytes_sha256(data: bytes) -> str:
-    """``sha256:<hex>`` of `data`: an archive built in memory, hashed as it is written."""
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+def parts_sha256(parts: Iterable[bytes]) -> str:
+    """``sha256:<hex>`` of `parts` joined, without joining them: an archive built in memory
+    as the list of its writer's writes, hashed as it is written."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part)
+    return "sha256:" + hasher.hexdigest()
 
 
 def archive_sha256(path: str | os.PathLike[str]) -> str:

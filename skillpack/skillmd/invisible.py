@@ -214,6 +214,8 @@ def escape_for_terminal(s: str) -> str:
     line/paragraph separators, bidi controls, invisible and tag characters become
     ``\\x1b``-style escapes. Letters of any script, emoji (with their joiners) and ordinary
     punctuation are left as they are."""
+    if s.isascii() and s.isprintable():
+        return s  # the usual line: no control character (DEL, tab and newline included)
     out: list[str] = []
     for index, char in enumerate(s):
         codepoint = ord(char)

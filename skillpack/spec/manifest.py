@@ -40,6 +40,7 @@ __all__ = [
     "Manifest",
     "ManifestFields",
     "canonical_json",
+    "canonical_text",
     "check_format",
     "checked_fields",
     "json_string",
@@ -123,13 +124,54 @@ def json_string(text: str) -> str:
     return quoted
 
 
-def canonical_json(data: Any) -> bytes:
-    """The one byte form of ``data``: sorted keys, compact separators, UTF-8, newline."""
+def _string_encoder() -> Callable[[str], str]:
+    """`json_string` as one callable, for many strings: the C encoder that
+    ``json.dumps(text, ensure_ascii=False)`` uses (that call where there is none)."""
+    try:
+        from _json import encode_basestring
+    except ImportError:  # not CPython
+        import json
+
+        return lambda text: json.dumps(text, ensure_ascii=False)
+    encoder: Callable[[str], str] = encode_basestring
+    return encoder
+
+
+def canonical_text(data: Any) -> str:
+    """`canonical_json` before its encoding and newline: sorted keys, compact separators."""
     import json
 
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
-    return text.encode("utf-8") + b"\n"
+    text: str = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                           allow_nan=False)
+    return text
+
+
+def canonical_json(data: Any) -> bytes:
+    """The one byte form of ``data``: sorted keys, compact separators, UTF-8, newline."""
+    return canonical_text(data).encode("utf-8") + b"\n"
+
+
+def _files_text(files: tuple[FileRecord, ...], sha256: tuple[str, ...]) -> str | None:
+    """The canonical JSON text of a manifest's files (`Manifest.to_dict`'s ``files``), an
+    object a file with its keys in sorted order, each path encoded by the encoder
+    `canonical_json` uses; None (then `canonical_json` does it all) unless every size is an
+    int, every mode one of the two, every BLAKE3 and SHA-256 lower-case hex (which JSON
+    writes as it is) and there is one SHA-256 a file or none."""
+    if not files or len(sha256) not in (0, len(files)):
+        return None
+    modes = {f.mode for f in files}
+    if (not modes <= {"100644", "100755"} or {type(f.size) for f in files} != {int}
+            or not all_hex("".join([f.blake3 for f in files]) + "".join(sha256))):
+        return None
+    quote = _string_encoder()
+    if sha256:
+        items = [f'{{"blake3":"{f.blake3}","mode":"{f.mode}","path":{quote(f.path)},'
+                 f'"sha256":"{sha}","size":{int.__repr__(f.size)}}}'
+                 for f, sha in zip(files, sha256, strict=True)]
+    else:
+        items = [f'{{"blake3":"{f.blake3}","mode":"{f.mode}","path":{quote(f.path)},'
+                 f'"size":{int.__repr__(f.size)}}}' for f in files]
+    return "[" + ",".join(items) + "]"
 
 
 def check_format(value: Any, *, what: str, source: str, ours: str = FORMAT) -> None:
@@ -193,7 +235,11 @@ class Manifest(Record):
         if self.sha256:
             for item, sha in zip(files, self.sha256, strict=True):
                 item["sha256"] = sha
-        return {
+        return self._with_files(files)
+
+    def _with_files(self, files: list[dict[str, Any]] | None) -> dict[str, Any]:
+        """`to_dict` with ``files`` as given (None: without the key)."""
+        fields = {
             # without SHA-256s it is a 1.0 manifest, whatever `format` says (a Manifest made
             # in code with the default format and no sha256)
             "format": (self.format if self.sha256 or self.format != MANIFEST_FORMAT
@@ -206,9 +252,24 @@ class Manifest(Record):
             "tools": list(self.tools),
             "allowances": list(self.allowances),
         }
+        if files is None:
+            del fields["files"]
+        return fields
 
     def to_bytes(self) -> bytes:
-        return canonical_json(self.to_dict())
+        """``canonical_json(self.to_dict())``: the same bytes, with the files' list written a
+        line of text a file (`_files_text`) rather than a dict a file sorted and encoded
+        (two thirds of the time on the corpus's manifests)."""
+        files = _files_text(self.files, self.sha256)
+        # before "files" in key order come "allowances", "description" and "digest": as
+        # strings (quotes escaped inside), no text of theirs can hold ,"format": itself
+        if files is None or not all(type(v) is str for v in (
+                self.description, self.digest, *self.allowances)):
+            return canonical_json(self.to_dict())
+        head = self._with_files(None)
+        text = canonical_text(head)  # its keys sorted: "files" goes after "digest"
+        at = text.index(',"format":')
+        return (text[:at] + ',"files":' + files + text[at:]).encode("utf-8") + b"\n"
 
     def file(self, path: str) -> FileRecord | None:
         for record in self.files:

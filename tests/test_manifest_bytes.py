@@ -1,0 +1,74 @@
+"""`Manifest.to_bytes` is `canonical_json(Manifest.to_dict())`, byte for byte: its files'
+list is written as text a file (not a dict a file), on the corpus and on odd paths."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CORPUS_SKILLS
+
+from skillpack.build.prepare import prepare_skill
+from skillpack.errors import SkillpackError
+from skillpack.spec.digest import FileRecord
+from skillpack.spec.manifest import Manifest, canonical_json
+
+HEX = "0123456789abcdef" * 4
+
+ODD_PATHS = ['a "quoted" name.md', "back\\slash.md", "tab\there.md", "nl\nhere.md",
+             "del\x7f.md", "c1\x85.md", "\u00e9t\u00e9.md", "emoji-\U0001f600.md",
+             "line\u2028sep.md", "bom\ufeff.md", "</script>.md", "z" * 300]
+
+
+def _manifest(paths: list[str], *, sha: bool, sizes: list[object] | None = None) -> Manifest:
+    sizes = sizes or [i * 1000003 for i in range(len(paths))]
+    files = tuple(FileRecord(p, "100755" if i % 3 == 0 else "100644", s, HEX)  # type: ignore[arg-type]
+                  for i, (p, s) in enumerate(zip(paths, sizes, strict=True)))
+    return Manifest(name="odd", description='a "description" with \u00e9 and \\n',
+                    digest="blake3:" + HEX, files=files,
+                    programs=({"path": "x.sh", "interpreter": "sh"},),
+                    tools=({"name": "t", "schema": {"b": 1, "a": [True, None, 1.5]}},),
+                    allowances=("x.md",), sha256=(HEX[::-1],) * len(paths) if sha else ())
+
+
+@pytest.mark.parametrize("sha", [True, False])
+def test_odd_paths_give_the_canonical_bytes(sha: bool) -> None:
+    manifest = _manifest(sorted(ODD_PATHS, key=lambda p: p.encode()), sha=sha)
+    assert manifest.to_bytes() == canonical_json(manifest.to_dict())
+
+
+@pytest.mark.parametrize("sizes", [[True, 1], [1.0, 2], [2**70, 0]])
+def test_unusual_fields_give_the_canonical_bytes(sizes: list[object]) -> None:
+    """A size that is a bool or a float (made in code, never read) is written as the JSON
+    encoder writes it; a huge int as it is."""
+    manifest = _manifest(["a.md", "b.md"], sha=True, sizes=sizes)
+    assert manifest.to_bytes() == canonical_json(manifest.to_dict())
+
+
+def test_upper_case_hex_and_no_files_give_the_canonical_bytes() -> None:
+    upper = Manifest(name="u", description="", digest="blake3:" + HEX,
+                     files=(FileRecord("a.md", "100644", 1, HEX.upper()),))
+    empty = Manifest(name="e", description="", digest="blake3:" + HEX, files=())
+    for manifest in (upper, empty):
+        assert manifest.to_bytes() == canonical_json(manifest.to_dict())
+
+
+@pytest.mark.corpus
+def test_every_corpus_manifest_gives_the_canonical_bytes() -> None:
+    checked = 0
+    for folder in CORPUS_SKILLS:
+        try:
+            manifest = prepare_skill(folder).manifest
+        except SkillpackError:
+            continue  # the corpus's one refused skill
+        assert manifest.to_bytes() == canonical_json(manifest.to_dict()), folder
+        checked += 1
+    assert checked >= len(CORPUS_SKILLS) - 1
+
+
+def test_fields_made_in_code_of_other_types_give_the_canonical_bytes() -> None:
+    """An allowance or description that is not a string (a Manifest made in code; a read one
+    is refused) may hold the text the files' list is put before: written as
+    `canonical_json` writes it all the same."""
+    odd = Manifest(name="o", description={"a": 1, "format": 2},  # type: ignore[arg-type]
+                   digest="blake3:" + HEX, files=(FileRecord("a.md", "100644", 1, HEX),),
+                   allowances=({"b": 1, "format": "x"},), sha256=(HEX,))  # type: ignore[arg-type]
+    assert odd.to_bytes() == canonical_json(odd.to_dict())

@@ -6,20 +6,20 @@ Usage::
         [--parts] [--against CHECKOUT]
 
 The commands run round-robin, in a shuffled order each round after two warm-up rounds:
-``python -c pass`` (the bare interpreter), ``python -m skillpack --version``,
-``python -m skillpack check fixtures/waitlist``, ``python -m skillpack digest
-fixtures/waitlist`` (also read without click), the floor ``python -c "import click, yaml,
-re2, blake3, pathspec"`` (the third-party libraries the command line stands on, which no
-change to skillpack can make cheaper) and check's own floor ``import re2, blake3`` (`check`
-with plain arguments runs without click, skillpack.cli.quick_argv; a usual skill's
-frontmatter is read without YAML; pathspec is `pack`'s). With ``--parts``,
+``python -c pass`` (the bare interpreter), ``skillpack --version``, ``skillpack check
+fixtures/waitlist``, ``skillpack digest fixtures/waitlist`` (also read without click;
+``skillpack`` is the console script pip writes, as users run it), the floor ``python -c
+"import click, yaml, re2, blake3, pathspec"`` (the third-party libraries the command line
+stands on, which no change to skillpack can make cheaper) and check's own floor ``import
+re2, blake3`` (`check` with plain arguments runs without click, skillpack.cli.quick_argv; a
+usual skill's frontmatter is read without YAML; pathspec is `pack`'s). With ``--parts``,
 each library of the floor is also timed alone (``python -c "import click"``...), and the
 standard library's costliest modules check imports (``hashlib``, ``json``) and those it
 imports only where used (``typing``, ``threading, queue``, ``tarfile, zipfile``,
 ``base64``), and check's and digest's imports without the command (``import
-skillpack.cli.check_report``, ``import skillpack.cli.digest_report``).
-``--against CHECKOUT`` times another checkout's ``--version``, ``check`` and ``digest`` in
-the same rounds (before and after a change, interleaved). Each is a fresh process timed by this one.
+skillpack.cli.check_report``, ``import skillpack.cli.digest_report``). ``--against
+CHECKOUT`` times another checkout's ``--version``, ``check`` and ``digest`` in the same
+rounds (before and after a change, interleaved). Each is a fresh process timed by this one.
 
 Printed: each command's median wall-clock time, its cost over the bare interpreter and its
 ratio to it, and its median CPU time (user + system, of the process alone: steadier than
@@ -27,6 +27,13 @@ wall-clock on a loaded machine) over the bare interpreter's; ``check`` also with
 over each floor (what skillpack itself adds).
 Bytecode caching is on, as an installed skillpack has it (``PYTHONDONTWRITEBYTECODE`` is
 dropped; the cache goes to a temporary ``PYTHONPYCACHEPREFIX``, not into the repository).
+Every command runs in a throwaway venv that finds skillpack and its dependencies through a
+.pth file, as a wheel install does, and ``skillpack`` is pip's console script for the entry
+point (`bench_build.cli_command`): not the dev venv, whose editable finder imports pathlib,
+re, contextlib and urllib.parse (about 24 ms) into every interpreter, the bare one
+included, so that what `check` imports of them looked free; not ``python -m skillpack``,
+which adds runpy. Figures before 2026-12-01 19:10 were measured in the dev venv with
+``python -m skillpack``.
 
 Targets (issue 12): ``--version`` at most 25 ms over bare, ``check`` of one small skill at
 most 60 ms over bare. A measurement, not a test: the exit status is 0 either way. For where
@@ -46,6 +53,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_build import cli_command  # noqa: E402
+
 TARGETS = {"--version": 25.0, "check": 60.0}  # ms over the bare interpreter
 
 
@@ -65,14 +76,15 @@ DEFERRED = ("typing", "threading, queue", "tarfile, zipfile", "base64")
 Command = tuple[list[str], dict[str, str]]
 
 
-def _commands(env: dict[str, str], parts: bool, against: Path | None) -> dict[str, Command]:
-    py = sys.executable
+def _commands(env: dict[str, str], parts: bool, against: Path | None,
+              script: str) -> dict[str, Command]:
+    py = str(Path(script).with_name("python"))
     fixture = str(ROOT / "fixtures" / "waitlist")
     commands = {
         "bare": ([py, "-c", "pass"], env),
-        "--version": ([py, "-m", "skillpack", "--version"], env),
-        "check": ([py, "-m", "skillpack", "check", fixture], env),
-        "digest": ([py, "-m", "skillpack", "digest", fixture], env),
+        "--version": ([script, "--version"], env),
+        "check": ([script, "check", fixture], env),
+        "digest": ([script, "digest", fixture], env),
         "floor": ([py, "-c", f"import {', '.join(FLOOR)}"], env),
         "check's floor": ([py, "-c", f"import {', '.join(CHECK_FLOOR)}"], env),
     }
@@ -85,9 +97,9 @@ def _commands(env: dict[str, str], parts: bool, against: Path | None) -> dict[st
             [py, "-c", "import skillpack.cli.digest_report"], env)
     if against is not None:  # another checkout (the commit before a change), same rounds
         other = dict(env, PYTHONPATH=str(against))
-        commands["--version, other"] = ([py, "-m", "skillpack", "--version"], other)
-        commands["check, other"] = ([py, "-m", "skillpack", "check", fixture], other)
-        commands["digest, other"] = ([py, "-m", "skillpack", "digest", fixture], other)
+        commands["--version, other"] = ([script, "--version"], other)
+        commands["check, other"] = ([script, "check", fixture], other)
+        commands["digest, other"] = ([script, "digest", fixture], other)
     return commands
 
 
@@ -116,7 +128,12 @@ def main() -> None:
     cache = tempfile.TemporaryDirectory(prefix="skillpack-bench-pycache-")
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=cache.name)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    commands = _commands(env, args.parts, args.against)
+    # The console script of an installed skillpack and its interpreter (bench_build's
+    # cli_command), not this interpreter: a dev venv's editable finder imports pathlib, re,
+    # contextlib and urllib.parse at every start, so its bare interpreter already held
+    # what `check` imports; and `python -m` adds runpy, which the console script does not.
+    script = cli_command()[0]
+    commands = _commands(env, args.parts, args.against, script)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     walls: dict[str, list[float]] = {name: [] for name in commands}
     cpus: dict[str, list[float]] = {name: [] for name in commands}

@@ -330,7 +330,7 @@ def test_re2_folds_the_folded_needles_letters_as_the_core_check_knows() -> None:
     ascii_letters = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     assert not [cp for cp in range(0x10000, 0x110000)
                 if {chr(cp).lower(), chr(cp).upper(), chr(cp).casefold()} & ascii_letters]
-    assert secret_rules._KINDS is not None  # one automaton, no pattern a prefix of another
+    assert secret_rules._kinds() is not None  # one automaton, no pattern a prefix of another
 
 
 @needs_literals
@@ -548,7 +548,7 @@ def test_one_piece_texts_tell_the_rules_the_re2_set_tells_from_the_literal_match
     (`_needles_in`): two needles overlapping in every way they can (the second starting
     inside the first: the automaton reports only the first), each after every head of a
     folded core, and texts of more than `_FEW` matches: what the RE2 set tells."""
-    assert secret_rules._KINDS is not None
+    assert secret_rules._kinds() is not None
     told = 0
     for first, second in itertools.product(LITERAL_NEEDLES, repeat=2):
         for cut in range(1, len(first)):  # `second` starts at first[cut:] when they agree

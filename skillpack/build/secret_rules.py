@@ -734,8 +734,19 @@ def _literal_rules() -> tuple[tuple[int, ...], frozenset[int]] | None:
     return tuple(rules), frozenset(cores)
 
 
-#: `_literal_rules`: (what each pattern stands for, the cores), or None.
-_KINDS = _literal_rules() if _LITERALS is not None else None
+#: `_literal_rules`: (what each pattern stands for, the cores), or None; worked out when a
+#: text is first scanned (`_kinds`), not at import (about 1 ms of every command's start-up).
+_KINDS: tuple[tuple[int, ...], frozenset[int]] | None = None
+_KINDS_KNOWN = False
+
+
+def _kinds() -> tuple[tuple[int, ...], frozenset[int]] | None:
+    """`_KINDS`, worked out on first use."""
+    global _KINDS, _KINDS_KNOWN
+    if not _KINDS_KNOWN:
+        _KINDS = _literal_rules() if _LITERALS is not None else None
+        _KINDS_KNOWN = True
+    return _KINDS
 #: U+017F, the long s, in UTF-8: RE2 folds it to s.
 _LONG_S = "\u017f".encode()
 #: The folded needles' bytes before their core (`_has_head` knows ``se``, the only one).
@@ -772,9 +783,10 @@ def _stray_cores(text: bytes, found: list[tuple[int, int, int]]) -> bool:
     some case) without its head before it (`_has_head`), and no pattern starts inside it
     (`_hides`). False says nothing (the RE2 set decides). The texts this tells at once hold
     a core and no needle: ``concrete``, ``discrete``; 93 corpus files."""
-    if _KINDS is None or _FOLD_HEADS != (b"se",):
+    kinds = _kinds()
+    if kinds is None or _FOLD_HEADS != (b"se",):
         return False
-    cores = _KINDS[1]
+    cores = kinds[1]
     return all(at in cores and not _has_head(text, start) and not _hides(text, start, end)
                for at, start, end in found)
 
@@ -785,9 +797,10 @@ def _needles_in(text: bytes, found: list[tuple[int, int, int]]) -> set[int] | No
     None when a pattern may start inside a match (`_hides`), or there are more than `_FEW`
     matches (the RE2 set decides). Every needle of the text is then one reported match: a
     pattern standing for its rule, or the folded needle's core with its head."""
-    if _KINDS is None or _FOLD_HEADS != (b"se",) or len(found) > _FEW:
+    kinds = _kinds()
+    if kinds is None or _FOLD_HEADS != (b"se",) or len(found) > _FEW:
         return None
-    rules, cores = _KINDS
+    rules, cores = kinds
     present: set[int] = set()
     for at, start, end in found:
         if _hides(text, start, end):
@@ -835,7 +848,7 @@ def _present_where(text: bytes) -> tuple[tuple[Rule, ...], bool, _Regions | None
     if _NEEDLES is not None:
         regions: _Regions | None = None
         if _LITERALS is not None:
-            if _KINDS is not None and len(text) <= _ONE_PIECE:  # one piece, one automaton
+            if len(text) <= _ONE_PIECE and _kinds() is not None:  # one piece, one automaton
                 found = _LITERALS[0](text)
                 if not found:  # most texts hold no needle: one pass
                     return (), False, None

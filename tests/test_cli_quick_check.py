@@ -143,7 +143,7 @@ def test_check_of_a_usual_skill_imports_only_what_it_uses(tmp_path: Path) -> Non
     hook runs it, loads neither click nor the modules imported only where they are used
     (docs/ARCHITECTURE.md, "Start-up costs are paid by what uses them")."""
     deferred = ("click", "typing", "threading", "queue", "tarfile", "zipfile", "hashlib",
-                "base64", "yaml", "pathspec")
+                "base64", "yaml", "pathspec", "json")
     source = ("import sys; from skillpack.cli import outcome; code = outcome(sys.argv[1:]); "
               f"print(sorted(set({deferred!r}) & set(sys.modules)), file=sys.stderr); "
               "sys.exit(code)")

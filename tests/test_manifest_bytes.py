@@ -1,15 +1,21 @@
 """`Manifest.to_bytes` is `canonical_json(Manifest.to_dict())`, byte for byte: its files'
-list is written as text a file (not a dict a file), on the corpus and on odd paths."""
+list is written as text a file (not a dict a file), on the corpus and on odd paths; and
+`canonical_text` (the C encoder without importing `json`) is ``json.dumps`` in canonical form,
+text and errors, on generated values."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import CORPUS_SKILLS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillpack.build.prepare import prepare_skill
 from skillpack.errors import SkillpackError
 from skillpack.spec.digest import FileRecord
-from skillpack.spec.manifest import Manifest, canonical_json
+from skillpack.spec.manifest import Manifest, canonical_json, canonical_text
 
 HEX = "0123456789abcdef" * 4
 
@@ -72,3 +78,43 @@ def test_fields_made_in_code_of_other_types_give_the_canonical_bytes() -> None:
                    digest="blake3:" + HEX, files=(FileRecord("a.md", "100644", 1, HEX),),
                    allowances=({"b": 1, "format": "x"},), sha256=(HEX,))  # type: ignore[arg-type]
     assert odd.to_bytes() == canonical_json(odd.to_dict())
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                 max_size=4),
+    max_leaves=20)
+
+
+def _dumped(data: object) -> tuple[str, str] | str:
+    """What ``json.dumps`` in canonical form gives, or the error it raises (type, words)."""
+    try:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+    except (TypeError, ValueError) as err:
+        return type(err).__name__, str(err)
+
+
+def _canonical(data: object) -> tuple[str, str] | str:
+    try:
+        return canonical_text(data)
+    except (TypeError, ValueError) as err:
+        return type(err).__name__, str(err)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_canonical_text_is_json_dumps_canonical(data: object) -> None:
+    """`canonical_text` (the C encoder, without importing `json`) gives what ``json.dumps``
+    gives: the same text, or the same error (NaN and infinities refused)."""
+    assert _canonical(data) == _dumped(data)
+
+
+def test_canonical_text_refuses_what_json_dumps_refuses() -> None:
+    circular: list[object] = []
+    circular.append(circular)
+    for data in ({1: object()}, {"a": {1, 2}}, float("nan"), [float("-inf")], circular,
+                 {("t",): 1}, b"bytes"):
+        assert _canonical(data) == _dumped(data), data
+    assert canonical_text({"a": 1}) == '{"a":1}'  # and it still works after the errors

@@ -360,3 +360,33 @@ def test_screen_passes_only_names_with_no_problem() -> None:
             passed += 1
             assert all(name_problem(n) is None for n in names), names
     assert passed > 50  # the screen lets good sets past: it is looked at, not bypassed
+
+
+SCREEN_CLASHES = [
+    (["a.md", "a.md"], "duplicate name (added twice)"),
+    (["A.md", "a.md"], "A.md"),  # the same name on a case-insensitive disk
+    (["Caf\u00e9.md", "cafe\u0301.md"], "Caf\u00e9.md"),  # NFC and NFD of one name, folded
+    (["K.md", "\u212a.md"], "K.md"),  # KELVIN SIGN folds to k
+    (["stra\u00dfe.md", "strasse.md"], "stra\u00dfe.md"),  # casefold: sharp s is ss
+]
+
+
+@pytest.mark.parametrize(("names", "said"), SCREEN_CLASHES)
+def test_screened_names_that_clash_refuse_as_one_by_one(names: list[str], said: str) -> None:
+    """Names each portable alone but clashing with one before them (a duplicate, another
+    case, another normal form, a fold beyond ASCII), screened at once or not: the second is
+    refused with the same message, naming the first."""
+    names = sorted(names, key=lambda n: n.encode())
+    messages = []
+    for screened in (False, True):
+        zw = ZipWriter(io.BytesIO())
+        if screened:
+            zw.screen(names)
+            assert zw._portable == frozenset(names)  # every name passed the screen
+        with pytest.raises(ArchiveError) as info:
+            for name in names:
+                zw.add_bytes(name, b"x")
+        assert zw.count == 1 and said in str(info.value)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+

@@ -390,3 +390,24 @@ def test_screened_names_that_clash_refuse_as_one_by_one(names: list[str], said: 
         messages.append(str(info.value))
     assert messages[0] == messages[1]
 
+
+def test_a_name_too_long_for_a_zip_header_is_refused_screened_or_not() -> None:
+    """A member name of more than 65,535 UTF-8 bytes (a zip header's 16-bit length) is an
+    ArchiveError saying so, screened or not, and nothing is written; one of exactly 65,535
+    bytes is a member."""
+    long = "d/" * 20000 + "\u00e9" * 12768  # 40,000 + 25,536 = 65,536 bytes
+    assert len(long.encode()) == 65536
+    for screened in (False, True):
+        buf = io.BytesIO()
+        zw = ZipWriter(buf)
+        if screened:
+            zw.screen([long])
+        with pytest.raises(ArchiveError, match="65,535"):
+            zw.add_bytes(long, b"x")
+        assert buf.getvalue() == b"" and zw.count == 0
+    ok = long[:-1] + "x"
+    assert len(ok.encode()) == 65535
+    zw = ZipWriter(io.BytesIO())
+    zw.screen([ok])
+    zw.add_bytes(ok, b"x")
+    assert zw.count == 1

@@ -343,3 +343,34 @@ def test_write_parts_failing_in_the_kernel_is_a_write_error_leaving_nothing(
     assert result["type"] == "WriteError" and result["errno"] == errno.EFBIG
     assert str(dest) in result["message"] and "free some disk space" in result["message"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("failure", ["interrupt", "took-nothing"])
+def test_write_parts_stopped_part_way_leaves_the_old_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str,
+) -> None:
+    """A writev that wrote some bytes, then a Ctrl-C in the next one, or a writev that takes
+    none of the bytes and reports no error: the interrupt (or a WriteError, EIO) comes out,
+    the destination keeps its old bytes and no temp file is left beside it."""
+    real = os.writev
+    calls: list[int] = []
+
+    def failing_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
+        calls.append(fd)
+        if len(calls) == 1:
+            return real(fd, [b"".join(bytes(b) for b in buffers)[:3]])
+        if failure == "interrupt":
+            raise KeyboardInterrupt
+        return 0
+
+    dest = tmp_path / "a.skill"
+    dest.write_bytes(b"old")
+    monkeypatch.setattr(os, "writev", failing_writev)
+    expected: type[BaseException] = KeyboardInterrupt if failure == "interrupt" else WriteError
+    with pytest.raises(expected) as info, AtomicBatch() as batch:
+        batch.write_parts(dest, [b"new bytes", b"and more"])
+    if failure == "took-nothing":
+        assert getattr(info.value, "errno", None) == errno.EIO and str(dest) in str(info.value)
+    assert len(calls) == 2
+    assert dest.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.skill"]

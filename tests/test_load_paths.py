@@ -174,3 +174,41 @@ def test_load_skill_finds_the_skill_md_skill_md_path_names(tree: Path) -> None:
             assert load.parse_skill_file(path).file == found, path
         else:
             assert found[0] in ("MissingPathError", "SkillpackError", "SkillError"), path
+
+
+def test_load_skill_meets_hostile_skill_md_spellings_as_parse_skill_file(tmp_path: Path) -> None:
+    """Review of the one-open load: both SKILL.md and skill.md in a folder (a case-sensitive
+    disk: SKILL.md is the skill, no case error), skill.md named directly (the case error,
+    though it opened), a SKILL.md linked to a folder or to a fifo, a fifo or a folder named
+    directly, a folder holding an entry named like the probe only: `load_skill` says what
+    the checks before it said (`parse_skill_file` where a SKILL.md is there), never blocks."""
+    text = "---\nname: {n}\ndescription: d\n---\nbody\n"
+    both = tmp_path / "both"
+    both.mkdir()
+    (both / "SKILL.md").write_text(text.format(n="upper"))
+    (both / "skill.md").write_text(text.format(n="lower"))
+    assert _outcome(both)[:2] == ("Skill", "upper")
+    assert load.parse_skill_file(both).name == "upper"
+    lower = _outcome(both / "skill.md")
+    assert lower[0] == "SkillError" and lower[3] == ("skill-md-case",)
+    with pytest.raises(SkillpackError) as info:
+        load.parse_skill_file(both / "skill.md")
+    assert info.value.message == lower[1]
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    os.mkfifo(odd / "pipe")
+    (odd / "folder").mkdir()
+    linked = {"to-folder": odd / "folder", "to-fifo": odd / "pipe"}
+    for name, target in linked.items():
+        (odd / name).mkdir()
+        (odd / name / "SKILL.md").symlink_to(target)
+        assert _outcome(odd / name) == ("SkillpackError", "no SKILL.md here",
+                                        str(odd / name), ()), name
+    for direct in (odd / "pipe", odd / "to-fifo" / "SKILL.md"):
+        assert _outcome(direct) == ("SkillpackError", "no SKILL.md here", str(direct), ())
+    probe_only = tmp_path / "probe"
+    probe_only.mkdir()
+    (probe_only / load._PROBE).write_text(text.format(n="probe"))
+    found = _outcome(probe_only)  # sKILL.mD: SKILL.md in another case, named so
+    assert found[0] == "SkillError" and found[3] == ("skill-md-case",)
+    assert load._PROBE in (found[2] or "")

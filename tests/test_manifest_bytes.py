@@ -118,3 +118,38 @@ def test_canonical_text_refuses_what_json_dumps_refuses() -> None:
                  {("t",): 1}, b"bytes"):
         assert _canonical(data) == _dumped(data), data
     assert canonical_text({"a": 1}) == '{"a":1}'  # and it still works after the errors
+
+
+#: Text that looks like the key `to_bytes` splices the files' list before, or like its
+#: neighbours, to be put in every string of a manifest.
+SPLICE = [',"format":', '","format":"', '"files":[', ',"format":"1.1"}', "\\", '"', "format",
+          "\u2028", "\x00", "\U0001f600", "}", "]", "\ud800"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(SPLICE) | st.text(max_size=4), max_size=6).map("".join),
+       st.lists(st.lists(st.sampled_from(SPLICE) | st.text(max_size=3), max_size=4).map("".join),
+                max_size=3),
+       st.lists(st.sampled_from(SPLICE) | st.text(max_size=3), min_size=1, max_size=4).map(
+           "".join),
+       st.booleans())
+def test_strings_like_the_splice_point_give_the_canonical_bytes(
+        text: str, allowances: list[str], path: str, sha: bool) -> None:
+    """Review of the splice: a description, name, allowances and file path holding
+    ``,"format":`` (and the rest of what surrounds the point the files' list goes in), quotes,
+    backslashes, NUL, U+2028, astral characters: `to_bytes` is ``canonical_json(to_dict())``
+    and ``json.dumps`` of it; a lone surrogate fails both ways alike."""
+    files = (FileRecord(path, "100644", 3, HEX), FileRecord(path + "x", "100755", 0, HEX))
+    manifest = Manifest(name=text, description=text, digest="blake3:" + HEX, files=files,
+                        allowances=tuple(allowances), sha256=(HEX,) * 2 if sha else ())
+    try:
+        expected = json.dumps(manifest.to_dict(), sort_keys=True, separators=(",", ":"),
+                              ensure_ascii=False, allow_nan=False).encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):
+            manifest.to_bytes()
+        with pytest.raises(UnicodeEncodeError):
+            canonical_json(manifest.to_dict())
+        return
+    assert manifest.to_bytes() == expected == canonical_json(manifest.to_dict())
+    assert json.loads(expected) == manifest.to_dict()

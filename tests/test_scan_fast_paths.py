@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,6 +36,7 @@ from skillpack.build import readfile, scan, secret_rules
 from skillpack.build.readfile import LARGE_FILE, READ_CHUNK, Changed, hash_large
 from skillpack.build.scan import ContentStream, scan_content
 from skillpack.build.secret_rules import RULES, scan_text
+from skillpack.cli import main
 
 needs_re2 = pytest.mark.skipif(secret_rules._NEEDLES is None, reason="google-re2 is not installed")
 needs_literals = pytest.mark.skipif(secret_rules._LITERALS is None,
@@ -763,3 +765,140 @@ def test_a_token_running_into_letters_at_a_region_end_is_not_cut() -> None:
             data = bytearray(b" " * (3 * piece))
             data[at:at + len(token)] = token
             assert fast_scan(bytes(data)) == whole_window_scan(bytes(data)), (len(tail), at)
+
+
+# -- an adversarial review of the fast paths (issue 18, review) ------------------------------
+
+#: The folded needle spelt every way RE2 folds it (and ``re`` does not: the long s), then an
+#: AWS secret key's assignment around it.
+_SPELLINGS = [b"secret", b"SECRET", b"SeCrEt", b"sEcReT", _LONG_S + b"ecret", _LONG_S + b"ECRET"]
+
+
+def _aws_line(spelt: bytes) -> bytes:
+    return b"AWS_" + spelt + b"_ACCESS_KEY=" + aws_secret().encode() + b"\n"
+
+
+#: Text between the needle and its neighbours: stray cores (more of them than `_needles_in`
+#: tells alone), and the Unicode letters near a fold (Kelvin sign, dotted and dotless i,
+#: fullwidth letters, a lone UTF-8 lead byte, the long s on its own).
+_NOISE = [b"", b"concrete " * (secret_rules._FEW + 5), b"discrete, CRETE, ",
+          "\u212a \u0130 \u0131 \uff53\uff45\uff43\uff52\uff45\uff54 ".encode(), b"\xc5 \xbf ",
+          _LONG_S + b" " + b"\xc5" + b"cret ", b"s e cret ", b"se\ncret "]
+
+
+def _placed(noise: bytes, needle: bytes, end: int) -> bytes:
+    """Prose, `noise`, then `needle` ending at byte `end` of the text, then prose."""
+    line = b"Notes on a concrete plan, and a discrete one.\n"
+    filler = noise + line * (end // len(line) + 2)
+    head = filler[:max(0, end - len(needle))]
+    return head + needle + line
+
+
+@needs_literals
+def test_hostile_texts_around_the_folded_core_scan_as_the_full_scan(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An AWS secret key assigned to ``AWS_SECRET_ACCESS_KEY`` in every case and with the
+    long s, after each kind of noise (more stray cores than `_FEW`, near-fold Unicode
+    letters, a head cut from its core), ending at the start of a text, well inside one piece,
+    at the last byte of one piece (`_ONE_PIECE`) and one byte past it; in UTF-8, and in
+    UTF-16 (LE and BE, with and without a byte order mark): `scan_content` gives what the
+    full scan gives, the RE2 set's rules are what the literal matches tell, and a text
+    `plainly_clean` passes holds no needle. Each ASCII spelling in UTF-8 is refused."""
+    one = secret_rules._ONE_PIECE
+    refused = 0
+    for spelt, noise in itertools.product(_SPELLINGS, _NOISE):
+        needle = _aws_line(spelt)
+        for end in (len(needle), 5000, one, one + 1):
+            text = _placed(noise, needle, end)
+            if end <= one:  # it ends where asked: inside the one piece or at its last byte
+                assert text[end - len(needle):end] == needle
+            variants = [text]
+            if end < 6000:
+                variants += [bom + text.decode("utf-8", "replace").encode(enc)
+                             for enc, bom in (("utf-16-le", b"\xff\xfe"),
+                                              ("utf-16-be", b"\xfe\xff"))
+                             for bom in (b"", bom)]
+            for data in variants:
+                fast, slow = _content_scans("notes.md", data, monkeypatch)
+                assert fast == slow, (spelt, noise, end)
+                assert fast_scan(data) == slow_scan(data, monkeypatch), (spelt, noise, end)
+                if len(data) <= one:
+                    assert literal_present(data) == re2_present(data), (spelt, noise, end)
+                if secret_rules.plainly_clean(data):
+                    assert _re2_needles(data) == [], (spelt, noise, end)
+            if spelt.isascii():
+                assert scan_content("notes.md", text, frozenset()).refused, (spelt, end)
+                refused += 1
+    assert refused == 4 * len(_NOISE) * 4
+
+
+@needs_literals
+def test_stray_cores_then_a_needle_anywhere_are_plainly_clean_only_without_it() -> None:
+    """A text of nothing but stray cores (``cret`` in each case, no head), one piece long,
+    is plainly clean. With a needle (or the folded one's head put back) at its start, its
+    middle, its very end, or cut by the end; and, in a short one, a needle starting at each
+    byte of a core but its first (the automaton reports the core only, `_hides` must see
+    the needle): plainly clean only when the RE2 set finds nothing, and `_present` tells what
+    the RE2 set tells."""
+    cores = b" ".join(_CORES) + b" "
+    body = (cores * (secret_rules._ONE_PIECE // len(cores) + 1))[:secret_rules._ONE_PIECE - 40]
+    assert secret_rules.plainly_clean(body) and _re2_needles(body) == []
+    assert secret_rules.plainly_clean(b"")
+    assert scan_content("x.md", b"", frozenset()).refused is False
+    texts = []
+    for needle in [*NEEDLES, b"se", b"SE", _LONG_S + b"E"]:
+        texts += [body[:at] + needle + body[at:] for at in (0, len(body) // 2)]
+        texts += [body + needle, body + needle[:-1]]
+        short = body[:200]
+        texts += [short + core[:cut] + needle + short
+                  for core in _CORES for cut in (1, 2, 3) if needle.startswith(core[cut:])]
+        texts += [short + core[:cut] + needle for core in (b"cret", b"CRET") for cut in (1, 2, 3)]
+    needled = 0
+    for text in texts:
+        if secret_rules.plainly_clean(text):
+            assert _re2_needles(text) == [], text[-60:]
+        else:
+            needled += 1
+        assert literal_present(text) == re2_present(text), text[-60:]
+    assert needled > len(NEEDLES) * 4
+
+
+@needs_literals
+def test_a_skill_whose_only_needle_follows_many_stray_cores_is_refused(tmp_path: Path) -> None:
+    """Through the command line: `skillpack check` of a skill whose notes hold an AWS secret
+    key (in any case of ``secret``) after more stray cores than `_FEW` refuses it, naming the
+    rule and the file; the same notes without the key pass."""
+    skill = tmp_path / "demo"
+    (skill / "notes").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: A demo skill.\n---\n\nBody.\n")
+    notes = skill / "notes" / "plan.md"
+    stray = b"A concrete, discrete plan.\n" * (secret_rules._FEW + 3)
+    notes.write_bytes(stray)
+    assert CliRunner().invoke(main, ["check", str(skill)]).exit_code == 0
+    for spelt in (b"secret", b"SECRET", b"sEcReT"):
+        notes.write_bytes(stray + _aws_line(spelt) + stray)
+        result = CliRunner().invoke(main, ["check", str(skill)])
+        assert result.exit_code != 0, spelt
+        assert "aws-secret-access-key" in result.output and "notes/plan.md" in result.output
+
+
+@needs_literals
+def test_utf16_text_without_a_nul_in_its_head_is_read_by_its_byte_order_mark(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """UTF-16 text whose head holds no NUL (4 KiB and more of CJK characters) and then an AWS
+    key: with a byte order mark it is read as UTF-16 and refused, by `scan_content` as by the
+    full scan (`plainly_clean`'s NUL shortcut stands aside for a byte order mark); without
+    one it is not UTF-16 to either, and a UTF-16 ``PRIVATE KEY`` there is still a needle."""
+    cjk = "\u6f22\u5b57\u306e\u30e1\u30e2\u3002" * 500  # no byte of it is NUL in UTF-16
+    leak = "\nAWS_SECRET_ACCESS_KEY=" + aws_secret() + "\n"
+    for encoding, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")):
+        head = cjk.encode(encoding)
+        assert 0 not in head[:secret_rules._SAMPLE] and len(head) > secret_rules._SAMPLE
+        for data in (bom + head + leak.encode(encoding), head + leak.encode(encoding),
+                     head + "PRIVATE KEY".encode(encoding)):
+            fast, slow = _content_scans("notes.txt", data, monkeypatch)
+            assert fast == slow, (encoding, data[:2])
+        data = bom + head + leak.encode(encoding)
+        assert not secret_rules.plainly_clean(data)
+        assert scan_content("notes.txt", data, frozenset()).refused
+        assert not secret_rules.plainly_clean(head + "PRIVATE KEY".encode(encoding))

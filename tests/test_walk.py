@@ -555,3 +555,32 @@ def test_included_files_refuses_what_pack_refuses() -> None:
         included_files(folder)
     result = CliRunner().invoke(main, ["files", str(folder)])
     assert result.exit_code == 1 and "cannot be packed" in result.output
+
+
+def test_a_skillignore_that_is_no_regular_file_is_met_as_before(
+        skill: Path, tmp_path: Path) -> None:
+    """The root's .skillignore looked up from its listing (review of the lookup): a symlink
+    of that name is refused as a symlink (its target's rules never read), one in another
+    case too; a folder of that name is left out, never read as rules; a .skillignore with
+    rules beside a link named .SKILLIGNORE still applies. A walk of declared includes,
+    which looks it up first, says the same of the link."""
+    (tmp_path / "rules.txt").write_text("scripts/\n")
+    link = skill / ".skillignore"
+    link.symlink_to(tmp_path / "rules.txt")
+    assert refusal(skill) == [("symlink", ".skillignore")]
+    assert refusal(skill, ["SKILL.md"]) == [("symlink", ".skillignore")]
+    link.unlink()
+    (skill / ".SkillIgnore").symlink_to(tmp_path / "rules.txt")  # not .skillignore here
+    assert refusal(skill) == [("symlink", ".SkillIgnore")]
+    (skill / ".SkillIgnore").unlink()
+    make(skill, {".skillignore/x.txt": "scripts/\n"})  # a folder by that name
+    fileset = walk(skill)
+    assert fileset.paths == ("SKILL.md", "scripts/run.py")
+    assert [x.path for x in fileset.left_out] == [".skillignore/"]
+    (skill / ".skillignore" / "x.txt").unlink()
+    (skill / ".skillignore").rmdir()
+    make(skill, {".skillignore": "scripts/\n"})
+    (skill / ".SKILLIGNORE").symlink_to(tmp_path / "rules.txt")
+    assert refusal(skill) == [("symlink", ".SKILLIGNORE")]
+    (skill / ".SKILLIGNORE").unlink()
+    assert walk(skill).paths == ("SKILL.md",)

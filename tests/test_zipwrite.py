@@ -360,3 +360,54 @@ def test_screen_passes_only_names_with_no_problem() -> None:
             passed += 1
             assert all(name_problem(n) is None for n in names), names
     assert passed > 50  # the screen lets good sets past: it is looked at, not bypassed
+
+
+SCREEN_CLASHES = [
+    (["a.md", "a.md"], "duplicate name (added twice)"),
+    (["A.md", "a.md"], "A.md"),  # the same name on a case-insensitive disk
+    (["Caf\u00e9.md", "cafe\u0301.md"], "Caf\u00e9.md"),  # NFC and NFD of one name, folded
+    (["K.md", "\u212a.md"], "K.md"),  # KELVIN SIGN folds to k
+    (["stra\u00dfe.md", "strasse.md"], "stra\u00dfe.md"),  # casefold: sharp s is ss
+]
+
+
+@pytest.mark.parametrize(("names", "said"), SCREEN_CLASHES)
+def test_screened_names_that_clash_refuse_as_one_by_one(names: list[str], said: str) -> None:
+    """Names each portable alone but clashing with one before them (a duplicate, another
+    case, another normal form, a fold beyond ASCII), screened at once or not: the second is
+    refused with the same message, naming the first."""
+    names = sorted(names, key=lambda n: n.encode())
+    messages = []
+    for screened in (False, True):
+        zw = ZipWriter(io.BytesIO())
+        if screened:
+            zw.screen(names)
+            assert zw._portable == frozenset(names)  # every name passed the screen
+        with pytest.raises(ArchiveError) as info:
+            for name in names:
+                zw.add_bytes(name, b"x")
+        assert zw.count == 1 and said in str(info.value)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_a_name_too_long_for_a_zip_header_is_refused_screened_or_not() -> None:
+    """A member name of more than 65,535 UTF-8 bytes (a zip header's 16-bit length) is an
+    ArchiveError saying so, screened or not, and nothing is written; one of exactly 65,535
+    bytes is a member."""
+    long = "d/" * 20000 + "\u00e9" * 12768  # 40,000 + 25,536 = 65,536 bytes
+    assert len(long.encode()) == 65536
+    for screened in (False, True):
+        buf = io.BytesIO()
+        zw = ZipWriter(buf)
+        if screened:
+            zw.screen([long])
+        with pytest.raises(ArchiveError, match="65,535"):
+            zw.add_bytes(long, b"x")
+        assert buf.getvalue() == b"" and zw.count == 0
+    ok = long[:-1] + "x"
+    assert len(ok.encode()) == 65535
+    zw = ZipWriter(io.BytesIO())
+    zw.screen([ok])
+    zw.add_bytes(ok, b"x")
+    assert zw.count == 1

@@ -128,6 +128,9 @@ class ZipWriter:
             if problem is not None:
                 raise ArchiveError(f"member {name!r}: {problem}", hint="rename the file")
         encoded = name.encode("utf-8")
+        if len(encoded) > 0xFFFF:  # a header's name length is 16 bits
+            raise ArchiveError(f"member {name[:60]!r}...: its name is {len(encoded):,} UTF-8 "
+                               "bytes; a zip name holds at most 65,535", hint="rename the file")
         if self._last is not None and encoded <= self._last:
             if encoded == self._last:
                 raise ArchiveError(f"member {name!r}: duplicate name (added twice)")

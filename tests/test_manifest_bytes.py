@@ -153,3 +153,15 @@ def test_strings_like_the_splice_point_give_the_canonical_bytes(
         return
     assert manifest.to_bytes() == expected == canonical_json(manifest.to_dict())
     assert json.loads(expected) == manifest.to_dict()
+
+
+@pytest.mark.parametrize("field", ["path", "blake3"])
+def test_a_field_of_another_type_is_written_as_canonical_json_writes_it(field: str) -> None:
+    """A record built in code with a path or BLAKE3 that is no string (the types forbid it;
+    no skill on disk gives one) gets `canonical_json`'s bytes, or its error, not another."""
+    base = _manifest(["a.md", "b.md"], sha=False)
+    odd = FileRecord(**{**base.files[0].to_dict(), field: 7})  # type: ignore[arg-type]
+    manifest = Manifest(name=base.name, description=base.description, digest=base.digest,
+                        files=(odd, base.files[1]), programs=base.programs, tools=base.tools,
+                        allowances=base.allowances, sha256=())
+    assert manifest.to_bytes() == canonical_json(manifest.to_dict())

@@ -176,12 +176,15 @@ def _files_text(files: tuple[FileRecord, ...], sha256: tuple[str, ...]) -> str |
     """The canonical JSON text of a manifest's files (`Manifest.to_dict`'s ``files``), an
     object a file with its keys in sorted order, each path encoded by the encoder
     `canonical_json` uses; None (then `canonical_json` does it all) unless every size is an
-    int, every mode one of the two, every BLAKE3 and SHA-256 lower-case hex (which JSON
-    writes as it is) and there is one SHA-256 a file or none."""
+    int, every mode one of the two, every path a string, every BLAKE3 and SHA-256 a string
+    of lower-case hex (which JSON writes as it is) and there is one SHA-256 a file or
+    none."""
     if not files or len(sha256) not in (0, len(files)):
         return None
     modes = {f.mode for f in files}
     if (not modes <= {"100644", "100755"} or {type(f.size) for f in files} != {int}
+            or {type(f.path) for f in files} | {type(f.blake3) for f in files}
+            | {type(s) for s in sha256} != {str}
             or not all_hex("".join([f.blake3 for f in files]) + "".join(sha256))):
         return None
     quote = _string_encoder()

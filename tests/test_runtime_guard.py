@@ -87,11 +87,14 @@ def test_load_and_read_pull_in_no_typing_dataclasses_inspect_json_or_re(tmp_path
 
 
 def test_the_cold_path_guard_sees_what_it_forbids() -> None:
-    # Modules off the cold path keep their dataclasses; JSON output imports `json`.
+    # Modules off the cold path keep their dataclasses; a JSON error is told by `json`.
     assert {"typing", "dataclasses", "inspect"} <= modules_without_site(
         "import skillpack.runtime, skillpack.build.verify")
     assert {"json", "re"} <= modules_without_site(
-        "from skillpack.spec.manifest import canonical_json\ncanonical_json({})")
+        "from skillpack.spec.manifest import load_json\ntry:\n    load_json('{')\n"
+        "except ValueError:\n    pass")
+    assert not {"json", "re"} & modules_without_site(  # canonical JSON: the C encoder alone
+        "from skillpack.spec.manifest import canonical_json\ncanonical_json({'a': [1]})")
     assert not set(COLD_FORBIDDEN) & modules_without_site("pass")
 
 

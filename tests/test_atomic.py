@@ -143,13 +143,7 @@ _FILE_TOO_BIG = textwrap.dedent(
 
 def test_a_real_failed_write_is_a_write_error(tmp_path: Path) -> None:
     # The kernel refuses writes past RLIMIT_FSIZE (EFBIG), as a full disk refuses (ENOSPC).
-    dest = tmp_path / "out.skill"
-    done = subprocess.run([sys.executable, "-c", _FILE_TOO_BIG, str(dest)],
-                          capture_output=True, text=True, check=True)
-    result = json.loads(done.stdout)
-    assert result["type"] == "WriteError" and result["errno"] == errno.EFBIG
-    assert str(dest) in result["message"] and "free some disk space" in result["message"]
-    assert list(tmp_path.iterdir()) == []
+    _assert_write_error_leaving_nothing(tmp_path, _FILE_TOO_BIG)
 
 
 _KILLED = textwrap.dedent(
@@ -333,16 +327,6 @@ _PARTS_TOO_BIG = textwrap.dedent(
 )
 
 
-def test_write_parts_failing_in_the_kernel_is_a_write_error_leaving_nothing(
-    tmp_path: Path,
-) -> None:
-    dest = tmp_path / "out.skill"
-    done = subprocess.run([sys.executable, "-c", _PARTS_TOO_BIG, str(dest)],
-                          capture_output=True, text=True, check=True)
-    result = json.loads(done.stdout)
-    assert result["type"] == "WriteError" and result["errno"] == errno.EFBIG
-    assert str(dest) in result["message"] and "free some disk space" in result["message"]
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("failure", ["interrupt", "took-nothing"])
@@ -374,3 +358,21 @@ def test_write_parts_stopped_part_way_leaves_the_old_file_and_no_temp(
     assert len(calls) == 2
     assert dest.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.skill"]
+
+
+def _assert_write_error_leaving_nothing(tmp_path: Path, script: str) -> None:
+    """`script` writes past RLIMIT_FSIZE into ``argv[1]``: a WriteError naming the file, and
+    nothing left in the folder."""
+    dest = tmp_path / "out.skill"
+    done = subprocess.run([sys.executable, "-c", script, str(dest)],
+                          capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    assert result["type"] == "WriteError" and result["errno"] == errno.EFBIG
+    assert str(dest) in result["message"] and "free some disk space" in result["message"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_parts_failing_in_the_kernel_is_a_write_error_leaving_nothing(
+    tmp_path: Path,
+) -> None:
+    _assert_write_error_leaving_nothing(tmp_path, _PARTS_TOO_BIG)

@@ -20,14 +20,16 @@ from conftest import FIXTURES, REPO, write_skill
 from skillpack.cli.quick_argv import QuickCommand, parse_quick
 
 _ENV = dict(os.environ, PYTHONPATH=str(REPO))
-_CLICK = ("import sys; from skillpack.cli.group import invoke; code = invoke(sys.argv[1:]); "
+CLICK = ("import sys; from skillpack.cli.group import invoke; code = invoke(sys.argv[1:]); "
           "sys.stdout.flush(); sys.exit(code)")
-_QUICK = ("import sys; from skillpack.cli import outcome; code = outcome(sys.argv[1:]); "
+QUICK = ("import sys; from skillpack.cli import outcome; code = outcome(sys.argv[1:]); "
           "sys.stdout.flush(); assert 'click' not in sys.modules, 'click was imported'; "
           "sys.exit(code)")
 
 
-def _run(source: str, args: list[str], cwd: Path) -> tuple[int, str, str]:
+def run_child(source: str, args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """`source` run as a fresh process with `args` (skillpack from this repository): its exit
+    code, stdout and stderr (tests/test_cli_quick_digest.py runs its cases so too)."""
     done = subprocess.run([sys.executable, "-c", source, *args], cwd=cwd, env=_ENV,
                           capture_output=True, text=True, check=False)
     return done.returncode, done.stdout, done.stderr
@@ -89,10 +91,10 @@ def test_the_quick_path_prints_what_click_prints(tmp_path: Path, case: list[str]
     trees = tmp_path / "trees"
     _hostile(trees)
     args = [a.replace("{F}", str(FIXTURES)).replace("{H}", str(trees)) for a in case]
-    quick_source = _QUICK if parse_quick(args, os.environ) is not None else (
+    quick_source = QUICK if parse_quick(args, os.environ) is not None else (
         "import sys; from skillpack.cli import outcome; sys.exit(outcome(sys.argv[1:]))")
-    quick = _run(quick_source, args, tmp_path)
-    click = _run(_CLICK, args, tmp_path)
+    quick = run_child(quick_source, args, tmp_path)
+    click = run_child(CLICK, args, tmp_path)
     assert quick == click
     assert quick[0] in (0, 1, 2)
     assert "Traceback" not in quick[2]
@@ -131,9 +133,9 @@ def test_the_pre_commit_entry_takes_the_quick_path(tmp_path: Path) -> None:
     source = ("import sys; from skillpack.__main__ import precommit_check; "
               "code = precommit_check(sys.argv[1:]); "
               "assert 'click' not in sys.modules, 'click was imported'; sys.exit(code)")
-    assert _run(source, [str(ok / "SKILL.md")], tmp_path)[0] == 0
+    assert run_child(source, [str(ok / "SKILL.md")], tmp_path)[0] == 0
     broken = FIXTURES / "broken" / "description-too-long"
-    code, out, _ = _run(source, [str(broken / "SKILL.md")], tmp_path)
+    code, out, _ = run_child(source, [str(broken / "SKILL.md")], tmp_path)
     assert code == 1
     assert "description-too-long" in out
 
@@ -147,6 +149,6 @@ def test_check_of_a_usual_skill_imports_only_what_it_uses(tmp_path: Path) -> Non
     source = ("import sys; from skillpack.cli import outcome; code = outcome(sys.argv[1:]); "
               f"print(sorted(set({deferred!r}) & set(sys.modules)), file=sys.stderr); "
               "sys.exit(code)")
-    code, out, err = _run(source, ["check", str(FIXTURES / "waitlist")], tmp_path)
+    code, out, err = run_child(source, ["check", str(FIXTURES / "waitlist")], tmp_path)
     assert (code, out) == (0, "checked 1 skill: 1 valid, 0 invalid (0 errors, 0 warnings)\n")
     assert err == "[]\n"

@@ -12,29 +12,16 @@ arguments (`skillpack.cli.group.invoke`, what every argument list went through b
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, write_skill
+from conftest import FIXTURES, write_skill
+from test_cli_quick_check import CLICK, QUICK, run_child
 
 from skillpack.cli.quick_argv import QuickCommand, parse_quick
 
-_ENV = dict(os.environ, PYTHONPATH=str(REPO))
-_CLICK = ("import sys; from skillpack.cli.group import invoke; code = invoke(sys.argv[1:]); "
-          "sys.stdout.flush(); sys.exit(code)")
-_QUICK = ("import sys; from skillpack.cli import outcome; code = outcome(sys.argv[1:]); "
-          "sys.stdout.flush(); assert 'click' not in sys.modules, 'click was imported'; "
-          "sys.exit(code)")
 _ANY = "import sys; from skillpack.cli import outcome; sys.exit(outcome(sys.argv[1:]))"
-
-
-def _run(source: str, args: list[str], cwd: Path) -> tuple[int, str, str]:
-    done = subprocess.run([sys.executable, "-c", source, *args], cwd=cwd, env=_ENV,
-                          capture_output=True, text=True, check=False)
-    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +29,10 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Made once: archives packed by `skillpack pack`, a bundle, a tampered archive, a
     foreign zip, a refused skill (a secret), a folder with no SKILL.md."""
     root = tmp_path_factory.mktemp("digest")
-    pack = _run(_ANY, ["pack", str(FIXTURES / "waitlist"), str(FIXTURES / "release-notes"),
+    pack = run_child(_ANY, ["pack", str(FIXTURES / "waitlist"), str(FIXTURES / "release-notes"),
                        "-o", str(root / "out")], root)
     assert pack[0] == 0, pack
-    bundle = _run(_ANY, ["bundle", str(FIXTURES / "waitlist"), str(FIXTURES / "release-notes"),
+    bundle = run_child(_ANY, ["bundle", str(FIXTURES / "waitlist"), str(FIXTURES / "release-notes"),
                          "-o", str(root / "two.bundle")], root)
     assert bundle[0] == 0, bundle
     archive = sorted((root / "out").glob("waitlist-*.skill"))[0]
@@ -108,9 +95,9 @@ _CASES = [
 def test_the_quick_path_prints_what_click_prints(trees: Path, tmp_path: Path,
                                                  case: list[str]) -> None:
     args = [a.replace("{F}", str(FIXTURES)).replace("{T}", str(trees)) for a in case]
-    quick_source = _QUICK if parse_quick(args, os.environ) is not None else _ANY
-    quick = _run(quick_source, args, tmp_path)
-    click = _run(_CLICK, args, tmp_path)
+    quick_source = QUICK if parse_quick(args, os.environ) is not None else _ANY
+    quick = run_child(quick_source, args, tmp_path)
+    click = run_child(CLICK, args, tmp_path)
     assert quick == click
     assert quick[0] in (0, 1, 2)
     assert "Traceback" not in quick[2]
@@ -119,18 +106,18 @@ def test_the_quick_path_prints_what_click_prints(trees: Path, tmp_path: Path,
 def test_what_digest_prints_for_each_kind_of_path(trees: Path, tmp_path: Path) -> None:
     """The quick path's answers themselves: a digest line a skill, archives verified, a
     tampered archive refused, a PATH with no skill said on stderr."""
-    code, out, err = _run(_QUICK, ["digest", str(FIXTURES / "waitlist"), str(trees / "out")],
+    code, out, err = run_child(QUICK, ["digest", str(FIXTURES / "waitlist"), str(trees / "out")],
                           tmp_path)
-    folder = _run(_QUICK, ["digest", str(FIXTURES / "release-notes")], tmp_path)[1]
+    folder = run_child(QUICK, ["digest", str(FIXTURES / "release-notes")], tmp_path)[1]
     lines = out.splitlines()
     assert (code, err, len(lines)) == (0, "", 3)
     assert lines[0].startswith("blake3:") and lines[0].endswith("  waitlist")
     # each archive of the folder of archives digests as the folder it was made from
     assert sorted(lines[1:]) == sorted([folder.rstrip("\n"), lines[0]])
-    code, out, err = _run(_QUICK, ["digest", str(trees / "tampered.skill")], tmp_path)
+    code, out, err = run_child(QUICK, ["digest", str(trees / "tampered.skill")], tmp_path)
     assert (code, out) == (1, "")
     assert err.startswith("skillpack: error: ")
-    code, out, err = _run(_QUICK, ["digest", str(trees / "empty")], tmp_path)
+    code, out, err = run_child(QUICK, ["digest", str(trees / "empty")], tmp_path)
     assert (code, out, err) == (1, "", f"skillpack: no SKILL.md found in {trees / 'empty'}\n")
 
 
@@ -138,7 +125,7 @@ def test_a_name_with_control_characters_is_printed_escaped(tmp_path: Path) -> No
     """`digest` does not validate: a name is printed as the skill has it, but escaped (as
     every skill text is), so it cannot redraw the terminal; JSON escapes it on its own."""
     skill = write_skill(tmp_path / "esc", '---\nname: "red\\e[31mx"\ndescription: d\n---\n')
-    code, out, _ = _run(_QUICK, ["digest", str(skill)], tmp_path)
+    code, out, _ = run_child(QUICK, ["digest", str(skill)], tmp_path)
     assert code == 0
     assert out.endswith("  red\\x1b[31mx\n")
     assert "\x1b" not in out
@@ -173,7 +160,7 @@ def test_digest_of_a_skill_folder_imports_only_what_it_uses(tmp_path: Path) -> N
     source = ("import sys; from skillpack.cli import outcome; code = outcome(sys.argv[1:]); "
               f"print(sorted(set({deferred!r}) & set(sys.modules)), file=sys.stderr); "
               "sys.exit(code)")
-    code, out, err = _run(source, ["digest", str(FIXTURES / "waitlist")], tmp_path)
+    code, out, err = run_child(source, ["digest", str(FIXTURES / "waitlist")], tmp_path)
     assert code == 0
     assert out.startswith("blake3:") and out.endswith("  waitlist\n")
     assert err == "[]\n"

@@ -100,8 +100,8 @@ def _closing_by_lines(rest: str) -> tuple[int, int] | str:
 
 
 def _closing_now(rest: str) -> tuple[int, int] | str:
-    """What split_frontmatter finds now: the same triple from `_closing_line`."""
-    closing = frontmatter._closing_line(rest)
+    """What split_frontmatter finds now: the same triple from `closing_line`."""
+    closing = frontmatter.closing_line(rest, 0)
     if (closing if closing >= 0 else rest.rfind("\n") + 1) > frontmatter.MAX_FRONTMATTER_BYTES:
         return "frontmatter-too-large"
     if closing < 0:

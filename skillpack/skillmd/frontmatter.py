@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
-from skillpack.skillmd.frontmatter_reader import read_yaml
+from skillpack.skillmd.frontmatter_reader import closing_line, read_yaml
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,7 +74,7 @@ def split_frontmatter(source: str, *, file: str | None = None) -> Frontmatter:
             file,
             1,
         )
-    closing = _closing_line(rest)
+    closing = closing_line(rest, 0)
     # a line starting past the limit before the closing one (or, with none, the last line
     # starting past it): too large, as a look at each line in turn would have stopped there
     if (closing if closing >= 0 else rest.rfind("\n") + 1) > MAX_FRONTMATTER_BYTES:
@@ -94,32 +94,6 @@ def split_frontmatter(source: str, *, file: str | None = None) -> Frontmatter:
     body = "" if after < 0 else rest[after + 1 :]
     data, lines = _load(yaml_text, file)
     return Frontmatter(data=data, lines=lines, body=body, body_line=line_no + 1)
-
-
-def _closing_line(rest: str) -> int:
-    """Where the first line of `rest` that is ``---`` (blanks after it aside: its
-    ``rstrip()`` is ``---``) starts, or -1; or where a line starting with ``---`` past
-    `MAX_FRONTMATTER_BYTES` starts (too large, whatever it is: none is looked at there).
-    Only the lines starting with ``---`` are looked at, found by `str.find`, not each line
-    in turn."""
-    at = 0 if rest.startswith(_DELIMITER) else _next_dashes(rest, 0)
-    while at >= 0:
-        if at > MAX_FRONTMATTER_BYTES:
-            return at
-        end = rest.find("\n", at)
-        tail = rest[at + len(_DELIMITER):] if end < 0 else rest[at + len(_DELIMITER):end]
-        if not tail or tail.isspace():  # what rstrip() strips, str.isspace() tells
-            return at
-        if end < 0:
-            return -1
-        at = _next_dashes(rest, end)
-    return -1
-
-
-def _next_dashes(rest: str, start: int) -> int:
-    """Where the next line of `rest` starting with ``---`` after `start` starts, or -1."""
-    found = rest.find("\n" + _DELIMITER, start)
-    return found + 1 if found >= 0 else -1
 
 
 def _load(text: str, file: str | None) -> tuple[dict[str, Any], dict[str, int]]:

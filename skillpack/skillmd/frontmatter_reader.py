@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
     Value: TypeAlias = "str | list[Value] | dict[str, Value]"
 
-__all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "FrontmatterText", "read_frontmatter",
-           "read_simple", "read_yaml"]
+__all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "FrontmatterText", "closing_line",
+           "read_frontmatter", "read_simple", "read_yaml"]
 
 #: As `skillpack.skillmd.frontmatter.MAX_FRONTMATTER_BYTES` (a test keeps them equal; that module
 #: imports `dataclasses` and `typing`, which the cold path cannot afford).
@@ -158,19 +158,41 @@ def _locate(source: str, base: int) -> tuple[int, int, int] | None:
         start = source.find("\n", base) + 1
         if not start or source[base : start - 1].rstrip() != _DELIMITER:
             return None  # (a text of one line has no frontmatter either)
+    closing = closing_line(source, start)
+    if closing < 0 or closing > start + MAX_FRONTMATTER_BYTES:
+        return None
+    return start, closing, source.find("\n", closing)
+
+
+def closing_line(text: str, start: int) -> int:
+    """Where the frontmatter's closing line starts in `text`, the frontmatter starting at
+    `start` (after its opening line): the first line from `start` whose ``rstrip()`` is
+    ``---``, or -1 when there is none; or, before it, where a line starting with ``---``
+    more than `MAX_FRONTMATTER_BYTES` past `start` starts (too large, whatever that line
+    is: none is looked at there). Only the lines that start with ``---`` are looked at,
+    found by `str.find`, not each line in turn. The build side's `split_frontmatter` and
+    this reader's `_locate` both find it so."""
     limit = start + MAX_FRONTMATTER_BYTES
-    closing = start if source.startswith(_DELIMITER, start) else (
-        source.find("\n" + _DELIMITER, start) + 1)
-    while True:
-        if not closing or closing > limit:
-            return None
-        end = source.find("\n", closing)
-        if end == closing + 3 or (  # "---" and its line feed, or what rstrip() leaves so
-                (source[closing:] if end < 0 else source[closing:end]).rstrip() == _DELIMITER):
-            return start, closing, end
+    at = start if text.startswith(_DELIMITER, start) else _next_dashes(text, start)
+    while at >= 0:
+        if at > limit:
+            return at
+        end = text.find("\n", at)
+        if end == at + 3:  # "---" and its line feed: the common closing line
+            return at
+        tail = text[at + 3 :] if end < 0 else text[at + 3 : end]
+        if not tail or tail.isspace():  # what rstrip() strips, str.isspace() tells
+            return at
         if end < 0:
-            return None
-        closing = source.find("\n" + _DELIMITER, end) + 1
+            return -1
+        at = _next_dashes(text, end)
+    return -1
+
+
+def _next_dashes(text: str, start: int) -> int:
+    """Where the next line of `text` starting with ``---`` after `start` starts, or -1."""
+    found = text.find("\n" + _DELIMITER, start)
+    return found + 1 if found >= 0 else -1
 
 
 def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value] | None:

@@ -138,7 +138,7 @@ def test_the_closing_line_at_the_size_limit() -> None:
     assert _closing_now("") == _closing_by_lines("") == "frontmatter-unterminated"
 
 
-@pytest.mark.skipif(not CORPUS_SKILLS, reason="the corpus is absent")
+@pytest.mark.corpus
 def test_the_closing_line_of_every_corpus_skill() -> None:
     for skill in CORPUS_SKILLS:
         text = frontmatter.normalise_text((skill / "SKILL.md").read_text("utf-8"))

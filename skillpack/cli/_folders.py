@@ -37,8 +37,9 @@ def skill_folders(paths: tuple[str, ...], *, archives: bool = False,
             report_failure(path, err, failures)
             empty = True
             continue
-        if not folders and archives and archives_in(path):  # a folder of archives
-            found.extend(first_seen([Path(p) for p in archives_in(path)], seen))
+        held = archives_in(path) if not folders and archives else []
+        if held:  # a folder of archives (listed once)
+            found.extend(first_seen([Path(p) for p in held], seen))
             continue
         if not folders:
             if failures is None:

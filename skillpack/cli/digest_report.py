@@ -6,6 +6,11 @@ lists (`skillpack.cli.quick_argv`) both end here, so they print the same bytes.
 An archive or a bundle is verified member by member first (`skillpack.build.verify`); that
 module, and the archive readers it stands on (about 35 ms of imports), is imported only when
 a PATH names an archive file or a folder of archives, never for a skill folder.
+
+Many skill folders are digested by worker processes, each a share of them
+(`skillpack.cli._workers`: on Linux, with two cores or more; ``SKILLPACK_JOBS=1`` for none),
+and printed in order here: the same bytes as one process gives. A skill a worker could not
+digest is digested again here, in its turn, where its error is reported.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from skillpack.build.notes import held, note
 from skillpack.build.records import digest_skill
 from skillpack.cli._common import echo_json, echo_text, finish
 from skillpack.cli._folders import report_failure, skill_folders
+from skillpack.cli._workers import in_workers
 from skillpack.errors import SkillpackError
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
@@ -38,10 +45,16 @@ def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
     results: list[dict[str, Any]] = []
     failures = results if as_json else None
     targets, failed = skill_folders(paths, archives=True, failures=failures)
+    folders = [t for t in targets if not t.is_file()]
+    early = dict(zip(map(id, folders), in_workers(_digest_held, folders) or (), strict=False))
     for target in targets:
         try:
             if target.is_file():
                 found = _archive_digests(target)
+            elif (done := early.get(id(target))) is not None:  # by a worker: its notes now
+                for text in done[2]:
+                    note(text)
+                found = [done[:2]]
             else:
                 skill, value = digest_skill(target)
                 found = [(skill.name, value)]
@@ -56,6 +69,18 @@ def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
     if as_json:
         echo_json(results)
     finish(bool(failed))
+
+
+def _digest_held(folder: Path) -> tuple[str, str, tuple[str, ...]] | None:
+    """A skill folder's name and digest, and the notes said meanwhile (held, to be said in
+    its turn), by a worker (`skillpack.cli._workers`); None when it cannot be digested (redone
+    in turn, where its error is reported)."""
+    with held() as notes:
+        try:
+            skill, value = digest_skill(folder)
+        except SkillpackError:
+            return None
+    return skill.name, value, tuple(notes)
 
 
 def _archive_digests(archive: Path) -> list[tuple[str, str]]:

@@ -1,0 +1,170 @@
+"""`skillpack digest` of many skill folders shares them among worker processes
+(`skillpack.cli._workers`) and says exactly what one process says: the same stdout, stderr and
+exit code, byte for byte, with ``SKILLPACK_JOBS=1`` (no worker) and without (workers, when the
+machine has two cores), on skills that digest, skills that fail (a SKILL.md that does not
+parse, a secret, a link, a mis-cased SKILL.md), a PATH with no skill and a note from discovery;
+with and without ``--json``; and on the corpus. A worker that dies or fails has its share
+done again by the command itself; notes said during out-of-turn work wait for their turn.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS_SKILLS, REPO, write_skill
+
+from skillpack.build.notes import held, listen, note, unlisten
+from skillpack.cli import _workers
+
+#: The command as a process runs it, counting the workers it forks (said last on stderr).
+_COUNTED = """
+import os, sys
+forked = []
+fork = os.fork
+def counted():
+    pid = fork()
+    if pid:
+        forked.append(pid)
+    return pid
+os.fork = counted
+from skillpack.cli import outcome
+code = outcome(sys.argv[1:])
+sys.stdout.flush()
+sys.stderr.write(f"FORKED {len(forked)}\\n")
+sys.exit(code)
+"""
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
+needs_cores = pytest.mark.skipif(
+    sys.platform != "linux" or _cores() < 2,
+    reason="workers are forked on Linux with two usable cores or more; this machine has not")
+
+
+def _digest(args: list[str], jobs: str | None, cwd: Path) -> tuple[int, str, str, int]:
+    """``skillpack digest ARGS`` as a process: exit code, stdout, stderr, workers forked."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop(_workers.JOBS_ENV, None)
+    if jobs is not None:
+        env[_workers.JOBS_ENV] = jobs
+    done = subprocess.run([sys.executable, "-c", _COUNTED, "digest", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False)
+    err, _, count = done.stderr.rstrip("\n").rpartition("\n")
+    err = err + "\n" if err else ""
+    if not count.startswith("FORKED "):
+        err, count = done.stderr, "FORKED -1"
+    return done.returncode, done.stdout, err, int(count.split()[1])
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of 16 skills: 11 that digest, and 5 that cannot be digested, spread out
+    (every worker gets some of each)."""
+    root = tmp_path_factory.mktemp("many")
+    for at in range(16):
+        write_skill(root / f"s{at:02}", f"---\nname: s{at:02}\ndescription: Use when a test "
+                    f"needs skill {at}.\n---\n\nBody {at}.\n",
+                    {f"references/r{n}.md": f"text {at} {n}\n" for n in range(at % 4)})
+    (root / "s03" / "SKILL.md").write_text("---\nname: [unclosed\n---\nBody.\n")
+    (root / "s06" / "notes.txt").write_text("key = " + "AKIA" + "Q3EGRJ5DFDPQ7Z2N\n")
+    (root / "s09" / "link.md").symlink_to(root / "s00" / "SKILL.md")
+    (root / "s12" / "SKILL.md").rename(root / "s12" / "skill.md")
+    (root / "s13" / "SKILL.md").write_text("no frontmatter at all\n")
+    (root / "node_modules").mkdir()  # a note from discovery: "skipped .../node_modules/"
+    return root
+
+
+@needs_cores
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
+def test_workers_say_what_one_process_says(many: Path, tmp_path: Path,
+                                           flags: list[str]) -> None:
+    args = [str(many), str(many / "s00"), str(tmp_path), *flags]  # tmp_path: no skill in it
+    alone = _digest(args, "1", tmp_path)
+    shared = _digest(args, None, tmp_path)
+    assert alone[3] == 0 and shared[3] >= 1, (alone[3], shared[3])
+    assert shared[:3] == alone[:3]
+    code, out, err, _ = alone
+    assert code == 1
+    if not flags:
+        assert out.count("blake3:") == 11, out
+        assert "s03" in err and "s06" in err and "s09" in err and "s12" in err, err
+        assert "node_modules" in err and "no SKILL.md found in" in err, err
+
+
+@needs_cores
+def test_jobs_bounds_the_workers(many: Path, tmp_path: Path) -> None:
+    assert _digest([str(many)], "2", tmp_path)[3] == 1  # two processes: this one and one
+    assert _digest([str(many), str(many / "s00")], "1", tmp_path)[3] == 0
+    assert _digest([str(many / "s00")], None, tmp_path)[3] == 0  # one skill: not worth it
+
+
+@pytest.mark.corpus
+@needs_cores
+def test_corpus_digests_alike_with_workers(tmp_path: Path) -> None:
+    args = [str(p) for p in CORPUS_SKILLS]
+    alone = _digest(args, "1", tmp_path)
+    shared = _digest(args, None, tmp_path)
+    assert shared[3] >= 1
+    assert shared[:3] == alone[:3]
+    assert alone[1].count("\n") == len(CORPUS_SKILLS)
+
+
+def test_worker_count_follows_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_workers.JOBS_ENV, raising=False)
+    cores = _cores() if sys.platform == "linux" else 1
+    assert _workers.worker_count(0) == 1
+    assert _workers.worker_count(_workers.MIN_SHARE * 2 - 1) == 1
+    assert _workers.worker_count(10_000) == min(cores, _workers.MAX_WORKERS)
+    for asked, expected in [("1", 1), ("2", min(cores, 2)), ("0", min(cores, 8)),
+                            ("-3", min(cores, 8)), ("many", min(cores, 8)), ("", min(cores, 8))]:
+        monkeypatch.setenv(_workers.JOBS_ENV, asked)
+        assert _workers.worker_count(10_000) == expected, asked
+
+
+@needs_cores
+def test_a_worker_that_dies_has_its_share_redone() -> None:
+    """The worker holding item 5 dies on it: every item of its share comes back None (done
+    again by the caller), the others with their values, in order."""
+    parent = os.getpid()
+
+    def work(item: int) -> int | None:
+        if item == 5 and os.getpid() != parent:
+            os._exit(7)
+        return None if item == 9 else item * 2
+
+    items = list(range(24))
+    count = _workers.worker_count(len(items))
+    assert count >= 2
+    got = _workers.in_workers(work, items)
+    assert got is not None and len(got) == len(items)
+    lost = {at for at in range(len(items)) if at % count == 5 % count}
+    for at, value in enumerate(got):
+        if at in lost or at == 9:
+            assert value is None, (at, value)
+        else:
+            assert value == at * 2, (at, value)
+
+
+def test_no_worker_for_few_items() -> None:
+    assert _workers.in_workers(lambda item: item, [1, 2, 3]) is None
+
+
+def test_held_notes_wait_for_their_turn() -> None:
+    said: list[str] = []
+    listen(said.append)
+    try:
+        with held() as kept:
+            note("first")
+            note("second")
+        assert kept == ["first", "second"] and said == []
+        note("after")
+        assert said == ["after"]
+    finally:
+        unlisten(said.append)

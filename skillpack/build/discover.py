@@ -19,6 +19,7 @@ out``'s output) is a folder of archives: `archives_in` lists them, by name, read
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -99,9 +100,10 @@ def _is_skill_dir(path: str) -> bool:
     """A folder holding an entry named SKILL.md that is not a folder. A SKILL.md that is a
     symlink, a fifo or a device still makes a skill, so that its checks refuse it saying
     why, rather than it being skipped in silence (and the search never follows it)."""
-    skill_md = os.path.join(path, SKILL_MD)
-    return os.path.lexists(skill_md) and (os.path.islink(skill_md)
-                                          or not os.path.isdir(skill_md))
+    try:  # one lstat: a link is not a folder here, whatever it points to
+        return not stat.S_ISDIR(os.lstat(os.path.join(path, SKILL_MD)).st_mode)
+    except OSError:  # as os.path.lexists says: there is none
+        return False
 
 
 def discover(path: str | os.PathLike[str]) -> Discovery:
@@ -113,12 +115,16 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     FileNotFoundError) when `path` does not exist.
     """
     text = os.fspath(path)
-    if not os.path.lexists(text):
-        raise MissingPathError(
-            "no such file or folder", path=text, hint="give a skill folder, its SKILL.md, or "
-            "a folder of skills"
-        )
-    if not os.path.isdir(text):  # a SKILL.md (even a fifo or a link: its checks say why)
+    try:  # one stat where os.path.lexists and os.path.isdir would take two
+        is_dir = stat.S_ISDIR(os.stat(text).st_mode)
+    except OSError:
+        if not os.path.lexists(text):
+            raise MissingPathError(
+                "no such file or folder", path=text, hint="give a skill folder, its SKILL.md, "
+                "or a folder of skills"
+            ) from None
+        is_dir = False  # a link to nothing, or a path this user cannot stat
+    if not is_dir:  # a SKILL.md (even a fifo or a link: its checks say why)
         name = os.path.basename(text)
         if name == SKILL_MD:
             return Discovery((Path(text).parent,))
@@ -169,12 +175,23 @@ def find_skills(path: str | os.PathLike[str]) -> list[Path]:
     return list(discover(path).skills)
 
 
+def same_file_key(path: Path) -> str:
+    """What tells one file or folder from another, whatever path leads to it: its device and
+    inode (one ``stat``, following links as `os.path.realpath` does, which takes an
+    ``lstat`` of every component of the path), or its real path when it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return f"{st.st_dev}:{st.st_ino}"
+
+
 def first_seen(paths: Iterable[Path], seen: set[str], *,
-               realpath: Callable[[Path], str] = os.path.realpath) -> list[Path]:
-    """The `paths` (skill folders, archives) not yet in `seen`, compared by real path (as
-    `realpath` resolves them), each added to it: a skill found under two PATHs of one
-    command (``pack . sub``, ``check a a``) is read, and each of its problems reported,
-    once."""
+               realpath: Callable[[Path], str] = same_file_key) -> list[Path]:
+    """The `paths` (skill folders, archives) not yet in `seen`, compared by what `realpath`
+    makes of them (by default, `same_file_key`: the folder or file itself, however it is
+    reached), each added to it: a skill found under two PATHs of one command (``pack .
+    sub``, ``check a a``) is read, and each of its problems reported, once."""
     fresh: list[Path] = []
     for path in paths:
         real = realpath(path)

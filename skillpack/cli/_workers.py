@@ -1,5 +1,6 @@
 """A command's independent per-skill work spread over the machine's cores: worker processes
-forked from this one, each given every n-th item, sending back what it found when done.
+forked from this one, each taking the next item when done with the last (this process too),
+sending back what it found when there is none left.
 
 Only where forking is safe and pays: on Linux, with no other thread running in this process
 (a thread's locks would be copied held), with two usable cores or more, and with enough
@@ -27,12 +28,15 @@ from contextlib import suppress
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
-    from typing import TypeVar
+    from typing import TypeVar, cast
 
     T = TypeVar("T")
     R = TypeVar("R")
+else:
+    def cast(kind: object, value: object) -> object:  # typing.cast, without importing typing
+        return value
 
-__all__ = ["JOBS_ENV", "MAX_WORKERS", "MIN_SHARE", "in_workers", "worker_count"]
+__all__ = ["JOBS_ENV", "MAX_WORKERS", "MIN_SHARE", "TICKETS", "in_workers", "worker_count"]
 
 #: The environment variable that bounds the processes a command uses (``1``: no worker).
 JOBS_ENV = "SKILLPACK_JOBS"
@@ -40,6 +44,8 @@ JOBS_ENV = "SKILLPACK_JOBS"
 MIN_SHARE = 4
 #: The most processes a command uses, this one included.
 MAX_WORKERS = 8
+#: The most tickets dealt (`in_workers`): 4 bytes each, 4 KiB in all, what a pipe holds.
+TICKETS = 1024
 
 
 def worker_count(items: int) -> int:
@@ -64,62 +70,83 @@ def in_workers(work: Callable[[T], R | None], items: Sequence[T]) -> list[R | No
     """``[work(item) for item in items]``, the items shared among `worker_count` processes;
     None when that is one (no worker would be forked: the caller does the items in its own
     loop, once each). None in the list: do that item again (it failed, or its worker did).
-    `work` must not raise for an input that can fail (it returns None), nor print."""
+    `work` must not raise for an input that can fail (it returns None), nor print.
+
+    The items are dealt as they go: a pipe holds one ticket (4 bytes: a run of items, at most
+    `TICKETS` runs) for each, and every process, this one included, takes the next ticket when
+    it is done with the last (a read of 4 bytes from a pipe is one whole ticket: no two
+    processes take the same). So a process that drew a big skill takes fewer, and all end at
+    about the same time."""
     count = worker_count(len(items))
     if count == 1:
         return None
     results: list[R | None] = [None] * len(items)
-    workers: list[tuple[int, int, range]] = []  # pid, read end, the items' indexes
+    run = -(-len(items) // TICKETS)  # items a ticket
+    tickets, dealer = os.pipe()
+    workers: list[tuple[int, int]] = []  # pid, read end of its answer
     try:
-        for first in range(1, count):
-            share = range(first, len(items), count)
+        try:  # at most TICKETS x 4 bytes = 4 KiB: what any pipe holds, written at once
+            os.write(dealer, b"".join(at.to_bytes(4, "little")
+                                      for at in range(0, len(items), run)))
+        finally:
+            os.close(dealer)
+        for _ in range(1, count):
             read_end, write_end = os.pipe()
             try:
                 pid = os.fork()
-            except OSError:  # no process to spare: this one does that share
+            except OSError:  # no process to spare: the others take its tickets
                 os.close(read_end)
                 os.close(write_end)
-                continue
+                break
             if pid == 0:  # the worker: never returns
-                _worker(work, items, share, write_end, [w[1] for w in workers] + [read_end])
+                _worker(work, items, run, tickets, write_end,
+                        [end for _, end in workers] + [read_end])
             os.close(write_end)
-            workers.append((pid, read_end, share))
-        done = {i for _, _, share in workers for i in share}
-        for at, item in enumerate(items):
-            if at not in done:
-                results[at] = work(item)
-        for pid, read_end, share in workers:
-            answer = _answer(read_end, pid, len(share))
-            if answer is not None:
-                for at, value in zip(share, answer, strict=True):
-                    results[at] = value  # type: ignore[assignment]  # what `work` returned
+            workers.append((pid, read_end))
+        for at, value in _take(work, items, run, tickets):
+            results[at] = value
+        for pid, read_end in workers:
+            for at, answered in _answer(read_end, pid, len(items)):
+                results[at] = cast("R | None", answered)  # what `work` returned, marshalled
         workers = []
     finally:
-        for pid, read_end, _ in workers:  # this process failed or was interrupted
+        os.close(tickets)
+        for pid, read_end in workers:  # this process failed or was interrupted
             _end(pid, read_end)
     return results
 
 
-def _worker(work: Callable[[T], R | None], items: Sequence[T], share: range, write_end: int,
-            inherited: list[int]) -> None:
-    """Do `share` of `items` and write the answers to `write_end`; exit, never return."""
+def _take(work: Callable[[T], R | None], items: Sequence[T], run: int,
+          tickets: int) -> list[tuple[int, R | None]]:
+    """Take tickets until there is none left, doing each one's items: (index, value) each."""
+    done: list[tuple[int, R | None]] = []
+    while ticket := os.read(tickets, 4):
+        first = int.from_bytes(ticket, "little")
+        done.extend((at, work(items[at])) for at in range(first, min(first + run, len(items))))
+    return done
+
+
+def _worker(work: Callable[[T], R | None], items: Sequence[T], run: int, tickets: int,
+            write_end: int, inherited: list[int]) -> None:
+    """Do the items of the tickets this process takes and write (index, value) of each to
+    `write_end`; exit, never return."""
     code = 1
     try:
         for fd in inherited:
             os.close(fd)
-        reply = marshal.dumps([work(items[at]) for at in share])
-        view = memoryview(reply)
+        view = memoryview(marshal.dumps(_take(work, items, run, tickets)))
         while view:
             view = view[os.write(write_end, view):]
         code = 0
-    except BaseException:  # whatever it was, this process redoes the share
+    except BaseException:  # whatever it was: its items stay None, done again by the caller
         pass
     finally:
         os._exit(code)
 
 
-def _answer(read_end: int, pid: int, expected: int) -> list[object] | None:
-    """What the worker `pid` answered (`expected` values), or None when it failed."""
+def _answer(read_end: int, pid: int, items: int) -> list[tuple[int, object]]:
+    """What the worker `pid` answered: (index, value) each, an index of one of `items`;
+    nothing when it failed."""
     chunks: list[bytes] = []
     try:
         while chunk := os.read(read_end, 1 << 16):
@@ -128,13 +155,15 @@ def _answer(read_end: int, pid: int, expected: int) -> list[object] | None:
         os.close(read_end)
         _, status = os.waitpid(pid, 0)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        return None
+        return []
     try:
         answer = marshal.loads(b"".join(chunks))
     except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(answer, list) or len(answer) != expected:
-        return None
+        return []
+    if not isinstance(answer, list) or not all(
+            isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], int)
+            and 0 <= pair[0] < items for pair in answer):
+        return []
     return answer
 
 

@@ -1,5 +1,5 @@
-"""`skillpack digest` of many skill folders shares them among worker processes
-(`skillpack.cli._workers`) and says exactly what one process says: the same stdout, stderr and
+"""`skillpack digest` and `skillpack check` of many skill folders share them among worker
+processes (`skillpack.cli._workers`) and say exactly what one process says: the same stdout, stderr and
 exit code, byte for byte, with ``SKILLPACK_JOBS=1`` (no worker) and without (workers, when the
 machine has two cores), on skills that digest, skills that fail (a SKILL.md that does not
 parse, a secret, a link, a mis-cased SKILL.md), a PATH with no skill and a note from discovery;
@@ -49,13 +49,14 @@ needs_cores = pytest.mark.skipif(
     reason="workers are forked on Linux with two usable cores or more; this machine has not")
 
 
-def _digest(args: list[str], jobs: str | None, cwd: Path) -> tuple[int, str, str, int]:
-    """``skillpack digest ARGS`` as a process: exit code, stdout, stderr, workers forked."""
+def _digest(args: list[str], jobs: str | None, cwd: Path,
+            command: str = "digest") -> tuple[int, str, str, int]:
+    """``skillpack COMMAND ARGS`` as a process: exit code, stdout, stderr, workers forked."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop(_workers.JOBS_ENV, None)
     if jobs is not None:
         env[_workers.JOBS_ENV] = jobs
-    done = subprocess.run([sys.executable, "-c", _COUNTED, "digest", *args], cwd=cwd, env=env,
+    done = subprocess.run([sys.executable, "-c", _COUNTED, command, *args], cwd=cwd, env=env,
                           capture_output=True, text=True, check=False)
     err, _, count = done.stderr.rstrip("\n").rpartition("\n")
     err = err + "\n" if err else ""
@@ -100,6 +101,40 @@ def test_workers_say_what_one_process_says(many: Path, tmp_path: Path,
 
 
 @needs_cores
+@pytest.mark.parametrize("flags", [[], ["--json"], ["--strict"], ["--json", "--target",
+                                                                  "claude-code"]],
+                         ids=["text", "json", "strict", "target"])
+def test_check_with_workers_says_what_one_process_says(many: Path, tmp_path: Path,
+                                                       flags: list[str]) -> None:
+    """`check` too: every problem of every skill, the tally, the PATH with no skill and the
+    discovery note, in the order one process gives them."""
+    (many / "s07" / "SKILL.md").write_text("---\nname: s07\ndescription: " + "x" * 1100
+                                           + "\n---\n\nBody.\n")  # too long: an error
+    try:
+        args = [str(many), str(many / "s00"), str(tmp_path), *flags]
+        alone = _digest(args, "1", tmp_path, "check")
+        shared = _digest(args, None, tmp_path, "check")
+    finally:
+        (many / "s07" / "SKILL.md").write_text("---\nname: s07\ndescription: Use when a "
+                                               "test needs skill 7.\n---\n\nBody 7.\n")
+    assert alone[3] == 0 and shared[3] >= 1, (alone[3], shared[3])
+    assert shared[:3] == alone[:3]
+    code, out, err, _ = alone
+    assert code == 1
+    if not flags or flags == ["--strict"]:
+        assert "checked 16 skills: 10 valid, 6 invalid" in out, out
+        assert "description" in out and "s06/notes.txt" in out, out
+        assert "node_modules" in err and "no SKILL.md found in" in err, err
+
+
+@needs_cores
+def test_check_with_lint_runs_in_one_process(many: Path, tmp_path: Path) -> None:
+    """``check --lint`` gives lint's own results: no worker (they carry what a plain check
+    result does not)."""
+    assert _digest([str(many), "--lint"], None, tmp_path, "check")[3] == 0
+
+
+@needs_cores
 def test_jobs_bounds_the_workers(many: Path, tmp_path: Path) -> None:
     assert _digest([str(many)], "2", tmp_path)[3] == 1  # two processes: this one and one
     assert _digest([str(many), str(many / "s00")], "1", tmp_path)[3] == 0
@@ -115,6 +150,18 @@ def test_corpus_digests_alike_with_workers(tmp_path: Path) -> None:
     assert shared[3] >= 1
     assert shared[:3] == alone[:3]
     assert alone[1].count("\n") == len(CORPUS_SKILLS)
+
+
+@pytest.mark.corpus
+@needs_cores
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
+def test_corpus_checks_alike_with_workers(tmp_path: Path, flags: list[str]) -> None:
+    args = [str(p) for p in CORPUS_SKILLS] + [str(CORPUS_SKILLS[0].parent.parent), *flags]
+    alone = _digest(args, "1", tmp_path, "check")
+    shared = _digest(args, None, tmp_path, "check")
+    assert shared[3] >= 1
+    assert shared[:3] == alone[:3]
+    assert alone[0] == 1  # the corpus holds invalid skills
 
 
 def test_worker_count_follows_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:

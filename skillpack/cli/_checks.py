@@ -3,14 +3,17 @@ PATH, and report what failed as a whole (a PATH that cannot be searched, or hold
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from skillpack.build.check import CheckResult
 from skillpack.build.discover import find_skills, first_seen
+from skillpack.build.notes import held, note
 from skillpack.cli._common import echo_json, echo_text, fail
 from skillpack.cli._json_errors import item_failure, no_skill_error
-from skillpack.errors import SkillpackError
+from skillpack.cli._workers import in_workers
+from skillpack.errors import Problem, SkillpackError
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
@@ -42,20 +45,77 @@ class Checked:
 
 
 def run_over(paths: Iterable[str], check: Callable[[Path], CheckResult],
-             as_json: bool) -> Checked:
+             as_json: bool, *, workers: bool = False) -> Checked:
     """`check` on every skill found under each PATH. A PATH that cannot be searched ends the
-    command (exit 1), or with `as_json` becomes a failed item of the list."""
-    checked = Checked()
+    command (exit 1), or with `as_json` becomes a failed item of the list.
+
+    With `workers` (`check` returns a plain `CheckResult`), the skills of all the PATHs are
+    shared among worker processes (`skillpack.cli._workers`) once every PATH is searched;
+    what each PATH's search and each check noted is held and said in its turn, so the
+    output is the one of a single process, PATH after PATH."""
+    found: list[tuple[str, list[Path] | SkillpackError, list[Path], list[str]]] = []
     seen: set[str] = set()  # a skill under two PATHs is checked, and reported, once
     for path in paths:
+        with held() as notes:
+            try:
+                folders = find_skills(Path(path))
+            except SkillpackError as err:
+                found.append((path, err, [], notes))
+                if not as_json:
+                    break  # it ends the command: no PATH after it is searched
+                continue
+        found.append((path, folders, first_seen(folders, seen), notes))
+    every = [folder for _, _, fresh, _ in found for folder in fresh]
+    early = in_workers(functools.partial(_check_held, check), every) if workers else None
+    done = dict(zip(map(id, every), early or (), strict=False))
+    checked = Checked()
+    for path, listed, fresh, notes in found:
+        for text in notes:
+            note(text)
         try:
-            folders = find_skills(Path(path))
-            checked.results.extend(check(folder) for folder in first_seen(folders, seen))
+            if isinstance(listed, SkillpackError):
+                raise listed
+            for folder in fresh:
+                checked.results.append(_checked(done.get(id(folder)), check, folder))
         except SkillpackError as err:
             if not as_json:
                 fail(str(err))
             checked.broken.append(item_failure(path, err) | {"valid": False})
             continue
-        if not folders:
+        if not listed:
             checked.empty.append(path)
     return checked
+
+
+#: A `CheckResult` as a worker sends it: skill, path, description, its problems (severity,
+#: code, message, file, line each) and the notes said meanwhile.
+_Sent = tuple[str, str, "str | None", tuple[tuple[str, str, str, "str | None", "int | None"],
+                                            ...], tuple[str, ...]]
+
+
+def _check_held(check: Callable[[Path], CheckResult], folder: Path) -> _Sent | None:
+    """`check` of `folder` by a worker, as it sends it; None to have it done again in turn
+    (it raised, or gave more than a plain `CheckResult` holds)."""
+    with held() as notes:
+        try:
+            result = check(folder)
+        except SkillpackError:
+            return None
+    if type(result) is not CheckResult:
+        return None
+    return (result.skill, result.path, result.description,
+            tuple((p.severity, p.code, p.message, p.file, p.line) for p in result.problems),
+            tuple(notes))
+
+
+def _checked(sent: _Sent | None, check: Callable[[Path], CheckResult],
+             folder: Path) -> CheckResult:
+    """The result a worker sent (its notes said now), or `check` of `folder` done here."""
+    if sent is None:
+        return check(folder)
+    skill, path, description, problems, notes = sent
+    for text in notes:
+        note(text)
+    return CheckResult(skill, path, tuple(
+        Problem(severity, code, message, file, line)  # type: ignore[arg-type]
+        for severity, code, message, file, line in problems), description)

@@ -39,7 +39,7 @@ def check_report(paths: tuple[str, ...], *, strict: bool = False, as_json: bool 
         return run(folder, strict=strict, targets=targets, catalog_budget=catalog_budget,
                    layout=chosen)
 
-    checked = run_over(paths, one, as_json)
+    checked = run_over(paths, one, as_json, workers=not with_lint)  # lint: its own results
     results = checked.results
     catalog = catalog_report([(r.skill, r.description) for r in results
                               if r.description is not None])

@@ -91,6 +91,39 @@ def test_a_signal_mid_pack_exits_128_plus_it_and_leaves_no_temp_file(
     assert list(out.iterdir()) == []  # no archive, no temp file
 
 
+def _running_with(marker: str) -> list[int]:
+    """The pids of the processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2,
+                    reason="pack forks workers on Linux with two usable cores or more")
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_pack_with_workers_leaves_no_temp_file_nor_worker(
+        tmp_path: Path, signum: int, code: int) -> None:
+    """Twelve big skills, packed by this process and its workers (tests/test_workers.py):
+    the signal, to the command only, stops the workers too; every temp file is removed, the
+    ones the workers wrote for it as well, and the folder the command made is gone."""
+    for at in range(12):
+        _big_skill(tmp_path / "skills" / f"big{at:02}")
+        (tmp_path / "skills" / f"big{at:02}" / "SKILL.md").write_text(
+            f"---\nname: big{at:02}\ndescription: A large skill to stop half way.\n---\n")
+    out = tmp_path / "out"
+    done = _stop_half_way(["pack", str(tmp_path / "skills"), "-o", str(out)], out, signum)
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists() or list(out.iterdir()) == []
+    assert _running_with(str(out)) == []
+
+
 def test_sigterm_mid_bundle_leaves_no_temp_file_and_the_old_bundle(tmp_path: Path) -> None:
     skill = _big_skill(tmp_path / "big")
     out = tmp_path / "out"

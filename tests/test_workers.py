@@ -1,10 +1,11 @@
-"""`skillpack digest` and `skillpack check` of many skill folders share them among worker
-processes (`skillpack.cli._workers`) and say exactly what one process says: the same stdout, stderr and
-exit code, byte for byte, with ``SKILLPACK_JOBS=1`` (no worker) and without (workers, when the
-machine has two cores), on skills that digest, skills that fail (a SKILL.md that does not
-parse, a secret, a link, a mis-cased SKILL.md), a PATH with no skill and a note from discovery;
-with and without ``--json``; and on the corpus. A worker that dies or fails has its share
-done again by the command itself; notes said during out-of-turn work wait for their turn.
+"""`skillpack digest`, `check` and `pack` of many skill folders share them among worker processes
+(`skillpack.cli._workers`) and say exactly what one process says: the same stdout, stderr and
+exit code (and `pack`, the same archives, and nothing else left behind), byte for byte, with
+``SKILLPACK_JOBS=1`` (no worker) and without (workers, when the machine has two cores), on
+skills that digest, skills that fail (a SKILL.md that does not parse, a secret, a link, a mis-
+cased SKILL.md), a PATH with no skill and a note from discovery; with and without ``--json``;
+and on the corpus. A worker that dies or fails has its share done again by the command itself;
+notes said during out-of-turn work wait for their turn.
 """
 
 from __future__ import annotations
@@ -132,6 +133,81 @@ def test_check_with_lint_runs_in_one_process(many: Path, tmp_path: Path) -> None
     """``check --lint`` gives lint's own results: no worker (they carry what a plain check
     result does not)."""
     assert _digest([str(many), "--lint"], None, tmp_path, "check")[3] == 0
+
+
+def _valid(root: Path, count: int = 12) -> Path:
+    """A folder of `count` valid skills (some with a script, a big reference, a subfolder)."""
+    for at in range(count):
+        files = {f"references/r{n}.md": f"text {at} {n}\n" * (1 + 500 * (at % 3))
+                 for n in range(at % 4)}
+        if at % 5 == 0:
+            files["scripts/run.sh"] = "#!/bin/sh\necho hi\n"
+        write_skill(root / f"v{at:02}", f"---\nname: v{at:02}\ndescription: Use when a test "
+                    f"needs skill {at}.\n---\n\nBody {at}.\n", files)
+        if at % 5 == 0:
+            (root / f"v{at:02}" / "scripts" / "run.sh").chmod(0o755)
+    return root
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """Every entry of `folder` (hidden temp files too): its bytes."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())} if folder.exists() else {}
+
+
+@needs_cores
+def test_pack_with_workers_writes_what_one_process_writes(tmp_path: Path) -> None:
+    """The same archives, byte for byte, the same output, nothing else in the folder; then
+    packed again (every archive current: "unchanged"), the same again."""
+    skills = _valid(tmp_path / "skills")
+    alone = _digest([str(skills), "-o", str(tmp_path / "one")], "1", tmp_path, "pack")
+    shared = _digest([str(skills), "-o", str(tmp_path / "many")], None, tmp_path, "pack")
+    assert alone[0] == 0 and alone[3] == 0 and shared[3] >= 1, (alone, shared[3])
+    assert shared[1].replace(str(tmp_path / "many"), "OUT") == alone[1].replace(
+        str(tmp_path / "one"), "OUT")
+    assert shared[2] == alone[2]
+    assert _tree(tmp_path / "many") == _tree(tmp_path / "one")
+    assert len(_tree(tmp_path / "one")) == 12 and alone[1].count("(packed)") == 12
+    again = _digest([str(skills), "-o", str(tmp_path / "many")], None, tmp_path, "pack")
+    assert again[0] == 0 and again[1].count("(unchanged, not rewritten)") == 12, again
+    assert _tree(tmp_path / "many") == _tree(tmp_path / "one")
+
+
+@needs_cores
+@pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
+def test_pack_with_workers_refuses_as_one_process_does(tmp_path: Path,
+                                                       flags: list[str]) -> None:
+    """Two refused skills among twelve (a secret, a link): the same errors, exit 1, and no
+    folder left behind (it did not exist), no temp file anywhere; into a folder that exists
+    and holds an archive, the folder is left exactly as it was."""
+    skills = _valid(tmp_path / "skills")
+    (skills / "v04" / "notes.txt").write_text("key = " + "AKIA" + "Q3EGRJ5DFDPQ7Z2N\n")
+    (skills / "v09" / "link.md").symlink_to(skills / "v00" / "SKILL.md")
+    alone = _digest([str(skills), "-o", str(tmp_path / "one"), *flags], "1", tmp_path, "pack")
+    shared = _digest([str(skills), "-o", str(tmp_path / "many"), *flags], None, tmp_path,
+                     "pack")
+    assert alone[0] == 1 and shared[3] >= 1, (alone, shared[3])
+    assert shared[:3] == (alone[0], alone[1].replace(str(tmp_path / "one"), str(
+        tmp_path / "many")), alone[2].replace(str(tmp_path / "one"), str(tmp_path / "many")))
+    assert "v04" in alone[1] + alone[2] and "v09" in alone[1] + alone[2]
+    assert not (tmp_path / "one").exists() and not (tmp_path / "many").exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "old.skill").write_bytes(b"an archive from before")
+    before = _tree(kept)
+    again = _digest([str(skills), "-o", str(kept), *flags], None, tmp_path, "pack")
+    assert again[0] == 1 and again[3] >= 1
+    assert _tree(kept) == before
+
+
+@pytest.mark.corpus
+@needs_cores
+def test_corpus_packs_alike_with_workers(tmp_path: Path) -> None:
+    args = [str(p) for p in CORPUS_SKILLS if p.name != "claude-api"]  # that one is refused
+    alone = _digest([*args, "-o", str(tmp_path / "one")], "1", tmp_path, "pack")
+    shared = _digest([*args, "-o", str(tmp_path / "many")], None, tmp_path, "pack")
+    assert alone[0] == 0 and shared[3] >= 1, (alone[2], shared[3])
+    assert _tree(tmp_path / "many") == _tree(tmp_path / "one")
+    assert len(_tree(tmp_path / "one")) == len(args)
 
 
 @needs_cores

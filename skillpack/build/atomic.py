@@ -43,6 +43,7 @@ __all__ = [
     "atomic_write",
     "clean_stale_temps",
     "fsync_folder",
+    "remove_temps_of",
 ]
 
 TEMP_MARK = ".skillpack-tmp-"
@@ -171,8 +172,9 @@ class AtomicBatch:
     keeps its new content). OS errors raise `WriteError` naming the destination.
     """
 
-    def __init__(self, *, sync_threads: int = 8) -> None:
+    def __init__(self, *, sync_threads: int = 8, owner: int | None = None) -> None:
         self._threads = sync_threads
+        self._owner = owner  # the pid temp files are named for (None: this process's)
         self._pool: ThreadPoolExecutor | None = None
         self._staged: list[_Staged] = []
         self._pending: list[tuple[int, int, str]] = []  # written, not yet handed to a sync
@@ -202,10 +204,19 @@ class AtomicBatch:
             self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skillpack-fsync")
         return self._pool.submit(_sync_and_close, fd, dest)
 
-    def _create(self, dest_path: str) -> tuple[str, int]:
-        """A new temp file beside `dest_path` (its folder cleaned of what killed writes left,
-        and leased, on first use): its path and descriptor."""
-        folder, base = os.path.split(os.path.abspath(dest_path))
+    def lease(self, folder: str | os.PathLike[str]) -> None:
+        """Clean `folder` of what killed writes left and lease it now, as the first write
+        into it does: for temp files other processes write there for this batch (`adopt`),
+        which no other writer's cleaning then removes while this batch holds the lease."""
+        self._lease(os.path.abspath(folder))
+
+    def under_lease(self, folder: str | os.PathLike[str]) -> None:
+        """Write into `folder` under the lease another batch holds (`lease`; in the process
+        this one was forked from): neither clean it (a finished sibling's temp files, waiting
+        to be adopted, would look left over) nor lease it again."""
+        self._cleaned.add(os.path.abspath(folder))
+
+    def _lease(self, folder: str) -> None:
         if folder not in self._cleaned:  # what killed writes left in this folder
             lease = _folder_lease(folder)
             if lease is not None:
@@ -218,8 +229,15 @@ class AtomicBatch:
             else:
                 _clean(folder, None)
             self._cleaned.add(folder)
+
+    def _create(self, dest_path: str) -> tuple[str, int]:
+        """A new temp file beside `dest_path` (its folder cleaned of what killed writes left,
+        and leased, on first use): its path and descriptor."""
+        folder, base = os.path.split(os.path.abspath(dest_path))
+        self._lease(folder)
         tmp = os.path.join(
-            folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{os.getpid()}-{os.urandom(6).hex()}"
+            folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{self._owner or os.getpid()}-"
+            f"{os.urandom(6).hex()}"
         )
         try:
             fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
@@ -279,6 +297,39 @@ class AtomicBatch:
             os.close(fd)
             _unlink_quietly(tmp)
             raise
+        self._stage(tmp, fd, dest_path)
+
+    def detach(self) -> list[tuple[str, str]]:
+        """Every file written so far, as (temp file, destination), handed over unsynced:
+        this batch forgets them (it neither fsyncs, renames nor removes them) and drops its
+        leases. For a worker process whose writes another process's batch commits (`adopt`,
+        which fsyncs them with its own, on its threads)."""
+        for _, fd, _ in self._pending:  # closed unsynced: fsync'd by the batch adopting them
+            os.close(fd)
+        self._pending = []
+        for kept in self._staged:  # any handed to a sync already (over _MAX_PENDING files)
+            error = kept.synced.exception() if kept.synced is not None else None
+            if isinstance(error, WriteError):
+                self.abort()
+                raise error
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+        handed = [(s.tmp, s.dest) for s in self._staged]
+        self._staged = []
+        self._release()
+        return handed
+
+    def adopt(self, tmp: str, dest: str | os.PathLike[str]) -> None:
+        """Take over the temp file `tmp` of `dest`, written elsewhere (`detach`): fsync'd
+        with this batch's files and renamed onto `dest` at the commit, or removed if the
+        batch aborts."""
+        dest_path = os.fspath(dest)
+        try:
+            fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError as err:
+            _unlink_quietly(tmp)
+            raise _write_error(dest_path, err) from err
         self._stage(tmp, fd, dest_path)
 
     def _sync_pending(self) -> None:
@@ -443,6 +494,29 @@ def clean_stale_temps(folder: str | os.PathLike[str], *, dest: str | None = None
         return _clean(folder_path, dest)
     finally:
         os.close(lease)
+
+
+def remove_temps_of(folder: str | os.PathLike[str], owner: int) -> list[str]:
+    """Remove every temp file in `folder` named for the process `owner` (an
+    ``AtomicBatch(owner=...)`` of a worker it forked, whose batch never adopted them: the
+    owner is failing, single-threaded, so no other write of its is at work there). Return
+    the paths removed, sorted."""
+    folder_path = os.fspath(folder)
+    try:
+        names = os.listdir(folder_path)
+    except OSError:
+        return []
+    removed: list[str] = []
+    for name in sorted(names):
+        match = _TEMP_RE.match(name)
+        if match is None or int(match.group(1)) != owner:
+            continue
+        path = os.path.join(folder_path, name)
+        with suppress(OSError):
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
+                removed.append(path)
+    return removed
 
 
 def _clean(folder_path: str, dest: str | None) -> list[str]:

@@ -18,13 +18,14 @@ the final name.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
-from skillpack.build.atomic import AtomicBatch
+from skillpack.build.atomic import AtomicBatch, remove_temps_of
 from skillpack.build.define import DefinedSkill, materialized
 from skillpack.build.discover import find_skills, first_seen
 from skillpack.build.members import (
@@ -65,6 +66,7 @@ __all__ = [
     "PackOptions",
     "PackResult",
     "PreparedSkill",
+    "Share",
     "archive_name",
     "output_rules",
     "pack",
@@ -168,10 +170,18 @@ PACK_KEEP_BYTES = 32 << 20
 JOIN_BYTES = 8 << 20
 
 
+#: What `pack_skills` may be given as ``share``: ``share(work, items)`` is ``[work(item) for
+#: item in items]`` done anywhere (the command line's worker processes,
+#: `skillpack.cli._workers.in_workers`), None in it for an item to do again here, or None
+#: for "do them all here". A value is a `marshal` value (it may cross a pipe).
+Share = Callable[[Callable[[Path], Any], Sequence[Path]], "list[Any] | None"]
+
+
 def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
                 out_dir: str | os.PathLike[str], *,
                 progress: Progress | None = None,
-                options: PackOptions | None = None) -> list[PackResult]:
+                options: PackOptions | None = None,
+                share: Share | None = None) -> list[PackResult]:
     """Pack every skill under ``paths`` into ``out_dir``; see `pack`.
 
     Each skill is written, under a temp name, as soon as it is prepared, from the bytes its
@@ -180,16 +190,21 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     held in memory. Nothing gets its final name until every skill has passed. A skill defined
     in code (`skillpack.define_skill`) is written to a temporary folder, packed from there,
     and the folder removed: its archive is the one its written folder would give.
+
+    ``share`` (`Share`; without ``progress``) prepares and writes the skills elsewhere, each
+    to its temp file, which this call's batch adopts, fsyncs and renames with the others, or
+    removes: the archives, results and errors are those of one process.
     """
     options = options or PackOptions()
     options.chosen_layout  # noqa: B018  (targets that disagree on the layout: refused first)
     with materialized(paths) as (folders_given, labels):
-        results = _pack_folders(folders_given, out_dir, progress, options)
+        results = _pack_folders(folders_given, out_dir, progress, options, share)
     return [replace(r, source=labels.get(r.source, r.source)) for r in results]
 
 
 def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
-                  progress: Progress | None, options: PackOptions) -> list[PackResult]:
+                  progress: Progress | None, options: PackOptions,
+                  share: Share | None = None) -> list[PackResult]:
     out = Path(out_dir)
     outputs = ResolvedOutputs([out])
     folders = _skill_folders(paths, outputs)
@@ -198,7 +213,22 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
     failures: list[SkillpackError] = []
     try:
         with AtomicBatch() as batch:
-            for folder in folders:
+            apart: list[Any] | None = None
+            if share is not None and progress is None and len(folders) > 1:
+                _make_folder(out)
+                batch.lease(out)  # the workers' temp files: nobody else's cleaning removes them
+                try:
+                    apart = share(functools.partial(_pack_apart, out, options, outputs,
+                                                    os.getpid(), batch), folders)
+                except BaseException:  # the workers' temps, named for this process
+                    remove_temps_of(out, os.getpid())
+                    raise
+            for at, folder in enumerate(folders):
+                if apart is not None and apart[at] is not None:
+                    done = _received(batch, apart[at])  # adopted: committed or removed
+                    if not failures:
+                        results.append(done)
+                    continue
                 try:
                     item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
                                          outputs=outputs)
@@ -216,6 +246,49 @@ def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.Pat
                 out.rmdir()  # the folder this call made, if it is empty
         raise
     return _with_sha256(results)
+
+
+def _pack_apart(out: Path, options: PackOptions, outputs: ResolvedOutputs, parent: int,
+                adopter: AtomicBatch, folder: Path) -> tuple[Any, ...] | None:
+    """Prepare `folder` and write its archive to a temp file in `out` (a worker of `share`;
+    this process itself when its pid is `parent`): the result as `_received` reads it, the
+    temp file detached for `adopter`'s batch (in this process: adopted now, so an interrupt
+    removes it). None for a skill refused or not written: done again in turn, which says
+    why."""
+    try:
+        item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
+                             outputs=outputs)
+    except (SkillError, RefusedError, ArchiveError):
+        return None
+    batch = AtomicBatch(sync_threads=1, owner=parent)  # named for the adopter: not stale
+    batch.under_lease(out)  # the adopting batch leased it (a sibling's temps are not stale)
+    try:
+        result = _write_one(batch, item, out, None, options)
+        staged = batch.detach()
+    except SkillpackError:
+        batch.abort()
+        return None
+    except BaseException:
+        batch.abort()
+        raise
+    if os.getpid() == parent:
+        for tmp, dest in staged:
+            adopter.adopt(tmp, dest)
+        staged = []
+    return (result.name, result.digest, str(result.path), result.written, result.source,
+            result.sha256, result.layout,
+            tuple((p.severity, p.code, p.message, p.file, p.line) for p in result.warnings),
+            tuple(staged))
+
+
+def _received(batch: AtomicBatch, sent: tuple[Any, ...]) -> PackResult:
+    """The result `_pack_apart` sent, its temp file (if a worker wrote it) adopted by
+    `batch`."""
+    name, digest, path, written, source, sha256, layout, warnings, staged = sent
+    for tmp, dest in staged:
+        batch.adopt(tmp, dest)
+    return PackResult(name, digest, Path(path), written, source, sha256, layout,
+                      tuple(Problem(*p) for p in warnings))
 
 
 def _with_sha256(results: list[PackResult]) -> list[PackResult]:

@@ -34,6 +34,7 @@ from skillpack.cli._common import (
 from skillpack.cli._json_errors import item_failure, json_errors
 from skillpack.cli._stdout import DASH, refuse_dash, write_to_stdout
 from skillpack.cli._targets import CATALOG_BUDGET, LAYOUT, TARGET
+from skillpack.cli._workers import in_workers
 from skillpack.errors import SkillpackError
 from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.spec.digest import is_digest
@@ -79,8 +80,9 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
             total = sum(f.size for p in prepared for f in p.manifest.files)
             with _progress(total) as update:
                 results = pack_prepared(prepared, out_dir, progress=update, options=options)
-        else:  # no bar to show: each skill written as it is checked, its small files read once
-            results = pack_skills(paths, out_dir, options=options)
+        else:  # no bar to show: each skill written as it is checked, its small files read
+            # once, many skills shared among worker processes (skillpack.cli._workers)
+            results = pack_skills(paths, out_dir, options=options, share=in_workers)
     if as_json:
         echo_json([r.to_dict() for r in results])
         return

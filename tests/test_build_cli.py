@@ -107,7 +107,7 @@ def test_pack_on_a_terminal_shows_a_bar_and_writes_the_same_archives(
     import io
     from types import SimpleNamespace
 
-    from skillpack.cli import commands_build
+    from skillpack.cli import commands_pack
 
     plain = cli("pack", WAITLIST, NOTES, "-o", tmp_path / "plain")
     assert plain.exit_code == 0 and plain.stderr == ""
@@ -117,8 +117,8 @@ def test_pack_on_a_terminal_shows_a_bar_and_writes_the_same_archives(
             return True
 
     terminal = Terminal()
-    monkeypatch.setattr(commands_build, "sys", SimpleNamespace(stderr=terminal))
-    monkeypatch.setattr(commands_build, "_PROGRESS_FROM", 0)  # even a short pack shows it
+    monkeypatch.setattr(commands_pack, "sys", SimpleNamespace(stderr=terminal))
+    monkeypatch.setattr(commands_pack, "_PROGRESS_FROM", 0)  # even a short pack shows it
     barred = cli("pack", WAITLIST, NOTES, "-o", tmp_path / "bar")
     assert barred.exit_code == 0 and "packing" in terminal.getvalue()
     made = {p.name: p.read_bytes() for p in (tmp_path / "plain").iterdir()}

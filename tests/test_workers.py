@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -240,7 +241,21 @@ def test_corpus_checks_alike_with_workers(tmp_path: Path, flags: list[str]) -> N
     assert alone[0] == 1  # the corpus holds invalid skills
 
 
-def test_worker_count_follows_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process taken for single-threaded: earlier tests may have left a helper thread
+    running here (the scan's `Background`), and `worker_count` forks no worker beside one
+    (the work of these tests touches nothing a thread could hold)."""
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+
+
+def test_no_worker_beside_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    assert _workers.worker_count(10_000) == 1
+
+
+def test_worker_count_follows_the_rules(monkeypatch: pytest.MonkeyPatch,
+                                        one_thread: None) -> None:
     monkeypatch.delenv(_workers.JOBS_ENV, raising=False)
     cores = _cores() if sys.platform == "linux" else 1
     assert _workers.worker_count(0) == 1
@@ -253,7 +268,7 @@ def test_worker_count_follows_the_rules(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 @needs_cores
-def test_a_worker_that_dies_has_its_items_redone() -> None:
+def test_a_worker_that_dies_has_its_items_redone(one_thread: None) -> None:
     """Every worker dies on the first item it takes (each item takes 5 ms, so the workers
     take some): those items come back None (done again by the caller), and so does item 9,
     whose work failed; every other item comes back with its value."""
@@ -276,7 +291,7 @@ def test_a_worker_that_dies_has_its_items_redone() -> None:
 
 
 @needs_cores
-def test_items_are_dealt_as_they_go() -> None:
+def test_items_are_dealt_as_they_go(one_thread: None) -> None:
     """A worker that drew a slow item takes fewer: one item of 0.3 s among 39 of 10 ms
     (all sleeping: they share no core), on two processes or more. Dealt in fixed shares,
     the process holding the slow one would take about 20 x 10 ms beside it; dealt as they

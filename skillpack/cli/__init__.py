@@ -60,7 +60,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("skillpack.cli.commands_lint", "lint_command"),
     "lock": ("skillpack.cli.commands_build", "lock"),
     "new": ("skillpack.cli.commands_author", "new_command"),
-    "pack": ("skillpack.cli.commands_build", "pack"),
+    "pack": ("skillpack.cli.commands_pack", "pack"),
     "programs": ("skillpack.cli.commands_walk", "programs"),
     "pull": ("skillpack.cli.commands_oci", "pull_command"),
     "push": ("skillpack.cli.commands_oci", "push_command"),

@@ -222,3 +222,44 @@ def test_dash_where_no_single_file_is_made_is_a_usage_error(
     assert done.returncode == 2 and done.stdout == b""
     assert b"-o - writes" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+_IGNORED_THEN_SENT = textwrap.dedent('''
+    import _thread, functools, sys, time, weakref
+    from skillpack import cli
+    import signal
+    signal.signal(signal.SIGTERM, cli._terminate)
+    sys.unraisablehook = functools.partial(cli._signal_again, sys.unraisablehook,
+                                           _thread.get_ident())
+    class Held:
+        pass
+    held = Held()
+    def collected(ref):
+        raise cli.Terminated  # where Python only prints it: "Exception ignored in ..."
+    watch = weakref.ref(held, collected)
+    try:
+        del held
+        time.sleep(30)
+        print("the signal was lost")
+    except cli.Terminated:
+        print("terminated")
+''')
+
+
+def test_a_signal_raised_where_python_ignores_it_is_sent_again() -> None:
+    """A SIGTERM whose exception lands in a weakref callback (Python prints it and goes on)
+    is sent again, and ends what the main thread was doing (a sleep here)."""
+    done = subprocess.run([sys.executable, "-c", _IGNORED_THEN_SENT], env=_env(),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout == "terminated\n", done.stderr
+    assert "Exception ignored" not in done.stderr
+
+
+def test_helper_threads_leave_signals_to_the_main_thread() -> None:
+    """SIGINT and SIGTERM are blocked in the build's helper threads (the kernel then delivers
+    them to the main thread, whose handler runs even while it waits on a helper)."""
+    from skillpack.build.background import Background
+
+    mask = Background("test-mask").run(lambda: signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    assert {signal.SIGINT, signal.SIGTERM} <= mask.result()
+    assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])

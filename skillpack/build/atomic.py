@@ -31,6 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
 
+from skillpack.build.background import quiet_helper
 from skillpack.errors import WriteError
 
 if TYPE_CHECKING:
@@ -201,7 +202,8 @@ class AtomicBatch:
                 done.set_result(None)
             return done
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skillpack-fsync")
+            self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skillpack-fsync",
+                                            initializer=quiet_helper)
         return self._pool.submit(_sync_and_close, fd, dest)
 
     def lease(self, folder: str | os.PathLike[str]) -> None:

@@ -12,11 +12,12 @@ after the thread started gets a thread of its own on its first job.
 from __future__ import annotations
 
 import os
+import signal
 from _queue import SimpleQueue  # queue's own, without queue's imports (start-up)
 from _thread import allocate_lock
 from collections.abc import Callable
 
-__all__ = ["Background", "Pending"]
+__all__ = ["Background", "Pending", "quiet_helper"]
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class Background:
         return pending
 
     def _loop(self) -> None:
+        quiet_helper()
         todo = self._todo
         while True:
             job, pending = todo.get()
@@ -81,3 +83,13 @@ class Background:
             else:
                 pending._done.put((value, None))
             del job, pending  # free the job's data before waiting for the next one
+
+
+def quiet_helper() -> None:
+    """Block SIGINT and SIGTERM in the calling thread, a helper: the kernel then delivers
+    them to the main thread, whose Python handler runs at once even while that thread waits
+    in a system call (a worker's pipe, a helper's result), instead of to a helper, which
+    would leave the handler waiting until the main thread next runs Python code. Threads a
+    helper starts (BLAKE3's) inherit the mask."""
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})

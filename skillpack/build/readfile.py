@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from blake3 import blake3
 
+from skillpack.build.background import quiet_helper
 from skillpack.build.scan import ContentStream
 from skillpack.errors import SkillpackError
 from skillpack.spec.shebang import SHEBANG_MAX
@@ -150,6 +151,7 @@ class _Beside:
         self._thread.start()
 
     def _run(self) -> None:
+        quiet_helper()
         while (chunk := self._todo.get()) is not None:
             try:
                 self._feed(chunk)

@@ -24,15 +24,19 @@ ends quietly, exit 0 and nothing on stderr.
 
 from __future__ import annotations
 
+import _thread
 import errno
+import functools
 import importlib
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import FrameType, ModuleType
 
+from skillpack.build.background import quiet_helper
 from skillpack.cli.quick_argv import parse_quick
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
@@ -80,6 +84,7 @@ _GROUP = "skillpack.cli.group"
 QUICK_BODIES: dict[str, tuple[str, str]] = {
     "check": ("skillpack.cli.check_report", "check_report"),
     "digest": ("skillpack.cli.digest_report", "digest_report"),
+    "pack": ("skillpack.cli.pack_report", "pack_report"),
 }
 
 
@@ -159,6 +164,9 @@ def outcome(args: Sequence[str] | None = None) -> int:
         previous: Any = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: signals are not ours to handle
         previous = None
+    hook = sys.unraisablehook
+    if previous is not None:
+        sys.unraisablehook = functools.partial(_signal_again, hook, _thread.get_ident())
     try:
         code = _command(list(sys.argv[1:] if args is None else args))
         sys.stdout.flush()  # a closed pipe shows here at the latest, not at interpreter exit
@@ -180,6 +188,30 @@ def outcome(args: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+            sys.unraisablehook = hook
+
+
+def _signal_again(hook: Callable[[Any], object], main: int, unraisable: Any) -> None:
+    """`sys.unraisablehook` while a command runs: a Ctrl-C or SIGTERM whose exception was
+    raised where Python can only print it and go on (a weakref callback, a ``__del__``:
+    "Exception ignored in ...") is sent again to the thread `main`, a millisecond later,
+    from a thread of its own (sent from here, it would be raised here again, and ignored
+    again), to be raised where it ends the command; any other goes to `hook`. Without this
+    a signal that lands in such a callback is lost, and the command runs on (seen with
+    `pack`'s workers, whose threads' objects are collected as it works)."""
+    error = unraisable.exc_value
+    if isinstance(error, Terminated | KeyboardInterrupt):
+        again = signal.SIGTERM if isinstance(error, Terminated) else signal.SIGINT
+        _thread.start_new_thread(_send_later, (main, again))
+        return
+    hook(unraisable)
+
+
+def _send_later(thread: int, signum: int) -> None:
+    quiet_helper()  # a signal for the process goes to the main thread, not to this one
+    time.sleep(0.001)
+    with suppress(OSError, ValueError):  # the command ended meanwhile
+        signal.pthread_kill(thread, signum)
 
 
 def _say(what: str) -> None:

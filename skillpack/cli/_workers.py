@@ -105,10 +105,14 @@ def in_workers(work: Callable[[T], R | None], items: Sequence[T]) -> list[R | No
             workers.append((pid, read_end))
         for at, value in _take(work, items, run, tickets):
             results[at] = value
-        for pid, read_end in workers:
-            for at, answered in _answer(read_end, pid, len(items)):
+        while workers:
+            pid, read_end = workers[0]
+            reply = _read_all(read_end)  # interrupted: the worker is still listed, and ended
+            del workers[0]
+            os.close(read_end)
+            _, status = os.waitpid(pid, 0)  # it closed its end: it is exiting
+            for at, answered in _answer(reply, status, len(items)):
                 results[at] = cast("R | None", answered)  # what `work` returned, marshalled
-        workers = []
     finally:
         os.close(tickets)
         for pid, read_end in workers:  # this process failed or was interrupted
@@ -144,20 +148,21 @@ def _worker(work: Callable[[T], R | None], items: Sequence[T], run: int, tickets
         os._exit(code)
 
 
-def _answer(read_end: int, pid: int, items: int) -> list[tuple[int, object]]:
-    """What the worker `pid` answered: (index, value) each, an index of one of `items`;
-    nothing when it failed."""
+def _read_all(read_end: int) -> bytes:
+    """Everything a worker wrote to its end of the pipe `read_end`, until it closed it."""
     chunks: list[bytes] = []
-    try:
-        while chunk := os.read(read_end, 1 << 16):
-            chunks.append(chunk)
-    finally:
-        os.close(read_end)
-        _, status = os.waitpid(pid, 0)
+    while chunk := os.read(read_end, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _answer(reply: bytes, status: int, items: int) -> list[tuple[int, object]]:
+    """What a worker that ended with `status` answered (`reply`): (index, value) each, an
+    index of one of `items`; nothing when it failed."""
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return []
     try:
-        answer = marshal.loads(b"".join(chunks))
+        answer = marshal.loads(reply)
     except (EOFError, ValueError, TypeError):
         return []
     if not isinstance(answer, list) or not all(

@@ -1,5 +1,6 @@
 """`skillpack pack`: its own module, so that its start-up is the build side's alone (not
-signing's and verifying's, which `skillpack.cli.commands_build` imports: about 100 ms)."""
+signing's and verifying's, which `skillpack.cli.commands_build` imports: about 100 ms). Off
+a terminal it runs `skillpack.cli.pack_report`, as the quick path does without click."""
 
 from __future__ import annotations
 
@@ -10,12 +11,10 @@ from typing import Any
 
 import click
 
-from skillpack.build.pack import PackOptions, pack_prepared, pack_skills, prepare_many
-from skillpack.cli._common import echo_json
+from skillpack.build.pack import pack_prepared, prepare_many
 from skillpack.cli._json_errors import json_errors
-from skillpack.cli._stdout import refuse_dash
 from skillpack.cli._targets import CATALOG_BUDGET, LAYOUT, TARGET
-from skillpack.cli._workers import in_workers
+from skillpack.cli.pack_report import options_for, pack_report, print_packed
 
 __all__ = ["pack"]
 
@@ -50,26 +49,14 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
     refused or over a host's limit, nothing is written. Prints each archive's path, skill
     digest and the SHA-256 of its bytes.
     """
-    with json_errors(as_json):
-        refuse_dash(out_dir, "pack's output (one archive per skill)")
-        options = PackOptions(targets, "root" if layout == "root" else
-                              "wrapped" if layout else None, catalog_budget)
-        if sys.stderr.isatty():
-            # a progress bar needs the total first: check every skill, then write them all
-            prepared = prepare_many(paths, options=options, outputs=[out_dir])
-            total = sum(f.size for p in prepared for f in p.manifest.files)
-            with _progress(total) as update:
-                results = pack_prepared(prepared, out_dir, progress=update, options=options)
-        else:  # no bar to show: each skill written as it is checked, its small files read
-            # once, many skills shared among worker processes (skillpack.cli._workers)
-            results = pack_skills(paths, out_dir, options=options, share=in_workers)
-    if as_json:
-        echo_json([r.to_dict() for r in results])
+    if not sys.stderr.isatty():  # no bar to show: what the quick path runs as well
+        pack_report(paths, out_dir, as_json=as_json, targets=targets, layout=layout,
+                    catalog_budget=catalog_budget)
         return
-    for r in results:
-        for problem in r.warnings:
-            click.echo(str(problem))
-        state = "packed" if r.written else "unchanged, not rewritten"
-        click.echo(f"{r.path}  {r.digest}  {r.sha256}  ({state})")
-
-
+    with json_errors(as_json):  # a progress bar needs the total first: every skill checked
+        options = options_for(out_dir, targets, layout, catalog_budget)
+        prepared = prepare_many(paths, options=options, outputs=[out_dir])
+        total = sum(f.size for p in prepared for f in p.manifest.files)
+        with _progress(total) as update:
+            results = pack_prepared(prepared, out_dir, progress=update, options=options)
+    print_packed(results, as_json)

@@ -1,7 +1,7 @@
 """`skillpack digest`, `check` and `pack` of many skill folders share them among worker processes
 (`skillpack.cli._workers`) and say exactly what one process says: the same stdout, stderr and
 exit code (and `pack`, the same archives, and nothing else left behind), byte for byte, with
-``SKILLPACK_JOBS=1`` (no worker) and without (workers, when the machine has two cores), on
+``SKILLPACK_JOBS=1`` (no worker) and ``SKILLPACK_JOBS=2`` (one worker, whatever the cores), on
 skills that digest, skills that fail (a SKILL.md that does not parse, a secret, a link, a mis-
 cased SKILL.md), a PATH with no skill and a note from discovery; with and without ``--json``;
 and on the corpus. A worker that dies or fails has its share done again by the command itself;
@@ -46,9 +46,10 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
 
 
-needs_cores = pytest.mark.skipif(
-    sys.platform != "linux" or _cores() < 2,
-    reason="workers are forked on Linux with two usable cores or more; this machine has not")
+#: Workers forked whatever the cores (``SKILLPACK_JOBS=2``): Linux only.
+needs_fork = pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux")
+#: What the runs that share the work ask for: two processes, on any Linux machine.
+SHARED = "2"
 
 
 def _digest(args: list[str], jobs: str | None, cwd: Path,
@@ -85,13 +86,13 @@ def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@needs_cores
+@needs_fork
 @pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
 def test_workers_say_what_one_process_says(many: Path, tmp_path: Path,
                                            flags: list[str]) -> None:
     args = [str(many), str(many / "s00"), str(tmp_path), *flags]  # tmp_path: no skill in it
     alone = _digest(args, "1", tmp_path)
-    shared = _digest(args, None, tmp_path)
+    shared = _digest(args, SHARED, tmp_path)
     assert alone[3] == 0 and shared[3] >= 1, (alone[3], shared[3])
     assert shared[:3] == alone[:3]
     code, out, err, _ = alone
@@ -102,7 +103,7 @@ def test_workers_say_what_one_process_says(many: Path, tmp_path: Path,
         assert "node_modules" in err and "no SKILL.md found in" in err, err
 
 
-@needs_cores
+@needs_fork
 @pytest.mark.parametrize("flags", [[], ["--json"], ["--strict"], ["--json", "--target",
                                                                   "claude-code"]],
                          ids=["text", "json", "strict", "target"])
@@ -115,7 +116,7 @@ def test_check_with_workers_says_what_one_process_says(many: Path, tmp_path: Pat
     try:
         args = [str(many), str(many / "s00"), str(tmp_path), *flags]
         alone = _digest(args, "1", tmp_path, "check")
-        shared = _digest(args, None, tmp_path, "check")
+        shared = _digest(args, SHARED, tmp_path, "check")
     finally:
         (many / "s07" / "SKILL.md").write_text("---\nname: s07\ndescription: Use when a "
                                                "test needs skill 7.\n---\n\nBody 7.\n")
@@ -129,11 +130,11 @@ def test_check_with_workers_says_what_one_process_says(many: Path, tmp_path: Pat
         assert "node_modules" in err and "no SKILL.md found in" in err, err
 
 
-@needs_cores
+@needs_fork
 def test_check_with_lint_runs_in_one_process(many: Path, tmp_path: Path) -> None:
     """``check --lint`` gives lint's own results: no worker (they carry what a plain check
     result does not)."""
-    assert _digest([str(many), "--lint"], None, tmp_path, "check")[3] == 0
+    assert _digest([str(many), "--lint"], SHARED, tmp_path, "check")[3] == 0
 
 
 def _valid(root: Path, count: int = 12) -> Path:
@@ -155,25 +156,25 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())} if folder.exists() else {}
 
 
-@needs_cores
+@needs_fork
 def test_pack_with_workers_writes_what_one_process_writes(tmp_path: Path) -> None:
     """The same archives, byte for byte, the same output, nothing else in the folder; then
     packed again (every archive current: "unchanged"), the same again."""
     skills = _valid(tmp_path / "skills")
     alone = _digest([str(skills), "-o", str(tmp_path / "one")], "1", tmp_path, "pack")
-    shared = _digest([str(skills), "-o", str(tmp_path / "many")], None, tmp_path, "pack")
+    shared = _digest([str(skills), "-o", str(tmp_path / "many")], SHARED, tmp_path, "pack")
     assert alone[0] == 0 and alone[3] == 0 and shared[3] >= 1, (alone, shared[3])
     assert shared[1].replace(str(tmp_path / "many"), "OUT") == alone[1].replace(
         str(tmp_path / "one"), "OUT")
     assert shared[2] == alone[2]
     assert _tree(tmp_path / "many") == _tree(tmp_path / "one")
     assert len(_tree(tmp_path / "one")) == 12 and alone[1].count("(packed)") == 12
-    again = _digest([str(skills), "-o", str(tmp_path / "many")], None, tmp_path, "pack")
+    again = _digest([str(skills), "-o", str(tmp_path / "many")], SHARED, tmp_path, "pack")
     assert again[0] == 0 and again[1].count("(unchanged, not rewritten)") == 12, again
     assert _tree(tmp_path / "many") == _tree(tmp_path / "one")
 
 
-@needs_cores
+@needs_fork
 @pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
 def test_pack_with_workers_refuses_as_one_process_does(tmp_path: Path,
                                                        flags: list[str]) -> None:
@@ -184,7 +185,7 @@ def test_pack_with_workers_refuses_as_one_process_does(tmp_path: Path,
     (skills / "v04" / "notes.txt").write_text("key = " + "AKIA" + "Q3EGRJ5DFDPQ7Z2N\n")
     (skills / "v09" / "link.md").symlink_to(skills / "v00" / "SKILL.md")
     alone = _digest([str(skills), "-o", str(tmp_path / "one"), *flags], "1", tmp_path, "pack")
-    shared = _digest([str(skills), "-o", str(tmp_path / "many"), *flags], None, tmp_path,
+    shared = _digest([str(skills), "-o", str(tmp_path / "many"), *flags], SHARED, tmp_path,
                      "pack")
     assert alone[0] == 1 and shared[3] >= 1, (alone, shared[3])
     assert shared[:3] == (alone[0], alone[1].replace(str(tmp_path / "one"), str(
@@ -195,47 +196,52 @@ def test_pack_with_workers_refuses_as_one_process_does(tmp_path: Path,
     kept.mkdir()
     (kept / "old.skill").write_bytes(b"an archive from before")
     before = _tree(kept)
-    again = _digest([str(skills), "-o", str(kept), *flags], None, tmp_path, "pack")
+    again = _digest([str(skills), "-o", str(kept), *flags], SHARED, tmp_path, "pack")
     assert again[0] == 1 and again[3] >= 1
     assert _tree(kept) == before
 
 
 @pytest.mark.corpus
-@needs_cores
+@needs_fork
 def test_corpus_packs_alike_with_workers(tmp_path: Path) -> None:
     args = [str(p) for p in CORPUS_SKILLS if p.name != "claude-api"]  # that one is refused
     alone = _digest([*args, "-o", str(tmp_path / "one")], "1", tmp_path, "pack")
-    shared = _digest([*args, "-o", str(tmp_path / "many")], None, tmp_path, "pack")
+    shared = _digest([*args, "-o", str(tmp_path / "many")], SHARED, tmp_path, "pack")
     assert alone[0] == 0 and shared[3] >= 1, (alone[2], shared[3])
     assert _tree(tmp_path / "many") == _tree(tmp_path / "one")
     assert len(_tree(tmp_path / "one")) == len(args)
 
 
-@needs_cores
-def test_jobs_bounds_the_workers(many: Path, tmp_path: Path) -> None:
+@needs_fork
+def test_jobs_sets_the_workers(many: Path, tmp_path: Path) -> None:
+    """``SKILLPACK_JOBS=N``: N processes (within the bounds), whatever the cores; unset, one
+    a core."""
     assert _digest([str(many)], "2", tmp_path)[3] == 1  # two processes: this one and one
+    assert _digest([str(many)], "3", tmp_path)[3] == 2
+    assert _digest([str(many)], "64", tmp_path)[3] == 16 // _workers.MIN_SHARE - 1
     assert _digest([str(many), str(many / "s00")], "1", tmp_path)[3] == 0
-    assert _digest([str(many / "s00")], None, tmp_path)[3] == 0  # one skill: not worth it
+    assert _digest([str(many / "s00")], "2", tmp_path)[3] == 0  # one skill: not worth it
+    assert _digest([str(many)], None, tmp_path)[3] == min(_cores(), 16 // _workers.MIN_SHARE) - 1
 
 
 @pytest.mark.corpus
-@needs_cores
+@needs_fork
 def test_corpus_digests_alike_with_workers(tmp_path: Path) -> None:
     args = [str(p) for p in CORPUS_SKILLS]
     alone = _digest(args, "1", tmp_path)
-    shared = _digest(args, None, tmp_path)
+    shared = _digest(args, SHARED, tmp_path)
     assert shared[3] >= 1
     assert shared[:3] == alone[:3]
     assert alone[1].count("\n") == len(CORPUS_SKILLS)
 
 
 @pytest.mark.corpus
-@needs_cores
+@needs_fork
 @pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
 def test_corpus_checks_alike_with_workers(tmp_path: Path, flags: list[str]) -> None:
     args = [str(p) for p in CORPUS_SKILLS] + [str(CORPUS_SKILLS[0].parent.parent), *flags]
     alone = _digest(args, "1", tmp_path, "check")
-    shared = _digest(args, None, tmp_path, "check")
+    shared = _digest(args, SHARED, tmp_path, "check")
     assert shared[3] >= 1
     assert shared[:3] == alone[:3]
     assert alone[0] == 1  # the corpus holds invalid skills
@@ -245,8 +251,10 @@ def test_corpus_checks_alike_with_workers(tmp_path: Path, flags: list[str]) -> N
 def one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """This process taken for single-threaded: earlier tests may have left a helper thread
     running here (the scan's `Background`), and `worker_count` forks no worker beside one
-    (the work of these tests touches nothing a thread could hold)."""
+    (the work of these tests touches nothing a thread could hold); two processes asked for,
+    whatever the cores."""
     monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setenv(_workers.JOBS_ENV, SHARED)
 
 
 def test_no_worker_beside_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -261,13 +269,13 @@ def test_worker_count_follows_the_rules(monkeypatch: pytest.MonkeyPatch,
     assert _workers.worker_count(0) == 1
     assert _workers.worker_count(_workers.MIN_SHARE * 2 - 1) == 1
     assert _workers.worker_count(10_000) == min(cores, _workers.MAX_WORKERS)
-    for asked, expected in [("1", 1), ("2", min(cores, 2)), ("0", min(cores, 8)),
+    for asked, expected in [("1", 1), ("2", 2), ("5", 5), ("99", 8), ("0", min(cores, 8)),
                             ("-3", min(cores, 8)), ("many", min(cores, 8)), ("", min(cores, 8))]:
         monkeypatch.setenv(_workers.JOBS_ENV, asked)
         assert _workers.worker_count(10_000) == expected, asked
 
 
-@needs_cores
+@needs_fork
 def test_a_worker_that_dies_has_its_items_redone(one_thread: None) -> None:
     """Every worker dies on the first item it takes (each item takes 5 ms, so the workers
     take some): those items come back None (done again by the caller), and so does item 9,
@@ -281,7 +289,7 @@ def test_a_worker_that_dies_has_its_items_redone(one_thread: None) -> None:
         return None if item == 9 else item * 2
 
     items = list(range(40))
-    assert _workers.worker_count(len(items)) >= 2
+    assert _workers.worker_count(len(items)) == 2
     got = _workers.in_workers(work, items)
     assert got is not None and len(got) == len(items)
     lost = [at for at, value in enumerate(got) if value is None and at != 9]
@@ -290,7 +298,7 @@ def test_a_worker_that_dies_has_its_items_redone(one_thread: None) -> None:
     assert all(value == at * 2 for at, value in enumerate(got) if at not in lost and at != 9)
 
 
-@needs_cores
+@needs_fork
 def test_items_are_dealt_as_they_go(one_thread: None) -> None:
     """A worker that drew a slow item takes fewer: one item of 0.3 s among 39 of 10 ms
     (all sleeping: they share no core), on two processes or more. Dealt in fixed shares,

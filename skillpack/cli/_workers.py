@@ -3,11 +3,12 @@ forked from this one, each taking the next item when done with the last (this pr
 sending back what it found when there is none left.
 
 Only where forking is safe and pays: on Linux, with no other thread running in this process
-(a thread's locks would be copied held), with two usable cores or more, and with enough
-items that each worker gets `MIN_SHARE` of them (a fork and its reply cost about a
-millisecond; a skill, about as much). ``SKILLPACK_JOBS=N`` asks for at most N processes in
-all (``1``: none forked, every item in this one); anything else that is not a whole number
-of one or more leaves the choice to the rules above.
+(a thread's locks would be copied held), and with enough items that each process gets
+`MIN_SHARE` of them (a fork and its reply cost about a millisecond; a skill, about as much):
+as many processes as there are usable cores, at most `MAX_WORKERS`. ``SKILLPACK_JOBS=N``
+asks for N processes in all instead, whatever the cores (``1``: none forked, every item in
+this one), within the same bounds; anything else that is not a whole number of one or more
+is ignored.
 
 A worker's answer for an item is a value of `marshal` (str, int, tuple, None...) or None
 for "redo it here": an item whose work failed (the caller then does it again in this
@@ -55,15 +56,15 @@ def worker_count(items: int) -> int:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except OSError:
-        return 1
-    count = min(cores, MAX_WORKERS, items // MIN_SHARE)
     asked = os.environ.get(JOBS_ENV, "")
     if asked.isdecimal() and int(asked) >= 1:
-        count = min(count, int(asked))
-    return max(count, 1)
+        wanted = int(asked)
+    else:
+        try:
+            wanted = len(os.sched_getaffinity(0))
+        except OSError:
+            return 1
+    return max(min(wanted, MAX_WORKERS, items // MIN_SHARE), 1)
 
 
 def in_workers(work: Callable[[T], R | None], items: Sequence[T]) -> list[R | None] | None:

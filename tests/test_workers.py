@@ -175,6 +175,51 @@ def test_pack_with_workers_writes_what_one_process_writes(tmp_path: Path) -> Non
 
 
 @needs_fork
+def test_pack_with_workers_says_its_notes_in_turn(tmp_path: Path) -> None:
+    """Packed into a folder inside two of the skills (where the archives of an earlier pack
+    lie): the note for each skill that leaves it out, in the order one process says them,
+    whichever process packed it."""
+    for first in ("one", "many"):
+        skills = _valid(tmp_path / first / "skills")
+        for inside in ("v03", "v08"):
+            (skills / inside / "out").mkdir()
+            (skills / inside / "out" / "old.skill").write_bytes(b"an earlier archive")
+    alone = _digest([str(tmp_path / "one" / "skills"), "-o", str(tmp_path / "one" / "skills"
+                     / "v03" / "out")], "1", tmp_path, "pack")
+    shared = _digest([str(tmp_path / "many" / "skills"), "-o", str(tmp_path / "many" / "skills"
+                      / "v03" / "out")], SHARED, tmp_path, "pack")
+    assert alone[0] == 0 and shared[3] == 1, (alone, shared[3])
+    assert shared[2].replace("/many/", "/one/") == alone[2]
+    assert alone[2].count("left out") == 1 and "of skill 'v03'" in alone[2], alone[2]
+
+
+def test_a_packed_skills_notes_travel_with_it(tmp_path: Path) -> None:
+    """What a skill's packing notes (its output folder left out) is not said where it is
+    packed, which may be a worker: it travels with the result, and is said when the command
+    takes the result in, in turn."""
+    from skillpack.build import pack as packing
+    from skillpack.build.atomic import AtomicBatch
+    from skillpack.build.prepare import PackOptions, ResolvedOutputs
+
+    skill = _valid(tmp_path / "skills", 1) / "v00"
+    out = skill / "out"
+    out.mkdir()
+    said: list[str] = []
+    listen(said.append)
+    try:
+        with AtomicBatch() as batch:
+            batch.lease(out)
+            sent = packing._pack_apart(out, PackOptions(), ResolvedOutputs([out]), os.getpid(),
+                                       batch, skill)
+            assert sent is not None and said == []
+            result = packing._received(batch, sent)
+        assert len(said) == 1 and "left out out/ of skill 'v00'" in said[0], said
+        assert result.written and result.path.is_file()
+    finally:
+        unlisten(said.append)
+
+
+@needs_fork
 @pytest.mark.parametrize("flags", [[], ["--json"]], ids=["text", "json"])
 def test_pack_with_workers_refuses_as_one_process_does(tmp_path: Path,
                                                        flags: list[str]) -> None:

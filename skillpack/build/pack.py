@@ -34,6 +34,7 @@ from skillpack.build.members import (
     existing_is_current,
     write_members,
 )
+from skillpack.build.notes import held, note
 from skillpack.build.prepare import (
     OUTPUT_RULE,
     Outputs,
@@ -254,12 +255,13 @@ def _pack_apart(out: Path, options: PackOptions, outputs: ResolvedOutputs, paren
     this process itself when its pid is `parent`): the result as `_received` reads it, the
     temp file detached for `adopter`'s batch (in this process: adopted now, so an interrupt
     removes it). None for a skill refused or not written: done again in turn, which says
-    why."""
-    try:
-        item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
-                             outputs=outputs)
-    except (SkillError, RefusedError, ArchiveError):
-        return None
+    why. What it notes (an output left out of the skill) is held and sent, said in turn."""
+    with held() as notes:
+        try:
+            item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
+                                 outputs=outputs)
+        except (SkillError, RefusedError, ArchiveError):
+            return None
     batch = AtomicBatch(sync_threads=1, owner=parent)  # named for the adopter: not stale
     batch.under_lease(out)  # the adopting batch leased it (a sibling's temps are not stale)
     try:
@@ -278,15 +280,17 @@ def _pack_apart(out: Path, options: PackOptions, outputs: ResolvedOutputs, paren
     return (result.name, result.digest, str(result.path), result.written, result.source,
             result.sha256, result.layout,
             tuple((p.severity, p.code, p.message, p.file, p.line) for p in result.warnings),
-            tuple(staged))
+            tuple(staged), tuple(notes))
 
 
 def _received(batch: AtomicBatch, sent: tuple[Any, ...]) -> PackResult:
     """The result `_pack_apart` sent, its temp file (if a worker wrote it) adopted by
-    `batch`."""
-    name, digest, path, written, source, sha256, layout, warnings, staged = sent
+    `batch`, its notes said now."""
+    name, digest, path, written, source, sha256, layout, warnings, staged, notes = sent
     for tmp, dest in staged:
         batch.adopt(tmp, dest)
+    for text in notes:
+        note(text)
     return PackResult(name, digest, Path(path), written, source, sha256, layout,
                       tuple(Problem(*p) for p in warnings))
 

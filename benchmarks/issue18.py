@@ -207,86 +207,67 @@ BIG_FLOOR_CHILD = textwrap.dedent("""
 """)
 
 
-def pack_floor(skills: Sequence[list[tuple[Path, str]]], out: Path) -> None:
+#: `pack_floor`, the source of it: run in this process (`pack_floor`) and, followed by its
+#: call, as a process of its own (`PACK_FLOOR_CHILD`), which must not import this module (its
+#: imports would count).
+PACK_FLOOR_SOURCE = textwrap.dedent("""
+    import hashlib, io, os, zipfile
+    from concurrent.futures import ThreadPoolExecutor
+    from blake3 import blake3
+    from skillpack.build.secret_rules import _present
+
+    def pack_floor(skills, out, prefix=""):
+        os.makedirs(out, exist_ok=True)
+        written = []
+        for i, items in enumerate(skills):
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+                for path, name in items:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                    blake3(data).digest()
+                    _present(data)
+                    archive.writestr(name, data)
+            blob = buffer.getvalue()
+            hashlib.sha256(blob).digest()
+            temp = os.path.join(out, f".{prefix}{i}.tmp")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.write(fd, blob)
+            written.append((fd, temp))
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(os.fsync, [fd for fd, _ in written]))
+        for i, (fd, temp) in enumerate(written):
+            os.close(fd)
+            os.replace(temp, os.path.join(out, f"{prefix}{i}.zip"))
+        folder = os.open(out, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+""")
+
+
+def pack_floor(skills: Sequence[Sequence[tuple[Path | str, str]]], out: Path | str,
+               prefix: str = "") -> None:
     """`zipfile_stored` plus the least every check and durability add, as pack does them:
     each file BLAKE3-hashed and searched for the rules' needles (`scanned_read`), each
     archive's SHA-256 (the pack result's), each archive written to a temp file, the files
     fsync'd on 8 threads, renamed into place, the folder fsync'd. No manifest, no walk,
-    no parse, no validation, no records."""
-    import hashlib
-    import io
-    from concurrent.futures import ThreadPoolExecutor
+    no parse, no validation, no records. (`PACK_FLOOR_SOURCE`, run here.)"""
+    if not _PACK_FLOOR:
+        exec(PACK_FLOOR_SOURCE, _PACK_FLOOR)  # this module's own source text
+    _PACK_FLOOR["pack_floor"](skills, out, prefix)
 
-    from blake3 import blake3
 
-    from skillpack.build.secret_rules import _present
-
-    out.mkdir(exist_ok=True)
-    written: list[tuple[int, Path]] = []
-    for i, items in enumerate(skills):
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-            for path, name in items:
-                data = path.read_bytes()
-                blake3(data).digest()
-                _present(data)
-                archive.writestr(name, data)
-        blob = buffer.getvalue()
-        hashlib.sha256(blob).digest()
-        temp = out / f".{i}.tmp"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        os.write(fd, blob)
-        written.append((fd, temp))
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(os.fsync, [fd for fd, _ in written]))
-    for i, (fd, temp) in enumerate(written):
-        os.close(fd)
-        os.replace(temp, out / f"{i}.zip")
-    folder = os.open(out, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
-
+_PACK_FLOOR: dict[str, Any] = {}
 
 #: `pack_floor` as a process of its own (the CLI's interpreter): argv[1] holds its skills'
 #: files (a `marshal` list, one list of (path, zip name) a skill), argv[2] the output folder,
-#: argv[3] a prefix for its archives' names (two such processes share one folder). A copy
-#: of `pack_floor`'s body: the child must not import this module (its imports would count).
-PACK_FLOOR_CHILD = textwrap.dedent("""
-    import hashlib, io, marshal, os, sys, zipfile
-    from concurrent.futures import ThreadPoolExecutor
-    from blake3 import blake3
-    from skillpack.build.secret_rules import _present
+#: argv[3] a prefix for its archives' names (two such processes share one folder).
+PACK_FLOOR_CHILD = PACK_FLOOR_SOURCE + textwrap.dedent("""
+    import marshal, sys
     with open(sys.argv[1], "rb") as handle:
-        skills = marshal.load(handle)
-    out, prefix = sys.argv[2], sys.argv[3]
-    written = []
-    for i, items in enumerate(skills):
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-            for path, name in items:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-                blake3(data).digest()
-                _present(data)
-                archive.writestr(name, data)
-        blob = buffer.getvalue()
-        hashlib.sha256(blob).digest()
-        temp = os.path.join(out, f".{prefix}{i}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        os.write(fd, blob)
-        written.append((fd, temp))
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(os.fsync, [fd for fd, _ in written]))
-    for i, (fd, temp) in enumerate(written):
-        os.close(fd)
-        os.replace(temp, os.path.join(out, f"{prefix}{i}.zip"))
-    folder = os.open(out, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+        pack_floor(marshal.load(handle), sys.argv[2], sys.argv[3])
 """)
 
 

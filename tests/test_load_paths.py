@@ -212,3 +212,13 @@ def test_load_skill_meets_hostile_skill_md_spellings_as_parse_skill_file(tmp_pat
     found = _outcome(probe_only)  # sKILL.mD: SKILL.md in another case, named so
     assert found[0] == "SkillError" and found[3] == ("skill-md-case",)
     assert load._PROBE in (found[2] or "")
+
+
+def test_discovery_of_a_path_with_a_nul_says_there_is_none() -> None:
+    """A NUL cannot be in a path: `find_skills` says no such file (as it did when it asked
+    `os.path.lexists`), never a ValueError from its one `stat`."""
+    from skillpack.build.discover import find_skills
+    from skillpack.errors import MissingPathError
+
+    with pytest.raises(MissingPathError, match="no such file or folder"):
+        find_skills("skills\x00/x")

@@ -102,7 +102,7 @@ def _is_skill_dir(path: str) -> bool:
     why, rather than it being skipped in silence (and the search never follows it)."""
     try:  # one lstat: a link is not a folder here, whatever it points to
         return not stat.S_ISDIR(os.lstat(os.path.join(path, SKILL_MD)).st_mode)
-    except OSError:  # as os.path.lexists says: there is none
+    except (OSError, ValueError):  # as os.path.lexists says: there is none
         return False
 
 
@@ -117,7 +117,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     text = os.fspath(path)
     try:  # one stat where os.path.lexists and os.path.isdir would take two
         is_dir = stat.S_ISDIR(os.stat(text).st_mode)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which lexists says is none
         if not os.path.lexists(text):
             raise MissingPathError(
                 "no such file or folder", path=text, hint="give a skill folder, its SKILL.md, "
@@ -181,7 +181,7 @@ def same_file_key(path: Path) -> str:
     ``lstat`` of every component of the path), or its real path when it cannot be stat'ed."""
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):
         return os.path.realpath(path)
     return f"{st.st_dev}:{st.st_ino}"
 

@@ -7,9 +7,9 @@ An archive or a bundle is verified member by member first (`skillpack.build.veri
 module, and the archive readers it stands on (about 35 ms of imports), is imported only when
 a PATH names an archive file or a folder of archives, never for a skill folder.
 
-Many skill folders are digested by worker processes, each a share of them
-(`skillpack.cli._workers`: on Linux, with two cores or more; ``SKILLPACK_JOBS=1`` for none),
-and printed in order here: the same bytes as one process gives. A skill a worker could not
+Many skill folders are digested by worker processes, each taking the next when done
+(`skillpack.cli._workers`: on Linux, one process a core; ``SKILLPACK_JOBS=1`` for none), and
+printed in order here: the same bytes as one process gives. A skill a worker could not
 digest is digested again here, in its turn, where its error is reported.
 """
 

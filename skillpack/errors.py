@@ -68,6 +68,11 @@ class Problem(Record):
             "line": self.line,
         }
 
+    def as_tuple(self) -> tuple[Severity, str, str, str | None, int | None]:
+        """Its fields in order, as `Problem` takes them (``Problem(*p.as_tuple()) == p``): how
+        a worker process sends it (`marshal` carries tuples)."""
+        return (self.severity, self.code, self.message, self.file, self.line)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Problem:
         severity = data["severity"]

@@ -279,7 +279,7 @@ def _pack_apart(out: Path, options: PackOptions, outputs: ResolvedOutputs, paren
         staged = []
     return (result.name, result.digest, str(result.path), result.written, result.source,
             result.sha256, result.layout,
-            tuple((p.severity, p.code, p.message, p.file, p.line) for p in result.warnings),
+            tuple(p.as_tuple() for p in result.warnings),
             tuple(staged), tuple(notes))
 
 

@@ -89,8 +89,7 @@ def run_over(paths: Iterable[str], check: Callable[[Path], CheckResult],
 
 #: A `CheckResult` as a worker sends it: skill, path, description, its problems (severity,
 #: code, message, file, line each) and the notes said meanwhile.
-_Sent = tuple[str, str, "str | None", tuple[tuple[str, str, str, "str | None", "int | None"],
-                                            ...], tuple[str, ...]]
+_Sent = tuple[str, str, "str | None", "tuple[Any, ...]", tuple[str, ...]]
 
 
 def _check_held(check: Callable[[Path], CheckResult], folder: Path) -> _Sent | None:
@@ -104,7 +103,7 @@ def _check_held(check: Callable[[Path], CheckResult], folder: Path) -> _Sent | N
     if type(result) is not CheckResult:
         return None
     return (result.skill, result.path, result.description,
-            tuple((p.severity, p.code, p.message, p.file, p.line) for p in result.problems),
+            tuple(p.as_tuple() for p in result.problems),
             tuple(notes))
 
 
@@ -116,6 +115,4 @@ def _checked(sent: _Sent | None, check: Callable[[Path], CheckResult],
     skill, path, description, problems, notes = sent
     for text in notes:
         note(text)
-    return CheckResult(skill, path, tuple(
-        Problem(severity, code, message, file, line)  # type: ignore[arg-type]
-        for severity, code, message, file, line in problems), description)
+    return CheckResult(skill, path, tuple(Problem(*p) for p in problems), description)

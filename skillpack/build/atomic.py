@@ -26,7 +26,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
@@ -309,14 +309,10 @@ class AtomicBatch:
         for _, fd, _ in self._pending:  # closed unsynced: fsync'd by the batch adopting them
             os.close(fd)
         self._pending = []
-        for kept in self._staged:  # any handed to a sync already (over _MAX_PENDING files)
-            error = kept.synced.exception() if kept.synced is not None else None
-            if isinstance(error, WriteError):
-                self.abort()
-                raise error
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        error = self._waited()  # any handed to a sync already (over _MAX_PENDING files)
+        if error is not None:
+            self.abort()
+            raise error
         handed = [(s.tmp, s.dest) for s in self._staged]
         self._staged = []
         self._release()
@@ -341,10 +337,14 @@ class AtomicBatch:
 
     def _wait(self) -> WriteError | None:
         self._sync_pending()
+        return self._waited()
+
+    def _waited(self) -> WriteError | None:
+        """Wait for every file handed to a sync (all of them after `_sync_pending`; those of
+        earlier rounds only in `detach`, which closed the rest unsynced): the first error."""
         first: WriteError | None = None
         for staged in self._staged:
-            assert staged.synced is not None
-            error = staged.synced.exception()  # waits for it
+            error = staged.synced.exception() if staged.synced is not None else None
             if first is None and isinstance(error, WriteError):
                 first = error
         if self._pool is not None:
@@ -409,6 +409,10 @@ def atomic_write(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """
     with AtomicBatch(sync_threads=1) as batch, batch.write(dest) as file:
         yield file
+
+
+def _gone(pid: int) -> bool:
+    return not _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -503,26 +507,16 @@ def remove_temps_of(folder: str | os.PathLike[str], owner: int) -> list[str]:
     ``AtomicBatch(owner=...)`` of a worker it forked, whose batch never adopted them: the
     owner is failing, single-threaded, so no other write of its is at work there). Return
     the paths removed, sorted."""
-    folder_path = os.fspath(folder)
-    try:
-        names = os.listdir(folder_path)
-    except OSError:
-        return []
-    removed: list[str] = []
-    for name in sorted(names):
-        match = _TEMP_RE.match(name)
-        if match is None or int(match.group(1)) != owner:
-            continue
-        path = os.path.join(folder_path, name)
-        with suppress(OSError):
-            if stat.S_ISREG(os.lstat(path).st_mode):
-                os.unlink(path)
-                removed.append(path)
-    return removed
+    return _clean(os.fspath(folder), None, lambda pid: pid == owner)
 
 
-def _clean(folder_path: str, dest: str | None) -> list[str]:
-    """`clean_stale_temps` once the folder's lock is held (or cannot be had)."""
+def _clean(folder_path: str, dest: str | None,
+           doomed: Callable[[int], bool] | None = None) -> list[str]:
+    """`clean_stale_temps` once the folder's lock is held (or cannot be had): the temp files
+    (of `dest` only, when given) whose pid `doomed` says to remove; by default, those whose
+    process is gone."""
+    if doomed is None:
+        doomed = _gone
     try:
         names = os.listdir(folder_path)
     except OSError:
@@ -533,7 +527,7 @@ def _clean(folder_path: str, dest: str | None) -> list[str]:
         if prefix is not None and not name.startswith(prefix):
             continue
         match = _TEMP_RE.match(name)
-        if match is None or _alive(int(match.group(1))):
+        if match is None or not doomed(int(match.group(1))):
             continue
         path = os.path.join(folder_path, name)
         try:

@@ -73,3 +73,53 @@ def test_the_hook_entry_checks_whole_skills(tmp_path: Path, monkeypatch: pytest.
     assert precommit_check(["README.md"]) == 0 and capsys.readouterr().out == ""
     assert precommit_check(["--json", "good/SKILL.md"]) == 0
     assert '"valid": true' in capsys.readouterr().out
+
+
+# -- the end of the process ------------------------------------------------------------------
+
+_ENDS = '''
+import atexit, sys, threading, time
+from skillpack._launch import end_process
+atexit.register(lambda: sys.stdout.write("atexit ran\\n"))
+sys.stdout.write("said, still buffered")  # a pipe: block-buffered, not yet written
+if sys.argv[1] == "thread":
+    def late() -> None:
+        time.sleep(0.3)
+        sys.stdout.write(" and the thread's last word")
+    threading.Thread(target=late).start()
+end_process(3)
+sys.stdout.write("never reached")
+'''
+
+
+@pytest.mark.parametrize(("how", "said"), [
+    ("alone", "said, still buffered"),
+    ("thread", "said, still buffered and the thread's last word"),  # waited for
+])
+def test_the_process_ends_with_its_output_and_atexit_but_no_teardown(how: str,
+                                                                    said: str) -> None:
+    """`end_process` skips the interpreter's teardown (about 13 ms after a command), not what
+    a user sees: the exit code, everything written to stdout, the ``atexit`` functions; a
+    thread still running (not a daemon) is waited for, as Python's own exit does."""
+    done = subprocess.run([sys.executable, "-c", _ENDS, how], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (3, said + "atexit ran\n", "")
+
+
+def test_a_command_ends_through_end_process(tmp_path: Path) -> None:
+    """The console script's command ends by `end_process` (its ``atexit`` functions run, the
+    teardown does not): a module finalizer that teardown would call never runs."""
+    script = ("import sys, atexit\n"
+              "class Witness:\n"
+              "    def __del__(self):\n"
+              "        sys.__stderr__.write('torn down\\n')\n"
+              "sys.modules['skillpack'].witness = Witness()\n"
+              "atexit.register(lambda: sys.__stderr__.write('atexit ran\\n'))\n"
+              "sys.argv = ['skillpack', 'digest', sys.argv[1]]\n"
+              "from skillpack._launch import run\n"
+              "run()\n")
+    done = subprocess.run([sys.executable, "-c", f"import skillpack\n{script}",
+                           str(REPO / "fixtures" / "waitlist")], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.endswith("  waitlist\n"), done
+    assert done.stderr == "atexit ran\n"

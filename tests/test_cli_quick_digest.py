@@ -11,12 +11,15 @@ arguments (`skillpack.cli.group.invoke`, what every argument list went through b
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, write_skill
+from conftest import FIXTURES, REPO, write_skill
 from test_cli_quick_check import CLICK, QUICK, run_child
 
 from skillpack.cli.quick_argv import QuickCommand, parse_quick
@@ -164,3 +167,45 @@ def test_digest_of_a_skill_folder_imports_only_what_it_uses(tmp_path: Path) -> N
     assert code == 0
     assert out.startswith("blake3:") and out.endswith("  waitlist\n")
     assert err == "[]\n"
+
+
+def test_digest_of_skill_folders_does_not_import_pathlib(tmp_path: Path) -> None:
+    """Start-up: pathlib, and the urllib.parse and ipaddress it imports (about 5 ms), are left
+    out of `digest` of skill folders, however the PATHs are spelt (``.``, a trailing ``/``,
+    ``./x//y``): `skillpack.build.pathtext` spells the folders as pathlib would. Run without
+    `site` (the dev install's finder imports pathlib at every start), skillpack and its
+    dependencies on ``sys.path`` by hand."""
+    root = tmp_path / "skills"
+    for name in ("one", "two-b", "two"):
+        write_skill(root / name, f"---\nname: {name}\ndescription: Use when a test needs "
+                    "a skill.\n---\n\nBody.\n", {"scripts/run.sh": "#!/bin/sh\necho\n"})
+    (root / "two" / "b").mkdir()  # two/b/... sorts before two-b as Paths do
+    write_skill(root / "two" / "b" / "deep", "---\nname: deep\ndescription: Use when a "
+                "test needs a skill.\n---\n\nBody.\n")
+    paths = [p for p in sys.path if p.endswith("site-packages")]
+    source = (f"import sys; sys.path[:0] = {[str(REPO), *paths]!r}\n"
+              "from skillpack.cli import outcome; code = outcome(sys.argv[1:])\n"
+              "sys.stdout.flush()\n"
+              "print(sorted({'pathlib', 'urllib.parse', 'ipaddress'} & set(sys.modules)), "
+              "file=sys.stderr); sys.exit(code)")
+    for args in (["."], ["./"], [".//two"], ["one", "two-b/", "./two/b/deep/SKILL.md"]):
+        done = subprocess.run([sys.executable, "-S", "-c", source, "digest", "--json", *args],
+                              cwd=root, capture_output=True, text=True, check=False)
+        assert (done.returncode, done.stderr) == (0, "[]\n"), (args, done)
+        found = [(d["name"], d["path"]) for d in json.loads(done.stdout)]
+        expected = [(Path(p).name if Path(p).name != "SKILL.md" else Path(p).parent.name,
+                     str(p)) for p in _pathlib_folders(root, args)]
+        assert found == expected, args
+
+
+def _pathlib_folders(root: Path, args: list[str]) -> list[Path]:
+    """The folders `digest --json` lists for `args`, as pathlib spells and sorts them (what
+    `skillpack.build.discover.find_skills` returns)."""
+    from skillpack.build.discover import find_skills
+
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        return [f for arg in args for f in sorted(find_skills(arg))]  # as Paths sort
+    finally:
+        os.chdir(cwd)

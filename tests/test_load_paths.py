@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.build import load
+from skillpack.build import load, pathtext
 from skillpack.errors import SkillpackError
 
 SPELLINGS = [
@@ -43,7 +43,28 @@ def test_skill_md_path_is_spelt_as_pathlib_spells_it(tree: Path) -> None:
         assert load.skill_md_path(path) == pathlib_spelling(path), path
         assert load.skill_md_path(Path(path)) == pathlib_spelling(path), path
         where = pathlib_spelling(path)
-        assert load._parent(where) == str(Path(where).parent), where
+        assert pathtext.parent_spelling(where) == str(Path(where).parent), where
+
+
+@pytest.mark.parametrize("root", ["/tmp/x", "x", "/", "//y", ".", ".."])
+def test_paths_as_text_are_spelt_as_pathlib_spells_them(root: str) -> None:
+    """`skillpack.build.pathtext` gives pathlib's strings without importing it (check and
+    digest of skill folders never do): every spelling of the list, and some odder ones."""
+    for spelling_of in [*SPELLINGS, "///a//b", "//a/..", "..//", "a/../..", ".//.", "/.",
+                        "/./a", "a/./b/./"]:
+        path = spelling_of.format(t=root, name="n")
+        assert pathtext.spelling(path) == str(Path(path)), path
+        assert pathtext.parent_spelling(path) == str(Path(path).parent), path
+        name = "SKILL.md"
+        assert pathtext.joined(pathtext.spelling(path), name) == str(Path(path) / name), path
+
+
+def test_paths_as_text_sort_as_paths_sort() -> None:
+    paths = ["a/b", "a-b", "a/b/c", "a.b/c", "a", "a/B", "a/b-c", "a/b/c-d", "a/b/c/d", "ab"]
+    for root in ("", "/", "//r/", "r/"):
+        texts = [root + p for p in paths]
+        assert sorted(texts, key=pathtext.path_order) == [str(p) for p in sorted(map(Path, texts))]
+        assert sorted(texts) != sorted(texts, key=pathtext.path_order)  # the text's order differs
 
 
 def test_the_workdir_of_a_parsed_skill_is_its_folder(tree: Path) -> None:

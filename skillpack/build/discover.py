@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from skillpack._record import Record
 from skillpack.build.ignore import BUILTIN_DIRS, MANIFEST_DIR
 from skillpack.build.notes import note
+from skillpack.build.pathtext import parent_spelling, path_order, spelling
 from skillpack.errors import MissingPathError, SkillpackError
 from skillpack.spec.paths import SKILL_MD
 
@@ -36,6 +36,7 @@ __all__ = [
     "Skipped",
     "archives_in",
     "discover",
+    "find_skill_folders",
     "find_skills",
     "first_seen",
     "miscased_skill_md",
@@ -47,6 +48,14 @@ _QUIET = frozenset({"__pycache__", MANIFEST_DIR})  # never hold a skill: not wor
 _VCS = frozenset(BUILTIN_DIRS) - {"__pycache__"}
 _VENV_NAMES = frozenset({".venv", "venv"})
 _LOWER = SKILL_MD.lower()
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import TypeVar
+
+    #: A path as text or as a Path (`first_seen` keeps what it is given).
+    P = TypeVar("P", bound="str | os.PathLike[str]")
 
 
 class Skipped(Record):
@@ -114,7 +123,24 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     skipping the folders the module text lists. Raises `MissingPathError` (a
     FileNotFoundError) when `path` does not exist.
     """
-    text = os.fspath(path)
+    # start-up: pathlib (about 5 ms) for the public Path results only; the command line
+    # takes the same search's text (`find_skill_folders`)
+    from pathlib import Path
+
+    found, skipped, wrong_case = _search(os.fspath(path))
+    return Discovery(tuple(map(Path, found)), skipped, tuple(map(Path, wrong_case)))
+
+
+def find_skill_folders(path: str | os.PathLike[str]) -> list[str]:
+    """``[str(p) for p in find_skills(path)]``, without building a Path: the skill folders at
+    `path`, spelt and sorted as `find_skills` gives them."""
+    return _search(os.fspath(path))[0]
+
+
+def _search(text: str) -> tuple[list[str], tuple[Skipped, ...], list[str]]:
+    """`discover`, as text: the skill folders and the mis-cased SKILL.md files (spelt as
+    pathlib spells them, sorted as Paths sort), and the folders skipped (as the listing spelt
+    them), each noted."""
     try:  # one stat where os.path.lexists and os.path.isdir would take two
         is_dir = stat.S_ISDIR(os.stat(text).st_mode)
     except (OSError, ValueError):  # ValueError: a NUL in the path, which lexists says is none
@@ -127,14 +153,14 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     if not is_dir:  # a SKILL.md (even a fifo or a link: its checks say why)
         name = os.path.basename(text)
         if name == SKILL_MD:
-            return Discovery((Path(text).parent,))
+            return [parent_spelling(text)], (), []
         if name.lower() == _LOWER:
-            return Discovery((Path(text).parent,), miscased=(Path(text),))
-        return Discovery(())
+            return [parent_spelling(text)], (), [spelling(text)]
+        return [], (), []
     if _is_skill_dir(text):
-        return Discovery((Path(text),))
-    found: list[Path] = []
-    wrong_case: list[Path] = []
+        return [spelling(text)], (), []
+    found: list[str] = []
+    wrong_case: list[str] = []
     skipped: list[Skipped] = []
     stack = [text]
     while stack:
@@ -149,14 +175,14 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
         odd = [e for e in entries if e.name.lower() == _LOWER and e.name != SKILL_MD
                and not e.is_dir(follow_symlinks=False)]
         if odd:  # a skill whose SKILL.md is mis-cased: found, so that reading it says so
-            found.append(Path(folder))
-            wrong_case.append(Path(min(odd, key=lambda e: e.name).path))
+            found.append(spelling(folder))
+            wrong_case.append(spelling(min(odd, key=lambda e: e.name).path))
             continue
         for entry in entries:
             if entry.name in _QUIET or not entry.is_dir(follow_symlinks=False):
                 continue
             if _is_skill_dir(entry.path):
-                found.append(Path(entry.path))
+                found.append(spelling(entry.path))
                 continue
             reason = _skip_reason(entry)
             if reason is not None:
@@ -166,7 +192,8 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     skipped.sort(key=lambda s: s.path)
     for item in skipped:
         note(f"skipped {item.path} ({item.reason}: never searched for skills)")
-    return Discovery(tuple(sorted(found)), tuple(skipped), tuple(sorted(wrong_case)))
+    return (sorted(found, key=path_order), tuple(skipped),
+            sorted(wrong_case, key=path_order))
 
 
 def find_skills(path: str | os.PathLike[str]) -> list[Path]:
@@ -175,7 +202,7 @@ def find_skills(path: str | os.PathLike[str]) -> list[Path]:
     return list(discover(path).skills)
 
 
-def same_file_key(path: Path) -> str:
+def same_file_key(path: str | os.PathLike[str]) -> str:
     """What tells one file or folder from another, whatever path leads to it: its device and
     inode (one ``stat``, following links as `os.path.realpath` does, which takes an
     ``lstat`` of every component of the path), or its real path when it cannot be stat'ed."""
@@ -186,13 +213,13 @@ def same_file_key(path: Path) -> str:
     return f"{st.st_dev}:{st.st_ino}"
 
 
-def first_seen(paths: Iterable[Path], seen: set[str], *,
-               realpath: Callable[[Path], str] = same_file_key) -> list[Path]:
+def first_seen(paths: Iterable[P], seen: set[str], *,
+               realpath: Callable[[P], str] = same_file_key) -> list[P]:
     """The `paths` (skill folders, archives) not yet in `seen`, compared by what `realpath`
     makes of them (by default, `same_file_key`: the folder or file itself, however it is
     reached), each added to it: a skill found under two PATHs of one command (``pack .
     sub``, ``check a a``) is read, and each of its problems reported, once."""
-    fresh: list[Path] = []
+    fresh: list[P] = []
     for path in paths:
         real = realpath(path)
         if real not in seen:
@@ -213,6 +240,6 @@ def archives_in(folder: str | os.PathLike[str]) -> list[str]:
     with os.scandir(folder) as entries:
         found = [e.path for e in entries
                  if e.name.lower().endswith(ARCHIVE_SUFFIXES) and e.is_file(follow_symlinks=False)]
-    if not found or find_skills(folder):  # a folder with skills is a folder of skills
+    if not found or find_skill_folders(folder):  # a folder with skills is a folder of skills
         return []
     return sorted(found, key=lambda p: p.encode("utf-8", "surrogateescape"))

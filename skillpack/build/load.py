@@ -12,10 +12,10 @@ import errno
 import os
 import stat
 from collections.abc import Mapping
-from pathlib import Path
 
 from skillpack.build.discover import miscased_skill_md
 from skillpack.build.fileset import FileSet
+from skillpack.build.pathtext import joined, parent_spelling, spelling
 from skillpack.build.walk import walk
 from skillpack.errors import MissingPathError, Problem, SkillError, SkillpackError
 from skillpack.skillmd.skill import Skill, parse_skill
@@ -43,29 +43,11 @@ def skill_md_path(path: str | os.PathLike[str]) -> str:
 def _skill_md_path(text: str, is_dir: bool | None = None) -> str:
     """`skill_md_path`; `is_dir` is ``os.path.isdir(text)`` when the caller knows it (None:
     asked here)."""
-    if _spelt_as_pathlib(text):  # the common case, without building a Path (per skill)
-        if os.path.basename(text) != SKILL_MD and (
-                os.path.isdir(text) if is_dir is None else is_dir):
-            return f"{text}/{SKILL_MD}"
-        return text
-    found = Path(text)
-    if found.is_dir() and found.name != SKILL_MD:
-        found = found / SKILL_MD
-    return str(found)
-
-
-def _spelt_as_pathlib(text: str) -> bool:
-    """Whether ``str(Path(text)) == text``: a relative or absolute path with no empty, ``.``
-    or trailing part (``a/b``, ``/a/b``, ``../a``)."""
-    return (bool(text) and text != "." and not text.endswith(("/", "/."))
-            and not text.startswith(("./", "//")) and "//" not in text and "/./" not in text)
-
-
-def _parent(where: str) -> str:
-    """``str(Path(where).parent)`` for a path `skill_md_path` returned."""
-    if not _spelt_as_pathlib(where):
-        return str(Path(where).parent)
-    return os.path.dirname(where) or "."
+    spelt = spelling(text)  # without building a Path (per skill): see skillpack.build.pathtext
+    if os.path.basename(spelt) != SKILL_MD and (
+            os.path.isdir(spelt) if is_dir is None else is_dir):
+        return joined(spelt, SKILL_MD)
+    return spelt
 
 
 def load_skill(path: str | os.PathLike[str]) -> Skill:
@@ -145,7 +127,7 @@ def _parse_at(where: str, fd: int | None = None, size: int = 0) -> Skill:
         message = f"SKILL.md is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
         raise SkillError(message, path=where, line=line,
                          problems=[Problem("error", "encoding", message, where, line)]) from None
-    return parse_skill(source, file=where, workdir=_parent(where))
+    return parse_skill(source, file=where, workdir=parent_spelling(where))
 
 
 def open_regular(path: str | os.PathLike[str]) -> int:

@@ -6,9 +6,9 @@ as an item of the ``--json`` list. Click-free: `digest` may run without click
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from skillpack.build.discover import archives_in, find_skills, first_seen
+from skillpack.build.discover import archives_in, find_skill_folders, first_seen
+from skillpack.build.pathtext import spelling
 from skillpack.cli._common import echo_text, report_error
 from skillpack.cli._json_errors import item_failure, no_skill_error
 from skillpack.errors import SkillpackError
@@ -21,25 +21,26 @@ __all__ = ["report_failure", "skill_folders"]
 
 
 def skill_folders(paths: tuple[str, ...], *, archives: bool = False,
-                  failures: list[dict[str, Any]] | None = None) -> tuple[list[Path], bool]:
+                  failures: list[dict[str, Any]] | None = None) -> tuple[list[str], bool]:
     """The skill folders under every PATH (archive files kept as they are when `archives`),
-    and whether some PATH held none: said on stderr, or added to `failures` (``--json``)."""
-    found: list[Path] = []
+    spelt as pathlib spells them, and whether some PATH held none: said on stderr, or added to
+    `failures` (``--json``)."""
+    found: list[str] = []
     seen: set[str] = set()  # a skill (or archive) under two PATHs: read and reported once
     empty = False
     for path in paths:
         if archives and os.path.isfile(path) and os.path.basename(path).lower() != "skill.md":
-            found.extend(first_seen([Path(path)], seen))
+            found.extend(first_seen([spelling(path)], seen))
             continue
         try:
-            folders = find_skills(path)
+            folders = find_skill_folders(path)
         except SkillpackError as err:
             report_failure(path, err, failures)
             empty = True
             continue
         held = archives_in(path) if not folders and archives else []
         if held:  # a folder of archives (listed once)
-            found.extend(first_seen([Path(p) for p in held], seen))
+            found.extend(first_seen([spelling(p) for p in held], seen))
             continue
         if not folders:
             if failures is None:
@@ -51,7 +52,7 @@ def skill_folders(paths: tuple[str, ...], *, archives: bool = False,
     return found, empty
 
 
-def report_failure(path: str | Path, err: SkillpackError,
+def report_failure(path: str, err: SkillpackError,
                    failures: list[dict[str, Any]] | None) -> None:
     """Report a failed PATH or skill: on stderr, or as an item of the JSON list
     (``failures``)."""

@@ -16,7 +16,7 @@ digest is digested again here, in its turn, where its error is reported.
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
+import os
 
 from skillpack.build.notes import held, note
 from skillpack.build.records import digest_skill
@@ -45,11 +45,11 @@ def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
     results: list[dict[str, Any]] = []
     failures = results if as_json else None
     targets, failed = skill_folders(paths, archives=True, failures=failures)
-    folders = [t for t in targets if not t.is_file()]
+    folders = [t for t in targets if not os.path.isfile(t)]
     early = dict(zip(map(id, folders), in_workers(_digest_held, folders) or (), strict=False))
     for target in targets:
         try:
-            if target.is_file():
+            if os.path.isfile(target):
                 found = _archive_digests(target)
             elif (done := early.get(id(target))) is not None:  # by a worker: its notes now
                 for text in done[2]:
@@ -63,7 +63,7 @@ def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
             failed = True
             continue
         for name, value in found:
-            results.append({"name": name, "path": str(target), "digest": value})
+            results.append({"name": name, "path": target, "digest": value})
             if not as_json:
                 echo_text(f"{value}  {name}")  # a name is the skill's text: escaped
     if as_json:
@@ -71,7 +71,7 @@ def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
     finish(bool(failed))
 
 
-def _digest_held(folder: Path) -> tuple[str, str, tuple[str, ...]] | None:
+def _digest_held(folder: str) -> tuple[str, str, tuple[str, ...]] | None:
     """A skill folder's name and digest, and the notes said meanwhile (held, to be said in
     its turn), by a worker (`skillpack.cli._workers`); None when it cannot be digested (redone
     in turn, where its error is reported)."""
@@ -83,7 +83,7 @@ def _digest_held(folder: Path) -> tuple[str, str, tuple[str, ...]] | None:
     return skill.name, value, tuple(notes)
 
 
-def _archive_digests(archive: Path) -> list[tuple[str, str]]:
+def _archive_digests(archive: str) -> list[tuple[str, str]]:
     """Each skill of an archive or bundle, verified: its name and digest."""
     # start-up: the verifier and the archive readers (about 35 ms) only once an archive is given
     report: VerifyReport = importlib.import_module(_VERIFY).verify_target(archive)

@@ -46,10 +46,12 @@ ZERO_WIDTH = frozenset({0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 
                         0xFEFF, 0x180E, 0x00AD, 0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0,
                         *range(0x206A, 0x2070)})
 _TAGS = range(0xE0000, 0xE0080)
-_SUSPECT = re.compile(
-    "[\U000e0000-\U000e007f]+|["
-    + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
-#: Any one character `_SUSPECT` looks for, as one character class, which `re` scans for
+#: What `find_invisible` reports, a run of tag characters as one: compiled on first use, not at
+#: import (about 0.6 ms of every start-up, for the few texts that hold one).
+_SUSPECT_SOURCE = ("[\U000e0000-\U000e007f]+|["
+                   + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
+_SUSPECT: re.Pattern[str] | None = None
+#: Any one character `_SUSPECT_SOURCE` looks for, as one character class, which `re` scans for
 #: several times faster than the alternation (most texts hold none): compiled on first use,
 #: not at import (start-up).
 _ANY_SUSPECT_SOURCE = ("[\U000e0000-\U000e007f"
@@ -132,8 +134,8 @@ def _in_emoji_at(text: str, index: int) -> bool:
 
 
 def _may_hold_suspect(text: str) -> bool:
-    """Whether `text` holds a character `_SUSPECT` looks for, told from its characters beyond
-    ASCII alone (every such character is): the text in UTF-8 less its ASCII bytes is exactly
+    """Whether `text` holds a character `_SUSPECT_SOURCE` looks for, told from its characters
+    beyond ASCII alone (every such character is): the text in UTF-8 less its ASCII bytes is exactly
     those characters in UTF-8 (each byte of a multi-byte sequence is 0x80 or more), a few
     percent of most texts, and ``re`` searches that at once (the whole text: 6 times longer,
     measured on the corpus's SKILL.md bodies)."""
@@ -146,6 +148,13 @@ def _any_suspect() -> re.Pattern[str]:
     if _ANY_SUSPECT is None:
         _ANY_SUSPECT = re.compile(_ANY_SUSPECT_SOURCE)
     return _ANY_SUSPECT
+
+
+def _suspect() -> re.Pattern[str]:
+    global _SUSPECT
+    if _SUSPECT is None:
+        _SUSPECT = re.compile(_SUSPECT_SOURCE)
+    return _SUSPECT
 
 
 def find_invisible(text: str) -> list[Finding]:
@@ -161,7 +170,7 @@ def find_invisible(text: str) -> list[Finding]:
     if first is None:
         return findings
     line, line_start, counted = 1, 0, 0  # newlines counted up to `counted`
-    for match in _SUSPECT.finditer(text, first.start()):
+    for match in _suspect().finditer(text, first.start()):
         index = match.start()
         if (index == 0 and text[0] == "\ufeff") or _in_emoji(text, index, match.end()):
             continue

@@ -169,9 +169,10 @@ def test_digest_of_a_skill_folder_imports_only_what_it_uses(tmp_path: Path) -> N
     assert err == "[]\n"
 
 
-def test_digest_of_skill_folders_does_not_import_pathlib(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["digest", "check"])
+def test_skill_folders_are_read_without_pathlib(tmp_path: Path, command: str) -> None:
     """Start-up: pathlib, and the urllib.parse and ipaddress it imports (about 5 ms), are left
-    out of `digest` of skill folders, however the PATHs are spelt (``.``, a trailing ``/``,
+    out of `digest` and `check` of skill folders, however the PATHs are spelt (``.``, a trailing ``/``,
     ``./x//y``): `skillpack.build.pathtext` spells the folders as pathlib would. Run without
     `site` (the dev install's finder imports pathlib at every start), skillpack and its
     dependencies on ``sys.path`` by hand."""
@@ -189,7 +190,7 @@ def test_digest_of_skill_folders_does_not_import_pathlib(tmp_path: Path) -> None
               "print(sorted({'pathlib', 'urllib.parse', 'ipaddress'} & set(sys.modules)), "
               "file=sys.stderr); sys.exit(code)")
     for args in (["."], ["./"], [".//two"], ["one", "two-b/", "./two/b/deep/SKILL.md"]):
-        done = subprocess.run([sys.executable, "-S", "-c", source, "digest", "--json", *args],
+        done = subprocess.run([sys.executable, "-S", "-c", source, command, "--json", *args],
                               cwd=root, capture_output=True, text=True, check=False)
         assert (done.returncode, done.stderr) == (0, "[]\n"), (args, done)
         found = [(d["name"], d["path"]) for d in json.loads(done.stdout)]

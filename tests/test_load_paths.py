@@ -55,6 +55,7 @@ def test_paths_as_text_are_spelt_as_pathlib_spells_them(root: str) -> None:
         path = spelling_of.format(t=root, name="n")
         assert pathtext.spelling(path) == str(Path(path)), path
         assert pathtext.parent_spelling(path) == str(Path(path).parent), path
+        assert pathtext.name_of(path) == Path(path).name, path
         name = "SKILL.md"
         assert pathtext.joined(pathtext.spelling(path), name) == str(Path(path) / name), path
 

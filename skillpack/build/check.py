@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from skillpack._record import Record
+from skillpack.build.pathtext import name_of, parent_spelling, spelling
 from skillpack.build.prepare import PackOptions, judge_skill
 from skillpack.build.targets import Layout, get_targets
 from skillpack.errors import Problem
@@ -65,16 +65,16 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     options = PackOptions(tuple(targets), layout, catalog_budget)
     get_targets(targets)  # an unknown name is the caller's mistake: raised, not reported
     options.chosen_layout  # noqa: B018  (so are targets that disagree on the layout)
-    folder = Path(path)
-    if folder.name == SKILL_MD and not folder.is_dir():
-        folder = folder.parent
+    folder = spelling(os.fspath(path))  # as pathlib spells it, without it (start-up)
+    if name_of(folder) == SKILL_MD and not os.path.isdir(folder):
+        folder = parent_spelling(folder)
     verdict = judge_skill(folder, options=options, sha256=False)  # measured, not written
     skill = verdict.skill
     if skill is None:
-        return CheckResult(folder.name, str(folder), tuple(_strict(verdict.problems, strict)))
+        return CheckResult(name_of(folder), folder, tuple(_strict(verdict.problems, strict)))
     description = skill.frontmatter.get("description")
     measured = bool(targets) or catalog_budget is not None  # the catalog is a host's concern
-    return CheckResult(skill.name or folder.name, str(folder),
+    return CheckResult(skill.name or name_of(folder), folder,
                        tuple(_strict(verdict.problems, strict)),
                        description if measured and isinstance(description, str) else None)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["joined", "parent_spelling", "path_order", "spelling", "spelt_as_pathlib"]
+__all__ = ["joined", "name_of", "parent_spelling", "path_order", "spelling", "spelt_as_pathlib"]
 
 
 def spelt_as_pathlib(text: str) -> bool:
@@ -37,6 +37,12 @@ def spelling(text: str) -> str:
 def parent_spelling(text: str) -> str:
     """``str(Path(text).parent)``."""
     return os.path.dirname(spelling(text)) or "."  # a root is its own parent, as in pathlib
+
+
+def name_of(text: str) -> str:
+    """``Path(text).name``: the last part, ``""`` for ``.`` or a root."""
+    spelt = spelling(text)
+    return "" if spelt == "." else os.path.basename(spelt)
 
 
 def joined(folder: str, name: str) -> str:

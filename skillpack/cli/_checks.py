@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 from skillpack.build.check import CheckResult
-from skillpack.build.discover import find_skills, first_seen
+from skillpack.build.discover import find_skill_folders, first_seen
 from skillpack.build.notes import held, note
 from skillpack.cli._common import echo_json, echo_text, fail
 from skillpack.cli._json_errors import item_failure, no_skill_error
@@ -44,7 +43,7 @@ class Checked:
             echo_text(f"skillpack: no SKILL.md found in {path}", err=True)
 
 
-def run_over(paths: Iterable[str], check: Callable[[Path], CheckResult],
+def run_over(paths: Iterable[str], check: Callable[[str], CheckResult],
              as_json: bool, *, workers: bool = False) -> Checked:
     """`check` on every skill found under each PATH. A PATH that cannot be searched ends the
     command (exit 1), or with `as_json` becomes a failed item of the list.
@@ -53,12 +52,12 @@ def run_over(paths: Iterable[str], check: Callable[[Path], CheckResult],
     shared among worker processes (`skillpack.cli._workers`) once every PATH is searched;
     what each PATH's search and each check noted is held and said in its turn, so the
     output is the one of a single process, PATH after PATH."""
-    found: list[tuple[str, list[Path] | SkillpackError, list[Path], list[str]]] = []
+    found: list[tuple[str, list[str] | SkillpackError, list[str], list[str]]] = []
     seen: set[str] = set()  # a skill under two PATHs is checked, and reported, once
     for path in paths:
         with held() as notes:
             try:
-                folders = find_skills(Path(path))
+                folders = find_skill_folders(path)
             except SkillpackError as err:
                 found.append((path, err, [], notes))
                 if not as_json:
@@ -92,7 +91,7 @@ def run_over(paths: Iterable[str], check: Callable[[Path], CheckResult],
 _Sent = tuple[str, str, "str | None", "tuple[Any, ...]", tuple[str, ...]]
 
 
-def _check_held(check: Callable[[Path], CheckResult], folder: Path) -> _Sent | None:
+def _check_held(check: Callable[[str], CheckResult], folder: str) -> _Sent | None:
     """`check` of `folder` by a worker, as it sends it; None to have it done again in turn
     (it raised, or gave more than a plain `CheckResult` holds)."""
     with held() as notes:
@@ -107,8 +106,8 @@ def _check_held(check: Callable[[Path], CheckResult], folder: Path) -> _Sent | N
             tuple(notes))
 
 
-def _checked(sent: _Sent | None, check: Callable[[Path], CheckResult],
-             folder: Path) -> CheckResult:
+def _checked(sent: _Sent | None, check: Callable[[str], CheckResult],
+             folder: str) -> CheckResult:
     """The result a worker sent (its notes said now), or `check` of `folder` done here."""
     if sent is None:
         return check(folder)

@@ -6,7 +6,6 @@ command (`skillpack.cli.commands_format.check`) and the quick path for plain arg
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from skillpack.build.check import CheckResult, catalog_report, check_skill
 from skillpack.build.prepare import PackOptions
@@ -35,7 +34,7 @@ def check_report(paths: tuple[str, ...], *, strict: bool = False, as_json: bool 
     run: Callable[..., CheckResult] = (command_module("lint").lint_for_check if with_lint
                                        else check_skill)
 
-    def one(folder: Path) -> CheckResult:
+    def one(folder: str) -> CheckResult:
         return run(folder, strict=strict, targets=targets, catalog_budget=catalog_budget,
                    layout=chosen)
 

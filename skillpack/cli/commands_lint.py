@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import click
 
@@ -16,7 +16,7 @@ from skillpack.cli._common import echo_problem, echo_text, finish
 __all__ = ["lint_command", "lint_for_check", "summary"]
 
 
-def lint_for_check(folder: Path, *, strict: bool, targets: Sequence[str],
+def lint_for_check(folder: str | os.PathLike[str], *, strict: bool, targets: Sequence[str],
                    catalog_budget: int | None, layout: Layout | None = None) -> CheckResult:
     """What ``skillpack check --lint`` runs for one skill (through `skillpack.cli.COMMANDS`,
     so that `check` alone does not import the lint rules): check's rules, strict when

@@ -172,10 +172,10 @@ def test_digest_of_a_skill_folder_imports_only_what_it_uses(tmp_path: Path) -> N
 @pytest.mark.parametrize("command", ["digest", "check"])
 def test_skill_folders_are_read_without_pathlib(tmp_path: Path, command: str) -> None:
     """Start-up: pathlib, and the urllib.parse and ipaddress it imports (about 5 ms), are left
-    out of `digest` and `check` of skill folders, however the PATHs are spelt (``.``, a trailing ``/``,
-    ``./x//y``): `skillpack.build.pathtext` spells the folders as pathlib would. Run without
-    `site` (the dev install's finder imports pathlib at every start), skillpack and its
-    dependencies on ``sys.path`` by hand."""
+    out of `digest` and `check` of skill folders, however the PATHs are spelt (``.``, a
+    trailing ``/``, ``./x//y``): `skillpack.build.pathtext` spells the folders as pathlib
+    would. Run without `site` (the dev install's finder imports pathlib at every start),
+    skillpack and its dependencies on ``sys.path`` by hand."""
     root = tmp_path / "skills"
     for name in ("one", "two-b", "two"):
         write_skill(root / name, f"---\nname: {name}\ndescription: Use when a test needs "

@@ -312,7 +312,7 @@ def test_parse_body_directly() -> None:
 
 _LINE_PIECES = ["```", "````", "~~~", "   ```", "    ```", "tool", " tool ", "tool\r", "tools",
                 "```tool", "~~~ tool", "``` tool`", "\u00a0tool", "x", "id: a", "run: echo $x",
-                "\t", " ", "`", "~"]
+                "\t", " ", "`", "~", "tool\x0b", "tool\u2003", "tool\x1c", "```\ttool\x85"]
 
 
 @given(st.lists(st.lists(st.sampled_from(_LINE_PIECES) | st.text(max_size=3), max_size=4)

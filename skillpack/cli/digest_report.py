@@ -45,11 +45,12 @@ def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
     results: list[dict[str, Any]] = []
     failures = results if as_json else None
     targets, failed = skill_folders(paths, archives=True, failures=failures)
-    folders = [t for t in targets if not os.path.isfile(t)]
+    archive = [os.path.isfile(t) for t in targets]  # asked once a target (a stat each)
+    folders = [t for t, is_file in zip(targets, archive, strict=True) if not is_file]
     early = dict(zip(map(id, folders), in_workers(_digest_held, folders) or (), strict=False))
-    for target in targets:
+    for target, is_file in zip(targets, archive, strict=True):
         try:
-            if os.path.isfile(target):
+            if is_file:
                 found = _archive_digests(target)
             elif (done := early.get(id(target))) is not None:  # by a worker: its notes now
                 for text in done[2]:

@@ -19,6 +19,7 @@ from skillpack.build.pathtext import joined, parent_spelling, spelling
 from skillpack.build.walk import walk
 from skillpack.errors import MissingPathError, Problem, SkillError, SkillpackError
 from skillpack.skillmd.skill import Skill, parse_skill
+from skillpack.skillmd.validate import validate_skill
 from skillpack.spec.paths import SKILL_MD
 
 __all__ = [
@@ -201,10 +202,6 @@ def skill_fileset(
 
 def require_valid(skill: Skill, *, what: str = "packed", source: str | None = None) -> None:
     """Raise `SkillError` with every error `skillpack check` finds in `skill`."""
-    # start-up: the rules (with the command and invisible-character readers, about 2.5 ms)
-    # only for what validates, never for a digest
-    from skillpack.skillmd.validate import validate_skill
-
     errors = [p for p in validate_skill(skill) if p.severity == "error"]
     if errors:
         name = skill.name or os.path.basename(os.path.normpath(source or skill.workdir or ""))

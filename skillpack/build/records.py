@@ -39,13 +39,13 @@ from skillpack.build.scan import (
 )
 from skillpack.build.secret_rules import Finding
 from skillpack.errors import Problem, RefusedError
+from skillpack.skillmd.programs import Program, derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.spec.digest import FileRecord, digest_columns, digest_records
 from skillpack.spec.shebang import shebang_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from skillpack.skillmd.programs import Program
     from skillpack.spec.digest import FileColumns
 
 __all__ = [
@@ -261,9 +261,5 @@ def programs(skill: Skill, files: FileSet | None = None) -> list[Program]:
     """
     if files is None and skill.workdir is not None:
         files = skill_fileset(skill, read=True)
-    # start-up: the program rules (with the command reader, about 1.5 ms) only for what
-    # lists programs (pack's manifest, `skillpack programs`), never for a digest
-    from skillpack.skillmd.programs import derive_programs
-
     shebangs = hash_files(files).shebangs if files is not None else {}
     return derive_programs(skill, shebangs)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 
 from skillpack.build.fileset import FileSet, HashedFile, LeftOut, WalkedFile, display_path
@@ -169,7 +170,7 @@ class Walker:
             )
 
     def add_file(self, rel: str, st: os.stat_result) -> WalkedFile:
-        path = rel if rel.isascii() else _nfc(rel)
+        path = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
         mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
         self._renamed |= path != rel
         if path in self.files and self.files[path].disk_path != rel:
@@ -375,7 +376,7 @@ class Walker:
             return
         carried = set(self.files)  # exact: a file listed twice (two includes) counts once
         for _, _, _, later in self.pending:
-            carried.update(p if p.isascii() else _nfc(p)
+            carried.update(p if p.isascii() else unicodedata.normalize("NFC", p)
                            for p, _ in later)
         if len(carried) + 1 <= limit:
             return
@@ -529,7 +530,7 @@ class Walker:
                 if len(names) < 2:
                     continue
                 a, b = sorted(names, key=sort_key)[:2]
-                same_nfc = _nfc(a) == _nfc(b)
+                same_nfc = unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
                 how = "after Unicode NFC normalisation" if same_nfc else "after case folding"
                 path_a = f"{parent}/{a}" if parent else a
                 path_b = f"{parent}/{b}" if parent else b
@@ -564,14 +565,6 @@ class Walker:
                     f"{_LEAVE_OUT_HINT}; if it holds no secret, allow it in the frontmatter "
                     f"with metadata: {{skillpack-allow-secrets: \"{path}\"}}"
                 )
-
-
-def _nfc(text: str) -> str:
-    """`text` in Unicode NFC, as the manifest spells a path."""
-    # start-up: unicodedata (about 0.5 ms) only once a name beyond ASCII is walked
-    import unicodedata
-
-    return unicodedata.normalize("NFC", text)
 
 
 def walk(

@@ -17,6 +17,7 @@ Standard library only; touches no file.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from skillpack._record import Record
 from skillpack.errors import Problem
@@ -80,19 +81,13 @@ class Finding(Record):
     @property
     def label(self) -> str:
         """``U+202E RIGHT-TO-LEFT OVERRIDE``."""
-        return f"U+{self.codepoint:04X} {_name(self.codepoint)}".rstrip()
+        name = unicodedata.name(chr(self.codepoint), "")
+        return f"U+{self.codepoint:04X} {name}".rstrip()
 
     def to_dict(self) -> dict[str, Any]:
         return {"line": self.line, "column": self.column, "codepoint": f"U+{self.codepoint:04X}",
-                "name": _name(self.codepoint), "kind": self.kind,
+                "name": unicodedata.name(chr(self.codepoint), ""), "kind": self.kind,
                 "count": self.count, "hidden": self.hidden}
-
-
-def _name(codepoint: int) -> str:
-    # start-up: unicodedata (about 0.5 ms) only once such a character is found
-    import unicodedata
-
-    return unicodedata.name(chr(codepoint), "")
 
 
 def _kind(codepoint: int) -> str | None:
@@ -106,8 +101,6 @@ def _kind(codepoint: int) -> str | None:
 
 
 def _emoji(char: str) -> bool:
-    import unicodedata  # start-up: as in `_name`
-
     codepoint = ord(char)
     return (unicodedata.category(char) == "So" or codepoint == 0xFE0F
             or 0x1F3FB <= codepoint <= 0x1F3FF)

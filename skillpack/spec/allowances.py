@@ -35,12 +35,9 @@ RULE_IDS = frozenset({
 
 def normalise(raw: Iterable[str]) -> list[str]:
     """The entries as written, stripped, ``./`` dropped, NFC; empty ones left out."""
-    entries = [e.strip().removeprefix("./") for e in raw]
-    if not all(map(str.isascii, entries)):  # NFC leaves ASCII as it is
-        # start-up: unicodedata (about 0.5 ms) only for an entry beyond ASCII
-        import unicodedata
+    import unicodedata
 
-        entries = [unicodedata.normalize("NFC", e) for e in entries]
+    entries = [unicodedata.normalize("NFC", e.strip().removeprefix("./")) for e in raw]
     return [e for e in entries if e]
 
 

@@ -700,9 +700,10 @@ def plainly_clean(data: bytes) -> bool:
         found = search(data)
         if found and not _stray_cores(data, found):
             return False
-    if data.find(0, 0, _SAMPLE) < 0 and not data.startswith(_BOMS):
-        return True  # no byte order mark, no NUL in the head: `_utf16_reading` reads none
-    return _utf16_reading(data, 0, False) is None
+    if data.startswith(_BOMS):
+        return False  # `_utf16_reading` reads it as UTF-16
+    # no byte order mark, and too few NULs in the head (most texts: none; a binary file: some)
+    return not _nul_heavy_head(data) or _utf16_reading(data, 0, False) is None
 
 
 def _literal_rules() -> tuple[tuple[int, ...], frozenset[int]] | None:
@@ -962,6 +963,15 @@ _SAMPLE = 4096  # bytes looked at to tell UTF-16 text by its NULs
 _RUN_BACK = 64
 
 
+def _nul_heavy_head(data: bytes) -> bool:
+    """Whether the first `_SAMPLE` bytes of `data` hold enough NULs to be UTF-16 text, by
+    the count `_utf16_reading` then tells the byte order from: |odd - even| is at most their
+    sum, the share of NULs, so a head with too few NULs to tip either side (most files: none,
+    found by one memchr; a binary file: a few) is told at once, without counting each half."""
+    return (data.find(0, 0, _SAMPLE) >= 0
+            and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2))
+
+
 def _utf16_reading(data: bytes, offset: int = 0,
                    markers: bool = True) -> tuple[str, int] | None:
     """Whether the text of which `data` is a window (starting at byte `offset` of the file)
@@ -975,10 +985,7 @@ def _utf16_reading(data: bytes, offset: int = 0,
     (le, le_bom, le_marker), (be, be_bom, be_marker) = _UTF16
     if offset == 0 and data.startswith((le_bom, be_bom)):
         return (le, 2) if data.startswith(le_bom) else (be, 2)
-    # |odd - even| is at most their sum, the share of NULs: a head with too few NULs to
-    # tip either side (most files: none) is told at once, without counting each half
-    if (offset == 0 and data.find(0, 0, _SAMPLE) >= 0  # most heads hold no NUL: one memchr
-            and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2)):
+    if offset == 0 and _nul_heavy_head(data):
         sample = data[:_SAMPLE]
         half = max(1, len(sample) // 2)
         even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half

@@ -2,8 +2,8 @@
 
 ``str(Path(text))`` is how every path the library returns or reports is spelt (``skills/``
 is ``skills``, ``./a//b`` is ``a/b``), and a list of skill folders is sorted as a list of
-``Path`` objects sorts (by their parts: ``a/b`` before ``a-b``). `check`, `digest` and `pack`
-of skill folders need nothing else from pathlib, whose import (with ``urllib.parse`` and
+``Path`` objects sorts (by their parts: ``a/b`` before ``a-b``). `check` and `digest` of
+skill folders need nothing else from pathlib, whose import (with ``urllib.parse`` and
 ``ipaddress``, which it imports) is about 5 ms of every start-up: these functions give the
 same strings from the text alone (tests/test_load_paths.py compares them with pathlib's on
 every spelling it lists). POSIX paths only, as skillpack's.

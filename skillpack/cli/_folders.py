@@ -20,17 +20,22 @@ if TYPE_CHECKING:
 __all__ = ["report_failure", "skill_folders"]
 
 
-def skill_folders(paths: tuple[str, ...], *, archives: bool = False,
+def skill_folders(paths: tuple[str, ...], *, archives: set[str] | None = None,
                   failures: list[dict[str, Any]] | None = None) -> tuple[list[str], bool]:
-    """The skill folders under every PATH (archive files kept as they are when `archives`),
-    spelt as pathlib spells them, and whether some PATH held none: said on stderr, or added to
-    `failures` (``--json``)."""
+    """The skill folders under every PATH, spelt as pathlib spells them, and whether some
+    PATH held none: said on stderr, or added to `failures` (``--json``). With an `archives`
+    set, archive files (a PATH, or the archives of a folder of them) are kept among the
+    folders as they are, and each kept one is added to the set: the caller tells them apart
+    without asking the filesystem again."""
     found: list[str] = []
     seen: set[str] = set()  # a skill (or archive) under two PATHs: read and reported once
     empty = False
     for path in paths:
-        if archives and os.path.isfile(path) and os.path.basename(path).lower() != "skill.md":
-            found.extend(first_seen([spelling(path)], seen))
+        if (archives is not None and os.path.isfile(path)
+                and os.path.basename(path).lower() != "skill.md"):
+            kept = first_seen([spelling(path)], seen)
+            archives.update(kept)
+            found.extend(kept)
             continue
         try:
             folders = find_skill_folders(path)
@@ -38,9 +43,11 @@ def skill_folders(paths: tuple[str, ...], *, archives: bool = False,
             report_failure(path, err, failures)
             empty = True
             continue
-        held = archives_in(path) if not folders and archives else []
-        if held:  # a folder of archives (listed once)
-            found.extend(first_seen([spelling(p) for p in held], seen))
+        held = archives_in(path) if not folders and archives is not None else []
+        if held and archives is not None:  # a folder of archives (listed once)
+            kept = first_seen([spelling(p) for p in held], seen)
+            archives.update(kept)
+            found.extend(kept)
             continue
         if not folders:
             if failures is None:

@@ -16,7 +16,6 @@ digest is digested again here, in its turn, where its error is reported.
 from __future__ import annotations
 
 import importlib
-import os
 
 from skillpack.build.notes import held, note
 from skillpack.build.records import digest_skill
@@ -44,13 +43,13 @@ def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:
     SKILL.md."""
     results: list[dict[str, Any]] = []
     failures = results if as_json else None
-    targets, failed = skill_folders(paths, archives=True, failures=failures)
-    archive = [os.path.isfile(t) for t in targets]  # asked once a target (a stat each)
-    folders = [t for t, is_file in zip(targets, archive, strict=True) if not is_file]
+    archives: set[str] = set()  # the targets that are archive files, not skill folders
+    targets, failed = skill_folders(paths, archives=archives, failures=failures)
+    folders = [t for t in targets if t not in archives]
     early = dict(zip(map(id, folders), in_workers(_digest_held, folders) or (), strict=False))
-    for target, is_file in zip(targets, archive, strict=True):
+    for target in targets:
         try:
-            if is_file:
+            if target in archives:
                 found = _archive_digests(target)
             elif (done := early.get(id(target))) is not None:  # by a worker: its notes now
                 for text in done[2]:

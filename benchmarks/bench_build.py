@@ -17,8 +17,8 @@ Workloads (generated data goes in a temp folder removed at the end):
 Every comparator works on exactly the files skillpack carries (the walk's file list):
 
 * ``read``: open/read/close each file with Python's ``open`` (the baseline "merely reading");
-* ``skillpack digest``: ``skillpack.build.verify.digest(folder)`` for each skill folder;
-* ``skillpack pack``: ``skillpack.build.pack.pack_skills(folders, out)`` into a fresh folder each
+* ``skillpack digest``: ``skillpack.packing.verify.digest(folder)`` for each skill folder;
+* ``skillpack pack``: ``skillpack.packing.pack.pack_skills(folders, out)`` into a fresh folder each
   run (fsync'd atomic writes, one archive per skill);
 * ``b3sum``: ``b3sum FILE...`` (default threads; mmap; includes its process start);
 * ``dirhash``: ``dirhash.dirhash(folder, ALGORITHM)`` for each skill folder, with the fastest
@@ -140,7 +140,7 @@ class Workload:
 def carried(folders: Sequence[Path], base: Path) -> list[list[tuple[Path, str]]]:
     """Every file skillpack carries, per skill of `folders`, as (path on disk, zip name): the
     path relative to `base` (two corpus skills share a name, never a path)."""
-    from skillpack.build.load import skill_fileset
+    from skillpack.source.load import skill_fileset
 
     out: list[list[tuple[Path, str]]] = []
     for folder in folders:
@@ -160,7 +160,7 @@ def read_files(files: Sequence[Path]) -> None:
 
 
 def skillpack_digest(folders: Sequence[Path]) -> None:
-    from skillpack.build.verify import digest
+    from skillpack.packing.verify import digest
 
     for folder in folders:
         digest(folder)
@@ -350,7 +350,7 @@ def make_big(folder: Path, size: int, name: str = "big.bin") -> None:
 
 def run_workload(work: Workload, tmp: Path, runs: int, algorithm: str, *,
                  breakdown: bool = False) -> None:
-    from skillpack.build.pack import pack_prepared, pack_skills, prepare_many
+    from skillpack.packing.pack import pack_prepared, pack_skills, prepare_many
 
     out = tmp / "out"
     zip_path = tmp / "deflate.zip"
@@ -441,7 +441,7 @@ def run_generated(key: str, title: str, make: Callable[[Path], None], root: Path
 
 
 def _parse_all(folders: Sequence[Path]) -> None:
-    from skillpack.build.load import parse_skill_file
+    from skillpack.source.load import parse_skill_file
 
     for folder in folders:
         parse_skill_file(folder / "SKILL.md")
@@ -470,9 +470,9 @@ _MEMORY_CHILD = HWM_SOURCE + textwrap.dedent("""
     # hwm(), above: the same peak, from this process image only, as a cross-check
     bare, bare_hwm = rss(), hwm()
     import blake3, yaml, pathspec
-    from skillpack.build.pack import pack_skills
-    from skillpack.build.verify import digest
-    import skillpack.build.bundle, skillpack.build.lock, skillpack.runtime  # all a run imports
+    from skillpack.packing.pack import pack_skills
+    from skillpack.packing.verify import digest
+    import skillpack.packing.bundle, skillpack.approve.lock, skillpack.runtime  # all a run imports
     imported, imported_hwm = rss(), hwm()
     what, skill, out = sys.argv[1:4]
     if what == "pack":

@@ -24,11 +24,11 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError
 from skillpack.model.calls import resolve
 from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES
 from skillpack.skillmd.skill import parse_skill
+from skillpack.source.load import parse_skill_file
 
 REPO = Path(__file__).resolve().parent.parent
 HEAD = "---\nname: demo\ndescription: A demo skill used to time the parser.\n---\n\n"

@@ -33,8 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillpack.build.check import check_skill
-from skillpack.build.discover import find_skills
+from skillpack.packing.check import check_skill
+from skillpack.source.discover import find_skills
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = (REPO.parent / "shared" / "corpus").resolve()

@@ -5,7 +5,7 @@ CPU time: for comparing two source trees run in turn (an A/B on a shared machine
     # OLD and NEW two source trees (git archive COMMIT skillpack | tar -x -C OLD):
     for i in 1 2 3; do for t in OLD NEW; do PYTHONPATH=$t python benchmarks/digest_ab.py; done; done
 
-Lines: the corpus digest (`skillpack.build.verify.digest` of each of the 182 skills) and the
+Lines: the corpus digest (`skillpack.packing.verify.digest` of each of the 182 skills) and the
 digest of one skill of 10,000 files of 4 KiB of random bytes (`bench_build.make_small`, in a
 temporary folder, or the tree at DIR that `--small` names, made once by
 ``--make-small DIR``, so that every process of an A/B digests the same files), each a median
@@ -38,7 +38,7 @@ def main() -> int:
         return 0
 
     import skillpack
-    from skillpack.build.verify import digest
+    from skillpack.packing.verify import digest
 
     every = sorted(str(p.parent) for p in CORPUS.glob("*/*/SKILL.md"))
     with tempfile.TemporaryDirectory() as tmp:

@@ -8,7 +8,7 @@ process (all its threads) for each part, medians of N rounds taken in turn after
         PYTHONPATH=$t python benchmarks/digest_parts.py --only floor --only digest; done; done
 
 * read + BLAKE3: every carried file opened, read whole, hashed (the floor of issue 18);
-* digest: `skillpack.build.records.digest_skill` of each of the 182 corpus skills;
+* digest: `skillpack.source.records.digest_skill` of each of the 182 corpus skills;
 * parse: `load_skill` (SKILL.md read, frontmatter composed and checked, body parsed);
 * walk, listing only: `skill_fileset(skill)` (no file opened);
 * walk, reading: `skill_fileset(skill, read=True)`: listing, opening, reading, BLAKE3 and the
@@ -44,10 +44,10 @@ def main() -> int:
 
     from blake3 import blake3
 
-    from skillpack.build import secret_rules
-    from skillpack.build.load import load_skill, skill_fileset
-    from skillpack.build.records import digest_skill
-    from skillpack.build.scan import scan_content
+    from skillpack.content import secret_rules
+    from skillpack.content.scan import scan_content
+    from skillpack.source.load import load_skill, skill_fileset
+    from skillpack.source.records import digest_skill
 
     folders = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
     skills = [load_skill(f) for f in folders]

@@ -7,7 +7,7 @@ the parts each change of that round touched, timed alone for an A/B of two sourc
     for i in 1 2 3; do for t in OLD $PWD; do
         PYTHONPATH=$t python benchmarks/digest_stages.py --part load; done; done
 
-Stages: `skillpack.build.records.digest_skill` of each of the 182 corpus skills, with
+Stages: `skillpack.source.records.digest_skill` of each of the 182 corpus skills, with
 ``time.perf_counter`` summed around each stage (the parse and its pieces, the walk, each
 file's read, its content scan, the per-skill checks, the digest lines), medians of N rounds
 after a warm-up; a wrapper costs about half a microsecond a call, so the figures of the
@@ -55,11 +55,11 @@ def _median_min(job: Callable[[], object], runs: int) -> tuple[float, float]:
 
 def part(name: str, runs: int) -> None:
     """Time the part `name` alone."""
-    from skillpack.build import records
-    from skillpack.build.load import load_skill, skill_fileset
-    from skillpack.build.scan import scan_content
+    from skillpack.content.scan import scan_content
+    from skillpack.formats.digest import digest_columns
     from skillpack.skillmd import frontmatter
-    from skillpack.spec.digest import digest_columns
+    from skillpack.source import records
+    from skillpack.source.load import load_skill, skill_fileset
 
     folders = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
     job: Callable[[], object]
@@ -94,11 +94,11 @@ def part(name: str, runs: int) -> None:
 
 def stages(runs: int) -> None:
     """The perf_counter profile of `digest_skill`, then the walks by subtraction."""
-    from skillpack.build import load, records, walk
-    from skillpack.build.load import load_skill, skill_fileset
-    from skillpack.build.readfile import OPEN_FLAGS
-    from skillpack.build.scan import scan_content
+    from skillpack.content.scan import scan_content
     from skillpack.skillmd import skill as skill_module
+    from skillpack.source import load, records, walk
+    from skillpack.source.load import load_skill, skill_fileset
+    from skillpack.source.readfile import OPEN_FLAGS
 
     spent: defaultdict[str, float] = defaultdict(float)
     calls: Counter[str] = Counter()

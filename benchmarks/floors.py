@@ -8,7 +8,7 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
   loop making only the calls a safe digest needs (list each folder, open each file without
   following a link, ``fstat``, read, close, BLAKE3, look for the private-key marker), with no
   checks, records or errors; that loop with the secret rules' needle search (issue 18); and
-  ``skillpack.build.verify.digest``;
+  ``skillpack.packing.verify.digest``;
 * big (one 256 MiB file): b3sum; the start-up of the command line (``skillpack --version``,
   bytecode kept: part of every whole-process figure); the private-key marker search alone
   over bytes already in memory (``bytes.find``, one core: it holds the GIL); the search for
@@ -17,7 +17,7 @@ workloads of bench_build.py whose targets it misses: the floors behind docs/PERF
   releases the GIL, so the scan searches each window's two halves on two threads at once,
   the second line); reading
   through one reused buffer and hashing with multi-threaded BLAKE3, no search; and
-  ``skillpack.build.verify.digest``;
+  ``skillpack.packing.verify.digest``;
 * corpus (the 181 valid skills of ../shared/corpus): ``pack_skills``; the stripped loop over
   their folders; the same loop with the secret rules' needle search in place of the marker
   (issue 18: the least a digest that scans every file can cost); that search alone over the
@@ -216,7 +216,7 @@ def stripped_loop(root: str, look: Callable[[bytes], object] | None = None) -> N
 def scanned_loop(root: str) -> None:
     """`stripped_loop` with the content scan's least work: one RE2 search for the rules'
     needles over each file (`secret_rules._present`) instead of the marker search."""
-    from skillpack.build.secret_rules import _present
+    from skillpack.content.secret_rules import _present
 
     stripped_loop(root, _present)
 
@@ -225,7 +225,7 @@ def needle_windows(data: bytes, window: int = 4 * MiB, split: bool = True) -> No
     """The needle search of the content scan over `data` in the windows it reads: each window
     searched in two halves at once, on two threads, as the scan does (`split`), or on this
     thread alone."""
-    from skillpack.build import secret_rules
+    from skillpack.content import secret_rules
 
     threshold = secret_rules.SPLIT_SEARCH
     secret_rules.SPLIT_SEARCH = threshold if split else 1 << 62
@@ -262,7 +262,7 @@ def main() -> int:
     if args.first_turn:
         first_turn_floors(args.runs, against=args.against)
         return 0
-    from skillpack.build.verify import digest
+    from skillpack.packing.verify import digest
 
     root = Path(tempfile.mkdtemp(prefix="skillpack-floors-", dir=args.tmp))
     try:
@@ -315,8 +315,8 @@ def corpus_floors(root: Path, runs: int) -> None:
     import io
     from concurrent.futures import ThreadPoolExecutor
 
-    from skillpack.build.members import write_members
-    from skillpack.build.pack import pack_skills, prepare_many
+    from skillpack.packing.members import write_members
+    from skillpack.packing.pack import pack_skills, prepare_many
     from skillpack.storedzip.writer import ZipWriter
 
     corpus = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
@@ -354,7 +354,7 @@ def corpus_floors(root: Path, runs: int) -> None:
             os.close(fd)
 
     synced: dict[int, list[float]] = {}
-    from skillpack.build.secret_rules import _present
+    from skillpack.content.secret_rules import _present
 
     datas = [p.read_bytes() for f in folders for p in f.rglob("*") if p.is_file()]
     got = timed({

@@ -6,7 +6,7 @@ than the code does).
     # A/B, OLD and NEW two source trees (git archive COMMIT skillpack | tar -x -C OLD):
     for i in 1 2; do for t in OLD NEW; do PYTHONPATH=$t python benchmarks/in_process.py; done; done
 
-Lines: the corpus digest (`skillpack.build.verify.digest` of each of the 182 skills), the
+Lines: the corpus digest (`skillpack.packing.verify.digest` of each of the 182 skills), the
 check of the corpus (`check_skill`), the pack of the 181 valid skills (`pack_skills`, fsync'd,
 into a fresh folder), the digest of one generated 256 MiB file. Medians of N (default 3) after
 a warm-up round, ``os.sync()`` before each; CPU is the process's, all threads.
@@ -38,9 +38,9 @@ def main() -> int:
     args = parser.parse_args()
 
     import skillpack
-    from skillpack.build.check import check_skill
-    from skillpack.build.pack import pack_skills
-    from skillpack.build.verify import digest
+    from skillpack.packing.check import check_skill
+    from skillpack.packing.pack import pack_skills
+    from skillpack.packing.verify import digest
 
     every = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
     valid = [f for f in every if f.relative_to(CORPUS).as_posix() != REFUSED]

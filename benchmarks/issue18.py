@@ -116,7 +116,7 @@ def scanned_read(files: Sequence[Path]) -> None:
     the digest and check lines ("with the scan")."""
     from blake3 import blake3
 
-    from skillpack.build.secret_rules import _present
+    from skillpack.content.secret_rules import _present
 
     for path in files:
         with open(path, "rb") as handle:
@@ -142,7 +142,7 @@ def walked_floor(folders: Sequence[Path]) -> None:
     needles: the in-process line's second floor."""
     from blake3 import blake3
 
-    from skillpack.build.scan import scan_content
+    from skillpack.content.scan import scan_content
     from skillpack.skillmd.frontmatter import split_frontmatter
 
     allow: frozenset[str] = frozenset()
@@ -177,7 +177,7 @@ def walked_floor(folders: Sequence[Path]) -> None:
 SCANNED_READ_CHILD = textwrap.dedent("""
     import sys
     from blake3 import blake3
-    from skillpack.build.secret_rules import _present
+    from skillpack.content.secret_rules import _present
     with open(sys.argv[1], "rb") as handle:
         listing = handle.read().decode().split("\\0")
     for path in listing:
@@ -195,7 +195,7 @@ SCANNED_READ_CHILD = textwrap.dedent("""
 BIG_FLOOR_CHILD = textwrap.dedent("""
     import mmap, os, sys, threading
     from blake3 import blake3
-    from skillpack.build.secret_rules import _present
+    from skillpack.content.secret_rules import _present
     fd = os.open(sys.argv[1], os.O_RDONLY)
     view = memoryview(mmap.mmap(fd, 0, access=mmap.ACCESS_READ))
     hashing = threading.Thread(
@@ -214,7 +214,7 @@ PACK_FLOOR_SOURCE = textwrap.dedent("""
     import hashlib, io, os, zipfile
     from concurrent.futures import ThreadPoolExecutor
     from blake3 import blake3
-    from skillpack.build.secret_rules import _present
+    from skillpack.content.secret_rules import _present
 
     def pack_floor(skills, out, prefix=""):
         os.makedirs(out, exist_ok=True)
@@ -323,7 +323,7 @@ def libyaml(texts: Sequence[str]) -> None:
 
 _REFUSAL_CHILD = HWM_SOURCE + textwrap.dedent("""
     import json, sys, time
-    from skillpack.build.pack import pack_skills
+    from skillpack.packing.pack import pack_skills
     from skillpack.errors import ArchiveError
     skill, out = sys.argv[1:3]
     before = hwm()
@@ -378,9 +378,9 @@ class Table:
 
 
 def corpus_lines(table: Table, tmp: Path, runs: int) -> None:
-    from skillpack.build.check import check_skill
-    from skillpack.build.pack import pack_skills
-    from skillpack.build.verify import digest
+    from skillpack.packing.check import check_skill
+    from skillpack.packing.pack import pack_skills
+    from skillpack.packing.verify import digest
 
     every = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
     valid = [f for f in every if f.relative_to(CORPUS).as_posix() != REFUSED]
@@ -472,7 +472,7 @@ def corpus_lines(table: Table, tmp: Path, runs: int) -> None:
 
 
 def generated_lines(table: Table, tmp: Path, runs: int, quick: bool) -> dict[str, Any]:
-    from skillpack.build.verify import digest
+    from skillpack.packing.verify import digest
 
     big = tmp / "big256"
     make_big(big, (64 if quick else 256) * MiB)

@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillpack.build.check import check_skill
-from skillpack.build.discover import find_skills
-from skillpack.build.lint import RULES
-from skillpack.build.lint_skill import lint_problems
-from skillpack.build.load import parse_skill_file
-from skillpack.build.scan import scan_content
-from skillpack.build.secrets import secret_name_reason
+from skillpack.content.scan import scan_content
+from skillpack.content.secrets import secret_name_reason
 from skillpack.errors import Problem, SkillError
+from skillpack.packing.check import check_skill
+from skillpack.packing.lint import lint_problems
+from skillpack.skillmd.lint_rules import RULES
+from skillpack.source.discover import find_skills
+from skillpack.source.load import parse_skill_file
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = (REPO.parent / "shared" / "corpus").resolve()

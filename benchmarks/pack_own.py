@@ -41,13 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_build import CORPUS, REFUSED, carried
 from issue18 import pack_floor
 
-import skillpack.build.atomic as atomic_module
-import skillpack.build.pack as pack_module
-import skillpack.build.prepare as prepare_module
-import skillpack.build.records as records_module
-from skillpack.build.atomic import AtomicBatch
-from skillpack.build.members import write_members
-from skillpack.build.verify import digest
+import skillpack._atomic as atomic_module
+import skillpack.packing.pack as pack_module
+import skillpack.packing.prepare as prepare_module
+import skillpack.source.records as records_module
+from skillpack._atomic import AtomicBatch
+from skillpack.packing.members import write_members
+from skillpack.packing.verify import digest
 from skillpack.storedzip.writer import ZipWriter
 
 Job = Callable[[], object]

@@ -1,5 +1,5 @@
 """Pack's write step on the corpus, in one process: archives built in memory and written with
-writev (`skillpack.build.pack.JOIN_BYTES` as shipped) against member by member through
+writev (`skillpack.packing.pack.JOIN_BYTES` as shipped) against member by member through
 `HashingFile` (``JOIN_BYTES = 0``), the two in turn, medians and minima.
 
 * ``writer``: the 181 archives written one after the other into one temp file (emptied
@@ -26,9 +26,9 @@ from typing import BinaryIO, cast
 
 from bench_build import CORPUS, REFUSED
 
-from skillpack.build import pack as pack_module
-from skillpack.build.atomic import AtomicBatch
-from skillpack.build.pack import PACK_KEEP_BYTES, PackOptions, prepare_skill
+from skillpack._atomic import AtomicBatch
+from skillpack.packing import pack as pack_module
+from skillpack.packing.pack import PACK_KEEP_BYTES, PackOptions, prepare_skill
 
 
 def main() -> None:

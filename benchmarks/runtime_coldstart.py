@@ -198,7 +198,7 @@ INSIDE = textwrap.dedent("""
     t1 = clock()
     import skillpack.storedzip.reader
     t2 = clock()
-    import skillpack.spec.manifest
+    import skillpack.formats.manifest
     t3 = clock()
     import skillpack.runtime as rt
     t4 = clock()
@@ -212,7 +212,7 @@ INSIDE = textwrap.dedent("""
     import json
     out = {"import skillpack.errors (+ skillpack, _record)": t1 - t0,
            "import skillpack.storedzip.reader (+ layout, spec.paths, struct)": t2 - t1,
-           "import skillpack.spec.manifest (+ digest, secrets)": t3 - t2,
+           "import skillpack.formats.manifest (+ digest, secrets)": t3 - t2,
            "import skillpack.runtime (+ its two helpers, bisect)": t4 - t3,
            "import blake3": t5 - t4,
            "typing/dataclasses/inspect/json/re after the imports": ", ".join(heavy) or "none",
@@ -273,7 +273,7 @@ def write_lock(bundle: Path, dest: Path) -> tuple[str, Path]:
     first turn's file: the text file of `SKILL` closest to 4 KiB."""
     sys.path[:0] = [str(REPO)]
     import skillpack.runtime as rt
-    from skillpack.build.lock import Lock, LockEntry
+    from skillpack.approve.lock import Lock, LockEntry
 
     loaded = rt.load(bundle.read_bytes())
     dest.write_bytes(Lock({name: LockEntry(loaded[name].digest, loaded[name].manifest.files,

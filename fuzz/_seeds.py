@@ -17,8 +17,8 @@ FIXTURES = REPO / "fixtures"
 
 
 def write_seeds(root: Path) -> None:
-    from skillpack.build.bundle import write_bundle
-    from skillpack.build.pack import pack
+    from skillpack.packing.bundle import write_bundle
+    from skillpack.packing.pack import pack
 
     for name in ("parse", "resolve", "zip"):
         (root / name).mkdir(parents=True, exist_ok=True)

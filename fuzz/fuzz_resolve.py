@@ -14,9 +14,9 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports():
-    from skillpack.build.load import parse_skill_file
     from skillpack.errors import SkillError
     from skillpack.model.calls import resolve
+    from skillpack.source.load import parse_skill_file
 
 WAITLIST = parse_skill_file(Path(__file__).resolve().parent.parent / "fixtures" / "waitlist")
 

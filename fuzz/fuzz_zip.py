@@ -14,8 +14,8 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from skillpack.build.verify import verify_bytes
     from skillpack.errors import SkillpackError
+    from skillpack.packing.verify import verify_bytes
     from skillpack.runtime import load
     from skillpack.storedzip.reader import read_zip
 

@@ -30,43 +30,43 @@ _EXPORTS: dict[str, str] = {
     # parsing and validation
     "Skill": "skillpack.skillmd.skill",
     "parse_skill": "skillpack.skillmd.skill",
-    "parse_skill_file": "skillpack.build.load",
+    "parse_skill_file": "skillpack.source.load",
     "Tool": "skillpack.skillmd.tools",
     "Param": "skillpack.skillmd.tools",
-    "CheckResult": "skillpack.build.check",
+    "CheckResult": "skillpack.packing.check",
     "validate_skill": "skillpack.skillmd.validate",
-    "check_skill": "skillpack.build.check",
-    "define_skill": "skillpack.build.define",
-    "DefinedSkill": "skillpack.build.define",
+    "check_skill": "skillpack.packing.check",
+    "define_skill": "skillpack.source.define",
+    "DefinedSkill": "skillpack.source.define",
     # walk, digest, programs
-    "FileSet": "skillpack.build.fileset",
-    "LeftOut": "skillpack.build.fileset",
-    "walk": "skillpack.build.walk",
-    "included_files": "skillpack.build.records",
-    "FileRecord": "skillpack.spec.digest",
-    "digest": "skillpack.build.verify",
-    "bundle_digest": "skillpack.spec.digest",
+    "FileSet": "skillpack.source.fileset",
+    "LeftOut": "skillpack.source.fileset",
+    "walk": "skillpack.source.walk",
+    "included_files": "skillpack.source.records",
+    "FileRecord": "skillpack.formats.digest",
+    "digest": "skillpack.packing.verify",
+    "bundle_digest": "skillpack.formats.digest",
     "Program": "skillpack.skillmd.programs",
-    "programs": "skillpack.build.records",
+    "programs": "skillpack.source.records",
     # archives, locks, bundles
-    "Manifest": "skillpack.spec.manifest",
-    "find_skills": "skillpack.build.discover",
-    "PackResult": "skillpack.build.pack",
-    "pack": "skillpack.build.pack",
-    "pack_skills": "skillpack.build.pack",
-    "archive_digest": "skillpack.build.verify",
-    "VerifyReport": "skillpack.build.verify",
-    "verify_target": "skillpack.build.verify",
-    "verify_bytes": "skillpack.build.verify",
-    "Lock": "skillpack.build.lock",
-    "LockEntry": "skillpack.build.lock",
-    "write_lock": "skillpack.build.lock",
-    "read_lock": "skillpack.build.lock",
-    "SignedLock": "skillpack.build.approval",
-    "trusted_keys": "skillpack.build.approval",
-    "verify_signed_lock": "skillpack.build.approval",
-    "BundleResult": "skillpack.build.bundle",
-    "write_bundle": "skillpack.build.bundle",
+    "Manifest": "skillpack.formats.manifest",
+    "find_skills": "skillpack.source.discover",
+    "PackResult": "skillpack.packing.pack",
+    "pack": "skillpack.packing.pack",
+    "pack_skills": "skillpack.packing.pack",
+    "archive_digest": "skillpack.packing.verify",
+    "VerifyReport": "skillpack.packing.verify",
+    "verify_target": "skillpack.packing.verify",
+    "verify_bytes": "skillpack.packing.verify",
+    "Lock": "skillpack.approve.lock",
+    "LockEntry": "skillpack.approve.lock",
+    "write_lock": "skillpack.approve.lock",
+    "read_lock": "skillpack.approve.lock",
+    "SignedLock": "skillpack.approve.approval",
+    "trusted_keys": "skillpack.approve.approval",
+    "verify_signed_lock": "skillpack.approve.approval",
+    "BundleResult": "skillpack.packing.bundle",
+    "write_bundle": "skillpack.packing.bundle",
     # runtime and the model-facing layer
     "load": "skillpack.runtime",
     "Bundle": "skillpack.runtime",
@@ -95,34 +95,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from skillpack.build.approval import SignedLock as SignedLock
-    from skillpack.build.approval import trusted_keys as trusted_keys
-    from skillpack.build.approval import verify_signed_lock as verify_signed_lock
-    from skillpack.build.bundle import BundleResult as BundleResult
-    from skillpack.build.bundle import write_bundle as write_bundle
-    from skillpack.build.check import CheckResult as CheckResult
-    from skillpack.build.check import check_skill as check_skill
-    from skillpack.build.define import DefinedSkill as DefinedSkill
-    from skillpack.build.define import define_skill as define_skill
-    from skillpack.build.discover import find_skills as find_skills
-    from skillpack.build.fileset import FileSet as FileSet
-    from skillpack.build.fileset import LeftOut as LeftOut
-    from skillpack.build.load import parse_skill_file as parse_skill_file
-    from skillpack.build.lock import Lock as Lock
-    from skillpack.build.lock import LockEntry as LockEntry
-    from skillpack.build.lock import read_lock as read_lock
-    from skillpack.build.lock import write_lock as write_lock
-    from skillpack.build.pack import PackResult as PackResult
-    from skillpack.build.pack import pack as pack
-    from skillpack.build.pack import pack_skills as pack_skills
-    from skillpack.build.records import included_files as included_files
-    from skillpack.build.records import programs as programs
-    from skillpack.build.verify import VerifyReport as VerifyReport
-    from skillpack.build.verify import archive_digest as archive_digest
-    from skillpack.build.verify import digest as digest
-    from skillpack.build.verify import verify_bytes as verify_bytes
-    from skillpack.build.verify import verify_target as verify_target
-    from skillpack.build.walk import walk as walk
+    from skillpack.approve.approval import SignedLock as SignedLock
+    from skillpack.approve.approval import trusted_keys as trusted_keys
+    from skillpack.approve.approval import verify_signed_lock as verify_signed_lock
+    from skillpack.approve.lock import Lock as Lock
+    from skillpack.approve.lock import LockEntry as LockEntry
+    from skillpack.approve.lock import read_lock as read_lock
+    from skillpack.approve.lock import write_lock as write_lock
     from skillpack.errors import ArchiveError as ArchiveError
     from skillpack.errors import ArgumentError as ArgumentError
     from skillpack.errors import FormatVersionError as FormatVersionError
@@ -133,10 +112,25 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.errors import SkillError as SkillError
     from skillpack.errors import SkillpackError as SkillpackError
     from skillpack.errors import WriteError as WriteError
+    from skillpack.formats.digest import FileRecord as FileRecord
+    from skillpack.formats.digest import bundle_digest as bundle_digest
+    from skillpack.formats.manifest import Manifest as Manifest
     from skillpack.model.calls import Call as Call
     from skillpack.model.calls import compile as compile
     from skillpack.model.calls import resolve as resolve
     from skillpack.model.calls import tool_definitions as tool_definitions
+    from skillpack.packing.bundle import BundleResult as BundleResult
+    from skillpack.packing.bundle import write_bundle as write_bundle
+    from skillpack.packing.check import CheckResult as CheckResult
+    from skillpack.packing.check import check_skill as check_skill
+    from skillpack.packing.pack import PackResult as PackResult
+    from skillpack.packing.pack import pack as pack
+    from skillpack.packing.pack import pack_skills as pack_skills
+    from skillpack.packing.verify import VerifyReport as VerifyReport
+    from skillpack.packing.verify import archive_digest as archive_digest
+    from skillpack.packing.verify import digest as digest
+    from skillpack.packing.verify import verify_bytes as verify_bytes
+    from skillpack.packing.verify import verify_target as verify_target
     from skillpack.runtime import Bundle as Bundle
     from skillpack.runtime import load as load
     from skillpack.skillmd.programs import Program as Program
@@ -145,6 +139,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.skillmd.tools import Param as Param
     from skillpack.skillmd.tools import Tool as Tool
     from skillpack.skillmd.validate import validate_skill as validate_skill
-    from skillpack.spec.digest import FileRecord as FileRecord
-    from skillpack.spec.digest import bundle_digest as bundle_digest
-    from skillpack.spec.manifest import Manifest as Manifest
+    from skillpack.source.define import DefinedSkill as DefinedSkill
+    from skillpack.source.define import define_skill as define_skill
+    from skillpack.source.discover import find_skills as find_skills
+    from skillpack.source.fileset import FileSet as FileSet
+    from skillpack.source.fileset import LeftOut as LeftOut
+    from skillpack.source.load import parse_skill_file as parse_skill_file
+    from skillpack.source.records import included_files as included_files
+    from skillpack.source.records import programs as programs
+    from skillpack.source.walk import walk as walk

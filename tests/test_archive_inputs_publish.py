@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO, write_skill
 from test_pack import cli
 
-from skillpack.build.pack import pack
+from skillpack.packing.pack import pack
 
 COUNT = 90  # archives, more than the descriptor limit the child gets below
 LIMIT = 48

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, load_benchmark
 
-from skillpack.build.pack import pack
+from skillpack.packing.pack import pack
 
 BIG = 256 << 20
 BOUND = 64 << 20  # over the baseline; an archive read whole would cost BIG more

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.build import pack as pack_module
-from skillpack.build.pack import pack_skills
-from skillpack.build.sha256 import HashingFile, archive_sha256
-from skillpack.build.verify import digest
 from skillpack.errors import IntegrityError
+from skillpack.packing import pack as pack_module
+from skillpack.packing.pack import pack_skills
+from skillpack.packing.sha256 import HashingFile, archive_sha256
+from skillpack.packing.verify import digest
 from skillpack.storedzip.writer import CHUNK_SIZE, ZipWriter
 
 MiB = 1 << 20

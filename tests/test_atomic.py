@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.build.atomic import AtomicBatch, atomic_write, clean_stale_temps
+from skillpack._atomic import AtomicBatch, atomic_write, clean_stale_temps
 from skillpack.errors import SkillpackError, WriteError
 from skillpack.storedzip.reader import read_zip
 from skillpack.storedzip.writer import ZipWriter
@@ -127,7 +127,7 @@ def test_os_errors_become_write_errors_with_nothing_left(
 _FILE_TOO_BIG = textwrap.dedent(
     """
     import json, resource, signal, sys
-    from skillpack.build.atomic import atomic_write
+    from skillpack._atomic import atomic_write
     from skillpack.errors import WriteError
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
@@ -149,7 +149,7 @@ def test_a_real_failed_write_is_a_write_error(tmp_path: Path) -> None:
 _KILLED = textwrap.dedent(
     """
     import os, signal, sys
-    from skillpack.build.atomic import atomic_write
+    from skillpack._atomic import atomic_write
     with atomic_write(sys.argv[1]) as fh:
         fh.write(b"half an archive")
         fh.flush()
@@ -314,7 +314,7 @@ def test_write_parts_goes_on_where_a_short_writev_stopped(
 _PARTS_TOO_BIG = textwrap.dedent(
     """
     import json, resource, signal, sys
-    from skillpack.build.atomic import AtomicBatch
+    from skillpack._atomic import AtomicBatch
     from skillpack.errors import WriteError
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))

@@ -1,4 +1,4 @@
-"""`skillpack.build.background`: one helper thread running jobs in turn (the second half of
+"""`skillpack._threads`: one helper thread running jobs in turn (the second half of
 the content scan's split needle search runs there)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from skillpack.build.background import Background
+from skillpack._threads import Background
 
 
 def test_a_background_job_returns_or_raises_in_order() -> None:

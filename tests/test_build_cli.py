@@ -12,8 +12,8 @@ import pytest
 from conftest import TOO_LONG
 from test_pack import NOTES, WAITLIST, cli, make_skill, only_archive, zip_members
 
-from skillpack.build.pack import pack
-from skillpack.build.verify import digest
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import digest
 
 
 @pytest.fixture(scope="module")

@@ -28,13 +28,13 @@ from test_pack import (
 )
 
 import skillpack.runtime as rt
-from skillpack.build import atomic
-from skillpack.build.bundle import write_bundle
-from skillpack.build.pack import pack
-from skillpack.build.verify import digest
+from skillpack import _atomic as atomic
 from skillpack.errors import SkillpackError, WriteError
-from skillpack.spec.digest import bundle_digest
-from skillpack.spec.manifest import canonical_json
+from skillpack.formats.digest import bundle_digest
+from skillpack.formats.manifest import canonical_json
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import digest
 
 BUNDLED = [folder for folder in CORPUS_SKILLS if folder not in (CLAUDE_API, CREATOR_O)]
 

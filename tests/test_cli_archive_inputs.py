@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_pack import NOTES, WAITLIST, cli
 
-from skillpack.build.verify import digest
+from skillpack.packing.verify import digest
 
 
 def anthropic_skill(folder: Path, dest: Path) -> Path:

@@ -15,12 +15,12 @@ from conftest import FIXTURES, make_tree
 from skills_ref.prompt import to_prompt
 
 from skillpack import digest
-from skillpack.build.bundle import write_bundle
-from skillpack.build.load import parse_skill_file
-from skillpack.build.pack import pack
 from skillpack.cli import main
 from skillpack.model.calls import tool_definitions
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.pack import pack
 from skillpack.runtime import load
+from skillpack.source.load import parse_skill_file
 
 WAITLIST = FIXTURES / "waitlist"
 

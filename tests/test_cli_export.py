@@ -25,9 +25,9 @@ from _registry import Registry, free_port, has_oras, run_skopeo
 from click.testing import CliRunner, Result
 from conftest import FIXTURES, REPO, write_skill
 
-from skillpack.build import oci
-from skillpack.build.pack import pack
 from skillpack.cli import main
+from skillpack.packing.pack import pack
+from skillpack.publish import oci
 
 registry = pytest.mark.registry
 WAITLIST = FIXTURES / "waitlist"  # a hard skill (`skill:` key): not for MCP

@@ -12,13 +12,13 @@ from click.testing import CliRunner, Result
 from conftest import make_tree
 
 from skillpack import digest
-from skillpack.build.bundle import write_bundle
-from skillpack.build.discover import Skipped, discover, find_skills
-from skillpack.build.load import load_skill, parse_skill_file
-from skillpack.build.pack import OUTPUT_RULE, pack, prepare_many
 from skillpack.cli import main
 from skillpack.errors import MissingPathError, SkillError, SkillpackError
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.pack import OUTPUT_RULE, pack, prepare_many
 from skillpack.runtime import load
+from skillpack.source.discover import Skipped, discover, find_skills
+from skillpack.source.load import load_skill, parse_skill_file
 
 
 def run(*args: object) -> Result:
@@ -167,7 +167,7 @@ def test_a_bundle_written_inside_the_skill_is_not_carried_by_the_next(tmp_path: 
 
 
 def test_notes_reach_each_listener_once_and_change_no_result(tmp_path: Path) -> None:
-    from skillpack.build import notes
+    from skillpack.source import notes
 
     repo = make_tree(tmp_path / "repo", {"a/SKILL.md": soft("a"),
                                          "node_modules/b/SKILL.md": soft("b")})

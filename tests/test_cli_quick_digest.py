@@ -158,7 +158,7 @@ def test_digest_of_a_skill_folder_imports_only_what_it_uses(tmp_path: Path) -> N
     usual skill does not load either."""
     deferred = ("click", "typing", "threading", "queue", "tarfile", "zipfile", "hashlib",
                 "base64", "yaml", "pathspec", "json", "tempfile", "shutil", "logging",
-                "skillpack.build.verify", "skillpack.build.inputs", "skillpack.build.foreign",
+                "skillpack.packing.verify", "skillpack.source.inputs", "skillpack.source.foreign",
                 "skillpack.cli.commands_walk")
     source = ("import sys; from skillpack.cli import outcome; code = outcome(sys.argv[1:]); "
               f"print(sorted(set({deferred!r}) & set(sys.modules)), file=sys.stderr); "
@@ -173,7 +173,7 @@ def test_digest_of_a_skill_folder_imports_only_what_it_uses(tmp_path: Path) -> N
 def test_skill_folders_are_read_without_pathlib(tmp_path: Path, command: str) -> None:
     """Start-up: pathlib, and the urllib.parse and ipaddress it imports (about 5 ms), are left
     out of `digest` and `check` of skill folders, however the PATHs are spelt (``.``, a
-    trailing ``/``, ``./x//y``): `skillpack.build.pathtext` spells the folders as pathlib
+    trailing ``/``, ``./x//y``): `skillpack.source.pathtext` spells the folders as pathlib
     would. Run without `site` (the dev install's finder imports pathlib at every start),
     skillpack and its dependencies on ``sys.path`` by hand."""
     root = tmp_path / "skills"
@@ -201,8 +201,8 @@ def test_skill_folders_are_read_without_pathlib(tmp_path: Path, command: str) ->
 
 def _pathlib_folders(root: Path, args: list[str]) -> list[Path]:
     """The folders `digest --json` lists for `args`, as pathlib spells and sorts them (what
-    `skillpack.build.discover.find_skills` returns)."""
-    from skillpack.build.discover import find_skills
+    `skillpack.source.discover.find_skills` returns)."""
+    from skillpack.source.discover import find_skills
 
     cwd = os.getcwd()
     os.chdir(root)

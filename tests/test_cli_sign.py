@@ -27,8 +27,8 @@ from test_pack import NOTES, WAITLIST, cli
 from test_review import ADDED, IMG, NEW_COUNT, SCRIPT, changed_waitlist, parsed
 from test_signing import Keys, write_keys
 
-from skillpack.build.pack import pack
-from skillpack.build.review import CSP, md_escape
+from skillpack.approve.review import CSP, md_escape
+from skillpack.packing.pack import pack
 
 SAFE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table",
              "tr", "th", "td", "code", "span", "ul", "li"}

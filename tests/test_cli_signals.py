@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO, make_tree
 
-from skillpack.build.atomic import TEMP_MARK
+from skillpack._atomic import TEMP_MARK
 
 _HELD = textwrap.dedent('''
     import os, sys, time
-    import skillpack.build.bundle, skillpack.build.pack
-    real = skillpack.build.pack.write_members
+    import skillpack.packing.bundle, skillpack.packing.pack
+    real = skillpack.packing.pack.write_members
 
     def held(writer, members, progress=None):
         said = []
@@ -35,8 +35,8 @@ _HELD = textwrap.dedent('''
                 time.sleep(120)
         real(writer, members, after)
 
-    skillpack.build.pack.write_members = held
-    skillpack.build.bundle.write_members = held
+    skillpack.packing.pack.write_members = held
+    skillpack.packing.bundle.write_members = held
     from skillpack.cli import run
     run(sys.argv[1:])
 ''')
@@ -259,7 +259,7 @@ def test_a_signal_raised_where_python_ignores_it_is_sent_again() -> None:
 def test_helper_threads_leave_signals_to_the_main_thread() -> None:
     """SIGINT and SIGTERM are blocked in the build's helper threads (the kernel then delivers
     them to the main thread, whose handler runs even while it waits on a helper)."""
-    from skillpack.build.background import Background
+    from skillpack._threads import Background
 
     mask = Background("test-mask").run(lambda: signal.pthread_sigmask(signal.SIG_BLOCK, []))
     assert {signal.SIGINT, signal.SIGTERM} <= mask.result()

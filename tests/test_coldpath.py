@@ -44,16 +44,16 @@ import skillpack.runtime as rt
 from skillpack import _record
 from skillpack._record import Record, field
 from skillpack.errors import Problem
-from skillpack.runtime import checks as _runtime_check
-from skillpack.spec import manifest
-from skillpack.spec.digest import (
+from skillpack.formats import manifest
+from skillpack.formats.digest import (
     FileRecord,
     digest_columns,
     digest_records,
     file_columns,
     is_digest,
 )
-from skillpack.spec.manifest import Manifest, load_json
+from skillpack.formats.manifest import Manifest, load_json
+from skillpack.runtime import checks as _runtime_check
 from skillpack.storedzip.reader import ZipEntry
 
 # -- Record behaves as a frozen dataclass ------------------------------------------------------
@@ -361,7 +361,7 @@ def test_digest_columns_is_digest_records(rows: list[tuple[str, str, int, str]])
     "blake3:" + "\u0663" * 64, "blake3:" + " " * 64, 5, None, b"blake3:" + HEX.encode(),
 ])
 def test_is_digest_is_digest_re(value: Any) -> None:
-    from skillpack.spec.digest import DIGEST_RE  # compiled on first use
+    from skillpack.formats.digest import DIGEST_RE  # compiled on first use
 
     assert isinstance(DIGEST_RE, re.Pattern)
     expected = isinstance(value, str) and DIGEST_RE.fullmatch(value) is not None

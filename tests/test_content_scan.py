@@ -1,4 +1,4 @@
-"""The secret rules wired into the walk, the file records and verify (skillpack.build.scan):
+"""The secret rules wired into the walk, the file records and verify (skillpack.content.scan):
 every refusal of a skill listed at once, allowances by path and by rule, compressed assets
 inflated with the bomb caps, large files streamed.
 
@@ -18,14 +18,14 @@ import pytest
 from hostile._zip import build, change, members_of, reseal
 from test_secret_rules import tar_gz
 
-from skillpack.build.pack import pack
-from skillpack.build.readfile import LARGE_FILE
-from skillpack.build.records import digest_skill, hash_files, included_files
-from skillpack.build.scan import Allowances, ContentStream, expand, scan_content
-from skillpack.build.verify import verify_bytes
-from skillpack.build.walk import walk
+from skillpack.content.scan import Allowances, ContentStream, expand, scan_content
 from skillpack.errors import ArchiveError, IntegrityError, RefusedError
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
+from skillpack.source.readfile import LARGE_FILE
+from skillpack.source.records import digest_skill, hash_files, included_files
+from skillpack.source.walk import walk
 
 RNG = random.Random(15)
 ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -9,10 +9,10 @@ import yaml
 from click.testing import CliRunner
 from conftest import CORPUS, CORPUS_SKILLS
 
-from skillpack.build.check import CheckResult, check_skill
-from skillpack.build.discover import find_skills
-from skillpack.build.load import parse_skill_file
 from skillpack.cli import main
+from skillpack.packing.check import CheckResult, check_skill
+from skillpack.source.discover import find_skills
+from skillpack.source.load import parse_skill_file
 
 pytestmark = pytest.mark.corpus
 

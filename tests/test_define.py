@@ -14,12 +14,12 @@ from conftest import CORPUS_SKILLS, make_tree
 
 import skillpack
 import skillpack.runtime as rt
-from skillpack.build.check import check_skill
-from skillpack.build.define import DefinedSkill, define_skill, yaml_quote
-from skillpack.build.load import parse_skill_file
 from skillpack.errors import ArgumentError, SkillError, WriteError
+from skillpack.packing.check import check_skill
 from skillpack.skillmd.frontmatter import split_frontmatter
 from skillpack.skillmd.skill import parse_skill
+from skillpack.source.define import DefinedSkill, define_skill, yaml_quote
+from skillpack.source.load import parse_skill_file
 
 NASTY = [
     "plain", "", " leading and trailing ", "key: value # not a comment", "'single'",

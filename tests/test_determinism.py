@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from test_pack import NOTES, WAITLIST, copy_skill, only_archive
 
-from skillpack.build.bundle import write_bundle
-from skillpack.build.pack import pack, pack_skills
-from skillpack.build.verify import digest
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.pack import pack, pack_skills
+from skillpack.packing.verify import digest
 
 # The files of a skill built at test time: nested folders, an executable, an empty file,
 # a binary, and names whose UTF-8 order differs from their code-point-agnostic disk order.
@@ -82,8 +82,8 @@ _CHILD = textwrap.dedent("""
             def __exit__(self, *exc):
                 self._it.close()
         os.scandir = Backwards
-    from skillpack.build.pack import pack_skills
-    from skillpack.build.bundle import write_bundle
+    from skillpack.packing.pack import pack_skills
+    from skillpack.packing.bundle import write_bundle
     from skillpack.cli import main
     results = pack_skills(sources, out)
     bundle = write_bundle(list(reversed(sources)), os.path.join(out, "all.bundle"))

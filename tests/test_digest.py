@@ -16,12 +16,12 @@ from click.testing import CliRunner
 from conftest import CORPUS, FIXTURES, deny_open, rich_skill
 from conftest import make_tree as make
 
-from skillpack.build.readfile import LARGE_FILE, READ_CHUNK, hash_file
-from skillpack.build.records import record_files
-from skillpack.build.verify import digest
-from skillpack.build.walk import walk
 from skillpack.errors import ArchiveError, RefusedError
-from skillpack.spec.digest import FileRecord, bundle_digest, digest_records
+from skillpack.formats.digest import FileRecord, bundle_digest, digest_records
+from skillpack.packing.verify import digest
+from skillpack.source.readfile import LARGE_FILE, READ_CHUNK, hash_file
+from skillpack.source.records import record_files
+from skillpack.source.walk import walk
 
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 SKILL_MD = "---\nname: demo\ndescription: A demo skill.\n---\n\nBody.\n"
@@ -52,7 +52,7 @@ def reference_digest(folder: Path, includes: tuple[str, ...] | None = None) -> s
 
 @pytest.mark.corpus
 def test_digest_agrees_with_independent_implementation_on_the_corpus() -> None:
-    from skillpack.build.load import load_skill
+    from skillpack.source.load import load_skill
 
     assert len(CORPUS_SKILLS) == 182
     for folder in CORPUS_SKILLS:
@@ -64,7 +64,7 @@ def test_a_reading_walk_records_what_a_names_only_walk_and_a_read_record(tmp_pat
     """`digest` and `pack` hash each small file while walking (`walk(read=True)`); the
     records must be those of the two-step path (`walk`, then `record_files` opening every
     file again), and the walk must really have read the files."""
-    from skillpack.build.load import load_skill, skill_fileset
+    from skillpack.source.load import load_skill, skill_fileset
 
     read = 0
     folders = [*CORPUS_SKILLS, FIXTURES / "waitlist", FIXTURES / "release-notes",
@@ -208,7 +208,7 @@ def test_memory_stays_flat_for_a_1_gib_file(tmp_path: Path) -> None:
     # VmHWM is this process's peak RSS (ru_maxrss would include the forked pytest's)
     code = (
         "import sys\n"
-        "from skillpack.build.readfile import hash_file\n"
+        "from skillpack.source.readfile import hash_file\n"
         "size, hexd = hash_file(sys.argv[1])\n"
         "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
         "print(size, hexd, hwm.split()[1])\n"
@@ -375,7 +375,7 @@ def test_bundle_digest_refuses_bad_pairs(pairs: list[tuple[str, str]]) -> None:
 
 def test_digest_module_imports_only_the_standard_library() -> None:
     code = (
-        "import sys, skillpack.spec.digest\n"
+        "import sys, skillpack.formats.digest\n"
         "third = {'blake3', 'pathspec', 'yaml', 'click'} & set(sys.modules)\n"
         "print(sorted(third))\n"
     )
@@ -410,8 +410,8 @@ def test_digest_command_exit_codes(tmp_path: Path) -> None:
 
 
 def test_digest_of_a_packed_archive_matches_its_folder(tmp_path: Path) -> None:
-    from skillpack.build.pack import pack
     from skillpack.cli import main
+    from skillpack.packing.pack import pack
 
     folder = rich_skill(tmp_path / "web-artifacts-builder")
     [archive] = pack(folder, tmp_path / "out")

@@ -1,4 +1,4 @@
-"""Exports (skillpack.build.exports): the well-known discovery index with its artifacts, and
+"""Exports (skillpack.publish.exports): the well-known discovery index with its artifacts, and
 an MCP skills/list result. Every digest is recomputed with hashlib from the bytes written."""
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 from conftest import make_tree
 
-from skillpack.build.exports import (
+from skillpack.errors import SkillError, WriteError
+from skillpack.packing.targets import SkillFacts, check_targets
+from skillpack.publish.exports import (
     DISCOVERY_SCHEMA,
     ExportSkill,
     IndexEntry,
@@ -28,8 +30,6 @@ from skillpack.build.exports import (
     skill_uri,
     well_known_index,
 )
-from skillpack.build.targets import SkillFacts, check_targets
-from skillpack.errors import SkillError, WriteError
 from skillpack.skillmd.frontmatter import split_frontmatter
 
 #: The discovery index as the RFC (0.2.0, "Discovery Index") states it: required fields and

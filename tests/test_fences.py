@@ -7,11 +7,11 @@ from conftest import FIXTURES
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError
 from skillpack.skillmd.fences import parse_body
 from skillpack.skillmd.skill import Skill, parse_skill
 from skillpack.skillmd.tools import Param, Tool
+from skillpack.source.load import parse_skill_file
 
 HEAD = "---\nname: demo\ndescription: A demo.\n---\n"  # the body starts on line 5
 

@@ -1,4 +1,4 @@
-"""Skill archives made elsewhere (skillpack.build.foreign): Anthropic's packager, zips with
+"""Skill archives made elsewhere (skillpack.source.foreign): Anthropic's packager, zips with
 SKILL.md at the root, tar.gz of the .well-known/agent-skills layouts, and our own archives.
 
 Each archive is made at test time from fixtures/waitlist the way its tool makes it, then
@@ -20,10 +20,10 @@ import pytest
 from conftest import CORPUS_SKILLS, FIXTURES, deny_open, intercept_open, make_tree
 
 from skillpack import digest
-from skillpack.build.foreign import read_foreign, unpack, unpacked
-from skillpack.build.inflate import Caps, read_zip
-from skillpack.build.pack import pack
+from skillpack.content.inflate import Caps, read_zip
 from skillpack.errors import ArchiveError, SkillpackError, WriteError
+from skillpack.packing.pack import pack
+from skillpack.source.foreign import read_foreign, unpack, unpacked
 
 WAITLIST = FIXTURES / "waitlist"
 WAITLIST_FILES = ["SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, FIXTURES, write_skill
 
-from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError, SkillpackError
 from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES, normalise_text, split_frontmatter
 from skillpack.skillmd.skill import parse_skill
+from skillpack.source.load import parse_skill_file
 
 
 def problems(text: str) -> list[tuple[str, int | None, str]]:

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, FIXTURES, make_tree
 
-from skillpack.build.lint import RULES, estimate_tokens, lint
-from skillpack.build.load import parse_skill_file
 from skillpack.errors import Problem
 from skillpack.skillmd.invisible import find_invisible
+from skillpack.skillmd.lint_rules import RULES, estimate_tokens, lint
 from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.skillmd.skill import parse_skill
+from skillpack.source.load import parse_skill_file
 
 CORPUS_SKILLS = sorted(p.parent for p in
                        Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))

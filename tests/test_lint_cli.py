@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner, Result
 from conftest import CORPUS_SKILLS, FIXTURES, make_tree
 
-from skillpack.build.lint import RULES
-from skillpack.build.lint_skill import lint_skill
 from skillpack.cli import main
+from skillpack.packing.lint import lint_skill
+from skillpack.skillmd.lint_rules import RULES
 
 APPROVER = {
     "program-dynamic": "warning", "run-code-dynamic": "warning", "run-shell-syntax": "warning",

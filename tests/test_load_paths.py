@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.build import load, pathtext
 from skillpack.errors import SkillpackError
+from skillpack.source import load, pathtext
 
 SPELLINGS = [
     "{t}", "{t}/", "{t}//", "{t}/.", "{t}/./", "{t}/skill", "{t}/skill/", "{t}//skill",
@@ -48,7 +48,7 @@ def test_skill_md_path_is_spelt_as_pathlib_spells_it(tree: Path) -> None:
 
 @pytest.mark.parametrize("root", ["/tmp/x", "x", "/", "//y", ".", ".."])
 def test_paths_as_text_are_spelt_as_pathlib_spells_them(root: str) -> None:
-    """`skillpack.build.pathtext` gives pathlib's strings without importing it (check and
+    """`skillpack.source.pathtext` gives pathlib's strings without importing it (check and
     digest of skill folders never do): every spelling of the list, and some odder ones."""
     for spelling_of in [*SPELLINGS, "///a//b", "//a/..", "..//", "a/../..", ".//.", "/.",
                         "/./a", "a/./b/./"]:
@@ -239,8 +239,8 @@ def test_load_skill_meets_hostile_skill_md_spellings_as_parse_skill_file(tmp_pat
 def test_discovery_of_a_path_with_a_nul_says_there_is_none() -> None:
     """A NUL cannot be in a path: `find_skills` says no such file (as it did when it asked
     `os.path.lexists`), never a ValueError from its one `stat`."""
-    from skillpack.build.discover import find_skills
     from skillpack.errors import MissingPathError
+    from skillpack.source.discover import find_skills
 
     with pytest.raises(MissingPathError, match="no such file or folder"):
         find_skills("skills\x00/x")

@@ -14,13 +14,13 @@ from conftest import TOO_LONG, rich_skill, write_skill
 from test_pack import NOTES, WAITLIST, cli, make_skill
 
 import skillpack.runtime as rt
-from skillpack.build import atomic
-from skillpack.build.bundle import write_bundle
-from skillpack.build.load import parse_skill_file
-from skillpack.build.lock import Lock, LockEntry, read_lock, write_lock
-from skillpack.build.pack import pack
-from skillpack.build.verify import digest, verify_folder
+from skillpack import _atomic as atomic
+from skillpack.approve.lock import Lock, LockEntry, read_lock, write_lock
 from skillpack.errors import FormatVersionError, IntegrityError, SkillpackError, WriteError
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import digest, verify_folder
+from skillpack.source.load import parse_skill_file
 
 
 def lock_of(tmp_path: Path, *paths: Path, name: str = "skills.lock") -> Path:

@@ -10,11 +10,11 @@ from conftest import write_skill
 from test_pack import NOTES, WAITLIST
 
 import skillpack.runtime as rt
-from skillpack.build.bundle import write_bundle
-from skillpack.build.load import parse_skill_file
-from skillpack.build.lock import Lock, LockEntry, LockTool, read_lock, write_lock
-from skillpack.build.verify import verify_folder
+from skillpack.approve.lock import Lock, LockEntry, LockTool, read_lock, write_lock
 from skillpack.errors import FormatVersionError, SkillpackError
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.verify import verify_folder
+from skillpack.source.load import parse_skill_file
 
 ALLOWED = """---
 name: gitty

@@ -12,10 +12,10 @@ from conftest import CORPUS_SKILLS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillpack.build.prepare import prepare_skill
 from skillpack.errors import SkillpackError
-from skillpack.spec.digest import FileRecord
-from skillpack.spec.manifest import Manifest, canonical_json, canonical_text
+from skillpack.formats.digest import FileRecord
+from skillpack.formats.manifest import Manifest, canonical_json, canonical_text
+from skillpack.packing.prepare import prepare_skill
 
 HEX = "0123456789abcdef" * 4
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from skillpack.build import walk as walk_module
-from skillpack.build.pack import pack_skills
-from skillpack.build.readfile import OPEN_FLAGS
-from skillpack.build.verify import digest
-from skillpack.build.walk import KEEP_FOLDERS, walk
 from skillpack.errors import ArchiveError, SkillpackError
+from skillpack.packing.pack import pack_skills
+from skillpack.packing.verify import digest
+from skillpack.source import walk as walk_module
+from skillpack.source.readfile import OPEN_FLAGS
+from skillpack.source.walk import KEEP_FOLDERS, walk
 from skillpack.storedzip.writer import MAX_MEMBERS
 
 SKILL_MD = "---\nname: {}\ndescription: A skill holding many files, to be packed.\n---\n\nBody.\n"

@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skillpack
-from skillpack.build.load import parse_skill_file
 from skillpack.cli import main
 from skillpack.errors import SkillError
 from skillpack.model.calls import STYLES, Call, compile, resolve, tool_definitions
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import Tool
+from skillpack.source.load import parse_skill_file
 
 REPO = Path(__file__).resolve().parent.parent
 WAITLIST_DIR = REPO / "fixtures" / "waitlist"
@@ -161,7 +161,7 @@ def test_a_skill_handle_gives_the_same_text_calls_and_definitions() -> None:
 
 def test_a_loaded_bundle_skill_compiles_and_resolves_like_the_folder(tmp_path: Path) -> None:
     """The issue's promise: the same text and calls whether parsed or loaded from bytes."""
-    from skillpack.build.pack import pack
+    from skillpack.packing.pack import pack
     from skillpack.runtime import load
 
     [archive] = pack(WAITLIST_DIR, tmp_path)

@@ -22,8 +22,8 @@ import pytest
 from _registry import Registry, free_port, run_skopeo, serve
 
 import skillpack
-from skillpack.build import oci
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
+from skillpack.publish import oci
 from tests.conftest import FIXTURES, REPO, write_skill
 
 registry = pytest.mark.registry
@@ -143,7 +143,7 @@ def test_without_oras_push_says_what_to_install(tmp_path: Path) -> None:
         import sys
         sys.modules["oras"] = None
         sys.modules["oras.provider"] = None
-        from skillpack.build import oci
+        from skillpack.publish import oci
         try:
             oci.pull("127.0.0.1:1/skills:v1", {str(tmp_path / "out")!r})
         except oci.SkillpackError as err:

@@ -36,8 +36,10 @@ from conftest import (
     zip_of,
 )
 
-from skillpack.build import atomic
-from skillpack.build.pack import (
+from skillpack import _atomic as atomic
+from skillpack.cli import main
+from skillpack.errors import IntegrityError, SkillError, SkillpackError, WriteError
+from skillpack.packing.pack import (
     archive_name,
     pack,
     pack_prepared,
@@ -45,9 +47,7 @@ from skillpack.build.pack import (
     prepare_many,
     prepare_skill,
 )
-from skillpack.build.verify import digest
-from skillpack.cli import main
-from skillpack.errors import IntegrityError, SkillError, SkillpackError, WriteError
+from skillpack.packing.verify import digest
 from skillpack.storedzip.writer import ZipWriter
 
 WAITLIST = FIXTURES / "waitlist"
@@ -476,7 +476,7 @@ def test_a_file_changed_while_it_is_copied_is_refused(
 
 _MEASURE = textwrap.dedent("""
     import json, resource, sys
-    from skillpack.build.pack import pack_skills
+    from skillpack.packing.pack import pack_skills
     runs = [pack_skills([sys.argv[1]], sys.argv[2])[0].written for _ in range(2)]
     hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")]
     print(json.dumps({"written": runs, "maxrss_kib":

@@ -12,8 +12,8 @@ import pytest
 from conftest import CORPUS_SKILLS, make_tree
 
 import skillpack.runtime as rt
-from skillpack.build.bundle import write_bundle
 from skillpack.errors import ArgumentError, ResourceError, SkillpackError
+from skillpack.packing.bundle import write_bundle
 from skillpack.runtime.policy import Rule, parse_entry
 
 
@@ -260,7 +260,7 @@ def test_set_digest_refuses_unknown_names(bundle: rt.Bundle) -> None:
 
 
 def test_a_single_archive_serves_all_three(tmp_path: Path) -> None:
-    from skillpack.build.pack import pack
+    from skillpack.packing.pack import pack
 
     folder = make_tree(tmp_path / "src" / "lone", {"SKILL.md": skill_md(
         "lone", "Alone.", "Read")})

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import CORPUS  # ../shared/corpus beside the repository
 
-from skillpack.build.records import programs
 from skillpack.skillmd.programs import Program, allowed_tool_command, shebang_program
+from skillpack.source.records import programs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -102,7 +102,7 @@ def test_programs_are_sorted_by_code_point(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 def test_programs_of_a_corpus_skill() -> None:
-    from skillpack.build.load import load_skill
+    from skillpack.source.load import load_skill
 
     found = programs(load_skill(CORPUS / "anthropics-skills" / "web-artifacts-builder"))
     assert [p.name for p in found] == ["bash"]
@@ -112,7 +112,7 @@ def test_programs_of_a_corpus_skill() -> None:
 
 
 def test_programs_of_the_waitlist_fixture() -> None:
-    from skillpack.build.load import load_skill
+    from skillpack.source.load import load_skill
 
     found = programs(load_skill(REPO / "fixtures" / "waitlist"))
     python = [p for p in found if p.name == "python3"]

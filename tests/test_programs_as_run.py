@@ -10,9 +10,9 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 from conftest import make_tree
 
-from skillpack.build.pack import pack
-from skillpack.build.verify import verify_bytes
 from skillpack.cli import main
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
 from skillpack.skillmd.programs import Program, derive_programs
 from skillpack.skillmd.skill import parse_skill

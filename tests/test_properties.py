@@ -16,10 +16,10 @@ from conftest import CORPUS_SKILLS, FIXTURES
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError
 from skillpack.skillmd.skill import Skill, parse_skill
 from skillpack.skillmd.validate import validate_skill
+from skillpack.source.load import parse_skill_file
 
 SETTINGS = settings(max_examples=300, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])

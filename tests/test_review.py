@@ -11,9 +11,8 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from test_pack import NOTES, WAITLIST
 
-from skillpack.build.load import parse_skill_file
-from skillpack.build.lock import Lock, LockEntry
-from skillpack.build.review import (
+from skillpack.approve.lock import Lock, LockEntry
+from skillpack.approve.review import (
     CSP,
     SkillChange,
     SkillView,
@@ -22,7 +21,8 @@ from skillpack.build.review import (
     render_html,
     render_markdown,
 )
-from skillpack.build.verify import verify_folder
+from skillpack.packing.verify import verify_folder
+from skillpack.source.load import parse_skill_file
 
 SCRIPT = "<script>document.title='pwned'</script>"
 IMG = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"

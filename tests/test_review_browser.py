@@ -15,7 +15,7 @@ import pytest
 from test_pack import NOTES, WAITLIST, cli
 from test_review import IMG, NEW_COUNT, SCRIPT, Tags, changed_waitlist, parsed, review_of
 
-from skillpack.build.review import render_html
+from skillpack.approve.review import render_html
 
 CHROMIUM = Path("/usr/bin/chromium")
 

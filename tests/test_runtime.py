@@ -20,9 +20,6 @@ import pytest
 from conftest import CORPUS, CORPUS_SKILLS, FIXTURES, Members, zip_of
 
 import skillpack.runtime as rt
-from skillpack.build.load import load_skill, parse_skill_file, skill_fileset
-from skillpack.build.records import programs as skill_programs
-from skillpack.build.records import record_files
 from skillpack.errors import (
     ArchiveError,
     FormatVersionError,
@@ -30,9 +27,12 @@ from skillpack.errors import (
     ResourceError,
     SkillpackError,
 )
+from skillpack.formats.digest import FileRecord, bundle_digest, digest_records
+from skillpack.formats.manifest import FORMAT, Manifest, canonical_json
 from skillpack.runtime import skill as _runtime_skill
-from skillpack.spec.digest import FileRecord, bundle_digest, digest_records
-from skillpack.spec.manifest import FORMAT, Manifest, canonical_json
+from skillpack.source.load import load_skill, parse_skill_file, skill_fileset
+from skillpack.source.records import programs as skill_programs
+from skillpack.source.records import record_files
 from skillpack.storedzip.reader import read_zip
 
 INDEX = ".skillpack/bundle.json"

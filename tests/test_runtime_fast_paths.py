@@ -48,11 +48,11 @@ from test_runtime_guard import COLD_FORBIDDEN, modules_without_site
 
 import skillpack.runtime as rt
 from skillpack.errors import SkillError
+from skillpack.formats.catalog_text import catalog_line
+from skillpack.formats.digest import FileRecord, digest_records
+from skillpack.formats.manifest import Manifest, json_string
 from skillpack.skillmd import frontmatter_reader as reader
 from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
-from skillpack.spec.catalog_text import catalog_line
-from skillpack.spec.digest import FileRecord, digest_records
-from skillpack.spec.manifest import Manifest, json_string
 
 __all__ = ["corpus_bundle", "small"]  # fixtures of test_runtime, used here
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO
 
-HEAVY = ("yaml", "blake3", "click", "pathspec", "skillpack.build.fileset", "skillpack.cli")
+HEAVY = ("yaml", "blake3", "click", "pathspec", "skillpack.source.fileset", "skillpack.cli")
 # Measured in a fresh interpreter (docs/RUNTIME.md, "Performance"): `typing` costs 3 to 8 ms,
 # `dataclasses` ~12 ms (it imports `inspect`, `ast`, `dis`, `tokenize`, `re`...), `json`
 # ~6 ms (it imports `re`, with `enum`, `functools`, `collections`); the whole cold-start
@@ -82,19 +82,19 @@ def test_load_and_read_pull_in_no_typing_dataclasses_inspect_json_or_re(tmp_path
             f"import skillpack.runtime as rt\n"
             f"b = rt.load(open({str(bundle)!r}, 'rb').read(), lazy={lazy})\n"
             f"assert b['waitlist'].file('data/waitlist.csv').text()")
-        assert {"blake3", "skillpack.spec.manifest", "_json"} <= loaded  # it did load and read
+        assert {"blake3", "skillpack.formats.manifest", "_json"} <= loaded  # it did load and read
         assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
 
 
 def test_the_cold_path_guard_sees_what_it_forbids() -> None:
     # Modules off the cold path keep their dataclasses; a JSON error is told by `json`.
     assert {"typing", "dataclasses", "inspect"} <= modules_without_site(
-        "import skillpack.runtime, skillpack.build.verify")
+        "import skillpack.runtime, skillpack.packing.verify")
     assert {"json", "re"} <= modules_without_site(
-        "from skillpack.spec.manifest import load_json\ntry:\n    load_json('{')\n"
+        "from skillpack.formats.manifest import load_json\ntry:\n    load_json('{')\n"
         "except ValueError:\n    pass")
     assert not {"json", "re"} & modules_without_site(  # canonical JSON: the C encoder alone
-        "from skillpack.spec.manifest import canonical_json\ncanonical_json({'a': [1]})")
+        "from skillpack.formats.manifest import canonical_json\ncanonical_json({'a': [1]})")
     assert not set(COLD_FORBIDDEN) & modules_without_site("pass")
 
 
@@ -108,7 +108,7 @@ def test_load_imports_blake3_but_no_yaml_until_a_skill_md_is_read(tmp_path: Path
             f"b['waitlist'].file('data/waitlist.csv').text()")
     loaded = modules_after(load)
     assert "blake3" in loaded
-    assert not loaded & {"yaml", "click", "pathspec", "skillpack.build.fileset",
+    assert not loaded & {"yaml", "click", "pathspec", "skillpack.source.fileset",
                          "skillpack.skillmd.skill"}
     assert "yaml" not in modules_after(load + "\nb['waitlist'].description")
 

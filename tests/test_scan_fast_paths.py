@@ -32,11 +32,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_secret_rules import LEAKS, PROSE, aws_secret
 
-from skillpack.build import readfile, scan, secret_rules
-from skillpack.build.readfile import LARGE_FILE, READ_CHUNK, Changed, hash_large
-from skillpack.build.scan import ContentStream, scan_content
-from skillpack.build.secret_rules import RULES, scan_text
 from skillpack.cli import main
+from skillpack.content import scan, secret_rules
+from skillpack.content.scan import ContentStream, scan_content
+from skillpack.content.secret_rules import RULES, scan_text
+from skillpack.source import readfile
+from skillpack.source.readfile import LARGE_FILE, READ_CHUNK, Changed, hash_large
 
 needs_re2 = pytest.mark.skipif(secret_rules._NEEDLES is None, reason="google-re2 is not installed")
 needs_literals = pytest.mark.skipif(secret_rules._LITERALS is None,

@@ -1,4 +1,4 @@
-"""Tokens and credentials found by content (skillpack.build.secret_rules): recall on realistic
+"""Tokens and credentials found by content (skillpack.content.secret_rules): recall on realistic
 accidental leaks, precision on near-misses and on the corpus, linear time on adversarial input.
 
 No secret-looking literal sits in this file: every token is built at test time by
@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from conftest import CORPUS
 
-from skillpack.build import secret_rules
-from skillpack.build.secret_rules import (
+from skillpack.content import secret_rules
+from skillpack.content.secret_rules import (
     OVERLAP,
     RULES,
     Finding,
@@ -33,7 +33,7 @@ from skillpack.build.secret_rules import (
     scan_bytes,
     scan_member,
 )
-from skillpack.spec import allowances
+from skillpack.formats import allowances
 
 RNG = random.Random(20261201)
 ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

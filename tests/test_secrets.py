@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillpack.build import secrets
-from skillpack.build.secrets import contains_private_key, secret_name_reason
-from skillpack.build.walk import walk
+from skillpack.content import secrets
+from skillpack.content.secrets import contains_private_key, secret_name_reason
 from skillpack.errors import RefusedError
+from skillpack.source.walk import walk
 
 DOT = "."
 SECRET_PATHS = [
@@ -204,7 +204,7 @@ def test_public_material_and_prose_pass(text: str) -> None:
 
 def test_key_in_harmless_name_is_refused_by_content(tmp_path: Path) -> None:
     """The name passes, so the walk accepts it; reading it (pack, files) refuses it."""
-    from skillpack.build.records import included_files
+    from skillpack.source.records import included_files
 
     folder = tmp_path / "demo"
     folder.mkdir()
@@ -219,7 +219,7 @@ def test_key_in_harmless_name_is_refused_by_content(tmp_path: Path) -> None:
 
 def test_docs_describe_every_name_rule() -> None:
     """docs/SECRETS.md lists the deny list; a rule added in code must be documented."""
-    from skillpack.build import secrets
+    from skillpack.content import secrets
 
     doc = (Path(__file__).parent.parent / "docs" / "SECRETS.md").read_text()
     names = [*secrets.SECRET_NAMES, *secrets.SECRET_EXTENSIONS, *secrets.SECRET_DIRS,

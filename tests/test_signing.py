@@ -21,9 +21,8 @@ from cryptography.hazmat.primitives.serialization import (
 )
 from test_pack import NOTES, WAITLIST
 
-from skillpack.build.load import parse_skill_file
-from skillpack.build.lock import Lock, LockEntry, LockTool
-from skillpack.build.signing import (
+from skillpack.approve.lock import Lock, LockEntry, LockTool
+from skillpack.approve.signing import (
     PAYLOAD_TYPE,
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -37,8 +36,9 @@ from skillpack.build.signing import (
     statement_for_lock,
     verify_envelope,
 )
-from skillpack.build.verify import verify_folder
 from skillpack.errors import IntegrityError, SkillpackError
+from skillpack.packing.verify import verify_folder
+from skillpack.source.load import parse_skill_file
 
 Keys = dict[str, Path]
 

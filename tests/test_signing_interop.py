@@ -26,7 +26,7 @@ from securesystemslib.signer import CryptoSigner, SSlibKey  # type: ignore[attr-
 from test_pack import NOTES, WAITLIST
 from test_signing import lock_of
 
-from skillpack.build.signing import (
+from skillpack.approve.signing import (
     PAYLOAD_TYPE,
     TrustedKey,
     keyid_of,

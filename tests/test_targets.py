@@ -1,4 +1,4 @@
-"""Host profiles (skillpack.build.targets): every documented limit fires just over it and not
+"""Host profiles (skillpack.packing.targets): every documented limit fires just over it and not
 at it, each problem names the host, the limit, the measured value and the source."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import make_tree
 
-from skillpack.build.load import parse_skill_file
-from skillpack.build.targets import (
+from skillpack.errors import SkillError
+from skillpack.packing.targets import (
     CLAUDE_CODE_KEYS,
     TARGETS,
     FileFact,
@@ -22,8 +22,8 @@ from skillpack.build.targets import (
     default_layout,
     get_targets,
 )
-from skillpack.errors import SkillError
 from skillpack.skillmd.validate import validate_skill
+from skillpack.source.load import parse_skill_file
 
 
 def facts(*, files: int = 1, sizes: list[int] | None = None, description: str = "Does X.",

@@ -14,7 +14,7 @@ from conftest import write_skill
 from test_pack import NOTES, WAITLIST, cli, make_skill, rezip, zip_members
 
 import skillpack.runtime as rt
-from skillpack.build.verify import digest, verify_file
+from skillpack.packing.verify import digest, verify_file
 
 CLAUDE_CODE = """---
 name: deploy

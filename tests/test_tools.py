@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from skillpack.build.load import parse_skill_file
 from skillpack.errors import SkillError
 from skillpack.skillmd.skill import parse_skill
 from skillpack.skillmd.tools import Param, Tool, convert_text, render_value, template_params
+from skillpack.source.load import parse_skill_file
 
 WAITLIST = {t.id: t for t in parse_skill_file(FIXTURES / "waitlist").tools}
 

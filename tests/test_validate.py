@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, REPO, write_skill
 
-from skillpack.build.check import CheckResult, check_skill
-from skillpack.build.discover import find_skills
-from skillpack.build.load import parse_skill_file
 from skillpack.errors import Problem, SkillError
+from skillpack.packing.check import CheckResult, check_skill
 from skillpack.skillmd.skill import parse_skill
 from skillpack.skillmd.validate import validate_skill
+from skillpack.source.discover import find_skills
+from skillpack.source.load import parse_skill_file
 
 BROKEN = FIXTURES / "broken"
 BROKEN_FOLDERS = sorted(p for p in BROKEN.iterdir() if p.is_dir())
@@ -203,11 +203,11 @@ _EMIT = re.compile(
 def test_every_code_in_the_sources_has_a_row() -> None:
     emitted: set[str] = set()
     for module in ("skillmd/frontmatter", "skillmd/fences", "skillmd/skill", "skillmd/validate",
-                   "build/load", "build/check", "build/prepare"):
+                   "source/load", "packing/check", "packing/prepare"):
         emitted |= set(_EMIT.findall((REPO / "skillpack" / f"{module}.py").read_text()))
     tested = {code for code, _, _ in ERRORS} | {code for code, *_ in WARNINGS} | {"parse"}
     tested |= {"skill-md-case"}  # a skill.md not named SKILL.md: tests/test_cli_inputs.py
-    # a refusal carrying no problem of its own (build/prepare.judge_skill)
+    # a refusal carrying no problem of its own (packing/prepare.judge_skill)
     tested |= {"refused"}
     assert emitted == tested
 

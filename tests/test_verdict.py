@@ -22,8 +22,8 @@ from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillpack.build.targets import TARGETS
 from skillpack.cli import main
+from skillpack.packing.targets import TARGETS
 
 _BASES = sorted(
     str(p.parent.relative_to(FIXTURES)) for p in FIXTURES.glob("**/SKILL.md")
@@ -147,7 +147,7 @@ def test_check_lists_every_refusal_at_once(tmp_path: Path) -> None:
 
 # -- with --target: one verdict for the hosts together ------------------------------------------
 #
-# Each host-shaped change breaks some hosts' limits and not others' (skillpack/build/targets.py):
+# Each host-shaped change breaks some hosts' limits and not others' (skillpack/packing/targets.py):
 # 201 files (claude-ai's 200; openai-api's 500, mcp's 512), a nested SKILL.md (claude-ai and
 # openai-api want exactly one), a 300-character description (claude-ai warns over 200), a long
 # when_to_use (claude-code's 1,536-character listing budget; an unknown key for the spec and

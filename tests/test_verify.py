@@ -30,21 +30,21 @@ from test_pack import (
     zip_members,
 )
 
-from skillpack.build.bundle import write_bundle
-from skillpack.build.lock import read_lock, write_lock
-from skillpack.build.pack import pack
-from skillpack.build.verify import (
-    diff_files,
+from skillpack.approve.compare import diff_files
+from skillpack.approve.lock import read_lock, write_lock
+from skillpack.errors import SkillpackError
+from skillpack.formats.digest import FileRecord, digest_records
+from skillpack.formats.manifest import canonical_json
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import (
     digest,
     verify_bytes,
     verify_file,
     verify_folder,
     verify_target,
 )
-from skillpack.errors import SkillpackError
 from skillpack.runtime import load
-from skillpack.spec.digest import FileRecord, digest_records
-from skillpack.spec.manifest import canonical_json
 
 MANIFEST = "waitlist/.skillpack/manifest.json"
 SCRIPT = "waitlist/scripts/waitlist.py"

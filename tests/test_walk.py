@@ -19,9 +19,9 @@ from conftest import (
 )
 from conftest import make_tree as make
 
-from skillpack.build.fileset import FileSet, LeftOut
-from skillpack.build.walk import walk
 from skillpack.errors import RefusedError, SkillpackError
+from skillpack.source.fileset import FileSet, LeftOut
+from skillpack.source.walk import walk
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
@@ -80,7 +80,7 @@ def test_corpus_modes_follow_owner_execute_bit() -> None:
 
 @pytest.mark.corpus
 def test_included_files_on_corpus_skills_via_the_parser() -> None:
-    from skillpack.build.records import included_files
+    from skillpack.source.records import included_files
 
     folder = CORPUS / "kdense-scientific-skills" / "modal"
     assert "references/secrets.md" in included_files(folder)
@@ -112,7 +112,7 @@ def test_skillignore_is_looked_up_when_the_root_listing_may_hold_it(
     entry there may answer to the name: one spelt so in some ASCII case, or one that is not
     ASCII; a walk of declared includes, and one whose root cannot be listed, always look it
     up (before, every walk did). What is carried and left out is what that lookup gives."""
-    from skillpack.build import walk as walk_module
+    from skillpack.source import walk as walk_module
 
     looked: list[str] = []
     real = walk_module.read_skillignore
@@ -206,8 +206,8 @@ def test_include_dot_means_the_whole_folder(skill: Path) -> None:
 
 
 def test_fixture_with_includes_via_the_parser() -> None:
-    from skillpack.build.load import load_skill
-    from skillpack.build.records import included_files
+    from skillpack.source.load import load_skill
+    from skillpack.source.records import included_files
 
     skill = load_skill(REPO / "fixtures" / "waitlist")
     assert skill.include_list is not None
@@ -366,7 +366,7 @@ def test_collision_outside_the_includes_does_not_count(skill: Path) -> None:
 
 
 def test_nfd_name_is_written_nfc_and_read_from_disk(skill: Path) -> None:
-    from skillpack.build.records import record_files
+    from skillpack.source.records import record_files
 
     nfd = unicodedata.normalize("NFD", "résumé.md")
     make(skill, {nfd: "cv"})
@@ -422,8 +422,8 @@ def test_allowance_for_a_path_not_carried_is_an_error(skill: Path) -> None:
 
 
 def test_allowance_from_frontmatter(tmp_path: Path) -> None:
-    from skillpack.build.load import skill_fileset
-    from skillpack.build.records import included_files
+    from skillpack.source.load import skill_fileset
+    from skillpack.source.records import included_files
 
     key = "fixtures/test" + ".key"
     skill = make(tmp_path / "s", {
@@ -477,7 +477,7 @@ def test_a_hundred_thousand_files(tmp_path: Path) -> None:
 
 
 def test_find_skills(tmp_path: Path) -> None:
-    from skillpack.build.discover import find_skills
+    from skillpack.source.discover import find_skills
 
     make(tmp_path, {
         "b/SKILL.md": SKILL_MD, "b/nested/SKILL.md": SKILL_MD, "a/x/SKILL.md": SKILL_MD,
@@ -545,9 +545,9 @@ def test_fileset_to_dict(skill: Path) -> None:
 
 def test_included_files_refuses_what_pack_refuses() -> None:
     """The fixture's description is over the 1,024-character limit: pack refuses it."""
-    from skillpack.build.records import included_files
     from skillpack.cli import main
     from skillpack.errors import SkillError
+    from skillpack.source.records import included_files
 
     folder = FIXTURES / "broken" / "description-too-long"
     assert "SKILL.md" in walk(folder).paths  # the file set itself is fine

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS_SKILLS, REPO, write_skill
 
-from skillpack.build.notes import held, listen, note, unlisten
 from skillpack.cli import _workers
+from skillpack.source.notes import held, listen, note, unlisten
 
 #: The command as a process runs it, counting the workers it forks (said last on stderr).
 _COUNTED = """
@@ -197,9 +197,9 @@ def test_a_packed_skills_notes_travel_with_it(tmp_path: Path) -> None:
     """What a skill's packing notes (its output folder left out) is not said where it is
     packed, which may be a worker: it travels with the result, and is said when the command
     takes the result in, in turn."""
-    from skillpack.build import pack as packing
-    from skillpack.build.atomic import AtomicBatch
-    from skillpack.build.prepare import PackOptions, ResolvedOutputs
+    from skillpack._atomic import AtomicBatch
+    from skillpack.packing import pack as packing
+    from skillpack.packing.prepare import PackOptions, ResolvedOutputs
 
     skill = _valid(tmp_path / "skills", 1) / "v00"
     out = skill / "out"

@@ -20,7 +20,7 @@ from blake3 import blake3
 from conftest import zip_of
 
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError
-from skillpack.spec.paths import name_problem
+from skillpack.formats.paths import name_problem
 from skillpack.storedzip.reader import read_zip
 from skillpack.storedzip.writer import CHUNK_SIZE, MAX_MEMBERS, ZipWriter
 

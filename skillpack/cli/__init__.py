@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from types import FrameType, ModuleType
 
-from skillpack.build.background import quiet_helper
+from skillpack._threads import quiet_helper
 from skillpack.cli.quick_argv import parse_quick
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record

@@ -6,13 +6,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 
-from skillpack.build.check import CheckResult
-from skillpack.build.discover import find_skill_folders, first_seen
-from skillpack.build.notes import held, note
 from skillpack.cli._common import echo_json, echo_text, fail
 from skillpack.cli._json_errors import item_failure, no_skill_error
 from skillpack.cli._workers import in_workers
 from skillpack.errors import Problem, SkillpackError
+from skillpack.packing.check import CheckResult
+from skillpack.source.discover import find_skill_folders, first_seen
+from skillpack.source.notes import held, note
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:

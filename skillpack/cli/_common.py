@@ -18,9 +18,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from skillpack.build.notes import listen
 from skillpack.errors import Problem, SkillpackError
 from skillpack.skillmd.invisible import escape_for_terminal
+from skillpack.source.notes import listen
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:  # types only: `check` prints no mentions (no mention rules), and may run

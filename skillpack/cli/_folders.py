@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 
-from skillpack.build.discover import archives_in, find_skill_folders, first_seen
-from skillpack.build.pathtext import spelling
 from skillpack.cli._common import echo_text, report_error
 from skillpack.cli._json_errors import item_failure, no_skill_error
 from skillpack.errors import SkillpackError
+from skillpack.source.discover import archives_in, find_skill_folders, first_seen
+from skillpack.source.pathtext import spelling
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:

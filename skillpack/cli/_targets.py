@@ -1,11 +1,11 @@
 """The options `check`, `pack` and `bundle` share for hosts: ``--target`` and
-``--catalog-budget`` (the profiles themselves: `skillpack.build.targets`)."""
+``--catalog-budget`` (the profiles themselves: `skillpack.packing.targets`)."""
 
 from __future__ import annotations
 
 import click
 
-from skillpack.build.targets import DEFAULT_TARGET, TARGETS
+from skillpack.packing.targets import DEFAULT_TARGET, TARGETS
 
 __all__ = ["CATALOG_BUDGET", "LAYOUT", "TARGET"]
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from skillpack.build.check import CheckResult, catalog_report, check_skill
-from skillpack.build.prepare import PackOptions
-from skillpack.build.targets import Layout
 from skillpack.cli import command_module
 from skillpack.cli._checks import run_over
 from skillpack.cli._common import echo, echo_problem, finish
 from skillpack.cli._json_errors import json_errors
+from skillpack.packing.check import CheckResult, catalog_report, check_skill
+from skillpack.packing.prepare import PackOptions
+from skillpack.packing.targets import Layout
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:

@@ -12,18 +12,18 @@ from typing import Any
 
 import click
 
-from skillpack.build.catalog import FORMATS, catalog_entries, render_catalog
-from skillpack.build.foreign import read_foreign, unpack
-from skillpack.build.inflate import DEFAULT_CAPS, Caps
-from skillpack.build.load import parse_skill_file, read_regular
-from skillpack.build.records import digest_skill
-from skillpack.build.scaffold import new_skill
-from skillpack.build.verify import verify_bytes
 from skillpack.cli._common import echo_json
 from skillpack.cli._json_errors import json_errors
 from skillpack.cli._stdout import refuse_dash
+from skillpack.content.inflate import DEFAULT_CAPS, Caps
 from skillpack.errors import SkillpackError
 from skillpack.model.calls import STYLES, tool_definitions
+from skillpack.packing.verify import verify_bytes
+from skillpack.publish.catalog import FORMATS, catalog_entries, render_catalog
+from skillpack.source.foreign import read_foreign, unpack
+from skillpack.source.load import parse_skill_file, read_regular
+from skillpack.source.records import digest_skill
+from skillpack.source.scaffold import new_skill
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 _SIZE = re.compile(r"\s*(\d+)\s*(|k|kb|kib|m|mb|mib|g|gb|gib)\s*", re.IGNORECASE)

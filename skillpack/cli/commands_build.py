@@ -7,18 +7,17 @@ from typing import Any
 
 import click
 
-from skillpack.build.approval import (
+from skillpack._atomic import AtomicBatch
+from skillpack.approve.approval import (
     key_password,
     lock_entries,
     signature_path,
     trusted_keys,
     verify_signed_lock,
 )
-from skillpack.build.atomic import AtomicBatch
-from skillpack.build.bundle import write_bundle
-from skillpack.build.lock import Lock, make_lock, read_lock, write_lock
-from skillpack.build.signing import sign_statement, statement_for_lock
-from skillpack.build.verify import VerifyReport, compare_with_lock, verify_target
+from skillpack.approve.compare import compare_with_lock
+from skillpack.approve.lock import Lock, make_lock, read_lock, write_lock
+from skillpack.approve.signing import sign_statement, statement_for_lock
 from skillpack.cli._common import (
     echo_json,
     echo_text,
@@ -32,8 +31,10 @@ from skillpack.cli._json_errors import item_failure, json_errors
 from skillpack.cli._stdout import DASH, write_to_stdout
 from skillpack.cli._targets import CATALOG_BUDGET, TARGET
 from skillpack.errors import SkillpackError
+from skillpack.formats.digest import is_digest
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.verify import VerifyReport, verify_target
 from skillpack.skillmd.mentions import mentioned_programs
-from skillpack.spec.digest import is_digest
 
 _EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON.")

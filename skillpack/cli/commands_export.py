@@ -1,7 +1,7 @@
 """`skillpack export oci`, `export well-known` and `export mcp`: skills in other formats.
 
-Each subcommand only parses, calls the library (`skillpack.build.oci`,
-`skillpack.build.exports`, with its inputs from `skillpack.build.export_inputs`) and
+Each subcommand only parses, calls the library (`skillpack.publish.oci`,
+`skillpack.publish.exports`, with its inputs from `skillpack.publish.export_inputs`) and
 prints. Bad input writes nothing; `--json` prints one JSON document whether the command
 succeeds or fails.
 """
@@ -14,13 +14,13 @@ import sys
 
 import click
 
-from skillpack.build.atomic import atomic_write
-from skillpack.build.export_inputs import export_skills
-from skillpack.build.exports import WELL_KNOWN_DIR, export_well_known, mcp_skills_list
-from skillpack.build.exports import sha256_digest as exports_sha256
-from skillpack.build.oci import artifacts_from_paths, write_layout
+from skillpack._atomic import atomic_write
 from skillpack.cli._common import echo_json, usage
 from skillpack.cli._json_errors import json_errors
+from skillpack.publish.export_inputs import export_skills
+from skillpack.publish.exports import WELL_KNOWN_DIR, export_well_known, mcp_skills_list
+from skillpack.publish.exports import sha256_digest as exports_sha256
+from skillpack.publish.oci import artifacts_from_paths, write_layout
 
 __all__ = ["export"]
 

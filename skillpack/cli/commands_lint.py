@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import click
 
-from skillpack.build.check import CheckResult
-from skillpack.build.lint_skill import lint_skill
-from skillpack.build.targets import Layout
 from skillpack.cli._checks import run_over
 from skillpack.cli._common import echo_problem, echo_text, finish
+from skillpack.packing.check import CheckResult
+from skillpack.packing.lint import lint_skill
+from skillpack.packing.targets import Layout
 
 __all__ = ["lint_command", "lint_for_check", "summary"]
 

@@ -6,10 +6,10 @@ from typing import BinaryIO
 
 import click
 
-from skillpack.build.load import parse_skill_file
 from skillpack.cli._common import echo_json, errors_exit, fail, finish
 from skillpack.errors import SkillError
 from skillpack.model.calls import compile, resolve
+from skillpack.source.load import parse_skill_file
 
 _SKILL = click.argument("path", type=click.Path(exists=True, file_okay=True, dir_okay=True))
 

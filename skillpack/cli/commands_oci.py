@@ -1,6 +1,6 @@
 """`skillpack push` and `skillpack pull`: skills and bundles in an OCI registry.
 
-Both go through `skillpack.build.oci` (the `oras` client library, the optional extra
+Both go through `skillpack.publish.oci` (the `oras` client library, the optional extra
 ``skillpack[oci]``); without it they fail (exit 1) saying what to install. Credentials come
 from the Docker config and are never printed. `pull` writes nothing unless every check
 passed. `--json` prints one JSON document whether the command succeeds or fails.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import click
 
-from skillpack.build.lock import read_lock
-from skillpack.build.oci import DEFAULT_MAX_SIZE, artifacts_from_paths, pull, push_all
+from skillpack.approve.lock import read_lock
 from skillpack.cli._common import echo_json
 from skillpack.cli._json_errors import json_errors
+from skillpack.publish.oci import DEFAULT_MAX_SIZE, artifacts_from_paths, pull, push_all
 
 __all__ = ["pull_command", "push_command"]
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import click
 
-from skillpack.build.pack import pack_prepared, prepare_many
 from skillpack.cli._json_errors import json_errors
 from skillpack.cli._targets import CATALOG_BUDGET, LAYOUT, TARGET
 from skillpack.cli.pack_report import options_for, pack_report, print_packed
+from skillpack.packing.pack import pack_prepared, prepare_many
 
 __all__ = ["pack"]
 

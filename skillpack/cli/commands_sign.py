@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import click
 
-from skillpack.build.approval import (
+from skillpack._atomic import atomic_write
+from skillpack.approve.approval import (
     archive_sha256s,
     key_password,
     review_views,
     signature_path,
 )
-from skillpack.build.atomic import atomic_write
-from skillpack.build.lock import read_lock
-from skillpack.build.review import SkillView, compare, render_html, render_markdown
-from skillpack.build.signing import sign_statement, statement_for_lock
+from skillpack.approve.lock import read_lock
+from skillpack.approve.review import SkillView, compare, render_html, render_markdown
+from skillpack.approve.signing import sign_statement, statement_for_lock
 from skillpack.cli._common import errors_exit
 
 __all__ = ["review", "sign"]

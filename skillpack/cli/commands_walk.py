@@ -9,15 +9,15 @@ from typing import Any
 
 import click
 
-from skillpack.build.fileset import display_path
-from skillpack.build.load import load_skill, require_valid, skill_fileset
-from skillpack.build.records import programs as skill_programs
-from skillpack.build.records import record_files
 from skillpack.cli._common import echo_json, echo_text, finish, mention_lines
 from skillpack.cli._folders import report_failure, skill_folders
 from skillpack.cli.digest_report import digest_report
 from skillpack.errors import SkillpackError
 from skillpack.skillmd.mentions import mentioned_programs
+from skillpack.source.fileset import display_path
+from skillpack.source.load import load_skill, require_valid, skill_fileset
+from skillpack.source.records import programs as skill_programs
+from skillpack.source.records import record_files
 
 _PATHS = click.argument(
     "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True)

@@ -3,7 +3,7 @@ each skill under each PATH (or the JSON list) and end with the exit code. Click-
 click command (`skillpack.cli.commands_walk.digest`) and the quick path for plain argument
 lists (`skillpack.cli.quick_argv`) both end here, so they print the same bytes.
 
-An archive or a bundle is verified member by member first (`skillpack.build.verify`); that
+An archive or a bundle is verified member by member first (`skillpack.packing.verify`); that
 module, and the archive readers it stands on (about 35 ms of imports), is imported only when
 a PATH names an archive file or a folder of archives, never for a skill folder.
 
@@ -17,23 +17,23 @@ from __future__ import annotations
 
 import importlib
 
-from skillpack.build.notes import held, note
-from skillpack.build.records import digest_skill
 from skillpack.cli._common import echo_json, echo_text, finish
 from skillpack.cli._folders import report_failure, skill_folders
 from skillpack.cli._workers import in_workers
 from skillpack.errors import SkillpackError
+from skillpack.source.notes import held, note
+from skillpack.source.records import digest_skill
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-    from skillpack.build.verify import VerifyReport
+    from skillpack.packing.verify import VerifyReport
 
 __all__ = ["digest_report"]
 
 #: The verifier of archives and bundles, imported when the first archive is digested.
-_VERIFY = "skillpack.build.verify"
+_VERIFY = "skillpack.packing.verify"
 
 
 def digest_report(paths: tuple[str, ...], *, as_json: bool = False) -> NoReturn:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from skillpack.build.pack import PackOptions, PackResult, pack_skills
-from skillpack.build.targets import Layout
 from skillpack.cli._common import echo, echo_json, echo_problem
 from skillpack.cli._json_errors import json_errors
 from skillpack.cli._stdout import refuse_dash
 from skillpack.cli._workers import in_workers
+from skillpack.packing.pack import PackOptions, PackResult, pack_skills
+from skillpack.packing.targets import Layout
 
 __all__ = ["options_for", "pack_report", "print_packed"]
 

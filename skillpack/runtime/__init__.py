@@ -9,9 +9,9 @@ import.
 
 from __future__ import annotations
 
+from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.runtime.bundle import Bundle, load
 from skillpack.runtime.skill import LoadedSkill, Resource
-from skillpack.spec.bundle_index import BUNDLE_INDEX
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:

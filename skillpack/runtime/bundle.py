@@ -31,6 +31,11 @@ from skillpack.errors import (
     ResourceError,
     SkillpackError,
 )
+from skillpack.formats.bundle_index import BUNDLE_INDEX, read_index
+from skillpack.formats.catalog_text import catalog_line, catalog_of
+from skillpack.formats.digest import bundle_digest
+from skillpack.formats.manifest import json_string
+from skillpack.formats.paths import SKILL_MD
 from skillpack.runtime.checks import (
     Problems,
     SkillSpan,
@@ -42,11 +47,6 @@ from skillpack.runtime.checks import (
     skill_spans,
 )
 from skillpack.runtime.skill import LoadedSkill, close_paths
-from skillpack.spec.bundle_index import BUNDLE_INDEX, read_index
-from skillpack.spec.catalog_text import catalog_line, catalog_of
-from skillpack.spec.digest import bundle_digest
-from skillpack.spec.manifest import json_string
-from skillpack.spec.paths import SKILL_MD
 from skillpack.storedzip.reader import read_zip
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record

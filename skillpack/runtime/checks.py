@@ -3,7 +3,7 @@
 Three levels:
 
 * the layout (`single_skill_folder`, `root_skill_name`, `skill_spans`; the index itself is
-  checked by `skillpack.spec.bundle_index.read_index`): every member under a listed skill's
+  checked by `skillpack.formats.bundle_index.read_index`): every member under a listed skill's
   folder, each skill with its manifest member. A single archive is ``wrapped`` (one top
   folder named after the skill) or ``root`` (SKILL.md and ``.skillpack/manifest.json`` at
   the archive root, the skill's name read from that manifest);
@@ -25,10 +25,9 @@ from bisect import bisect_left
 
 from skillpack._record import Record
 from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackError
-from skillpack.runtime.skill import LoadedSkill
-from skillpack.spec.bundle_index import ALTERED, BUNDLE_INDEX, HINT
-from skillpack.spec.digest import digest_columns, is_digest
-from skillpack.spec.manifest import (
+from skillpack.formats.bundle_index import ALTERED, BUNDLE_INDEX, HINT
+from skillpack.formats.digest import digest_columns, is_digest
+from skillpack.formats.manifest import (
     LOCK_FORMAT,
     MANIFEST_PATH,
     Manifest,
@@ -36,7 +35,8 @@ from skillpack.spec.manifest import (
     checked_fields,
     load_json,
 )
-from skillpack.spec.paths import SKILL_MD
+from skillpack.formats.paths import SKILL_MD
+from skillpack.runtime.skill import LoadedSkill
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:

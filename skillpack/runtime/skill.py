@@ -15,10 +15,10 @@ from __future__ import annotations
 import builtins
 
 from skillpack.errors import IntegrityError, ResourceError, SkillError
-from skillpack.spec import allowances
-from skillpack.spec.manifest import Manifest, ManifestFields
-from skillpack.spec.paths import SKILL_MD
-from skillpack.spec.shebang import SHEBANG_MAX, shebang_line
+from skillpack.formats import allowances
+from skillpack.formats.manifest import Manifest, ManifestFields
+from skillpack.formats.paths import SKILL_MD
+from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
 
 # Neither `re`, `unicodedata`, `typing` nor `dataclasses` at import (the runtime's cold
 # start): `re` and `unicodedata` are imported when a path is refused.

@@ -20,10 +20,10 @@ import re
 from collections.abc import Mapping
 
 from skillpack._record import Record
+from skillpack.formats.shebang import shebang_line
 from skillpack.skillmd.commands import effective_program, literal_word
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import PARAM_REF
-from skillpack.spec.shebang import shebang_line
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:

@@ -15,10 +15,10 @@ import os
 import unicodedata
 
 from skillpack.errors import Problem
+from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.commands import run_problems
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import ALLOW_SECRETS_KEY, Skill
-from skillpack.spec.paths import SKILL_MD
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def validate_skill(skill: Skill, accepted_keys: frozenset[str] = frozenset()) ->
     """Every rule of the Agent Skills specification, as problems sorted by line.
 
     ``accepted_keys`` are frontmatter keys beyond the spec's that draw no ``unknown-key``
-    warning (the keys the hosts checked against document: `skillpack.build.targets`
+    warning (the keys the hosts checked against document: `skillpack.packing.targets`
     `accepted_keys`)."""
     data, file = skill.frontmatter, skill.file
     problems: list[Problem] = []

@@ -5,7 +5,7 @@ Shared by the writer (:mod:`skillpack.storedzip.writer`) and the reader
 checks of the reader with their reasons: locating and checking the end record (every read),
 and saying precisely why a central-directory entry or its local header is refused (only once
 the reader's fast scan has found something wrong). Member names follow
-:mod:`skillpack.spec.paths`.
+:mod:`skillpack.formats.paths`.
 
 The serverless runtime imports this module at cold start (through the reader): it imports no
 more of the standard library than the reader does (`struct`).

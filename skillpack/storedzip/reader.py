@@ -14,7 +14,7 @@ calls it at cold start (~2,300 members in a few milliseconds).
 This module is the reader: the fast scan of the central directory (`read_zip`), the name
 screen, and the index over the buffer (`ZipIndex`). The discipline itself (header layouts,
 the end record, and the precise reason for a refused entry) is in
-:mod:`skillpack.storedzip.layout`; the name rules are :mod:`skillpack.spec.paths`.
+:mod:`skillpack.storedzip.layout`; the name rules are :mod:`skillpack.formats.paths`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import struct
 
 from skillpack._record import Record
 from skillpack.errors import IntegrityError
-from skillpack.spec.paths import (
+from skillpack.formats.paths import (
     collision_key,
     collision_reason,
     may_be_unportable,

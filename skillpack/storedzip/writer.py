@@ -21,7 +21,7 @@ from types import TracebackType
 from blake3 import blake3
 
 from skillpack.errors import ArchiveError, IntegrityError
-from skillpack.spec.paths import (
+from skillpack.formats.paths import (
     collision_key,
     collision_reason,
     may_be_unportable,
@@ -60,7 +60,7 @@ class ZipWriter:
 
     Add members in sorted order of their names' UTF-8 bytes, then :meth:`close` (or leave a
     ``with`` block) to write the central directory. The file object stays open: its owner
-    (usually :func:`skillpack.build.atomic.atomic_write`) closes it. After a failed add the writer
+    (usually :func:`skillpack._atomic.atomic_write`) closes it. After a failed add the writer
     refuses further use; the partial output must be thrown away.
     """
 

@@ -227,7 +227,7 @@ NOFS = AUDIT_SOURCE + textwrap.dedent('''
     with open(sys.argv[1], "rb") as f:
         cases = pickle.load(f)
     from skillpack.runtime import load
-    from skillpack.build.verify import verify_bytes
+    from skillpack.packing.verify import verify_bytes
     from skillpack.errors import SkillpackError
 
     def run_all():

@@ -20,8 +20,8 @@ import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from skillpack.spec.digest import FileRecord, bundle_digest, digest_records
-from skillpack.spec.manifest import canonical_json
+from skillpack.formats.digest import FileRecord, bundle_digest, digest_records
+from skillpack.formats.manifest import canonical_json
 from skillpack.storedzip.reader import read_zip
 
 LOCAL = struct.Struct("<IHHHHHIIIHH")

@@ -44,8 +44,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 @pytest.fixture(scope="session")
 def good_archive(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """The bytes `skillpack.build.pack.pack` writes for the demo skill."""
-    from skillpack.build.pack import pack
+    """The bytes `skillpack.packing.pack.pack` writes for the demo skill."""
+    from skillpack.packing.pack import pack
 
     root = tmp_path_factory.mktemp("good-archive")
     [path] = pack(demo_skill(root / "demo"), root / "out")
@@ -54,8 +54,8 @@ def good_archive(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 @pytest.fixture(scope="session")
 def good_bundle(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    """The bytes `skillpack.build.bundle.write_bundle` writes for the demo and helper skills."""
-    from skillpack.build.bundle import write_bundle
+    """The bytes `skillpack.packing.bundle.write_bundle` writes for the demo and helper skills."""
+    from skillpack.packing.bundle import write_bundle
 
     root = tmp_path_factory.mktemp("good-bundle")
     result = write_bundle([demo_skill(root / "demo"), helper_skill(root / "helper")],

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.build.verify import open_archive, verify_bytes, verify_file
 from skillpack.errors import IntegrityError, SkillpackError
+from skillpack.packing.verify import open_archive, verify_bytes, verify_file
 from skillpack.storedzip.reader import read_zip_file
 
 from . import test_archives, test_bundles
@@ -122,7 +122,7 @@ def test_the_good_archive_and_bundle_verify_the_same_from_a_file(
 
 def _big_archive(tmp_path: Path) -> Path:
     """An archive with a 3 MiB member (served from a file as a lazy span, read by chunks)."""
-    from skillpack.build.pack import pack
+    from skillpack.packing.pack import pack
 
     skill = tmp_path / "big"
     skill.mkdir()
@@ -167,7 +167,7 @@ def test_a_file_rewritten_in_place_while_read_is_refused(tmp_path: Path) -> None
 def test_large_text_files_are_served_from_a_file_as_from_bytes(tmp_path: Path) -> None:
     """A SKILL.md and a text file of 1 MiB or more are lazy spans of the file: the runtime
     decodes them (frontmatter, `text()`) the same as from bytes."""
-    from skillpack.build.pack import pack
+    from skillpack.packing.pack import pack
 
     skill = tmp_path / "wordy"
     skill.mkdir()
@@ -186,7 +186,7 @@ def test_large_text_files_are_served_from_a_file_as_from_bytes(tmp_path: Path) -
 
 def test_a_folder_of_archives_holds_no_descriptor_open(good_archive: bytes,
                                                        tmp_path: Path) -> None:
-    from skillpack.build.verify import verify_target
+    from skillpack.packing.verify import verify_target
 
     folder = tmp_path / "archives"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""Hostile `.skill` archives: a good archive made by `skillpack.build.pack.pack`, spoiled one
+"""Hostile `.skill` archives: a good archive made by `skillpack.packing.pack.pack`, spoiled one
 promise at a time, tried through every entry point a user touches.
 
 * `load` (the runtime), `verify_bytes`, and the CLI's `verify`, `inspect`, `digest` and
@@ -24,16 +24,16 @@ from typing import Any
 
 import pytest
 
-from skillpack.build.verify import verify_bytes
 from skillpack.errors import (
     ArchiveError,
     FormatVersionError,
     IntegrityError,
     SkillpackError,
 )
+from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.model.calls import resolve
+from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
-from skillpack.spec.digest import FileRecord, digest_records
 
 from ._util import TALLY, audited_outcomes, files_under, no_hang, run_cli
 from ._zip import (
@@ -494,8 +494,8 @@ def test_the_runtime_reads_nothing_but_the_archive_bytes(
 # -- something other than a file where an archive or a lock file is named -------------------------
 
 def test_a_fifo_or_a_device_named_as_an_archive_or_lock_never_blocks(tmp_path: Path) -> None:
-    from skillpack.build.lock import read_lock
-    from skillpack.build.verify import verify_file
+    from skillpack.approve.lock import read_lock
+    from skillpack.packing.verify import verify_file
 
     fifo = tmp_path / "incoming.skill"
     os.mkfifo(fifo)

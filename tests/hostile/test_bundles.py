@@ -1,4 +1,4 @@
-"""Hostile bundles: a good bundle made by `skillpack.build.bundle.write_bundle` (skills `demo` and
+"""Hostile bundles: a good bundle made by `skillpack.packing.bundle.write_bundle` (skills `demo` and
 `helper`), spoiled one promise at a time, tried through `load`, `verify_bytes` and the CLI.
 
 Beyond what an archive can break (test_archives.py), a bundle has an index: its digest, its
@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from skillpack.build.verify import verify_bytes
 from skillpack.errors import ArchiveError, FormatVersionError, IntegrityError, SkillpackError
+from skillpack.formats.digest import bundle_digest
+from skillpack.formats.manifest import canonical_json
+from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
-from skillpack.spec.digest import bundle_digest
-from skillpack.spec.manifest import canonical_json
 
 from ._util import TALLY, audited_outcomes, files_under, make_tree, run_cli
 from ._zip import (

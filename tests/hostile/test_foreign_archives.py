@@ -1,5 +1,5 @@
 """Hostile archives from elsewhere (zip, tar, tar.gz, gzip): every refusal class of
-skillpack.build.inflate, through `unpack` (which must write nothing), and decompression bombs
+skillpack.content.inflate, through `unpack` (which must write nothing), and decompression bombs
 by ratio, by total and by count, each stopped after what its cap allows (shown by sizes:
 the error says how many bytes were produced before it stopped).
 """
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.build.foreign import unpack
-from skillpack.build.inflate import CHUNK, Caps, gunzip, read_tar, read_zip
+from skillpack.content.inflate import CHUNK, Caps, gunzip, read_tar, read_zip
 from skillpack.errors import ArchiveError
+from skillpack.source.foreign import unpack
 
 from ._util import TALLY
 

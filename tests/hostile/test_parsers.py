@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skillpack.skillmd.frontmatter
-from skillpack.build.pack import pack
-from skillpack.build.verify import verify_bytes
 from skillpack.errors import IntegrityError, SkillError, SkillpackError
 from skillpack.model.calls import resolve
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
 from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES, split_frontmatter
 from skillpack.skillmd.skill import parse_skill

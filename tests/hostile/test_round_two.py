@@ -23,14 +23,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillpack.build.atomic import clean_stale_temps
-from skillpack.build.bundle import write_bundle
-from skillpack.build.check import check_skill
-from skillpack.build.exports import ExportSkill, export_well_known
-from skillpack.build.lock import read_lock
-from skillpack.build.pack import pack, pack_skills
-from skillpack.build.signing import TrustedKey, verify_envelope
-from skillpack.build.verify import verify_bytes, verify_folder
+from skillpack._atomic import clean_stale_temps
+from skillpack.approve.lock import read_lock
+from skillpack.approve.signing import TrustedKey, verify_envelope
 from skillpack.errors import (
     ArchiveError,
     FormatVersionError,
@@ -39,10 +34,15 @@ from skillpack.errors import (
     SkillError,
     SkillpackError,
 )
+from skillpack.formats.paths import may_be_unportable, name_problem, windows_problem
 from skillpack.model.calls import resolve
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.check import check_skill
+from skillpack.packing.pack import pack, pack_skills
+from skillpack.packing.verify import verify_bytes, verify_folder
+from skillpack.publish.exports import ExportSkill, export_well_known
 from skillpack.runtime import load
 from skillpack.skillmd.skill import parse_skill, split_entries
-from skillpack.spec.paths import may_be_unportable, name_problem, windows_problem
 from skillpack.storedzip.writer import ZipWriter
 
 from ._util import DEMO_MD, TALLY, demo_skill, files_under, make_tree, no_hang, run_cli
@@ -643,7 +643,7 @@ def test_a_planted_archive_with_the_right_bytes_is_replaced(tmp_path: Path, plan
 OTHER_NAMESPACE_WRITER = """
 import os, sys
 os.getpid = lambda: int(sys.argv[2])  # a pid from another namespace: gone, seen from ours
-from skillpack.build.atomic import AtomicBatch
+from skillpack._atomic import AtomicBatch
 with AtomicBatch(sync_threads=1) as batch:
     with batch.write(sys.argv[1]) as handle:
         handle.write(b"in flight " * 1000)
@@ -710,7 +710,7 @@ def test_verify_of_an_archive_copies_no_member(tmp_path: Path) -> None:
 
 OTHER_NAMESPACE_EXPORTER = """
 import sys
-from skillpack.build.atomic import FolderLease
+from skillpack._atomic import FolderLease
 with FolderLease(sys.argv[1]) as lease:  # what an export in another PID namespace holds
     lease.share()
     print("writing", flush=True)

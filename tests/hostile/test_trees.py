@@ -1,4 +1,4 @@
-"""Hostile skill folders, packed through `skillpack.build.pack.pack` and `skillpack pack`.
+"""Hostile skill folders, packed through `skillpack.packing.pack.pack` and `skillpack pack`.
 
 Every tree is built in tmp_path. A refused tree must be refused with a `SkillpackError`
 naming each offending path and why, never block or loop, and leave nothing in the output
@@ -25,15 +25,15 @@ from typing import Any
 import pytest
 from conftest import deny_open, intercept_open
 
-import skillpack.build.pack
-import skillpack.build.prepare
-from skillpack.build.pack import pack
-from skillpack.build.records import hash_files as hash_files_unpatched
-from skillpack.build.records import record_files as record_files_unpatched
-from skillpack.build.verify import digest, verify_bytes, verify_file
-from skillpack.build.walk import walk
+import skillpack.packing.pack
+import skillpack.packing.prepare
 from skillpack.errors import ArchiveError, IntegrityError, RefusedError, SkillError
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import digest, verify_bytes, verify_file
 from skillpack.runtime import load
+from skillpack.source.records import hash_files as hash_files_unpatched
+from skillpack.source.records import record_files as record_files_unpatched
+from skillpack.source.walk import walk
 
 from ._util import TALLY, demo_skill, files_under, make_tree, no_hang, run_cli
 
@@ -256,7 +256,7 @@ def _can_run_as_nobody() -> str | None:
         return "the tests do not run as root: the simulated variant covers it"
     if shutil.which("setpriv") is None:
         return "setpriv is not installed"
-    done = subprocess.run([*AS_NOBODY, sys.executable, "-c", "import skillpack.build.pack"],
+    done = subprocess.run([*AS_NOBODY, sys.executable, "-c", "import skillpack.packing.pack"],
                           capture_output=True, cwd=REPO, check=False)
     return None if done.returncode == 0 else "nobody cannot import skillpack here"
 
@@ -275,7 +275,7 @@ def test_unreadable_file_and_folder_as_an_unprivileged_user() -> None:
         out = base / "out"
         out.mkdir()
         os.chown(out, 65534, 65534)
-        code = ("import sys\nfrom skillpack.build.pack import pack\nfrom skillpack.errors import "
+        code = ("import sys\nfrom skillpack.packing.pack import pack\nfrom skillpack.errors import "
                 "SkillpackError\ntry:\n    pack(sys.argv[1:3], sys.argv[3])\n"
                 "except SkillpackError as e:\n"
                 "    print(sorted((p.code, p.file) for p in e.problems))\n    sys.exit(1)\n")
@@ -310,7 +310,7 @@ def _between(monkeypatch: pytest.MonkeyPatch, before: Callable[[], None] | None 
             after()
         return hashed
 
-    monkeypatch.setattr(skillpack.build.prepare, "hash_files", hash_files)
+    monkeypatch.setattr(skillpack.packing.prepare, "hash_files", hash_files)
 
 
 def _to_symlink(path: Path, target: Path) -> Callable[[], None]:

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from skillpack.build.bundle import write_bundle
-from skillpack.build.pack import pack
 from skillpack.errors import WriteError
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.pack import pack
 
 from ._util import TALLY, demo_skill, files_under, helper_skill, run_cli
 

@@ -1,0 +1,339 @@
+"""What an approval covers of the skills found at some paths: the entries `skillpack lock`
+writes, the archive digests `skillpack sign --archive` adds, and the views `skillpack review`
+compares with a lock.
+
+`lock_entries` refuses, like `verify`, anything that does not verify. `review_views` never
+does: a skill that `verify` would refuse (invalid SKILL.md, a refused file, a secret, an
+archive that does not verify) is still shown, with what could be read of it and every problem
+as a finding, because that is what an approver most needs to see.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from blake3 import blake3
+
+from skillpack.approve.lock import Lock, LockedSkill, LockEntry, read_lock
+from skillpack.approve.review import SkillView
+from skillpack.approve.signing import (
+    Statement,
+    TrustedKey,
+    check_statement_matches_lock,
+    load_public_key,
+    read_trusted_signers,
+    verify_envelope,
+)
+from skillpack.content.secret_rules import problem, scan_member
+from skillpack.errors import Problem, SkillError, SkillpackError
+from skillpack.formats.allowances import parse as parse_allowances
+from skillpack.formats.digest import FileRecord, digest_records
+from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
+from skillpack.packing.pack import prepare_many
+from skillpack.packing.verify import verify_bytes, verify_file
+from skillpack.runtime import Bundle
+from skillpack.runtime.skill import LoadedSkill
+from skillpack.skillmd.lint_rules import lint
+from skillpack.skillmd.programs import derive_programs
+from skillpack.skillmd.skill import Skill
+from skillpack.skillmd.validate import validate_skill
+from skillpack.source.discover import find_skills
+from skillpack.source.fileset import WalkedFile
+from skillpack.source.load import parse_skill_file, read_regular, skill_fileset
+from skillpack.source.records import hash_files
+from skillpack.storedzip.reader import FileZipIndex
+
+__all__ = [
+    "REFUSED",
+    "SIGNATURE_SUFFIX",
+    "Found",
+    "SignedLock",
+    "archive_sha256s",
+    "key_password",
+    "lock_entries",
+    "review_views",
+    "signature_path",
+    "trusted_keys",
+    "verify_signed_lock",
+]
+
+#: The digest a review shows for a skill whose files could not be read as a whole.
+REFUSED = "refused: not verifiable"
+#: A lock's signature is written beside it, named ``<lock>.intoto.json`` unless told.
+SIGNATURE_SUFFIX = ".intoto.json"
+
+
+def signature_path(lock_file: str | os.PathLike[str]) -> str:
+    """Where the signature of ``lock_file`` goes by default: ``<lock>.intoto.json``."""
+    return os.fspath(lock_file) + SIGNATURE_SUFFIX
+
+
+@dataclass(frozen=True, slots=True)
+class SignedLock:
+    """A lock whose signature verified with a trusted key, and the statement it signed."""
+
+    lock: Lock
+    statement: Statement
+    signer: TrustedKey
+
+    def digests(self) -> dict[str, str]:
+        """Name -> approved digest: what ``skillpack.runtime.load(data, expect=...)`` takes."""
+        return self.lock.digests()
+
+
+def key_password(env_name: str | None) -> bytes | None:
+    """The password of an encrypted private key, from the environment variable named
+    ``env_name`` (None: no password); raises when that variable is not set."""
+    if env_name is None:
+        return None
+    value = os.environ.get(env_name)
+    if value is None:
+        raise SkillpackError(f"the environment variable {env_name} holding the key's password "
+                             "is not set", hint=f"export {env_name}=... before signing")
+    return value.encode("utf-8")
+
+
+def trusted_keys(signers: Iterable[str | os.PathLike[str]] = (),
+                 signers_file: str | os.PathLike[str] | None = None) -> tuple[TrustedKey, ...]:
+    """The trusted signers: each public key file in ``signers`` (PEM or one OpenSSH line),
+    then every key a trusted-signers file lists."""
+    keys = [load_public_key(path) for path in signers]
+    if signers_file is not None:
+        keys += read_trusted_signers(signers_file)
+    return tuple(keys)
+
+
+def verify_signed_lock(lock_file: str | os.PathLike[str], signature: str | os.PathLike[str],
+                       keys: tuple[TrustedKey, ...]) -> SignedLock:
+    """Read ``lock_file`` and refuse it unless ``signature`` is a valid envelope signed by one
+    of ``keys`` whose statement approves exactly that lock (`IntegrityError` otherwise; a
+    malformed envelope, a bad key or a lock of another format: `SkillpackError`)."""
+    lock_where, where = os.fspath(lock_file), os.fspath(signature)
+    lock = read_lock(lock_where)
+    statement = verify_envelope(_read(where, "signature"), keys, source=where)
+    check_statement_matches_lock(statement, lock, source=lock_where)
+    signer = next(k for k in keys if k.keyid == statement.keyid)
+    return SignedLock(lock, statement, signer)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The skills found at some paths, to lock: each one's entry, and the hex SHA-256 of the
+    ``.skill`` archive a skill was read from, where it was (by name)."""
+
+    entries: tuple[LockedSkill, ...]
+    archives: Mapping[str, str]
+
+
+def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
+    """The format 1.1 entry of every skill at ``paths`` (skill folders, folders of skills,
+    ``.skill`` archives, bundles), each verified as `verify` does; raises on the first path
+    that does not verify; the folders are prepared together, each skill once, every problem
+    of theirs in one report."""
+    found: list[LockedSkill] = []
+    archives: dict[str, str] = {}
+    folders: list[str] = []
+    for path in paths:
+        where = os.fspath(path)
+        if os.path.isfile(where):
+            report = verify_file(where)  # read a chunk at a time, never whole
+            assert report.loaded is not None
+            for s in report.skills:
+                skill = report.loaded[s.name].skill
+                found.append(LockedSkill(s.name, LockEntry.for_skill(
+                    skill, s.digest, s.files, s.programs), where))
+            if report.kind == "archive":  # one skill; its archive's digest joins its subject
+                archives.setdefault(report.skills[0].name, _file_sha256(report.loaded))
+            continue
+        folders.append(where)
+    if folders:
+        for p in prepare_many(folders):
+            m = p.manifest
+            found.append(LockedSkill(m.name, LockEntry.for_skill(p.skill, m.digest, m.files,
+                                                                 m.programs), p.source))
+    return Found(tuple(found), archives)
+
+
+def _file_sha256(loaded: Bundle) -> str:
+    """The hex SHA-256 of the archive file `verify_file` loaded, read a chunk at a time
+    from the very file verified (refused if it changed meanwhile)."""
+    index = loaded.zip_index
+    assert isinstance(index, FileZipIndex)  # verify_file reads it from the file
+    return index.file.span().sha256_hex()
+
+
+def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> dict[str, str]:
+    """Skill name -> hex SHA-256 of its ``.skill`` archive, for archives of one skill each
+    that verify and hold exactly the skill the lock pins; raises listing every other one."""
+    found: dict[str, str] = {}
+    problems: list[str] = []
+    for archive in archives:
+        where = os.fspath(archive)
+        report = verify_file(where)  # read a chunk at a time, never whole
+        if report.kind != "archive" or len(report.skills) != 1:
+            problems.append(f"{where}: a {report.kind} of {len(report.skills)} skills, not "
+                            "the .skill archive of one skill")
+            continue
+        [s] = report.skills
+        entry = lock.skills.get(s.name)
+        if entry is None:
+            problems.append(f"{where}: its skill '{s.name}' is not in the lock")
+        elif entry.digest != s.digest:
+            problems.append(f"{where}: its skill '{s.name}' is {s.digest}, the lock pins "
+                            f"{entry.digest}")
+        elif s.name in found:
+            problems.append(f"{where}: a second archive of '{s.name}'")
+        else:
+            assert report.loaded is not None
+            found[s.name] = _file_sha256(report.loaded)
+    if problems:
+        raise SkillpackError("these archives are not the skills of the lock: "
+                             + "; ".join(problems),
+                             hint="give the archives `skillpack pack` wrote for these skills")
+    return found
+
+
+def review_views(paths: Iterable[str | os.PathLike[str]]) -> list[SkillView]:
+    """Every skill at ``paths`` as `skillpack review` shows it, with its validation warnings,
+    lint findings and secrets as findings. A skill `verify` would refuse is still shown, its
+    problems as findings; only a path that does not exist or holds no skill raises."""
+    views: list[SkillView] = []
+    for path in paths:
+        where = os.fspath(path)
+        if os.path.isfile(where):
+            views.extend(_archive_views(where))
+            continue
+        folders = find_skills(where)
+        if not folders:
+            raise SkillpackError("no SKILL.md found here", path=where,
+                                 hint="give a skill folder, a folder of skills or an archive")
+        views.extend(_folder_view(folder) for folder in folders)
+    return views
+
+
+def _read(where: str, what: str) -> bytes:
+    try:
+        return read_regular(where)
+    except OSError as err:
+        raise SkillpackError(f"cannot read the {what}: {err.strerror}", path=where) from None
+
+
+def _text(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _findings(skill: Skill, carried: list[str], read: Callable[[str], bytes | None]
+              ) -> list[Problem]:
+    """The validation problems, lint findings and secrets of a skill whose files are read."""
+    found = list(validate_skill(skill))
+
+    def read_text(path: str) -> str | None:
+        data = read(path)
+        return None if data is None else _text(data)
+
+    found += lint(skill, carried, read_text)
+    allowances = parse_allowances(skill.secret_allowances)
+    for path in carried:
+        allowed = allowances.get(path, frozenset())
+        data = None if allowed is None else read(path)
+        if data is None or allowed is None:
+            continue
+        found += [problem(path, f) for f in scan_member(path, data, None, allow=allowed)
+                  if not f.allowed]
+    return found
+
+
+def _view(skill: Skill, digest: str, files: Iterable[FileRecord],
+          programs: Iterable[dict[str, object]], findings: Iterable[Problem | str]
+          ) -> SkillView:
+    entry = LockEntry.for_skill(skill, digest, files, programs)
+    return SkillView.from_lock_entry(skill.name, entry, tuple(
+        dict.fromkeys(str(f) for f in findings)))
+
+
+def _folder_view(folder: Path) -> SkillView:
+    try:
+        skill = parse_skill_file(folder)
+    except SkillError as err:
+        problems = err.problems or [Problem("error", "parse", err.message, err.path, err.line)]
+        return SkillView(folder.name, REFUSED, findings=tuple(str(p) for p in problems))
+    try:
+        # names only: a file refused for its content is then refused by hash_files below,
+        # and the others still listed
+        fileset = skill_fileset(skill)
+    except SkillpackError as err:  # the walk refused it: no file set to list
+        problems = list(validate_skill(skill)) + list(
+            err.problems or [Problem("error", "refused", err.message, err.path, err.line)])
+        return SkillView(skill.name or folder.name, REFUSED, skill.description, {}, (),
+                         {t.id: t.words for t in skill.tools}, skill.allowed_tools,
+                         (f"{err.message}: its files are not listed",
+                          *dict.fromkeys(map(str, problems))))
+    disk = {w.path: os.path.join(fileset.root, w.disk_path) for w in fileset.files}
+
+    def read(path: str) -> bytes | None:
+        try:
+            return read_regular(disk[path])
+        except (OSError, KeyError):
+            return None
+
+    carried = [w.path for w in fileset.files]
+    try:
+        hashed = hash_files(fileset)
+    except SkillpackError as err:  # a file refused (a private key...): list the others
+        refused = err.problems or [Problem("error", "refused", err.message, err.path)]
+        view = _refused_files(skill, fileset.files, read, {p.file or "" for p in refused})
+        return SkillView(skill.name or folder.name, REFUSED, view.description, view.files,
+                         view.programs, view.tools, view.allowed_tools,
+                         (f"{err.message}: not verifiable",
+                          *dict.fromkeys(map(str, [*refused, *_findings(skill, carried, read)]))))
+    records = hashed.records
+    programs = [p.to_dict() for p in derive_programs(skill, hashed.shebangs)]
+    return _view(skill, digest_records(records), records, programs,
+                 _findings(skill, carried, read))
+
+
+def _refused_files(skill: Skill, files: Iterable[WalkedFile],
+                   read: Callable[[str], bytes | None], refused: set[str]) -> SkillView:
+    """What can be shown of a walked skill whose content was refused: each file's BLAKE3
+    (``refused`` for a refused or unreadable one), the programs from the readable files."""
+    records: list[FileRecord] = []
+    shebangs: dict[str, str] = {}
+    for w in files:
+        data = None if w.path in refused else read(w.path)
+        records.append(FileRecord(w.path, w.mode, w.size, "0" * 64 if data is None
+                                  else blake3(data).hexdigest()))
+        line = shebang_line(data[:SHEBANG_MAX]) if data and w.mode == "100755" else None
+        if line is not None:
+            shebangs[w.path] = line
+    programs = [p.to_dict() for p in derive_programs(skill, shebangs)]
+    view = _view(skill, REFUSED, records, programs, ())
+    shown = {path: ("refused" if path in refused else h) for path, h in view.files.items()}
+    return SkillView(view.name, REFUSED, view.description, shown, view.programs, view.tools,
+                     view.allowed_tools)
+
+
+def _archive_views(where: str) -> list[SkillView]:
+    try:
+        report = verify_bytes(_read(where, "archive"), source=where)
+    except SkillpackError as err:
+        problems = err.problems or [Problem("error", "refused", err.message, err.path)]
+        return [SkillView(os.path.basename(where), REFUSED, findings=(
+            f"{where}: does not verify, so its skills cannot be shown: {err.message}",
+            *dict.fromkeys(map(str, problems))))]
+    assert report.loaded is not None
+    views = []
+    for s in report.skills:
+        loaded: LoadedSkill = report.loaded[s.name]
+
+        def read(path: str, loaded: LoadedSkill = loaded) -> bytes | None:
+            return loaded.file(path).bytes()
+
+        views.append(_view(loaded.skill, s.digest, s.files, s.programs,
+                           _findings(loaded.skill, [r.path for r in s.files], read)))
+    return views

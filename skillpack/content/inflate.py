@@ -1,0 +1,506 @@
+"""Bounded decompression of archives from elsewhere: zip, gzip, tar and tar.gz, from bytes.
+
+Every reader takes the archive's bytes and a :class:`Caps` record, and returns the members
+as :class:`Member` records (files and folders, in archive order) or raises one
+:class:`~skillpack.errors.ArchiveError` listing every problem found.
+
+The caps are checked while inflating, never from the sizes an archive declares:
+
+* ``total``: bytes produced by decompression, counted as they come out of zlib (for a
+  tar.gz: every byte of the inflated tar stream, its 512-byte headers included);
+* ``members``: entries (files and folders) of the archive, counted as they are listed;
+* ``ratio``: bytes produced per byte of the archive given, over the whole archive.
+
+zlib is asked for at most :data:`CHUNK` bytes at a time (``max_length``), so a reader stops
+at most one chunk past a cap however small the input: a few kilobytes of gzip that would
+inflate to gigabytes cost what the cap allows, not what the bomb asks for.
+
+Refused, each named with its member: unsafe names (absolute, ``..``, ``.`` or empty segments,
+backslashes, drive letters, control characters, invalid UTF-8), symbolic and hard links,
+devices, fifos and other special entries, duplicate names and names equal after NFC
+normalisation or case folding (or a file and a folder sharing a name), encrypted zip
+members, compression methods other than STORED and DEFLATE, and damaged data (bad CRC,
+truncated streams, lying sizes). A leading ``./`` (as ``tar -C dir .`` writes) is dropped.
+"""
+
+from __future__ import annotations
+
+import io
+import stat
+import zlib
+from collections.abc import Iterable, Iterator
+
+from skillpack._record import Record
+from skillpack.errors import ArchiveError, Problem
+from skillpack.formats.paths import collision_key, collision_reason, name_problem
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:  # start-up: each reader imports its module when it runs (tarfile and
+    # zipfile, with shutil, bz2 and lzma, cost about 8 ms: most of a `skillpack check` of a
+    # skill that carries no archive, which never runs one)
+    import tarfile
+    import zipfile
+    from typing import Literal, TypeAlias
+
+    Kind: TypeAlias = Literal["file", "dir"]
+    Format: TypeAlias = Literal["zip", "tar", "tar.gz"]
+else:  # strings at run time: the checker sees the Literals
+    Kind = Format = str
+
+__all__ = [
+    "CHUNK",
+    "DEFAULT_CAPS",
+    "Caps",
+    "Member",
+    "gunzip",
+    "read_archive",
+    "read_tar",
+    "read_zip",
+    "sniff",
+]
+
+CHUNK = 1 << 16  # the most zlib is asked to produce in one call
+FEED = 1 << 14  # compressed bytes handed to zlib at a time
+GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+_HINT = "this archive cannot be brought in safely; ask its publisher for a clean one"
+_CAP_HINT = ("if the archive is trusted and really this large, raise the cap "
+             "(--max-total, --max-members, --max-ratio; Caps(...) from Python)")
+
+
+class Caps(Record):
+    """Limits on what reading one archive may cost; each must be a positive integer.
+
+    ``total``: bytes produced by decompression (default 1 GiB). ``members``: entries listed
+    (default 10,000). ``ratio``: bytes produced per byte of archive (default 200).
+    """
+
+    total: int = 1 << 30
+    members: int = 10_000
+    ratio: int = 200
+
+    def __post_init__(self) -> None:
+        for field, value in (("total", self.total), ("members", self.members),
+                             ("ratio", self.ratio)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"Caps.{field} must be a positive integer, not {value!r}")
+
+    def to_dict(self) -> dict[str, int]:
+        return {"members": self.members, "ratio": self.ratio, "total": self.total}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, int]) -> Caps:
+        return cls(**{k: data[k] for k in ("total", "members", "ratio") if k in data})
+
+
+DEFAULT_CAPS = Caps()
+
+
+class Member(Record):
+    """One entry of an archive: its checked name, bytes (b"" for a folder), execute bit."""
+
+    path: str  # '/'-separated, no trailing '/', leading './' dropped
+    data: bytes
+    executable: bool
+    kind: Kind
+
+
+class _CapExceeded(Exception):
+    """Raised from inside a stream (tarfile reading through it) when a cap is passed."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+class _Budget:
+    """Counts bytes produced by decompression against the total and ratio caps."""
+
+    def __init__(self, caps: Caps, size: int) -> None:
+        self.caps = caps
+        self.size = size
+        self.used = 0
+        self.limit = min(caps.total, caps.ratio * max(size, 1))
+
+    def room(self) -> int:
+        """How many more bytes may be produced before a cap is passed (plus one, to see it)."""
+        return max(self.limit - self.used, 0) + 1
+
+    def take(self, n: int, member: str | None) -> None:
+        self.used += n
+        if self.used <= self.limit:
+            return
+        if self.used > self.caps.total:
+            message = (f"decompresses to more than the cap of {self.caps.total} bytes "
+                       f"(stopped after {self.used} bytes)")
+            code = "archive-too-large"
+        else:
+            message = (f"decompresses to more than {self.caps.ratio} times the archive's "
+                       f"{self.size} bytes (stopped after {self.used} bytes): a "
+                       "decompression bomb")
+            code = "archive-ratio"
+        raise _CapExceeded(Problem("error", code, message, member))
+
+
+class _Problems:
+    """Problems collected while reading, and the name checks shared by zip and tar."""
+
+    def __init__(self, source: str, caps: Caps) -> None:
+        self.source = source
+        self.caps = caps
+        self.items: list[Problem] = []
+        self.count = 0
+        self.seen: dict[str, tuple[str, Kind]] = {}  # collision key -> (first name, kind)
+
+    def add(self, code: str, message: str, member: str | None) -> None:
+        self.items.append(Problem("error", code, message, member))
+
+    def listed(self) -> None:
+        """One more entry was listed: refuse (now, stop reading) past the member cap."""
+        self.count += 1
+        if self.count > self.caps.members:
+            raise _CapExceeded(Problem(
+                "error", "archive-too-many",
+                f"has more than the cap of {self.caps.members} members", None))
+
+    def name(self, raw: str, is_dir: bool) -> str | None:
+        """The member's checked path, or None (and a problem recorded) when it is unsafe."""
+        name = raw
+        while name.startswith("./"):
+            name = name[2:]
+        if is_dir:
+            name = name[:-1] if name.endswith("/") else name
+            if name in ("", "."):
+                return None  # the archive's own root folder: nothing to check or create
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            self.add("archive-unsafe-name", "name is not valid UTF-8", _shown(raw))
+            return None
+        why = name_problem(name)
+        if why is not None:
+            self.add("archive-unsafe-name", why, raw)
+            return None
+        self.register(name, "dir" if is_dir else "file", raw)
+        return name
+
+    def register(self, name: str, kind: Kind, raw: str) -> None:
+        parts = name.split("/")
+        for depth in range(1, len(parts)):
+            self._claim("/".join(parts[:depth]), "dir", raw)
+        self._claim(name, kind, raw)
+
+    def _claim(self, name: str, kind: Kind, raw: str) -> None:
+        key = collision_key(name)
+        prior = self.seen.get(key)
+        if prior is None:
+            self.seen[key] = (name, kind)
+            return
+        first, first_kind = prior
+        if kind == "dir" and first_kind == "dir" and first == name:
+            return  # the same folder, met again
+        if kind != first_kind:
+            self.add("archive-collision",
+                     f"a file and a folder share the name {first!r}"
+                     + ("" if first == name else f" (as {name!r})"), raw)
+        elif first == name:
+            self.add("archive-duplicate", f"duplicate name (appears twice): {name!r}", raw)
+        else:
+            self.add("archive-collision", collision_reason(first, name), raw)
+
+    def error(self, extra: Iterable[Problem] = ()) -> ArchiveError:
+        problems = [*self.items, *extra]
+        first = problems[0]
+        where = f"member {first.file!r}: " if first.file else ""
+        others = len(problems) - 1
+        more = f" (and {others} more problem{'s' if others > 1 else ''})" if others else ""
+        hint = _CAP_HINT if first.code in ("archive-too-large", "archive-too-many",
+                                           "archive-ratio") else _HINT
+        return ArchiveError(f"refused: {where}{first.message}{more}", path=self.source,
+                            hint=hint, problems=problems)
+
+
+def _shown(name: str) -> str:
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def sniff(data: bytes) -> Format | None:
+    """The archive format of `data` from its first bytes, or None when it is none of ours."""
+    if data.startswith(ZIP_MAGICS):
+        return "zip"
+    if data.startswith(GZIP_MAGIC):
+        return "tar.gz"
+    if len(data) >= 512 and data[257:262] == b"ustar":
+        return "tar"
+    return None
+
+
+def read_archive(data: bytes, caps: Caps = DEFAULT_CAPS, *,
+                 source: str = "<archive>") -> tuple[Format, tuple[Member, ...]]:
+    """Read a zip, tar or tar.gz (told apart by their first bytes); return format, members."""
+    fmt = sniff(data)
+    if fmt == "zip":
+        return fmt, read_zip(data, caps, source=source)
+    if fmt is not None:
+        return fmt, read_tar(data, caps, source=source)
+    message = "not a zip, tar or tar.gz archive (unknown first bytes)"
+    raise ArchiveError(message, path=source, hint="give a .skill, .zip, .tar or .tar.gz file",
+                       problems=[Problem("error", "archive-format", message)])
+
+
+# -- zip ---------------------------------------------------------------------------------------
+
+def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *,
+             source: str = "<archive>") -> tuple[Member, ...]:
+    """Every member of the zip `data` (STORED or DEFLATE), checked, within `caps`.
+
+    Names, kinds and flags of every entry are checked first (all problems reported at once);
+    only then is anything inflated.
+    """
+    import zipfile  # start-up: see the module's imports
+
+    found = _Problems(source, caps)
+    budget = _Budget(caps, len(data))
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+            for _ in infos:
+                found.listed()
+            wanted = [(info, name) for info in infos
+                      if (name := _zip_entry(info, found)) is not None]
+            members = [] if found.items else [
+                Member(name, b"", False, "dir") if info.is_dir()
+                else Member(name, _inflate_zip(archive, info, budget), _zip_exec(info), "file")
+                for info, name in wanted]
+    except _CapExceeded as exc:
+        raise found.error([exc.problem]) from None
+    except _Corrupt as exc:
+        raise found.error([Problem("error", "archive-corrupt", str(exc), exc.member)]) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OverflowError,
+            NotImplementedError, RuntimeError) as exc:
+        raise found.error([Problem("error", "archive-corrupt",
+                                   f"damaged or unreadable zip: {exc}", None)]) from None
+    if found.items:
+        raise found.error()
+    return tuple(members)
+
+
+def _zip_entry(info: zipfile.ZipInfo, found: _Problems) -> str | None:
+    """The checked name of a zip entry worth reading, or None (and problems recorded)."""
+    import zipfile  # start-up: see the module's imports (loaded by read_zip by now)
+
+    raw = info.filename
+    mode = info.external_attr >> 16
+    kind = stat.S_IFMT(mode)
+    refused = False
+    if kind == stat.S_IFLNK:
+        found.add("archive-link", "symbolic link (links are refused)", raw)
+        refused = True
+    elif kind not in (0, stat.S_IFREG, stat.S_IFDIR):
+        found.add("archive-special", f"not a regular file (Unix mode {mode:06o}: a device, "
+                  "fifo or socket)", raw)
+        refused = True
+    elif kind == stat.S_IFDIR and not info.is_dir():
+        found.add("archive-special", "folder mode on an entry that is not a folder", raw)
+        refused = True
+    if info.flag_bits & 0x1:
+        found.add("archive-encrypted", "encrypted member (encrypted archives are refused)", raw)
+        refused = True
+    elif info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        found.add("archive-method", f"compression method {info.compress_type} (only STORED "
+                  "and DEFLATE are read)", raw)
+        refused = True
+    name = found.name(raw, info.is_dir())
+    return None if refused else name
+
+
+def _zip_exec(info: zipfile.ZipInfo) -> bool:
+    return bool((info.external_attr >> 16) & stat.S_IXUSR)
+
+
+def _inflate_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> bytes:
+    """A member's bytes, read CHUNK at a time; zipfile checks the CRC at the end."""
+    import zipfile  # start-up: see the module's imports (loaded by read_zip by now)
+
+    parts: list[bytes] = []
+    try:
+        with archive.open(info) as stream:
+            while True:
+                chunk = stream.read(min(CHUNK, budget.room()))
+                if not chunk:
+                    break
+                budget.take(len(chunk), info.filename)
+                parts.append(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OverflowError,
+            NotImplementedError, RuntimeError) as exc:
+        raise _Corrupt(f"damaged member: {exc}", info.filename) from None
+    return b"".join(parts)
+
+
+# -- gzip --------------------------------------------------------------------------------------
+
+class _Gunzip(io.RawIOBase):
+    """The inflated bytes of a gzip stream (members concatenated), counted by a budget.
+
+    Input is handed to zlib :data:`FEED` bytes at a time, output asked for at most the room
+    left under the caps; concatenated gzip members count against ``Caps.members``.
+    """
+
+    def __init__(self, data: bytes, budget: _Budget) -> None:
+        self.view = memoryview(data)
+        self.pos = 0
+        self.budget = budget
+        self.inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        self.pending = b""  # compressed input handed to zlib but not consumed yet
+        self.done = False
+        self.streams = 1
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        out = self._next(len(buffer))
+        buffer[: len(out)] = out
+        return len(out)
+
+    def _next(self, wanted: int) -> bytes:
+        while not self.done:
+            if not self.pending:
+                self.pending = bytes(self.view[self.pos : self.pos + FEED])
+                self.pos += len(self.pending)
+                if not self.pending:
+                    raise _Corrupt("truncated gzip stream (it ends before its trailer)")
+            out = self.inflater.decompress(self.pending, min(wanted, self.budget.room()))
+            self.pending = self.inflater.unconsumed_tail
+            if self.inflater.eof:
+                self._next_member()
+            if out:
+                self.budget.take(len(out), None)
+                return out
+        return b""
+
+    def _next_member(self) -> None:
+        start = self.pos - len(self.inflater.unused_data) - len(self.pending)
+        self.pending = b""
+        rest = self.view[start:]
+        if rest[:2] == GZIP_MAGIC:
+            self.streams += 1
+            if self.streams > self.budget.caps.members:
+                raise _CapExceeded(Problem(
+                    "error", "archive-too-many",
+                    f"has more than the cap of {self.budget.caps.members} gzip members "
+                    "joined end to end", None))
+            self.pos = start
+            self.inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            return
+        self.done = True
+        if bytes(rest).strip(b"\x00"):
+            raise _Corrupt(f"{len(rest)} bytes of trailing data after the gzip stream")
+
+
+class _Counted(io.RawIOBase):
+    """A plain tar's bytes, counted by the budget like an inflated stream's."""
+
+    def __init__(self, data: bytes, budget: _Budget) -> None:
+        self.view = memoryview(data)
+        self.pos = 0
+        self.budget = budget
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        n = min(len(buffer), len(self.view) - self.pos, CHUNK)
+        buffer[:n] = self.view[self.pos : self.pos + n]
+        self.pos += n
+        self.budget.take(n, None)
+        return n
+
+
+class _Corrupt(Exception):
+    """Damaged input found inside a stream (tarfile reading through it passes it on)."""
+
+    def __init__(self, message: str, member: str | None = None) -> None:
+        super().__init__(message)
+        self.member = member
+
+
+def gunzip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>") -> bytes:
+    """The inflated bytes of the gzip `data` (several members are joined), within `caps`."""
+    found = _Problems(source, caps)
+    stream = _Gunzip(data, _Budget(caps, len(data)))
+    parts: list[bytes] = []
+    try:
+        if not data.startswith(GZIP_MAGIC):
+            raise _Corrupt("not a gzip stream (no 1f 8b magic)")
+        while chunk := stream.read(CHUNK):
+            parts.append(chunk)
+    except _CapExceeded as exc:
+        raise found.error([exc.problem]) from None
+    except (_Corrupt, zlib.error) as exc:
+        raise found.error([Problem("error", "archive-corrupt", f"damaged gzip: {exc}",
+                                   None)]) from None
+    return b"".join(parts)
+
+
+# -- tar ---------------------------------------------------------------------------------------
+
+def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
+             source: str = "<archive>") -> tuple[Member, ...]:
+    """Every member of the tar or tar.gz `data` (stream mode, one pass), within `caps`."""
+    import tarfile  # start-up: see the module's imports
+
+    found = _Problems(source, caps)
+    budget = _Budget(caps, len(data))
+    raw: io.RawIOBase = (_Gunzip(data, budget) if data.startswith(GZIP_MAGIC)
+                         else _Counted(data, budget))
+    members: list[Member] = []
+    try:
+        with tarfile.open(fileobj=io.BufferedReader(raw, CHUNK), mode="r|") as archive:
+            for entry in _entries(archive, found):
+                name = _tar_entry(entry, found)
+                if name is None:
+                    continue
+                if entry.isdir():
+                    members.append(Member(name, b"", False, "dir"))
+                    continue
+                stream = archive.extractfile(entry)
+                body = stream.read() if stream is not None else b""
+                if len(body) != entry.size:
+                    raise _Corrupt("truncated member", _shown(entry.name))
+                members.append(Member(name, body, bool(entry.mode & stat.S_IXUSR), "file"))
+    except _CapExceeded as exc:
+        raise found.error([exc.problem]) from None
+    except _Corrupt as exc:
+        raise found.error([Problem("error", "archive-corrupt", str(exc), exc.member)]) from None
+    except (tarfile.TarError, zlib.error, EOFError, UnicodeError, ValueError,
+            OverflowError) as exc:
+        raise found.error([Problem("error", "archive-corrupt",
+                                   f"damaged or unreadable tar: {exc}", None)]) from None
+    if found.items:
+        raise found.error()
+    return tuple(members)
+
+
+def _entries(archive: tarfile.TarFile, found: _Problems) -> Iterator[tarfile.TarInfo]:
+    while (entry := archive.next()) is not None:
+        found.listed()
+        yield entry
+
+
+def _tar_entry(entry: tarfile.TarInfo, found: _Problems) -> str | None:
+    raw = entry.name
+    if entry.issym():
+        found.add("archive-link", f"symbolic link to {entry.linkname!r} (links are refused)",
+                  _shown(raw))
+    elif entry.islnk():
+        found.add("archive-link", f"hard link to {entry.linkname!r} (links are refused)",
+                  _shown(raw))
+    elif not (entry.isfile() or entry.isdir()):
+        what = ("character device" if entry.ischr() else "block device" if entry.isblk()
+                else "fifo" if entry.isfifo() else f"entry of type {entry.type!r}")
+        found.add("archive-special", f"{what} (only files and folders are read)", _shown(raw))
+    else:
+        return found.name(raw, entry.isdir())
+    found.name(raw, entry.isdir())  # its name is checked too, but nothing of it is read
+    return None

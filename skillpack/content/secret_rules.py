@@ -1,0 +1,1257 @@
+"""Tokens and credentials found by their content: a table of rules, and the scan that runs it.
+
+Each rule is data (`Rule`): an id, what it matches, a compiled bytes pattern anchored on the
+format's fixed prefix with bounded quantifiers only (so a search is linear in the input: at
+each place the prefix occurs the pattern can look at most a bounded number of bytes further),
+the extra validation the format allows (a CRC32 checksum, a decodable payload, an entropy
+floor that turns away ``xxxx`` placeholders), and the public source of the format.
+
+`scan_bytes(data)` runs every rule over the bytes of one file, as UTF-8 (or any ASCII superset)
+and, when the bytes are UTF-16 (a byte order mark, the NUL pattern of UTF-16 text, or a
+UTF-16 ``PRIVATE KEY``), over their transcoding too. `scan_member(path, data, expand)` does the
+same and then scans the inner members `expand` yields for a compressed asset (.gz, .tar.gz,
+.zip), recursively to `MAX_DEPTH`. A `Finding` never holds the secret: its excerpt shows the
+fixed prefix of the format and the number of characters withheld.
+
+AWS's documented example keys (``AKIAIOSFODNN7EXAMPLE`` and the secret
+``wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY``, and any key holding ``EXAMPLE``) are not
+secrets: they are printed in AWS's own documentation and are not valid credentials.
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+import itertools
+import math
+import re
+import zlib
+from collections.abc import Callable, Collection, Iterable
+
+from skillpack._record import Record
+from skillpack._threads import Background
+from skillpack.errors import Problem
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class _Searcher(Protocol):
+        def search(self, text: bytes, pos: int = ..., endpos: int = ...) -> object: ...
+
+    class _NeedleSet(Protocol):
+        def Match(self, text: bytes) -> list[int] | None: ...
+
+__all__ = [
+    "MAX_DEPTH",
+    "OVERLAP",
+    "RULES",
+    "Expand",
+    "Finding",
+    "Rule",
+    "StreamScan",
+    "base62_checksum",
+    "problem",
+    "rule",
+    "scan_bytes",
+    "scan_file",
+    "scan_member",
+    "scan_text",
+]
+
+#: The decompressor hook: (path of the asset, its bytes) -> (inner member path, inner bytes)
+#: for each member of a .gz / .tar.gz / .zip asset; nothing for any other file. The bounds on
+#: sizes, counts and ratios are the hook's (the same caps as unpack).
+Expand = Callable[[str, bytes], Iterable[tuple[str, bytes]]]
+
+#: How deep `scan_member` follows archives inside archives (a .tar.gz inside a .zip is 2).
+MAX_DEPTH = 3
+
+Validator = Callable[[bytes, re.Match[bytes]], bool]
+
+try:  # RE2 finds every needle in one pass (`PREFILTER`); without it `re` does, more slowly
+    import re2
+except ImportError:  # pragma: no cover - google-re2 is a dependency; a source build may lack it
+    re2 = None
+
+try:  # Aho-Corasick over SIMD (Teddy): the needles found at several GB/s; else RE2 finds them
+    import ahocorasick_rs
+except ImportError:  # pragma: no cover - a dependency; a source build may lack it
+    ahocorasick_rs = None  # type: ignore[assignment]
+
+
+class Rule(Record):
+    """One content rule. `regex` (compiled as `pattern` when a rule first runs: a check that
+    finds no needle never compiles one) holds a named group ``secret`` (what the excerpt
+    withholds); `shown` is how many leading bytes of that group the excerpt keeps (the
+    format's fixed, public prefix); `validate`, when set, must accept the match for it to
+    count."""
+
+    id: str
+    description: str
+    regex: bytes
+    validation: str
+    source: str
+    shown: int = 0
+    validate: Validator | None = None
+    #: Every match holds one of these bytes (in the lower-cased text when `fold`): a text
+    #: holding none of them is not searched. `PREFILTER` looks for all of them in one pass.
+    needles: tuple[bytes, ...] = ()
+    fold: bool = False
+    #: An RE2 pattern every match of `pattern` also matches (`pattern` without its
+    #: look-arounds): a text it finds nothing in is not searched with `pattern` (`re`), for a
+    #: rule `re` cannot search at the speed of a literal. Unused without google-re2.
+    gate: bytes | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[bytes]:
+        """`regex`, compiled (once per process)."""
+        return _compiled(self.regex)
+
+
+_PATTERNS: dict[bytes, re.Pattern[bytes]] = {}
+
+
+def _compiled(regex: bytes) -> re.Pattern[bytes]:
+    """`regex` compiled, on first use: compiling the table's 21 patterns at import cost about
+    5 ms of every `skillpack check`, and most files hold no needle of any rule."""
+    pattern = _PATTERNS.get(regex)
+    if pattern is None:
+        pattern = _PATTERNS[regex] = re.compile(regex)
+    return pattern
+
+
+class Finding(Record):
+    """A secret found in a file: the rule that found it, where (1-based line and byte column
+    of the text scanned; `member` is the path inside a compressed asset, nested members joined
+    by ``!``, empty for the file itself; `encoding` the text encoding it was found in), and a
+    redacted excerpt. `allowed` is true when the caller's allowance covers this rule."""
+
+    rule: str
+    line: int
+    column: int
+    excerpt: str
+    member: str = ""
+    encoding: str = "utf-8"
+    allowed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "line": self.line, "column": self.column,
+            "excerpt": self.excerpt, "member": self.member, "encoding": self.encoding,
+            "allowed": self.allowed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        return cls(
+            rule=str(data["rule"]), line=int(data["line"]), column=int(data["column"]),
+            excerpt=str(data["excerpt"]), member=str(data.get("member", "")),
+            encoding=str(data.get("encoding", "utf-8")), allowed=bool(data.get("allowed")),
+        )
+
+
+# -- validations -----------------------------------------------------------------------------
+
+_BASE62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def base62_checksum(entropy: bytes) -> bytes:
+    """The 6-character checksum GitHub and npm tokens end with: CRC32 of the random part,
+    written in base 62 (``0-9A-Za-z``), zero-padded."""
+    value = zlib.crc32(entropy)
+    digits = bytearray()
+    while value:
+        value, rest = divmod(value, 62)
+        digits.append(_BASE62[rest])
+    return bytes(reversed(digits)).rjust(6, b"0")
+
+
+def _entropy(text: bytes) -> float:
+    """Shannon entropy in bits per byte."""
+    if not text:
+        return 0.0
+    counts: dict[int, int] = {}
+    for byte in text:
+        counts[byte] = counts.get(byte, 0) + 1
+    total = len(text)
+    return -sum(c / total * math.log2(c / total) for c in counts.values())
+
+
+def _secret(match: re.Match[bytes]) -> bytes:
+    return match.group("secret")
+
+
+def _crc32_token(prefix_len: int) -> Validator:
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        token = _secret(match)
+        return base62_checksum(token[prefix_len:-6]) == token[-6:]
+    return check
+
+
+def _random(prefix_len: int, floor: float) -> Validator:
+    """The part after the fixed prefix looks random (no ``xxxx`` or ``EXAMPLE`` placeholder)."""
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        body = _secret(match)[prefix_len:]
+        return b"EXAMPLE" not in body.upper() and _entropy(body) >= floor
+    return check
+
+
+_PEM_HEADER = rb"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----"
+# Key material must follow the header: separators (spaces, quotes, real line breaks or the
+# `\n` escapes of JSON and source strings), up to four `Name: value` armour headers
+# (Proc-Type, DEK-Info, Version, Comment), then 32 base-64 characters in a row. A header
+# followed by `...` in documentation passes.
+# A header's value ends at its line break (it holds none), so there is one way to match.
+_BREAK = rb"(?:\r?\n|(?:\\r)?\\n)"
+_SEP = rb"(?:[ \t\"',+]|" + _BREAK[3:-1] + rb")"
+_PEM_BLOCK = (
+    rb"(?P<secret>" + _PEM_HEADER + rb")" + _SEP + rb"{1,32}"
+    rb"(?:[A-Za-z-]{1,30}: [^\r\n\\]{0,200}" + _BREAK + _SEP + rb"{0,32}){0,4}"
+    rb"[A-Za-z0-9+/]{32}"
+)
+
+
+def _base64_pem(data: bytes, match: re.Match[bytes]) -> bool:
+    run = re.sub(rb"\\n|\s", b"", _secret(match)).partition(b"=")[0]  # `=` ends base64
+    run = run[: len(run) // 4 * 4]
+    import base64  # start-up: only for a match (base64 and struct: about 1.5 ms)
+
+    try:
+        decoded = base64.b64decode(run, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return _compiled(_PEM_BLOCK).match(decoded) is not None
+
+
+def _pypi_macaroon(host: bytes) -> Validator:
+    def check(data: bytes, match: re.Match[bytes]) -> bool:
+        body = _secret(match)[len(b"pypi-") :]
+        body = body[: len(body) // 4 * 4]
+        import base64  # start-up: only for a match, as in _base64_pem
+
+        try:
+            decoded = base64.urlsafe_b64decode(body)
+        except (binascii.Error, ValueError):
+            return False
+        location = b"\x02\x01" + bytes([len(host)]) + host  # macaroon v2: location field
+        return decoded.startswith(location) and len(decoded) >= 60
+    return check
+
+
+def _last_part_random(data: bytes, match: re.Match[bytes]) -> bool:
+    last = _secret(match).rpartition(b"/")[2]
+    return _entropy(last) >= 3.0
+
+
+def _aws_secret(data: bytes, match: re.Match[bytes]) -> bool:
+    value = _secret(match)  # AWS's documented example ends in EXAMPLEKEY
+    return b"EXAMPLE" not in value.upper() and _entropy(value) >= 4.0
+
+
+# -- the table -------------------------------------------------------------------------------
+
+_ALNUM = rb"A-Za-z0-9"
+
+
+def _token(prefix: bytes, body: bytes, tail: bytes = _ALNUM) -> bytes:
+    """A token: `prefix` not preceded by a word character, then `body`, then no further
+    character of `tail`. The lookbehind sits after the literal prefix (checked on the bytes
+    before it), so the regular-expression engine still searches for the literal."""
+    escaped = re.escape(prefix)
+    behind = rb"(?<![A-Za-z0-9_]" + escaped + rb")"
+    return rb"(?P<secret>" + escaped + behind + body + rb")(?![" + tail + rb"])"
+
+
+#: The AWS secret access key rule without its look-ahead (its `Rule.gate`).
+_AWS_SECRET_GATE = (
+    rb"(?i:aws_?secret_?(?:access_?)?key|secret_?access_?key)"
+    rb"[\"']?[ \t]{0,8}(?::|=|=>|:=)[ \t]{0,8}[\"']?"
+    rb"(?P<secret>[A-Za-z0-9/+]{40})"
+)
+
+
+def _rules() -> tuple[Rule, ...]:
+    github = "https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/"
+    checksum = ("CRC32 of the 30 random characters, in base 62, must equal the last 6 "
+                "characters")
+    table = [
+        Rule(
+            "aws-access-key-id",
+            "AWS access key id (AKIA long-term, ASIA temporary, ABIA, ACCA)",
+            (rb"(?P<secret>A(?:KIA|SIA|BIA|CCA)(?<![A-Za-z0-9_]A[KSBC][IC]A)"
+                       rb"[A-Z2-7]{16})(?![A-Za-z0-9])"),
+            "16 base-32 characters after the prefix; no EXAMPLE, entropy >= 2.5 bits "
+            "(AWS's documented example keys are not secrets)",
+            "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html"
+            "#identifiers-unique-ids",
+            shown=4, validate=_random(4, 2.5),
+            needles=(b"AKIA", b"ASIA", b"ABIA", b"ACCA"),
+        ),
+        Rule(
+            "aws-secret-access-key",
+            "AWS secret access key, assigned to a name that says so "
+            "(aws_secret_access_key, SecretAccessKey, AWS_SECRET_KEY...)",
+            _AWS_SECRET_GATE + rb"(?![A-Za-z0-9/+=])",
+            "40 base-64 characters, entropy >= 4.0 bits; not AWS's documented example",
+            "https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_access-keys.html",
+            validate=_aws_secret, fold=True,
+            needles=(b"secret",),
+            gate=_AWS_SECRET_GATE,
+        ),
+        Rule(
+            "github-token",
+            "GitHub token: personal (ghp_), OAuth (gho_), user-to-server (ghu_), "
+            "server-to-server (ghs_), refresh (ghr_)",
+            (rb"(?P<secret>gh[pousr]_(?<![A-Za-z0-9_]gh[pousr]_)[A-Za-z0-9]{36})"
+                       rb"(?![A-Za-z0-9])"),
+            checksum, github, shown=4, validate=_crc32_token(4),
+            needles=(b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"),
+        ),
+        Rule(
+            "github-fine-grained-token",
+            "GitHub fine-grained personal access token (github_pat_)",
+            _token(b"github_pat_", rb"[A-Za-z0-9]{22}_[A-Za-z0-9]{59}", _ALNUM + b"_"),
+            "22 + 59 base-62 characters; entropy >= 4.0 bits (the format has no public "
+            "checksum)",
+            "https://github.blog/changelog/2022-10-18-introducing-fine-grained-personal-"
+            "access-tokens-for-github/",
+            shown=11, validate=_random(11, 4.0),
+            needles=(b"github_pat_",),
+        ),
+        Rule(
+            "gitlab-token",
+            "GitLab token: personal, project or group access (glpat-), deploy (gldt-), "
+            "runner (glrt-), pipeline trigger (glptt-), feed (glft-), OAuth application "
+            "secret (gloas-), CI/CD job (glcbt-), incoming mail (glimt-), agent (glagent-), "
+            "SCIM (glsoat-)",
+            (rb"(?P<secret>gl(?<![A-Za-z0-9_]gl)"
+                       rb"(?:pat|dt|rt|ptt|ft|oas|cbt|imt|agent|soat)-"
+                       rb"[A-Za-z0-9_-]{20,64}(?:\.[A-Za-z0-9_-]{2,64}){0,2})(?![A-Za-z0-9_-])"),
+            "at least 20 characters after the prefix; entropy >= 3.0 bits",
+            "https://docs.gitlab.com/security/tokens/#token-prefixes",
+            shown=6, validate=_random(6, 3.0),
+            needles=(
+                b"glpat-",
+                b"gldt-",
+                b"glrt-",
+                b"glptt-",
+                b"glft-",
+                b"gloas-",
+                b"glcbt-",
+                b"glimt-",
+                b"glagent-",
+                b"glsoat-",
+            ),
+        ),
+        Rule(
+            "slack-bot-token",
+            "Slack bot token (xoxb-)",
+            _token(b"xoxb-", rb"[0-9]{8,14}-[0-9]{8,14}-[A-Za-z0-9]{24}"),
+            "team and bot numbers, then 24 characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+            needles=(b"xoxb-",),
+        ),
+        Rule(
+            "slack-user-token",
+            "Slack user token (xoxp-)",
+            _token(b"xoxp-", rb"[0-9]{8,14}-[0-9]{8,14}-[0-9]{8,14}-[a-f0-9]{32}"),
+            "three numbers, then 32 hex characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+            needles=(b"xoxp-",),
+        ),
+        Rule(
+            "slack-app-token",
+            "Slack app-level token (xapp-)",
+            _token(b"xapp-", rb"[0-9]-[A-Z0-9]{8,14}-[0-9]{8,14}-[a-f0-9]{64}"),
+            "version, app id, number, then 64 hex characters; entropy >= 3.0 bits",
+            "https://api.slack.com/concepts/token-types",
+            shown=5, validate=_random(5, 3.0),
+            needles=(b"xapp-",),
+        ),
+        Rule(
+            "slack-webhook",
+            "Slack incoming webhook URL",
+            (rb"(?P<secret>https://hooks\.slack\.com/(?:services|workflows|triggers)"
+                       rb"/T[A-Z0-9]{8,12}/[AB][A-Z0-9]{8,12}/[A-Za-z0-9]{24})(?![A-Za-z0-9])"),
+            "team T..., hook B..., then 24 characters; entropy >= 3.0 bits (Slack's "
+            "T00000000/B00000000/XXXX... placeholder passes)",
+            "https://api.slack.com/messaging/webhooks",
+            shown=len(b"https://hooks.slack.com/"), validate=_last_part_random,
+            needles=(b"hooks.slack.com/",),
+        ),
+        Rule(
+            "stripe-live-key",
+            "Stripe live secret key (sk_live_) or restricted key (rk_live_)",
+            (rb"(?P<secret>[sr]k_live_(?<![A-Za-z0-9_][sr]k_live_)"
+                       rb"[A-Za-z0-9]{24,247})(?![A-Za-z0-9])"),
+            "24 or more base-62 characters; entropy >= 3.0 bits (test keys, sk_test_, pass)",
+            "https://docs.stripe.com/keys",
+            shown=8, validate=_random(8, 3.0),
+            needles=(b"k_live_",),
+        ),
+        Rule(
+            "google-api-key",
+            "Google API key (AIza)",
+            _token(b"AIza", rb"[A-Za-z0-9_-]{35}", _ALNUM + b"_-"),
+            "35 characters after the prefix; entropy >= 3.0 bits",
+            "https://cloud.google.com/docs/authentication/api-keys",
+            shown=4, validate=_random(4, 3.0),
+            needles=(b"AIza",),
+        ),
+        Rule(
+            "google-oauth-client-secret",
+            "Google OAuth client secret (GOCSPX-)",
+            _token(b"GOCSPX-", rb"[A-Za-z0-9_-]{28}", _ALNUM + b"_-"),
+            "28 characters after the prefix; entropy >= 3.0 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=7, validate=_random(7, 3.0),
+            needles=(b"GOCSPX-",),
+        ),
+        Rule(
+            "huggingface-token",
+            "Hugging Face access token (hf_)",
+            _token(b"hf_", rb"[A-Za-z]{34}"),
+            "34 letters after the prefix; entropy >= 3.5 bits",
+            "https://huggingface.co/docs/hub/security-tokens",
+            shown=3, validate=_random(3, 3.5),
+            needles=(b"hf_",),
+        ),
+        Rule(
+            "npm-token",
+            "npm access token (npm_)",
+            _token(b"npm_", rb"[A-Za-z0-9]{36}"),
+            checksum + " (npm adopted GitHub's format)",
+            "https://github.blog/2021-09-23-announcing-npms-new-access-token-format/",
+            shown=4, validate=_crc32_token(4),
+            needles=(b"npm_",),
+        ),
+        Rule(
+            "npm-legacy-token",
+            "npm access token of the older UUID form, as an .npmrc _authToken value",
+            (rb"_authToken[ \t]{0,8}=[ \t]{0,8}[\"']?(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-"
+                       rb"[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9A-Za-z-])"),
+            "a UUID assigned to _authToken (an ${NPM_TOKEN} reference passes); entropy >= 3.0 "
+            "bits",
+            "https://docs.npmjs.com/cli/v10/configuring-npm/npmrc#auth-related-configuration",
+            validate=_random(0, 3.0),
+            needles=(b"_authToken",),
+        ),
+        Rule(
+            "pypi-token",
+            "PyPI API token (pypi-, a macaroon for pypi.org)",
+            _token(b"pypi-AgEIcHlwaS5vcmc", rb"[A-Za-z0-9_-]{50,1000}", _ALNUM + b"_-"),
+            "the base64url payload decodes to a macaroon whose location is pypi.org",
+            "https://pypi.org/help/#apitoken",
+            shown=5, validate=_pypi_macaroon(b"pypi.org"),
+            needles=(b"pypi-AgEIcHlwaS5vcmc",),
+        ),
+        Rule(
+            "pypi-test-token",
+            "TestPyPI API token (pypi-, a macaroon for test.pypi.org)",
+            _token(b"pypi-AgENdGVzdC5weXBpLm9yZw", rb"[A-Za-z0-9_-]{50,1000}", _ALNUM + b"_-"),
+            "the base64url payload decodes to a macaroon whose location is test.pypi.org",
+            "https://pypi.org/help/#apitoken",
+            shown=5, validate=_pypi_macaroon(b"test.pypi.org"),
+            needles=(b"pypi-AgENdGVzdC5weXBpLm9yZw",),
+        ),
+        Rule(
+            "openai-api-key",
+            "OpenAI API key (sk-proj-, sk-svcacct-, sk-admin-, and the older sk- keys), "
+            "recognised by the T3BlbkFJ (base64 of 'OpenAI') marker inside",
+            (rb"(?P<secret>sk-(?<![A-Za-z0-9_-]sk-)(?:(?:proj|svcacct|admin)-"
+                       rb"[A-Za-z0-9_-]{20,200}T3BlbkFJ[A-Za-z0-9_-]{20,200}"
+                       rb"|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}))(?![A-Za-z0-9_-])"),
+            "the T3BlbkFJ marker with 20 or more characters either side; entropy >= 3.5 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=3, validate=_random(3, 3.5),
+            needles=(b"T3BlbkFJ",),
+        ),
+        Rule(
+            "anthropic-api-key",
+            "Anthropic API or admin key (sk-ant-api03-, sk-ant-admin01-)",
+            _token(b"sk-ant-", rb"(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,120}AA",
+                   _ALNUM + b"_-"),
+            "80 to 120 characters ending in AA after the version; entropy >= 4.0 bits",
+            "https://github.com/gitleaks/gitleaks/blob/master/config/gitleaks.toml",
+            shown=7, validate=_random(13, 4.0),
+            needles=(b"sk-ant-",),
+        ),
+        Rule(
+            "private-key",
+            "PEM private key block (-----BEGIN ... PRIVATE KEY-----, PGP PRIVATE KEY BLOCK), "
+            "in UTF-8 or UTF-16",
+            _PEM_BLOCK,
+            "key material follows the header: after line breaks (or \\n escapes) and up to "
+            "four armour headers, 32 base-64 characters in a row (a header followed by '...' "
+            "in documentation passes)",
+            "https://www.rfc-editor.org/rfc/rfc7468#section-10",
+            shown=len(_PEM_HEADER),
+            needles=(b"PRIVATE KEY",),
+        ),
+        Rule(
+            "private-key-base64",
+            "PEM private key encoded in base64 (a Kubernetes Secret data: value, a "
+            "base64-encoded environment variable)",
+            (rb"(?P<secret>LS0tLS1CRUdJTi"
+                       rb"(?:[A-Za-z0-9+/=]{1,100}(?:\r?\n[ \t]{0,16}|\\n)?){1,12})"),
+            "the run decodes to a PEM private-key header followed by key material",
+            "https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets",
+            shown=14, validate=_base64_pem,
+            needles=(b"LS0tLS1CRUdJTi",),
+        ),
+    ]
+    return tuple(table)
+
+
+#: Every content rule, in the order findings of one position are reported.
+RULES: tuple[Rule, ...] = _rules()
+_BY_ID = {r.id: r for r in RULES}
+assert len(_BY_ID) == len(RULES)
+
+
+def _prefilter() -> _Searcher:
+    """One pattern that finds any rule's needle: compiled with RE2 (google-re2, a DFA: one
+    pass over the text for all of them) when it is installed, else with `re`. It only
+    decides whether the rules run on a text; the rules themselves are `re` patterns."""
+    alternatives = [b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n)
+                    for r in RULES for n in r.needles]
+    pattern = b"|".join(alternatives)
+    if re2 is not None:
+        searcher: _Searcher = re2.compile(pattern)
+        return searcher
+    return re.compile(pattern)
+
+
+#: Finds any rule's needle in a text (see `Rule.needles`).
+PREFILTER = _prefilter()
+
+_KEY_MARKER = "PRIVATE KEY"
+# spelt out, not `_KEY_MARKER.encode("utf-16-le")`: that imports two codecs at start-up
+_UTF16 = (
+    ("utf-16-le", b"\xff\xfe", bytes(b for c in _KEY_MARKER.encode() for b in (c, 0))),
+    ("utf-16-be", b"\xfe\xff", bytes(b for c in _KEY_MARKER.encode() for b in (0, c))),
+)
+#: The two byte order marks `_utf16_reading` reads UTF-16 by.
+_BOMS = tuple(bom for _, bom, _ in _UTF16)
+#: Index of the UTF-16 ``PRIVATE KEY`` markers in `_NEEDLES` (after the rules' needles).
+_UTF16_AT = len(RULES)
+
+
+class _Needles(Record):
+    """`any`: one RE2 pattern finding any rule's needle or a UTF-16 ``PRIVATE KEY`` (a pass
+    at memory speed when nothing matches, the common case); `set`: the same needles as an RE2
+    set (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the
+    markers), searched only in a text `any` matched, to tell which rules run (a set reports
+    every pattern, so it cannot stop at the first match: several times slower)."""
+
+    any: _Searcher
+    set: _NeedleSet
+    index: tuple[int, ...]
+
+
+def _needle_set() -> _Needles | None:
+    """The `_Needles` of the rule table; None without google-re2 (`_present` then falls back
+    on `PREFILTER` and a search per needle)."""
+    if re2 is None:
+        return None
+    needles = re2.Set.SearchSet()
+    index: list[int] = []
+    patterns: list[bytes] = []
+    for at, r in enumerate(RULES):
+        for n in r.needles:
+            patterns.append(b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n))
+            index.append(at)
+    for _, _, marker in _UTF16:
+        patterns.append(re.escape(marker))
+        index.append(_UTF16_AT)
+    for pattern in patterns:
+        needles.Add(pattern)
+    needles.Compile()
+    return _Needles(re2.compile(b"|".join(patterns)), needles, tuple(index))
+
+
+_NEEDLES = _needle_set()
+
+
+#: From this many bytes on, `_present` searches the two halves of a text at once, the second
+#: on a helper thread (RE2 releases the GIL while it searches): a large file's scan then runs
+#: on both cores.
+SPLIT_SEARCH = 1 << 20
+#: Bytes of the longest needle (a UTF-16 marker): the first half's search runs this many
+#: bytes less one into the second half, so a needle across the middle is found.
+_LONGEST = max([len(n) for r in RULES for n in r.needles] + [len(m) for _, _, m in _UTF16])
+
+
+#: The thread searching the second half of a split search.
+_SPLIT = Background("skillpack-search")
+
+#: Bytes of text one literal search looks at (then `_LONGEST` - 1 more, so that a needle
+#: starting in it ends in it): bounds the matches one search returns (a hostile text of
+#: needles end to end gives one a few bytes) and the RE2 set's text when it holds one.
+PIECE = 1 << 16
+#: Patterns in one automaton: up to 64, Aho-Corasick's SIMD searcher (Teddy) runs.
+_TEDDY = 64
+
+
+#: A search for some of the needles: its matches in the text (bytes, or a memoryview of
+#: them), (pattern, start, end) each, leftmost first; empty when the text holds none.
+_Hit = Callable[[bytes | memoryview], list[tuple[int, int, int]]]
+
+#: Bytes of a folded needle the literal search looks for: its last ones, in every ASCII case
+#: (16 variants of ``cret`` for ``secret``: the case-sensitive needles and these fit one
+#: automaton, twice as fast as two). A text holding ``cret`` may hold no needle: the RE2 set
+#: decides.
+_FOLD_CORE = 4
+
+
+def _literal_patterns() -> list[list[bytes]]:
+    """What the literal search looks for, as plain bytes, in groups of at most `_TEDDY`: the
+    case-sensitive needles, the UTF-16 markers, and each ASCII case variant of the last
+    `_FOLD_CORE` bytes of a `fold` rule's needle (`re` folds ASCII letters only in a bytes
+    pattern, so a text a folded rule can match in holds one of them). Every text holding a
+    needle holds one of these, a needle's part in its last `_FOLD_CORE` bytes or whole."""
+    exact = [n for r in RULES if not r.fold for n in r.needles] + [m for _, _, m in _UTF16]
+    folded = sorted({bytes(variant) for r in RULES if r.fold for n in r.needles
+                     for variant in itertools.product(*(
+                         sorted({c, ord(chr(c).lower()), ord(chr(c).upper())})
+                         if chr(c).isascii() else (c,) for c in n[-_FOLD_CORE:]))})
+    patterns = exact + folded
+    return [patterns[at:at + _TEDDY] for at in range(0, len(patterns), _TEDDY)]
+
+
+def _literals() -> tuple[_Hit, ...] | None:
+    """The automata of `_literal_patterns` (leftmost-first: the kind Teddy serves); None
+    without ahocorasick_rs or google-re2 (`_present` then searches with RE2 alone)."""
+    if ahocorasick_rs is None or _NEEDLES is None:
+        return None
+    kind = ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
+    return tuple(ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind).find_matches_as_indexes
+                 for group in _literal_patterns())
+
+
+#: The literal search for needles (see `_needle_pieces`), or None.
+_LITERALS = _literals()
+
+
+def _pieces_from(text: bytes | memoryview, first: int, stop: int) -> list[tuple[int, int]]:
+    """(start, end) of each piece of `text` starting at `first`, `first` + `PIECE`, ... (before
+    `stop`) where the literal search finds something; a piece runs `_LONGEST` - 1 bytes
+    into the next one."""
+    assert _LITERALS is not None
+    size = len(text)
+    view = memoryview(text)
+    found = []
+    searches = _LITERALS
+    for start in range(first, stop, PIECE):
+        end = min(size, start + PIECE + _LONGEST - 1)
+        piece = view[start:end]
+        for search in searches:
+            if search(piece):
+                found.append((start, end))
+                break
+    return found
+
+
+def _holds_needle(tail: bytes, chunk: bytes | memoryview) -> bool:
+    """Whether ``tail + chunk`` holds a needle, searched without joining them: the tail, the
+    chunk, and the bytes either side of their seam a needle across it lies in."""
+    seam = tail[-(_LONGEST - 1):] + bytes(chunk[:_LONGEST - 1])
+    return bool(_needle_pieces(tail) or _needle_pieces(seam) or _needle_pieces(chunk))
+
+
+def _needle_pieces(text: bytes | memoryview) -> list[tuple[int, int]]:
+    """The pieces of `text` where the literal search finds something (empty: it holds no
+    needle). A needle lies whole in the piece it starts in (a piece runs `_LONGEST` - 1 bytes
+    into the next), and so does the part of it the search looks for: the needles of the text
+    are those of these pieces. From `SPLIT_SEARCH` bytes on, the second half's pieces are
+    searched on a helper thread (the search releases the GIL)."""
+    assert _LITERALS is not None
+    size = len(text)
+    if size <= PIECE + _LONGEST - 1:
+        for search in _LITERALS:
+            if search(text):
+                return [(0, size)]
+        return []
+    if size < SPLIT_SEARCH:
+        return _pieces_from(text, 0, size)
+    middle = size // 2 // PIECE * PIECE
+    second = _SPLIT.run(lambda: _pieces_from(text, middle, size))
+    first = _pieces_from(text, 0, middle)
+    return first + second.result()
+
+
+#: The longest text `plainly_clean` looks at: one piece of the literal search.
+_ONE_PIECE = PIECE + _LONGEST - 1
+
+
+def plainly_clean(data: bytes) -> bool:
+    """True when `scan_text` of `data` is sure to give ``([], False)``, told in fewer steps
+    (most files): `data` is one piece (`_ONE_PIECE` bytes at most) in which the literal
+    search finds no needle (of any rule, nor a UTF-16 ``PRIVATE KEY``: `scan_text` then runs
+    no rule), and that `_utf16_reading` reads no UTF-16 in (no byte order mark, not the NULs
+    of UTF-16 text). False says nothing: the caller scans as usual."""
+    searches = _LITERALS
+    if searches is None or len(data) > _ONE_PIECE:
+        return False
+    for search in searches:  # (a loop: one automaton, most often, and no generator a file)
+        found = search(data)
+        if found and not _stray_cores(data, found):
+            return False
+    if data.startswith(_BOMS):
+        return False  # `_utf16_reading` reads it as UTF-16
+    # no byte order mark, and too few NULs in the head (most texts: none; a binary file: some)
+    return not _nul_heavy_head(data) or _utf16_reading(data, 0, False) is None
+
+
+def _literal_rules() -> tuple[tuple[int, ...], frozenset[int]] | None:
+    """What each pattern of the literal search stands for, when it is one automaton and no
+    pattern is a prefix of another (else None: the checks below then stand aside): for each
+    pattern, the index in `RULES` of the one rule whose needle it is, or whose folded
+    needle's core it is (`_UTF16_AT` for a UTF-16 marker), and the patterns that are cores.
+    A prefix of another pattern would start where that one does, and the automaton reports
+    one match a byte."""
+    groups = _literal_patterns()
+    if len(groups) != 1:
+        return None
+    patterns = groups[0]
+    if any(o != p and o.startswith(p) for p in patterns for o in patterns):
+        return None
+    markers = [m for _, _, m in _UTF16]
+    rules: list[int] = []
+    cores: set[int] = set()
+    for at, pattern in enumerate(patterns):
+        exact = [i for i, r in enumerate(RULES) if not r.fold and pattern in r.needles]
+        folded = [i for i, r in enumerate(RULES) if r.fold for n in r.needles
+                  if n[-_FOLD_CORE:].lower() == pattern.lower()]
+        owners = exact + folded + ([_UTF16_AT] if pattern in markers else [])
+        if len(owners) != 1:
+            return None
+        rules.append(owners[0])
+        if folded:
+            cores.add(at)
+    return tuple(rules), frozenset(cores)
+
+
+#: `_literal_rules`: (what each pattern stands for, the cores), or None; worked out when a
+#: text is first scanned (`_kinds`), not at import (about 1 ms of every command's start-up).
+_KINDS: tuple[tuple[int, ...], frozenset[int]] | None = None
+_KINDS_KNOWN = False
+
+
+def _kinds() -> tuple[tuple[int, ...], frozenset[int]] | None:
+    """`_KINDS`, worked out on first use."""
+    global _KINDS, _KINDS_KNOWN
+    if not _KINDS_KNOWN:
+        _KINDS = _literal_rules() if _LITERALS is not None else None
+        _KINDS_KNOWN = True
+    return _KINDS
+#: U+017F, the long s, in UTF-8: RE2 folds it to s.
+_LONG_S = "\u017f".encode()
+#: The folded needles' bytes before their core (`_has_head` knows ``se``, the only one).
+_FOLD_HEADS = tuple({n[:-_FOLD_CORE].lower() for r in RULES if r.fold for n in r.needles})
+#: Beyond this many literal matches in a text, `_needles_in` leaves it to the RE2 set.
+_FEW = 16
+
+
+def _has_head(text: bytes, start: int) -> bool:
+    """Whether the folded needle's head (``se`` as RE2's ``(?i:...)`` reads it) ends where
+    the core found at `start` in `text` begins.
+
+    RE2 reads a bytes pattern as UTF-8 and folds as Unicode: ``(?i:secret)`` matches
+    ``[sS\u017f][eE]`` (U+017F, the long s, folds to s) then a core, and no other character
+    folds to c, r, e or t (tests/test_scan_fast_paths.py asks RE2 of every code point)."""
+    return start >= 1 and text[start - 1] in b"eE" and (
+        (start >= 2 and text[start - 2] in b"sS")
+        or (start >= 3 and text[start - 3:start - 1] == _LONG_S))
+
+
+def _hides(text: bytes, start: int, end: int) -> bool:
+    """Whether a pattern may start inside the literal match ``[start, end)`` of `text` (a
+    leftmost-first automaton reports none that starts inside a match it reported): such a
+    pattern ends by ``end - 1 + _LONGEST - 1``, and the search of the bytes from the
+    match's second reports the leftmost first, so only its first match can start inside."""
+    assert _LITERALS is not None
+    first = _LITERALS[0](text[start + 1:end - 1 + _LONGEST])
+    return bool(first) and first[0][1] <= end - start - 2
+
+
+def _stray_cores(text: bytes, found: list[tuple[int, int, int]]) -> bool:
+    """True when the literal search's matches `found` in `text` ((pattern, start, end) each)
+    prove that `text` holds no needle: each is the core of the folded needle (``cret`` in
+    some case) without its head before it (`_has_head`), and no pattern starts inside it
+    (`_hides`). False says nothing (the RE2 set decides). The texts this tells at once hold
+    a core and no needle: ``concrete``, ``discrete``; 93 corpus files."""
+    kinds = _kinds()
+    if kinds is None or _FOLD_HEADS != (b"se",):
+        return False
+    cores = kinds[1]
+    return all(at in cores and not _has_head(text, start) and not _hides(text, start, end)
+               for at, start, end in found)
+
+
+def _needles_in(text: bytes, found: list[tuple[int, int, int]]) -> set[int] | None:
+    """What the RE2 set would say of `text`, from the literal search's matches `found` in it:
+    the indexes (in `RULES`, `_UTF16_AT` for a UTF-16 marker) of the needles it holds; or
+    None when a pattern may start inside a match (`_hides`), or there are more than `_FEW`
+    matches (the RE2 set decides). Every needle of the text is then one reported match: a
+    pattern standing for its rule, or the folded needle's core with its head."""
+    kinds = _kinds()
+    if kinds is None or _FOLD_HEADS != (b"se",) or len(found) > _FEW:
+        return None
+    rules, cores = kinds
+    present: set[int] = set()
+    for at, start, end in found:
+        if _hides(text, start, end):
+            return None
+        if at not in cores or _has_head(text, start):
+            present.add(rules[at])
+    return present
+
+
+def _any_needle(text: bytes) -> bool:
+    """Whether `text` holds any needle (`_NEEDLES.any`); a text of `SPLIT_SEARCH` bytes or
+    more is searched in two halves at once, the first running `_LONGEST` - 1 bytes into the
+    second (a needle starting in the first half ends there)."""
+    assert _NEEDLES is not None
+    search = _NEEDLES.any.search
+    size = len(text)
+    if size < SPLIT_SEARCH:
+        return search(text) is not None
+    middle = size // 2
+    second = _SPLIT.run(lambda: search(text, middle, size))
+    first = search(text, 0, min(size, middle + _LONGEST - 1))
+    return second.result() is not None or first is not None
+
+
+#: Regions = (start, end) spans of a text, in order, apart: where a rule's matches can be.
+_Regions = list[tuple[int, int]]
+
+#: Bytes either side of a piece holding a needle that a match holding that needle can reach:
+#: every match is shorter (at most `OVERLAP` // 2 - 64 bytes: tests/test_secret_rules.py).
+_REACH = 4096
+
+
+def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
+    """The rules one of whose needles `text` holds (in table order), and whether it may hold a
+    UTF-16 ``PRIVATE KEY`` (always True without google-re2: the caller then looks)."""
+    rules, utf16, _ = _present_where(text)
+    return rules, utf16
+
+
+def _present_where(text: bytes) -> tuple[tuple[Rule, ...], bool, _Regions | None]:
+    """`_present`, and the regions of `text` every match of those rules lies in: each piece
+    where the literal search found something, widened by `_REACH` either side (a match
+    holds one of its rule's needles, which lies in such a piece), merged; None for the whole
+    text (a text of one piece, or no literal search)."""
+    if _NEEDLES is not None:
+        regions: _Regions | None = None
+        if _LITERALS is not None:
+            if len(text) <= _ONE_PIECE and _kinds() is not None:  # one piece, one automaton
+                found = _LITERALS[0](text)
+                if not found:  # most texts hold no needle: one pass
+                    return (), False, None
+                known = _needles_in(text, found)  # what the RE2 set says, told without it
+                if known is None:
+                    known = {_NEEDLES.index[h] for h in _NEEDLES.set.Match(text) or ()}
+                if not known:
+                    return (), False, None
+                ats = sorted(known)
+                return (tuple(RULES[at] for at in ats if at != _UTF16_AT),
+                        ats[-1] == _UTF16_AT, None)
+            pieces = _needle_pieces(text)
+            if not pieces:  # most texts hold no needle: one pass
+                return (), False, None
+            if len(pieces) == 1 and pieces[0] == (0, len(text)):
+                hits = _NEEDLES.set.Match(text)
+            else:  # the RE2 set on the pieces where the literal search found something
+                hits = [h for start, end in pieces
+                        for h in _NEEDLES.set.Match(text[start:end]) or ()]
+                regions = _widened(pieces, len(text))
+        elif not _any_needle(text):  # most texts hold no needle: one pass
+            return (), False, None
+        else:
+            hits = _NEEDLES.set.Match(text)
+        if not hits:
+            return (), False, None
+        ats = sorted({_NEEDLES.index[h] for h in hits})
+        utf16 = ats[-1] == _UTF16_AT
+        return tuple(RULES[at] for at in ats if at != _UTF16_AT), utf16, regions
+    if PREFILTER.search(text) is None:  # most texts hold no needle
+        return (), True, None
+    folded = text.lower() if any(r.fold for r in RULES) else text
+    return tuple(r for r in RULES
+                 if any(n in (folded if r.fold else text) for n in r.needles)), True, None
+
+
+def _widened(pieces: list[tuple[int, int]], size: int) -> _Regions:
+    """`pieces` (in order) widened by `_REACH` either side within ``[0, size)``, merged."""
+    regions: _Regions = []
+    for start, end in pieces:
+        low, high = max(0, start - _REACH), min(size, end + _REACH)
+        if regions and low <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], high)
+        else:
+            regions.append((low, high))
+    return regions
+
+
+_GATES: dict[str, _Searcher] = {}  # compiled `Rule.gate`s, by rule id, on first use
+
+
+def _gate(r: Rule) -> _Searcher | None:
+    """The compiled `Rule.gate` of `r`, or None (no gate, or no google-re2)."""
+    if r.gate is None or re2 is None:
+        return None
+    found = _GATES.get(r.id)
+    if found is None:
+        found = _GATES[r.id] = re2.compile(r.gate)
+    return found
+
+
+def _hex_pattern(text: bytes, fold: bool) -> bytes:
+    """An RE2 pattern for the literal `text`, every byte a hex escape (a NUL too); with
+    `fold`, an ASCII letter matches either case (as ``(?i:...)`` does in `re`)."""
+    out = []
+    for byte in text:
+        char = chr(byte)
+        if fold and char.isascii() and char.isalpha():
+            out.append(b"[\\x%02x\\x%02x]" % (ord(char.lower()), ord(char.upper())))
+        else:
+            out.append(b"\\x%02x" % byte)
+    return b"".join(out)
+
+
+_UTF16_NEEDLES: list[_Searcher] = []  # compiled on first use
+
+
+def _may_hold_utf16_needles(data: bytes) -> bool:
+    """False when `data` holds no rule's needle encoded in UTF-16 (LE or BE, at either byte
+    parity): its UTF-16 reading, in which an ASCII character can only come from one code unit
+    ``00 XX``, then holds no needle either, and no rule can find anything in it. Always True
+    without google-re2.
+
+    A needle in UTF-16 starting at byte k has its characters at every other byte from k (LE)
+    or k + 1 (BE): it lies, as ASCII, in the bytes at even or in those at odd offsets. Where
+    neither half holds one for the literal search (`_needle_pieces`: every needle, a folded
+    one by its last letters in any case), the RE2 search cannot find one and is not run."""
+    if re2 is None:
+        return True
+    if _LITERALS is not None and not (_needle_pieces(data[0::2])
+                                      or _needle_pieces(data[1::2])):
+        return False
+    if not _UTF16_NEEDLES:
+        _UTF16_NEEDLES.append(re2.compile(b"|".join(
+            _hex_pattern(n.decode("ascii").encode(encoding), r.fold)
+            for r in RULES for n in r.needles for encoding in ("utf-16-le", "utf-16-be"))))
+    return _UTF16_NEEDLES[0].search(data) is not None
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with id `rule_id` (KeyError if there is none)."""
+    return _BY_ID[rule_id]
+
+
+# -- scanning --------------------------------------------------------------------------------
+
+_SAMPLE = 4096  # bytes looked at to tell UTF-16 text by its NULs
+
+
+#: Characters walked back from a UTF-16 ``PRIVATE KEY`` to tell its byte order (`_utf16_reading`).
+_RUN_BACK = 64
+
+
+def _nul_heavy_head(data: bytes) -> bool:
+    """Whether the first `_SAMPLE` bytes of `data` hold enough NULs to be UTF-16 text, by
+    the count `_utf16_reading` then tells the byte order from: |odd - even| is at most their
+    sum, the share of NULs, so a head with too few NULs to tip either side (most files: none,
+    found by one memchr; a binary file: a few) is told at once, without counting each half."""
+    return (data.find(0, 0, _SAMPLE) >= 0
+            and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2))
+
+
+def _utf16_reading(data: bytes, offset: int = 0,
+                   markers: bool = True) -> tuple[str, int] | None:
+    """Whether the text of which `data` is a window (starting at byte `offset` of the file)
+    should also be read as UTF-16: (encoding, file offset the reading starts at) or None.
+
+    At the start of a file: a byte order mark, or NULs in every other byte of the first
+    4 KiB (UTF-16 text). Anywhere: a UTF-16 ``PRIVATE KEY`` (inside a file that is otherwise
+    not UTF-16). One reading at most: ASCII text in UTF-16-LE also holds the UTF-16-BE form
+    of each word one byte further on, and the other way round. `markers` False: `_present`
+    showed that `data` holds no UTF-16 ``PRIVATE KEY``, which is then not looked for."""
+    (le, le_bom, le_marker), (be, be_bom, be_marker) = _UTF16
+    if offset == 0 and data.startswith((le_bom, be_bom)):
+        return (le, 2) if data.startswith(le_bom) else (be, 2)
+    if offset == 0 and _nul_heavy_head(data):
+        sample = data[:_SAMPLE]
+        half = max(1, len(sample) // 2)
+        even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
+        if odd - even > 0.3:
+            return le, 0
+        if even - odd > 0.3:  # BE text from byte 0, or LE text from byte 1 (after an odd
+            # prefix): the same characters but the run's first, which a BE reading merges
+            # with the byte before it; BE text of ASCII starts with a NUL
+            return (be, 0) if data[0] == 0 else (le, 1)
+    if not markers:
+        return None
+    at_le = data.find(le_marker)
+    if at_le < 0:
+        at_be = data.find(be_marker)
+        return None if at_be < 0 else (be, offset + at_be % 2)
+    # ASCII in UTF-16 holds both markers, the BE one a byte before the LE one, at any offset
+    # (a key embedded in another file starts where it likes). Both readings give the same
+    # characters but one: a BE reading of LE text loses the run's first (merged with the
+    # byte before it), an LE reading of BE text its last. So walk back over the run of
+    # (ASCII, NUL) pairs before the marker, at most `_RUN_BACK` characters (the `-----BEGIN
+    # ...` in front of ``PRIVATE KEY``): a NUL before it means BE text (or an LE run longer
+    # than the walk, which a BE reading reads as well), anything else LE text.
+    start = at_le
+    stop = max(1, at_le - 2 * _RUN_BACK)
+    while start >= stop + 1 and data[start - 1] == 0 and 0 < data[start - 2] < 0x80:
+        start -= 2
+    if start > 0 and data[start - 1] == 0:
+        return be, offset + (start - 1) % 2
+    return le, offset + start % 2
+
+
+def _excerpt(text: bytes, match: re.Match[bytes], shown: int) -> str:
+    secret = match.group("secret")
+    context = text[match.start() : match.start("secret")]
+    kept = secret[: min(shown, len(secret))]
+    withheld = len(secret) - len(kept)
+    tail = f"…[{withheld} characters withheld]" if withheld else ""
+    return (context + kept).decode("ascii", "replace") + tail
+
+
+#: Bytes of a window kept for the next one when a file is scanned in chunks, and the part of
+#: them whose matches wait for the next window (the longest match of any rule, under 2 KB,
+#: fits in OVERLAP - _MARGIN, so no match is cut; the first _CONTEXT bytes of a window are
+#: only there for the look-behinds, their matches were decided in the window before).
+OVERLAP = 8192
+_MARGIN = 4096
+_CONTEXT = 64
+
+
+class _Window:
+    """One text (the file's bytes, or its UTF-16 reading in UTF-8) scanned in overlapping
+    windows; findings are counted in lines as they are accepted. Without `lines`, the lines
+    of the text a window drops are not counted: its findings are the same, at lines and
+    columns that are not (the caller scans again, counting, when there are any)."""
+
+    def __init__(self, encoding: str, line: int = 1, lines: bool = True) -> None:
+        self.encoding = encoding
+        self.lines = lines
+        self.tail = b""
+        self.offset = 0  # offset in the text of tail[0]
+        self.line = line  # line of tail[0]
+        self.line_start = 0  # offset in the text where that line starts
+        self.seen: set[tuple[str, int]] = set()
+        self.findings: list[Finding] = []
+
+    def feed(self, chunk: bytes | memoryview, final: bool,
+             present: tuple[Rule, ...] | None = None,
+             window: bytes | None = None, regions: _Regions | None = None) -> None:
+        """Scan `chunk` (after the kept tail); `present` and `regions`: `_present_where(tail +
+        chunk)`'s, and `window`: ``tail + chunk``, when the caller has them (not searched or
+        copied twice)."""
+        text: bytes = (window if window is not None
+                       else self.tail + chunk if self.tail else bytes(chunk))
+        window = text
+        limit = len(window) if final else len(window) - _MARGIN
+        skip = _CONTEXT if self.offset else 0
+        hits: list[tuple[int, str, str]] = []
+        if present is None:
+            present, _, regions = _present_where(window)
+        # a rule is searched in the regions where its matches can be, not the whole window: a
+        # match found there is one of the whole window's (it ends short of the region's end,
+        # so the end never stands in for the text after it), and every match is in one
+        spans = regions or [(0, len(window))]
+        for r in present:
+            gate = _gate(r) if r.gate is not None else None
+            if gate is not None and gate.search(window) is None:
+                continue  # no match of the rule without its look-arounds: none with them
+            for match in (m for low, high in spans for m in r.pattern.finditer(window, low, high)):
+                start = match.start()
+                if start < skip or match.end() > limit:
+                    continue
+                if (r.id, self.offset + start) in self.seen:
+                    continue
+                if r.validate is None or r.validate(window, match):
+                    self.seen.add((r.id, self.offset + start))
+                    hits.append((start, r.id, _excerpt(window, match, r.shown)))
+        hits.sort()
+        line, line_start, position = self.line, self.line_start - self.offset, 0
+        for start, rule_id, excerpt in hits:  # lines counted once over the window, in order
+            newlines = window.count(b"\n", position, start)
+            if newlines:
+                line += newlines
+                line_start = window.rfind(b"\n", position, start) + 1
+            position = start
+            self.findings.append(Finding(rule_id, line, start - line_start + 1, excerpt,
+                                         encoding=self.encoding))
+        if final:
+            return
+        drop = max(0, len(window) - OVERLAP)
+        newlines = window.count(b"\n", 0, drop) if self.lines else 0
+        if newlines:
+            self.line += newlines
+            self.line_start = self.offset + window.rfind(b"\n", 0, drop) + 1
+        self.tail = window[drop:]
+        self.offset += drop
+
+
+class StreamScan:
+    """`scan_bytes` over a file read in chunks of any size (the large-file path of the walk:
+    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`.
+
+    `lines` False: the lines of the text are not counted (a count of every byte, a fifth of
+    the scan of a large file that holds nothing); the findings are the same, their lines
+    and columns are not: a caller that gets any scans the same bytes again, counting."""
+
+    def __init__(self, lines: bool = True) -> None:
+        self.lines = lines
+        self._raw = _Window("utf-8", lines=lines)
+        self._utf16: _Window | None = None
+        self._decoder: codecs.IncrementalDecoder | None = None
+        self._head = b""  # the first bytes, until there are enough to tell UTF-16
+        self._fed = 0  # bytes of the file fed to the raw window
+        self._marker = True  # whether the last window scanned holds ``PRIVATE KEY``
+
+    def feed(self, chunk: bytes | memoryview) -> bool:
+        """Scan `chunk`; return False when the window just scanned (the text kept from before
+        and `chunk`) holds no ``PRIVATE KEY``, True when it does or was not scanned yet."""
+        if self._fed == 0 and len(self._head) + len(chunk) < _SAMPLE:
+            self._head += chunk
+            return True
+        self._feed(self._head + chunk if self._head else chunk, final=False)
+        self._head = b""
+        return self._marker
+
+    def finish(self) -> list[Finding]:
+        """Every finding, UTF-8 ones first, then those of a UTF-16 reading, each in order."""
+        self._feed(self._head, final=True)
+        self._head = b""
+        found = self._raw.findings
+        return found + self._utf16.findings if self._utf16 is not None else list(found)
+
+    def _feed(self, chunk: bytes | memoryview, final: bool) -> None:
+        raw = self._raw
+        if (not final and not self.lines and raw.offset and self._utf16 is None
+                and _LITERALS is not None and len(chunk) >= OVERLAP
+                and not _holds_needle(raw.tail, chunk)):
+            # no rule can find anything in tail + chunk and no UTF-16 reading starts there
+            # (past the file's head, only at a marker): the window moves on, not joined
+            raw.offset += len(raw.tail) + len(chunk) - OVERLAP
+            raw.tail = bytes(chunk[-OVERLAP:])
+            self._marker = False
+            self._fed += len(chunk)
+            return
+        window = raw.tail + chunk
+        present, utf16, regions = _present_where(window)
+        self._marker = _BY_ID["private-key"] in present
+        if self._utf16 is None:
+            reading = _utf16_reading(window, raw.offset, utf16)
+            if reading is not None:  # read as UTF-16 from here on (from the start, usually)
+                encoding, start = reading
+                self._utf16 = _Window(encoding, raw.line, self.lines)
+                self._decoder = codecs.getincrementaldecoder(encoding)("replace")
+                self._feed_utf16(window[start - raw.offset :], final)
+        elif self._decoder is not None:
+            self._feed_utf16(chunk, final)
+        raw.feed(chunk, final, present, window, regions)
+        self._fed += len(chunk)
+
+    def _feed_utf16(self, data: bytes | memoryview, final: bool) -> None:
+        assert self._utf16 is not None and self._decoder is not None
+        text = self._decoder.decode(data, final).encode("utf-8")
+        self._utf16.feed(text, final)
+
+
+def scan_bytes(data: bytes) -> list[Finding]:
+    """Every secret the rules find in the bytes of one file, in order of position (UTF-8
+    findings first, then those of a UTF-16 reading). Linear in ``len(data)``."""
+    return scan_text(data)[0]
+
+
+def scan_text(data: bytes) -> tuple[list[Finding], bool]:
+    """`scan_bytes`, and whether `data` holds ``PRIVATE KEY`` (the needle of the `private-key`
+    rule: the older PEM-header check of `skillpack.content.scan` needs to look only then), from
+    the same single search for needles."""
+    present, marked, regions = _present_where(data)
+    found: list[Finding] = []
+    if present:  # no rule to run: no finding (most files)
+        raw = _Window("utf-8")
+        raw.feed(data, final=True, present=present, regions=regions)
+        found = raw.findings
+    reading = _utf16_reading(data, 0, marked)
+    if reading is not None and _may_hold_utf16_needles(data):  # else no rule finds anything
+        encoding, start = reading
+        utf16 = _Window(encoding)
+        utf16.feed(data[start:].decode(encoding, "replace").encode("utf-8"), final=True)
+        found += utf16.findings
+    return found, _BY_ID["private-key"] in present
+
+
+def scan_member(
+    path: str,
+    data: bytes,
+    expand: Expand | None,
+    *,
+    allow: Collection[str] = (),
+    _depth: int = 0,
+    _member: str = "",
+) -> list[Finding]:
+    """`scan_bytes` of the file at `path` (relative, ``/``-separated), then of every inner
+    member `expand` yields for it (a compressed asset), recursively to `MAX_DEPTH`, each
+    finding naming its member. Findings of a rule id in `allow` are returned with
+    ``allowed=True`` (the caller refuses the others and records these)."""
+    return scan_file(path, data, expand, allow=allow, _depth=_depth, _member=_member)[0]
+
+
+def scan_file(
+    path: str,
+    data: bytes,
+    expand: Expand | None,
+    *,
+    allow: Collection[str] = (),
+    _depth: int = 0,
+    _member: str = "",
+) -> tuple[list[Finding], bool]:
+    """`scan_member`, and whether `data` itself holds ``PRIVATE KEY`` (see `scan_text`)."""
+    top, marker = scan_text(data)
+    found = [_mark(f, _member, allow) for f in top]
+    if expand is not None and _depth < MAX_DEPTH:
+        for inner, inner_data in expand(path, data):
+            member = f"{_member}!{inner}" if _member else inner
+            found += scan_member(f"{path}!{inner}", inner_data, expand, allow=allow,
+                                 _depth=_depth + 1, _member=member)
+    return found, marker
+
+
+def _mark(finding: Finding, member: str, allow: Collection[str]) -> Finding:
+    return Finding(finding.rule, finding.line, finding.column, finding.excerpt, member,
+                   finding.encoding, finding.rule in allow)
+
+
+def problem(path: str, finding: Finding) -> Problem:
+    """The refusal of one finding in the file at `path`, worded for a person: code ``secret``,
+    the file and line (for an inner member of a compressed asset, the member and its line are
+    in the message and the problem has no line), and the two ways out."""
+    found = _BY_ID[finding.rule]
+    where = f"line {finding.line}, column {finding.column}"
+    if finding.member:
+        where = f"member {finding.member!r}, {where}"
+    if finding.encoding != "utf-8":
+        where += f", in {finding.encoding.upper()}"
+    return Problem(
+        "error", "secret",
+        f"holds a secret: {found.description} [{finding.rule}] at {where}: {finding.excerpt}. "
+        "skillpack refuses to carry secrets: remove it (and revoke it, it was on disk in a "
+        "skill folder) or read it from the environment the skill runs in; if it is not a "
+        "secret, allow it in the frontmatter with metadata: {skillpack-allow-secrets: "
+        f'"{path}#{finding.rule}"}}',
+        path, None if finding.member else finding.line,
+    )

@@ -1,0 +1,116 @@
+"""`skillpack check`: parse and validate a skill on disk, every problem as a `Problem`.
+
+The library form of the command: nothing is raised for a bad skill, every problem comes back
+in a `CheckResult` (the rules themselves are `skillpack.skillmd.validate`; the hosts' limits
+`skillpack.packing.targets`). `catalog_report` measures what a set of skills costs in a
+model's context: each description and the whole `catalog_text()` of their bundle.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from skillpack._record import Record
+from skillpack.errors import Problem
+from skillpack.formats.catalog_text import catalog_of
+from skillpack.formats.paths import SKILL_MD
+from skillpack.packing.prepare import PackOptions, judge_skill
+from skillpack.packing.targets import Layout, get_targets
+from skillpack.source.pathtext import name_of, parent_spelling, spelling
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill"]
+
+
+class CheckResult(Record):
+    """What `check_skill` found in one skill folder; ``description`` when checked for hosts
+    (``targets`` or ``catalog_budget`` given) and it has one."""
+
+    skill: str
+    path: str
+    problems: tuple[Problem, ...]
+    description: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return not any(p.severity == "error" for p in self.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"name": self.skill, "path": self.path, "valid": self.valid}
+        if self.description is not None:
+            found["description_chars"] = len(self.description)
+        found["problems"] = [p.to_dict() for p in self.problems]
+        return found
+
+
+def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
+                targets: Sequence[str] = (), catalog_budget: int | None = None,
+                layout: Layout | None = None) -> CheckResult:
+    """Parse and validate the skill at ``path`` (its folder or its SKILL.md).
+
+    The verdict `pack` gives (`skillpack.packing.prepare.judge_skill`, with the same
+    ``targets``, ``layout`` and ``catalog_budget``): parse errors, rule violations, what the
+    walk, the content checks and the limits refuse and, for each of ``targets`` (host names
+    of `skillpack.packing.targets.TARGETS`; none: the spec only), the host's limits measured
+    on the archive pack would write, all together as problems; nothing is raised for a bad
+    skill. Keys every target documents draw no unknown-key warning. ``catalog_budget`` is
+    the per-skill listing budget in characters (``--catalog-budget``). With ``strict``
+    every warning becomes an error. An unknown target name, or targets that want different
+    layouts when ``layout`` is None, raise `SkillError` (as `pack` does).
+    """
+    options = PackOptions(tuple(targets), layout, catalog_budget)
+    get_targets(targets)  # an unknown name is the caller's mistake: raised, not reported
+    options.chosen_layout  # noqa: B018  (so are targets that disagree on the layout)
+    folder = spelling(os.fspath(path))  # as pathlib spells it, without it (start-up)
+    if name_of(folder) == SKILL_MD and not os.path.isdir(folder):
+        folder = parent_spelling(folder)
+    verdict = judge_skill(folder, options=options, sha256=False)  # measured, not written
+    skill = verdict.skill
+    if skill is None:
+        return CheckResult(name_of(folder), folder, tuple(_strict(verdict.problems, strict)))
+    description = skill.frontmatter.get("description")
+    measured = bool(targets) or catalog_budget is not None  # the catalog is a host's concern
+    return CheckResult(skill.name or name_of(folder), folder,
+                       tuple(_strict(verdict.problems, strict)),
+                       description if measured and isinstance(description, str) else None)
+
+
+class CatalogReport(Record):
+    """What a set of skills costs in a model's context on every turn: each description's
+    length and the characters of the catalog their bundle's ``catalog_text()`` gives."""
+
+    descriptions: tuple[tuple[str, int], ...]  # (name, characters), sorted by name
+    total: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total_chars": self.total,
+                "skills": [{"name": n, "description_chars": c} for n, c in self.descriptions]}
+
+    def lines(self) -> list[str]:
+        out = [f"catalog: {c:>6,} characters  {n}" for n, c in self.descriptions]
+        out.append(f"catalog: {self.total:,} characters in all (catalog_text() of "
+                   f"{len(self.descriptions)} skill{'s' * (len(self.descriptions) != 1)})")
+        return out
+
+
+def catalog_report(skills: Sequence[tuple[str, str]]) -> CatalogReport:
+    """The catalog of these (name, description) pairs, in the bundle's order (UTF-8 bytes
+    of the names); a name given twice counts once (the first)."""
+    chosen: dict[str, str] = {}
+    for name, description in skills:
+        chosen.setdefault(name, description)
+    ordered = sorted(chosen.items(), key=lambda item: item[0].encode("utf-8"))
+    return CatalogReport(tuple((n, len(d)) for n, d in ordered), len(catalog_of(ordered)))
+
+
+def _strict(problems: Sequence[Problem], strict: bool) -> list[Problem]:
+    if not strict:
+        return list(problems)
+    return [
+        Problem("error", p.code, p.message, p.file, p.line) if p.severity == "warning" else p
+        for p in problems
+    ]

@@ -1,0 +1,346 @@
+"""A skill prepared for its archive: everything that can refuse it, before a byte is written.
+
+`prepare_skill` runs parse, the Agent Skills rules, the walk, hashing, the content checks
+and the limits (those of the hosts it is packed for, ``targets``, too); `prepare_parsed` is
+its part past the parse and validation, which `skillpack check` runs too so that it refuses
+exactly what `pack` refuses. Writing the archives is `skillpack.packing.pack`; this module
+imports nothing that writes (no temp files, no thread pools), so that `check` starts fast.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from skillpack._record import Record, field
+from skillpack.errors import ArchiveError, Problem, RefusedError, SkillError, SkillpackError
+from skillpack.formats.digest import digest_records
+from skillpack.formats.manifest import MANIFEST_PATH, Manifest
+from skillpack.packing.members import Member, check_limits
+from skillpack.packing.targets import (
+    Layout,
+    SkillFacts,
+    accepted_keys,
+    check_targets,
+    default_layout,
+)
+from skillpack.skillmd.programs import derive_programs
+from skillpack.skillmd.skill import Skill
+from skillpack.skillmd.validate import validate_skill
+from skillpack.source.fileset import FileSet
+from skillpack.source.load import parse_skill_file, skill_fileset
+from skillpack.source.notes import note
+from skillpack.source.records import hash_files
+from skillpack.storedzip.writer import MAX_MEMBERS
+
+__all__ = [
+    "OUTPUT_RULE",
+    "UNHASHED",
+    "Outputs",
+    "PackOptions",
+    "PreparedSkill",
+    "ResolvedOutputs",
+    "Verdict",
+    "judge_skill",
+    "output_rules",
+    "prepare_parsed",
+    "prepare_skill",
+    "target_warnings",
+]
+
+#: The rule reported for a command's own output found inside a skill folder.
+OUTPUT_RULE = "output of this command (never carried into the skill)"
+#: The SHA-256 a manifest measured without hashing holds for each file (`judge_skill` with
+#: ``sha256=False``): a SHA-256's length, so the manifest's size is the one pack writes.
+UNHASHED = "0" * 64
+
+Outputs = Sequence[str | os.PathLike[str]]
+
+
+class ResolvedOutputs(tuple[str, ...]):
+    """What a command writes (an `Outputs`), with the real paths (`os.path.realpath`) its
+    steps share: each output resolved once for every skill the command reads, and each skill
+    folder once (when the command found it, `realpath`, then in `output_rules`), where each
+    was resolved at every step (three a skill, the output's the same each time)."""
+
+    resolved: dict[str, str]
+
+    def __new__(cls, outputs: Outputs) -> ResolvedOutputs:
+        made = super().__new__(cls, (os.fspath(o) for o in outputs))
+        made.resolved = {}
+        return made
+
+    def realpath(self, path: str | os.PathLike[str]) -> str:
+        """``os.path.realpath(path)``, resolved once for this command."""
+        key = os.fspath(path)
+        found = self.resolved.get(key)
+        if found is None:
+            found = self.resolved[key] = os.path.realpath(key)
+        return found
+
+class PreparedSkill(Record):
+    """A skill that passed every check, ready to be written: its manifest and its files
+    (`_made` holds its archive members once made: not a field to pass)."""
+
+    source: str
+    skill: Skill
+    fileset: FileSet
+    manifest: Manifest
+    layout: Layout = "wrapped"
+    _made: dict[str, tuple[Member, ...]] = field(default_factory=dict, compare=False,
+                                                 repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def digest(self) -> str:
+        return self.manifest.digest
+
+    def members(self) -> list[Member]:
+        """The archive members of this skill, under ``<name>/`` (at the root in the root
+        layout)."""
+        return list(self._members)
+
+    @property
+    def _members(self) -> tuple[Member, ...]:
+        made = self._made.get("members")
+        if made is None:
+            made = self._made["members"] = self._make_members()
+        return made
+
+    def _make_members(self) -> tuple[Member, ...]:
+        prefix = "" if self.layout == "root" else f"{self.name}/"
+        manifest = self.manifest.to_bytes()
+        out = [Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest)]
+        walked = {w.path: w for w in self.fileset.files}
+        kept = self.fileset.hashed
+        for record in self.manifest.files:
+            w = walked[record.path]
+            found = kept.get(record.path)
+            if found is not None and found.walked is w and found.data is not None:
+                # the very bytes the walk read and hashed: written as they are
+                out.append(Member(prefix + record.path, record.size, record.mode == "100755",
+                                  record.blake3, data=found.data, walked=w))
+                continue
+            crc = found.crc32 if found is not None and found.walked is w else None
+            out.append(Member(prefix + record.path, record.size, record.mode == "100755",
+                              record.blake3, disk=os.path.join(self.fileset.root, w.disk_path),
+                              walked=w, crc32=crc))
+        return tuple(out)
+
+
+def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, str]:
+    """The paths among `outputs` (what a command writes: pack's output folder, bundle's
+    file) that lie inside the skill folder `folder`, relative to it, each with `OUTPUT_RULE`.
+    An output that is the skill folder itself is refused: what the command writes would be
+    carried into the skill's next run. Given `ResolvedOutputs`, each path is resolved once
+    for the command."""
+    realpath = outputs.realpath if isinstance(outputs, ResolvedOutputs) else os.path.realpath
+    root = realpath(folder)
+    rules: dict[str, str] = {}
+    for output in outputs:
+        real = realpath(output)
+        if real == root:
+            raise SkillpackError(
+                "the output folder is the skill folder itself: its archives would be carried "
+                "into the skill's next pack", path=os.fspath(output),
+                hint="write to a folder outside the skill, or to a subfolder such as dist/ "
+                     "(left out of the skill)")
+        if real.startswith(root + os.sep):
+            rules[os.path.relpath(real, root).replace(os.sep, "/")] = OUTPUT_RULE
+    return rules
+
+
+class PackOptions(Record):
+    """What a pack is for: the hosts (``targets``), the archive layout (None: what the
+    targets want, `default_layout`) and the per-skill catalog budget (``--catalog-budget``)."""
+
+    targets: tuple[str, ...] = ()
+    layout: Layout | None = None
+    catalog_budget: int | None = None
+
+    @property
+    def chosen_layout(self) -> Layout:
+        return self.layout if self.layout is not None else default_layout(self.targets)
+
+class Verdict(Record):
+    """What `pack` makes of one skill folder: every problem it finds (errors refuse the
+    skill, warnings pass), each at its file as a person finds it (below the folder given),
+    and the skill ready to be written when nothing refuses it. `skillpack check` and
+    `skillpack pack` both come here (`judge_skill`), so that they give one verdict."""
+
+    source: str
+    problems: tuple[Problem, ...]
+    prepared: PreparedSkill | None = None
+    skill: Skill | None = None  # None: its SKILL.md could not be read or parsed
+    error: SkillpackError | None = None  # what `prepare_skill` raises when refused
+
+    @property
+    def valid(self) -> bool:
+        return self.error is None
+
+    def refuse(self) -> PreparedSkill:
+        """The prepared skill, or the error refusing it (every error problem in it)."""
+        if self.error is not None:
+            raise self.error
+        if self.prepared is None:  # judged with sha256=False: measured, nothing to write
+            raise ValueError("this verdict was judged without SHA-256 (as check judges): "
+                             "judge the skill with sha256=True to write it")
+        return self.prepared
+
+
+def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
+                options: PackOptions | None = None, outputs: Outputs = (),
+                sha256: bool = True) -> Verdict:
+    """The one verdict on the skill in ``folder`` for ``options`` (hosts, layout, catalog
+    budget): parse, the Agent Skills rules (keys every target documents accepted), the
+    walk, hashing, content checks and limits, and the hosts' limits measured on the archive
+    that would be written in the layout chosen (`PackOptions.chosen_layout`: targets that
+    want different layouts raise `SkillError`, for every skill alike). A skill that breaks
+    the rules still has its files walked and measured, so that one report lists everything;
+    nothing is raised for a bad skill.
+    Without `sha256` (what `check` asks: it writes nothing) no file is hashed with SHA-256:
+    the manifest measured holds a placeholder of a SHA-256's length for each file, so every
+    size and limit is the one pack measures, and the verdict carries no prepared skill
+    (`Verdict.prepared` is None; `valid` still says whether pack would write it)."""
+    options = options or PackOptions()
+    layout = options.chosen_layout
+    source = str(folder)
+    try:
+        skill = parse_skill_file(folder)
+    except SkillError as err:
+        problems = err.problems or (Problem("error", "parse", err.message, err.path, err.line),)
+        return Verdict(source, tuple(problems), error=err)
+    found = validate_skill(skill, accepted_keys(options.targets))
+    errors = [p for p in found if p.severity == "error"]
+    if not errors:
+        try:
+            prepared = prepare_parsed(skill, folder, keep_bytes=keep_bytes, options=options,
+                                      outputs=outputs, check_hosts=False, sha256=sha256)
+        except (SkillError, RefusedError, ArchiveError) as err:
+            return Verdict(source, (*found, *(err.located() or _as_problems(err))),
+                           skill=skill, error=err)
+        hosts = _host_problems(prepared, prepared.members(), options)
+        refused = [p for p in hosts if p.severity == "error"]
+        if not refused:
+            return Verdict(source, (*found, *hosts), prepared if sha256 else None, skill)
+        error = SkillError(
+            f"skill '{skill.name}' cannot be packed for {', '.join(options.targets)}: "
+            f"{_count(refused)}", path=source, problems=refused,
+            hint="fix what `skillpack check --target` reports, or pack without that target")
+        return Verdict(source, (*found, *hosts), skill=skill, error=error)
+    walked: list[Problem] = []
+    try:  # an invalid skill's files too, for every problem in one report
+        fileset = skill_fileset(skill, read=True, outputs=output_rules(folder, outputs),
+                                member_limit=MAX_MEMBERS - 1)
+        hash_files(fileset)
+    except SkillpackError as err:
+        walked = list(err.located() or _as_problems(err))
+    else:
+        facts = SkillFacts.from_files(
+            skill.name, skill.frontmatter, [(f.path, f.size) for f in fileset.files],
+            layout=layout, file=skill.file, lines=skill.lines)
+        if options.targets or options.catalog_budget is not None:
+            walked = check_targets(options.targets, facts,
+                                   catalog_budget=options.catalog_budget)
+    name = skill.name or os.path.basename(os.path.normpath(source))
+    refused = [*errors, *(p for p in walked if p.severity == "error")]
+    error = SkillError(f"skill '{name}' is invalid and cannot be packed: {_count(refused)}",
+                       path=source, problems=refused,
+                       hint="fix what `skillpack check` reports, then try again")
+    return Verdict(source, (*found, *walked), skill=skill, error=error)
+
+
+def _count(errors: Sequence[Problem]) -> str:
+    return f"{len(errors)} error{'s' * (len(errors) != 1)}"
+
+
+def _as_problems(err: SkillpackError) -> tuple[Problem, ...]:
+    return (Problem("error", "refused", err.message, err.path, err.line),)
+
+
+def prepare_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
+                  options: PackOptions | None = None, outputs: Outputs = ()) -> PreparedSkill:
+    """Parse, validate, walk and hash the skill in ``folder``; refuse it with every problem.
+
+    `judge_skill`, raising what refuses the skill: `SkillError` when `check` finds an error
+    in it (warnings pass; the file-set problems of an invalid skill are listed with its
+    errors) or when it breaks a limit of one of ``options.targets`` (each problem names the
+    host, the limit, the value measured and the limit's source), `RefusedError` when its
+    file set is refused, `ArchiveError` when no archive can hold it. Up to `keep_bytes` of
+    the files the walk read (each of at most 1 MiB) stay in memory, to be written from
+    there. What the command writes (`outputs`) is left out where it lies inside the skill,
+    and noted (see `output_rules`).
+    """
+    return judge_skill(folder, keep_bytes=keep_bytes, options=options,
+                       outputs=outputs).refuse()
+
+
+def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: int = 0,
+                   options: PackOptions | None = None,
+                   outputs: Outputs = (), check_hosts: bool = True,
+                   sha256: bool = True) -> PreparedSkill:
+    """`prepare_skill` past its parse and validation: the walk, the hashing and content
+    checks, the manifest and the limits (those of ``options.targets`` too, unless not
+    `check_hosts`: `judge_skill` measures them itself), each refusal raised once with every
+    problem of its stage (file paths relative to the skill). Without `sha256` the manifest's
+    SHA-256s are `UNHASHED` placeholders (see `judge_skill`): measured, never written."""
+    options = options or PackOptions()
+    layout = options.chosen_layout
+    rules = output_rules(folder, outputs)
+    # refused right after listing when over the member limit, before any file is read
+    fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=sha256,
+                            member_limit=MAX_MEMBERS - 1)
+    for item in fileset.left_out:
+        if item.rule == OUTPUT_RULE:
+            note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "
+                 ".skillignore so that `digest` and `check` leave it out too")
+    hashed = hash_files(fileset, sha256=sha256)  # `#!` lines, SHA-256s, from the bytes hashed
+    records = hashed.records
+    manifest = Manifest(
+        name=skill.name,
+        description=skill.description,
+        digest=digest_records(records),
+        files=tuple(records),
+        programs=tuple(p.to_dict() for p in derive_programs(skill, hashed.shebangs)),
+        tools=tuple(t.to_dict() for t in skill.tools),
+        allowances=tuple(fileset.allowed),
+        sha256=hashed.sha256 if sha256 else (UNHASHED,) * len(records),
+    )
+    prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout)
+    members = prepared.members()
+    check_limits(members, what=f"skill '{skill.name}'")
+    if check_hosts and (options.targets or options.catalog_budget is not None):
+        _check_hosts(prepared, members, options)
+    return prepared
+
+
+def target_warnings(prepared: PreparedSkill, options: PackOptions) -> tuple[Problem, ...]:
+    """The targets' warnings for a prepared skill (its errors refused it when prepared)."""
+    return tuple(p for p in _host_problems(prepared, prepared.members(), options)
+                 if p.severity == "warning")
+
+
+def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
+                   options: PackOptions) -> list[Problem]:
+    if not options.targets and options.catalog_budget is None:
+        return []
+    size = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
+    skill = prepared.skill
+    facts = SkillFacts.from_files(
+        skill.name, skill.frontmatter, [(r.path, r.size) for r in prepared.manifest.files],
+        layout=prepared.layout, archive_size=size, file=skill.file, lines=skill.lines)
+    return check_targets(options.targets, facts, catalog_budget=options.catalog_budget)
+
+
+def _check_hosts(prepared: PreparedSkill, members: Sequence[Member],
+                 options: PackOptions) -> None:
+    errors = [p for p in _host_problems(prepared, members, options) if p.severity == "error"]
+    if errors:
+        raise SkillError(
+            f"skill '{prepared.name}' cannot be packed for "
+            f"{', '.join(options.targets)}: {_count(errors)}",
+            path=prepared.source, problems=errors,
+            hint="fix what `skillpack check --target` reports, or pack without that target")

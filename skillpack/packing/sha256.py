@@ -1,0 +1,92 @@
+"""Each carried file's SHA-256, for the manifest (format 1.1) and the ecosystem's indexes.
+
+Digest v1 stays BLAKE3 (SPEC section 2); SHA-256 is what the distribution formats speak (the
+`.well-known/agent-skills/` index, the MCP skills extension). Pack takes each file's SHA-256
+from the very bytes its walk read and hashed with BLAKE3 (`HashedFile.sha256`,
+`HashedSet.sha256`); this module hashes an archive as it is written (`HashingFile`: the
+bytes are hashed on their way to the file, never read back) or, failing that, once written,
+and checks a manifest's SHA-256s against an archive's verified bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from typing import BinaryIO
+
+from skillpack.errors import Problem
+from skillpack.formats.manifest import Manifest
+from skillpack.runtime import LoadedSkill
+from skillpack.storedzip.source import FileSpan
+
+__all__ = ["HashingFile", "archive_sha256", "parts_sha256", "sha256_problems"]
+
+
+class HashingFile:
+    """The binary file `file` (positioned at its start) as a `ZipWriter` writes to it, with a
+    SHA-256 of the bytes written at its end, in order. A write anywhere else (the writer
+    patching a CRC it learned only after streaming a large member) makes the running hash
+    wrong: `sha256` is then None, and the caller hashes the written file instead."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self._hash = hashlib.sha256()
+        self._at = self._end = file.tell()
+        self._exact = self._at == 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        written = self._file.write(data)
+        if self._at == self._end:
+            self._hash.update(memoryview(data)[:written])
+            self._end += written
+        else:
+            self._exact = False
+        self._at += written
+        self._end = max(self._end, self._at)
+        return written
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self._at = self._file.seek(offset, whence)
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def sha256(self) -> str | None:
+        """``sha256:<hex>`` of the bytes written, or None when some were written over."""
+        return "sha256:" + self._hash.hexdigest() if self._exact else None
+
+
+def parts_sha256(parts: Iterable[bytes]) -> str:
+    """``sha256:<hex>`` of `parts` joined, without joining them: an archive built in memory
+    as the list of its writer's writes, hashed as it is written."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part)
+    return "sha256:" + hasher.hexdigest()
+
+
+def archive_sha256(path: str | os.PathLike[str]) -> str:
+    """``sha256:<hex>`` of a written file's bytes (an archive or a bundle)."""
+    with open(path, "rb") as handle:
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def sha256_problems(manifest: Manifest, skill: LoadedSkill, member: str) -> list[Problem]:
+    """The files whose SHA-256 in ``manifest`` is not that of their verified bytes (the
+    digest covers BLAKE3 only, so `verify` recomputes each SHA-256 from the bytes)."""
+    problems: list[Problem] = []
+    for record, recorded in zip(manifest.files, manifest.sha256, strict=False):
+        view = skill.file(record.path).view()
+        actual = (view.sha256_hex() if isinstance(view, FileSpan)  # read a chunk at a time
+                  else hashlib.sha256(view).hexdigest())  # no copy
+        if actual != recorded:
+            problems.append(Problem(
+                "error", "manifest-sha256", f"the manifest records sha256 {recorded} for "
+                f"'{record.path}', its bytes hash to {actual}: it was altered after packing",
+                member))
+    return problems

@@ -1,0 +1,422 @@
+"""Verify skills: a folder, a `.skill` archive or a bundle, alone or against approved digests.
+
+An archive or bundle is loaded by the runtime (strict zip structure, manifests hashing to
+their digests, members matching manifests), then every file is hashed, the manifests and the
+index must be in canonical form, and every field a manifest declares beyond its files (name,
+description, programs, tools, allowances) is re-derived from the verified SKILL.md and must
+be equal. Carried files are checked against the secret rules again, and SKILL.md against the
+Agent Skills rules: an archive built by hand cannot smuggle what `pack` refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
+
+from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
+from skillpack.content.secrets import secret_name_reason
+from skillpack.errors import IntegrityError, Problem, SkillpackError
+from skillpack.formats.bundle_index import BUNDLE_INDEX
+from skillpack.formats.digest import FileRecord
+from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
+from skillpack.formats.paths import SKILL_MD, collision_key, name_problem, sort_key
+from skillpack.packing.pack import prepare_many
+from skillpack.packing.sha256 import sha256_problems
+from skillpack.runtime import Bundle, LoadedSkill, load
+from skillpack.runtime.bundle import load_index
+from skillpack.skillmd.skill import parse_skill
+from skillpack.skillmd.validate import validate_skill
+from skillpack.source.define import DefinedSkill
+from skillpack.source.ignore import left_out_rule
+from skillpack.source.inputs import as_folders, label
+from skillpack.source.load import open_regular
+from skillpack.source.readfile import LARGE_FILE
+from skillpack.source.records import digest_skill
+from skillpack.storedzip.layout import CENTRAL
+from skillpack.storedzip.reader import FileZipIndex, read_zip_file
+from skillpack.storedzip.source import FileBytes, FileSpan
+from skillpack.storedzip.writer import ByteComparer, ZipWriter
+
+if TYPE_CHECKING:
+    from skillpack.storedzip.reader import ZipEntry, ZipIndex
+
+__all__ = [
+    "SkillReport",
+    "VerifyReport",
+    "archive_digest",
+    "carried_problems",
+    "digest",
+    "open_archive",
+    "verified_archive",
+    "verify_bytes",
+    "verify_file",
+    "verify_folder",
+    "verify_target",
+]
+
+
+
+@dataclass(frozen=True)
+class SkillReport:
+    """One verified skill: its name, digest and files, and where it was found (``source``:
+    its folder, or the archive or bundle file)."""
+
+    name: str
+    digest: str
+    files: tuple[FileRecord, ...]
+    programs: tuple[dict[str, Any], ...]
+    manifest: Manifest
+    source: str = ""
+    #: In a folder: what the walk left out that Python would still run in place (a
+    #: `__pycache__/` folder, a `*.pyc` file) beside the files the digest covers.
+    runs_in_place: tuple[str, ...] = ()
+
+
+#: The built-in leave-out rules (source/ignore.py) whose files run in place: Python imports a
+#: `.pyc` from `__pycache__/` (an unchecked-hash one whatever its `.py` says) or beside it.
+_RUN_IN_PLACE = ("built-in: __pycache__/", "built-in: *.pyc")
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What was verified: a folder, an archive or a bundle, and each of its skills."""
+
+    target: str
+    kind: str
+    skills: tuple[SkillReport, ...]
+    digest: str | None = None  # the bundle digest, for bundles and archives
+    loaded: Bundle | None = field(default=None, compare=False, repr=False)  # what was verified
+
+
+def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
+    """Check every skill under a folder as `pack` would, and report their digests."""
+    prepared = prepare_many([path])
+    return VerifyReport(os.fspath(path), "folder", tuple(
+        SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
+                    p.source, tuple(x.path for x in p.fileset.left_out
+                                    if x.rule in _RUN_IN_PLACE))
+        for p in prepared))
+
+
+def open_archive(path: str | os.PathLike[str]) -> FileBytes:
+    """The archive or bundle file at `path`, opened to be read by offset (`FileBytes`); a
+    fifo or a device named as an archive is refused, never waited on."""
+    where = os.fspath(path)
+    try:
+        fd = open_regular(where)  # a fifo or a device named as an archive must not hang
+        return FileBytes(fd, where)
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=where) from None
+
+
+def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
+    """Verify a `.skill` archive or a bundle file completely, in bounded memory: it is read by
+    offset, a chunk at a time (`skillpack.storedzip.source`), never whole. The report's
+    ``loaded`` serves from the open file; one that changes meanwhile is refused."""
+    file = open_archive(path)
+    source = file.source
+    try:
+        index = read_zip_file(file)
+        # a FileBytes slices like a memoryview (a large slice is a lazy FileSpan, which the
+        # runtime hashes a chunk at a time)
+        bundle = load_index(index, cast(memoryview, file), source=source)
+        report = _verify_loaded(bundle, source, lambda: _zip_problems(
+            index, lambda offset, size: file.read(offset, size, exact=False), len(file),
+            index.span))
+        file.check_unchanged()
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
+    return report
+
+
+def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
+    """A folder is checked like `pack` checks it; a file is verified as an archive/bundle.
+    A folder of archives stands for its archives (kind ``archives``), and an archive made
+    elsewhere for the folder it unpacks to (`skillpack.source.inputs.as_folders`); each skill's
+    ``source`` is then the archive it came from."""
+    with as_folders([path]) as (inputs, labels):
+        if len(inputs) == 1 and not labels and inputs == [os.fspath(path)]:
+            return verify_file(path) if os.path.isfile(path) else verify_folder(path)
+        reports = [_verified_closed(p) if os.path.isfile(p) else verify_folder(p)
+                   for p in inputs]
+    skills = tuple(replace(s, source=label(s.source, labels)) if s.source else s
+                   for r in reports for s in r.skills)
+    if len(reports) == 1:  # one foreign archive: the folder it unpacks to
+        return VerifyReport(os.fspath(path), "folder", skills)
+    return VerifyReport(os.fspath(path), "archives", skills)
+
+
+def _verified_closed(path: str) -> VerifyReport:
+    """`verify_file`, its file closed after (a folder of thousands of archives holds no
+    descriptor open): the report serves nothing (``loaded`` None)."""
+    with verified_archive(path) as report:
+        return replace(report, loaded=None)
+
+
+@contextmanager
+def verified_archive(path: str | os.PathLike[str]) -> Iterator[VerifyReport]:
+    """``with verified_archive(path) as report:`` `verify_file`, its ``loaded`` bundle serving
+    from the open file inside the block; the file is closed on leaving it, so that a command
+    reading thousands of archives holds one descriptor at a time."""
+    report = verify_file(path)
+    try:
+        yield report
+    finally:
+        index = report.loaded.zip_index if report.loaded is not None else None
+        if isinstance(index, FileZipIndex):
+            index.file.close()
+
+
+def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> VerifyReport:
+    """Verify an archive or bundle held in memory; raise listing every difference."""
+    bundle = load(data, source=source)
+    view = memoryview(data).cast("B")
+    index = bundle.zip_index
+    return _verify_loaded(bundle, source, lambda: _zip_problems(
+        index, lambda offset, size: view[offset : offset + size], len(view), index.data))
+
+
+def _verify_loaded(bundle: Bundle, source: str,
+                   zip_problems: Callable[[], list[Problem]]) -> VerifyReport:
+    """`verify_bytes` of a loaded bundle (from bytes or from a file); `zip_problems` says
+    where its zip is not what `ZipWriter` writes."""
+    bundle.verify_all()
+    index = bundle.zip_index
+    problems: list[Problem] = []
+    if bundle.kind == "bundle":
+        entry = index.get(BUNDLE_INDEX)
+        assert entry is not None
+        raw = bytes(index.data(entry))
+        if canonical_json(json.loads(raw)) != raw:
+            problems.append(Problem("error", "index-not-canonical", "the bundle index is not "
+                                    "in canonical form: it was altered after bundling",
+                                    BUNDLE_INDEX))
+    reports: list[SkillReport] = []
+    for name in bundle.names:
+        loaded = bundle[name]
+        member = bundle.member_prefix(name) + MANIFEST_PATH
+        entry = index.get(member)
+        assert entry is not None
+        raw = bytes(index.data(entry))
+        manifest = Manifest.from_bytes(raw, source=f"{source}/{member}")  # checked at load
+        if manifest.to_bytes() != raw:
+            problems.append(Problem("error", "manifest-not-canonical", "the manifest is not in "
+                                    "canonical form: it was altered after packing", member))
+        problems.extend(sha256_problems(manifest, loaded, member))
+        try:
+            # the build side's parser first: it names what is wrong in a SKILL.md the
+            # runtime's reader refuses
+            parse_skill(loaded.file(SKILL_MD).text(), file=f"{name}/{SKILL_MD}")
+            for key in loaded.manifest_differences(manifest):
+                problems.append(Problem(
+                    "error", "manifest-field", f"manifest field '{key}' of '{name}' does not "
+                    "match what its SKILL.md and files give", member))
+            problems.extend(_rederive(loaded, member))
+        except SkillpackError as err:
+            problems.extend(err.problems or [Problem("error", "skill-md", err.message, member)])
+        reports.append(SkillReport(name, loaded.digest, manifest.files, manifest.programs,
+                                   manifest, source))
+    problems.extend(zip_problems())
+    if problems:
+        raise IntegrityError(
+            f"{problems[0].file}: {problems[0].message}"
+            + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""),
+            path=source, problems=problems,
+            hint="do not use it; rebuild it from the skill with `skillpack pack`")
+    return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest, bundle)
+
+
+# Where the fields of a header lie, for saying which one was altered: (start, end, label).
+_Fields = tuple[tuple[int, int, str], ...]
+_LOCAL_FIELDS: _Fields = (
+    (4, 6, "version needed"), (6, 8, "flags"), (8, 10, "method"), (10, 14, "timestamp"),
+    (14, 18, "CRC-32"), (18, 26, "sizes"))
+_CENTRAL_FIELDS: _Fields = (
+    (4, 6, "version made by"), (6, 8, "version needed"), (8, 10, "flags"), (10, 12, "method"),
+    (12, 16, "timestamp"), (16, 20, "CRC-32"), (20, 28, "sizes"), (36, 38, "internal attributes"),
+    (38, 42, "external attributes (the file mode)"), (42, 46, "offset"))
+
+
+def _zip_problems(index: ZipIndex, read_at: Callable[[int, int], bytes | memoryview],
+                  size: int, member_data: Callable[[ZipEntry], memoryview | FileSpan],
+                  ) -> list[Problem]:
+    """Refuse a zip that is not byte for byte what `ZipWriter` writes for its members.
+
+    The reader checks the structure; this also covers what it leaves alone (each CRC-32, the
+    "made by" system, the file modes an unzip applies), so that an unzip of a verified
+    archive gives exactly the 0644/0755 files `pack` wrote. ``read_at(offset, size)`` reads
+    the archive of `size` bytes, ``member_data(entry)`` a member's bytes (a large member of an
+    archive file is a `FileSpan`, streamed).
+    """
+    comparer = ByteComparer(read_at, size)
+    try:
+        with ZipWriter(cast(BinaryIO, comparer)) as writer:
+            for entry in index.entries:
+                data = member_data(entry)
+                if isinstance(data, FileSpan):
+                    writer.add_chunks(entry.name, len(data), data.chunks(),
+                                      executable=entry.executable)
+                else:  # a zero-copy slice: ZipWriter only takes its length, CRC-32 and bytes
+                    writer.add_bytes(entry.name, cast(bytes, data),
+                                     executable=entry.executable)
+    except ByteComparer.Differs:
+        pass
+    if comparer.same:
+        return []
+    first = min(comparer.diffs, default=min(comparer.end, size))
+    last = index.entries[-1] if len(index) else None
+    cd_at = last.data_offset + last.size if last is not None else 0
+    if first < cd_at:
+        entry = max((e for e in index.entries if e.header_offset <= first),
+                    key=lambda e: e.header_offset)
+        member: str | None = entry.name
+        at, fields, where = first - entry.header_offset, _LOCAL_FIELDS, "local header"
+    else:
+        member, at, fields, where = None, first - cd_at, _CENTRAL_FIELDS, "central directory"
+        for entry in index.entries:
+            size = CENTRAL.size + len(entry.name.encode("utf-8"))
+            if at < size:
+                member = entry.name
+                break
+            at -= size
+    if member is None:
+        return [Problem("error", "zip-not-canonical", f"the zip end record is not what "
+                        f"skillpack writes (at byte {first}): the archive was altered")]
+    which = next((label for lo, hi, label in fields if lo <= at < hi), "name")
+    return [Problem("error", "zip-not-canonical", f"member {member!r}: {where} field "
+                    f"'{which}' differs from what skillpack writes (byte {first}): the archive "
+                    "was altered after packing", member)]
+
+
+def _rederive(loaded: LoadedSkill, member: str) -> list[Problem]:
+    """What `pack` would refuse in a verified skill: SKILL.md errors, and secret files."""
+    problems: list[Problem] = []
+    for problem in validate_skill(loaded.skill):
+        if problem.severity == "error" and problem.code != "name-mismatch":
+            problems.append(problem)
+    problems.extend(carried_problems(loaded.name, loaded.files(), loaded.skill.include_list))
+    allow = Allowances.parse(loaded.skill.secret_allowances)
+    for path in loaded.files():
+        if allow.whole(path):
+            continue
+        where = f"{loaded.name}/{path}"
+        reason = secret_name_reason(path)
+        if reason is not None:
+            problems.append(Problem("error", "secret", f"'{path}' is a secret file "
+                                    f"({reason}) that no allowance covers", where))
+            continue
+        content = _scan_served(path, loaded.file(path).view(), allow.allow(path))
+        for found in content.problems(path):
+            problems.append(Problem(found.severity, found.code,
+                                    f"'{path}' {found.message}", where, found.line))
+    return problems
+
+
+def _declared(path: str, includes: tuple[str, ...]) -> bool:
+    """Whether a walk of `includes` (normalised, as `Skill.include_list`) reaches `path`."""
+    for entry in includes:
+        entry = unicodedata.normalize("NFC", entry.strip())
+        if entry in ("", ".") or path == entry or path.startswith(entry + "/"):
+            return True
+    return False
+
+
+def carried_problems(name: str, paths: Iterable[str],
+                     includes: tuple[str, ...] | None) -> list[Problem]:
+    """What a walk would have left out or refused among a manifest's `paths` (SPEC section 3:
+    an archive carries exactly what a file set can hold): a left-out name at any depth (the
+    built-in list, `.skillignore`, `.skillpack/`), a path outside the declared `includes`, a
+    name that is not portable or not NFC, two siblings that collide, a file beside a folder
+    of the same name. Each problem names the member `<name>/<path>`."""
+    problems: list[Problem] = []
+    listed = sorted(paths, key=sort_key)
+    folders: dict[str, str] = {}  # folder -> the first path under it
+    for path in listed:
+        parent = path.rpartition("/")[0]
+        while parent and parent not in folders:
+            folders[parent] = path
+            parent = parent.rpartition("/")[0]
+
+    def refuse(code: str, path: str, why: str) -> None:
+        problems.append(Problem("error", code, f"member '{name}/{path}': {why}; `pack` never "
+                                "writes it, so the archive was built or altered by hand",
+                                f"{name}/{path}"))
+
+    for path in listed:
+        reason = name_problem(path)
+        if reason is not None:
+            refuse("unportable-name", path, reason)
+            continue
+        if not path.isascii() and unicodedata.normalize("NFC", path) != path:
+            refuse("unportable-name", path, "the path is not NFC-normalised (a walk writes "
+                   "every path in NFC)")
+            continue
+        if path in folders:
+            refuse("file-beside-folder", path, f"a file named like the folder of "
+                   f"'{name}/{folders[path]}'; a folder cannot hold both")
+            continue
+        rel = ""
+        parts = path.split("/")
+        for at, part in enumerate(parts):
+            rel = f"{rel}/{part}" if rel else part
+            why = left_out_rule(rel, part, at < len(parts) - 1, None)
+            if why is not None:
+                refuse("left-out", path, f"a walk leaves it out ({why})")
+                break
+        else:
+            if includes is not None and path != SKILL_MD and not _declared(path, includes):
+                refuse("outside-includes", path, "outside the declared includes of its "
+                       "SKILL.md (includes: " + ", ".join(includes) + ")")
+    siblings: dict[tuple[str, str], str] = {}
+    for rel in [*listed, *folders]:
+        parent, _, part = rel.rpartition("/")
+        first = siblings.setdefault((parent, collision_key(part)), rel)
+        if first != rel:
+            refuse("name-collision", rel, f"names the same path as '{first}' after case "
+                   "folding or NFC normalisation; they would overwrite each other on macOS "
+                   "or Windows")
+    return problems
+
+
+_SCAN_CHUNK = 1 << 20  # a served file is scanned a MiB at a time (each chunk copied once)
+
+
+def _scan_served(path: str, view: memoryview | FileSpan,
+                 allow: frozenset[str] | None) -> ContentScan:
+    """The content check of a served file, from its zero-copy view (or its span of an
+    archive file): small files whole, large ones streamed in chunks (memory stays at one
+    chunk, not the file's size)."""
+    if len(view) < LARGE_FILE:
+        return scan_content(path, view.tobytes(), allow)
+    stream = ContentStream(path, allow)
+    chunks = view.chunks(_SCAN_CHUNK) if isinstance(view, FileSpan) else (
+        view[at : at + _SCAN_CHUNK] for at in range(0, len(view), _SCAN_CHUNK))
+    for chunk in chunks:
+        stream.feed(chunk)
+    return stream.finish()
+
+
+def digest(path: str | os.PathLike[str] | DefinedSkill) -> str:
+    """The digest of a skill folder, its SKILL.md, a packed `.skill` archive, or a skill
+    defined in code (`skillpack.define_skill`: the digest of the folder it writes)."""
+    if isinstance(path, DefinedSkill):
+        return path.digest
+    name = os.fspath(path)
+    if os.path.isfile(name) and os.path.basename(name).lower() != SKILL_MD.lower():
+        return archive_digest(name)
+    return digest_skill(name)[1]
+
+
+def archive_digest(path: str | os.PathLike[str]) -> str:
+    """The digest of a packed `.skill` archive, after verifying it member by member."""
+    report = verify_file(path)
+    if len(report.skills) != 1:
+        raise SkillpackError("this is a bundle of several skills, not one archive",
+                             path=os.fspath(path), hint="use `skillpack digest` on a .skill")
+    return report.skills[0].digest
+

@@ -1,0 +1,136 @@
+"""The available-skills catalog of skills on disk or packed: what `skillpack catalog` prints.
+
+Three forms of one list of entries (name, description, location):
+
+* ``text``: the runtime's ``Bundle.catalog_text()`` block (``## Available skills``, a blank
+  line, then ``- name: description`` with the description's white space collapsed);
+* ``xml``: the ``<available_skills>`` block of skills-ref's ``to-prompt`` (the reference
+  validator), byte for byte: each of name, description and location on its own line between
+  its tags, name and description HTML-escaped, the location the absolute path of SKILL.md;
+* ``json``: ``{"skills": [{"name", "description", "location"}]}``.
+
+Entries keep the order of the paths given (the skills of a folder sorted by path; those of
+a bundle by name). A folder of archives stands for its archives, and an archive made
+elsewhere (Anthropic's `.skill`, a zip, a `.tar.gz`) for the folder it unpacks to. A skill
+folder is parsed and must pass the checks `pack` applies to its SKILL.md (a catalog should
+not offer an invalid skill); an archive or bundle is verified completely, and its entries'
+location is the archive file.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from skillpack.errors import Problem, SkillpackError
+from skillpack.formats.paths import SKILL_MD
+from skillpack.packing.verify import verified_archive
+from skillpack.source.discover import find_skills
+from skillpack.source.inputs import as_folders
+from skillpack.source.load import parse_skill_file, require_valid
+
+__all__ = ["FORMATS", "CatalogEntry", "catalog_entries", "render_catalog"]
+
+CatalogFormat = Literal["text", "xml", "json"]
+FORMATS: tuple[CatalogFormat, ...] = ("text", "xml", "json")
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """One skill of the catalog: its name, description and where it is read from."""
+
+    name: str
+    description: str
+    location: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "location": self.location}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CatalogEntry:
+        return cls(str(data["name"]), str(data["description"]), str(data["location"]))
+
+
+def _entries_of(path: str, labels: dict[str, str]) -> list[CatalogEntry]:
+    """The entries of one input as `as_folders` gives it (`labels`: the archive a temporary
+    folder was unpacked from, which is then the entries' location)."""
+    if os.path.isfile(path) and os.path.basename(path) != SKILL_MD:
+        with verified_archive(path) as report:  # closed after: one descriptor at a time
+            loaded = report.loaded
+            assert loaded is not None
+            location = str(Path(path).resolve())
+            return [CatalogEntry(item["name"], item["description"], location)
+                    for item in loaded.catalog()]
+    if path in labels:  # a foreign archive, unpacked
+        skill = parse_skill_file(path)
+        require_valid(skill, what="listed", source=labels[path])
+        return [CatalogEntry(skill.name, skill.description, str(Path(labels[path]).resolve()))]
+    folders = find_skills(path)
+    if not folders:
+        raise SkillpackError("no SKILL.md found here", path=path,
+                             hint="give a skill folder, a folder of skills, or an archive")
+    found = []
+    for folder in folders:
+        skill = parse_skill_file(folder)
+        require_valid(skill, what="listed", source=str(folder))
+        location = str(Path(folder).resolve() / SKILL_MD)
+        found.append(CatalogEntry(skill.name, skill.description, location))
+    return found
+
+
+def catalog_entries(paths: Iterable[str | os.PathLike[str]]) -> list[CatalogEntry]:
+    """The catalog entries of every skill under ``paths`` (folders, SKILL.md files, `.skill`
+    archives, bundles). Raises `SkillpackError` listing every path that failed, and when two
+    skills share a name (an agent could not tell them apart)."""
+    entries: list[CatalogEntry] = []
+    failures: list[SkillpackError] = []
+    for given in paths:
+        try:  # a folder of archives stands for its archives, a foreign archive for its folder
+            with as_folders([given]) as (inputs, labels):
+                for path in inputs:
+                    entries.extend(_entries_of(path, labels))
+        except SkillpackError as err:
+            failures.append(err)
+    seen: dict[str, str] = {}
+    problems: list[Problem] = [p for err in failures for p in err.problems]
+    problems += [Problem("error", "not-a-skill", err.message, err.path)
+                 for err in failures if not err.problems]
+    for entry in entries:
+        if entry.name in seen:
+            problems.append(Problem(
+                "error", "duplicate-name",
+                f"two skills are named '{entry.name}': {seen[entry.name]} and "
+                f"{entry.location}; list one of them", entry.location))
+        seen.setdefault(entry.name, entry.location)
+    if failures or problems:
+        first = failures[0] if failures else None
+        message = str(first) if first is not None else problems[0].message
+        raise SkillpackError(f"no catalog: {message}", problems=problems,
+                             hint="fix what is listed, then try again")
+    return entries
+
+
+def render_catalog(entries: Iterable[CatalogEntry], fmt: CatalogFormat) -> str:
+    """The catalog in format ``fmt`` (see the module text), ending with a newline."""
+    items = list(entries)
+    if fmt == "text":
+        lines = ["## Available skills", ""]
+        lines += [f"- {e.name}: {' '.join(e.description.split())}" for e in items]
+        return "\n".join(lines) + "\n"
+    if fmt == "xml":
+        out = ["<available_skills>"]
+        for e in items:
+            out += ["<skill>", "<name>", html.escape(e.name), "</name>", "<description>",
+                    html.escape(e.description), "</description>", "<location>", e.location,
+                    "</location>", "</skill>"]
+        out.append("</available_skills>")
+        return "\n".join(out) + "\n"
+    if fmt == "json":
+        return json.dumps({"skills": [e.to_dict() for e in items]}, indent=2,
+                          ensure_ascii=False) + "\n"
+    raise ValueError(f"unknown catalog format {fmt!r}; use one of {', '.join(FORMATS)}")

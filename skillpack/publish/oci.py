@@ -1,0 +1,741 @@
+"""Skills and bundles as OCI artifacts: manifests, an image layout, push and pull.
+
+A `.skill` archive or a bundle becomes one OCI image manifest (image-spec 1.1) with an
+``artifactType`` of ours, the empty config descriptor, and the archive as its only layer.
+The manifest is canonical JSON (keys sorted, no whitespace, no timestamps), so the same
+skill gives the same manifest bytes, hence the same OCI digest, on every machine.
+
+`write_layout` writes an OCI image layout (the offline path: standard tools such as skopeo
+read it). `push` and `pull` talk to a registry through the `oras` client library (the
+optional extra ``skillpack[oci]``): oras does the HTTP, the token flow and the Docker
+config credentials; this module builds the bytes it sends and checks every byte it gets
+back (manifest digest, blob digests and sizes, our media types, the size limit, then the
+archive with skillpack's strict verifier, the skill digest against the annotation and,
+with ``expect``, against a lock). `pull` writes nothing unless every check passed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillpack._atomic import atomic_write, fsync_folder
+from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
+from skillpack.packing.members import write_members
+from skillpack.packing.pack import archive_name, prepare_many
+from skillpack.packing.verify import VerifyReport, verify_bytes
+from skillpack.runtime import load
+from skillpack.storedzip.writer import MAX_SIZE, ZipWriter
+
+try:  # the optional extra `skillpack[oci]`; only push and pull need it
+    import oras.provider as _oras_provider
+    import requests as _requests
+except ImportError:  # pragma: no cover - exercised only where oras is not installed
+    _oras_provider = None
+    _requests = None  # type: ignore[assignment]
+
+__all__ = [
+    "ANNOTATION_BUNDLE_DIGEST",
+    "ANNOTATION_BUNDLE_SKILLS",
+    "ANNOTATION_DESCRIPTION",
+    "ANNOTATION_FORMAT",
+    "ANNOTATION_REF_NAME",
+    "ANNOTATION_SKILL_DIGEST",
+    "ANNOTATION_SKILL_NAME",
+    "ANNOTATION_TITLE",
+    "BUNDLE_ARTIFACT_TYPE",
+    "BUNDLE_LAYER_MEDIA_TYPE",
+    "DEFAULT_MAX_SIZE",
+    "EMPTY_DIGEST",
+    "EMPTY_MEDIA_TYPE",
+    "INDEX_MEDIA_TYPE",
+    "MANIFEST_MEDIA_TYPE",
+    "SKILL_ARTIFACT_TYPE",
+    "SKILL_LAYER_MEDIA_TYPE",
+    "OciArtifact",
+    "PulledArtifact",
+    "PushResult",
+    "RegistryRef",
+    "artifact_for_bundle",
+    "artifact_for_skill",
+    "artifact_from_bytes",
+    "artifacts_from_paths",
+    "canonical_manifest_json",
+    "docker_config_path",
+    "parse_ref",
+    "pull",
+    "push",
+    "push_all",
+    "sha256_digest",
+    "write_layout",
+]
+
+# --- media types -------------------------------------------------------------------------
+MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
+EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
+EMPTY_DATA = b"{}"
+EMPTY_DIGEST = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+
+# What the artifact is (the manifest's artifactType) and what its one layer holds. `v1` is
+# the archive format's major version (docs/FORMAT.md, "1.0"); `+zip` (RFC 6839) says the
+# layer is a zip file, so generic tools know how to open it.
+SKILL_ARTIFACT_TYPE = "application/vnd.skillpack.skill.v1"
+BUNDLE_ARTIFACT_TYPE = "application/vnd.skillpack.bundle.v1"
+SKILL_LAYER_MEDIA_TYPE = "application/vnd.skillpack.skill.layer.v1+zip"
+BUNDLE_LAYER_MEDIA_TYPE = "application/vnd.skillpack.bundle.layer.v1+zip"
+_LAYER_FOR = {SKILL_ARTIFACT_TYPE: SKILL_LAYER_MEDIA_TYPE,
+              BUNDLE_ARTIFACT_TYPE: BUNDLE_LAYER_MEDIA_TYPE}
+
+# --- annotations -------------------------------------------------------------------------
+ANNOTATION_TITLE = "org.opencontainers.image.title"
+ANNOTATION_DESCRIPTION = "org.opencontainers.image.description"
+ANNOTATION_REF_NAME = "org.opencontainers.image.ref.name"
+ANNOTATION_FORMAT = "dev.skillpack.format"
+ANNOTATION_SKILL_NAME = "dev.skillpack.skill.name"
+ANNOTATION_SKILL_DIGEST = "dev.skillpack.skill.digest"
+ANNOTATION_BUNDLE_DIGEST = "dev.skillpack.bundle.digest"
+ANNOTATION_BUNDLE_SKILLS = "dev.skillpack.bundle.skills"
+FORMAT = "1.0"
+
+DEFAULT_MAX_SIZE = 256 * 1024 * 1024  # a layer larger than this is refused unless asked for
+MAX_MANIFEST_SIZE = 4 * 1024 * 1024  # what registries accept for a manifest (distribution)
+BUNDLE_SUFFIX = ".bundle"
+_SHA256_RE = re.compile(r"sha256:[0-9a-f]{64}")
+_TAG_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+_HINT_EXTRA = "install the extra: pip install 'skillpack[oci]'"
+
+
+def sha256_digest(data: bytes | memoryview) -> str:
+    """The OCI digest of ``data``: ``sha256:`` + 64 hex digits."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def canonical_manifest_json(value: Any) -> bytes:
+    """Canonical JSON for OCI documents: keys sorted, ``,``/``:`` separators, UTF-8, no
+    trailing newline. The bytes are what gets hashed, so they must never vary."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class OciArtifact:
+    """One skill or bundle as an OCI artifact: the manifest bytes and the blobs it names.
+
+    ``digest`` is skillpack's digest (the skill's BLAKE3 digest, or the bundle digest);
+    ``manifest_digest`` the OCI digest of ``manifest``. ``ref_name`` is the tag used when no
+    other is given: ``<name>-<16 hex>`` for a skill, ``bundle-<16 hex>`` for a bundle.
+    """
+
+    kind: str  # "skill" or "bundle"
+    name: str
+    digest: str
+    manifest: bytes
+    layer: bytes
+    file_name: str
+    skills: tuple[tuple[str, str], ...]  # (name, digest) of each skill, sorted by name bytes
+    manifest_digest: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "manifest_digest", sha256_digest(self.manifest))
+
+    @property
+    def ref_name(self) -> str:
+        return self.file_name.rsplit(".", 1)[0]
+
+    @property
+    def artifact_type(self) -> str:
+        return SKILL_ARTIFACT_TYPE if self.kind == "skill" else BUNDLE_ARTIFACT_TYPE
+
+    def blobs(self) -> dict[str, bytes]:
+        """Every blob the manifest references, by OCI digest (the config, then the layer)."""
+        return {EMPTY_DIGEST: EMPTY_DATA, sha256_digest(self.layer): self.layer}
+
+    def descriptor(self, annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The manifest's descriptor, as an index lists it."""
+        out: dict[str, Any] = {"mediaType": MANIFEST_MEDIA_TYPE, "digest": self.manifest_digest,
+                               "size": len(self.manifest), "artifactType": self.artifact_type}
+        if annotations:
+            out["annotations"] = dict(annotations)
+        return out
+
+
+def _manifest(artifact_type: str, layer: bytes, file_name: str,
+              annotations: Mapping[str, str]) -> bytes:
+    return canonical_manifest_json({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": artifact_type,
+        "config": {"mediaType": EMPTY_MEDIA_TYPE, "digest": EMPTY_DIGEST, "size": 2,
+                   "data": base64.b64encode(EMPTY_DATA).decode("ascii")},
+        "layers": [{"mediaType": _LAYER_FOR[artifact_type], "digest": sha256_digest(layer),
+                    "size": len(layer), "annotations": {ANNOTATION_TITLE: file_name}}],
+        "annotations": dict(annotations),
+    })
+
+
+def artifact_for_skill(archive_bytes: bytes, name: str, description: str,
+                       skill_digest: str) -> OciArtifact:
+    """The artifact of one `.skill` archive, from its bytes and what its manifest says.
+
+    The caller vouches that the bytes are that skill's verified archive
+    (`artifact_from_bytes` checks it first). No timestamp, no host detail: the manifest bytes
+    depend only on the arguments.
+    """
+    file_name = archive_name(name, skill_digest)
+    annotations = {
+        ANNOTATION_TITLE: name,
+        ANNOTATION_DESCRIPTION: description,
+        ANNOTATION_FORMAT: FORMAT,
+        ANNOTATION_SKILL_NAME: name,
+        ANNOTATION_SKILL_DIGEST: skill_digest,
+    }
+    manifest = _manifest(SKILL_ARTIFACT_TYPE, archive_bytes, file_name, annotations)
+    return OciArtifact("skill", name, skill_digest, manifest, bytes(archive_bytes), file_name,
+                       ((name, skill_digest),))
+
+
+def artifact_for_bundle(bundle_bytes: bytes, bundle_digest: str,
+                        skills: Iterable[tuple[str, str]]) -> OciArtifact:
+    """The artifact of a bundle, from its bytes, its digest and its (name, digest) pairs."""
+    pairs = tuple(sorted(skills, key=lambda p: p[0].encode("utf-8")))
+    file_name = f"bundle-{bundle_digest.removeprefix('blake3:')[:16]}{BUNDLE_SUFFIX}"
+    names = ", ".join(n for n, _ in pairs)
+    annotations = {
+        ANNOTATION_TITLE: file_name.removesuffix(BUNDLE_SUFFIX),
+        ANNOTATION_DESCRIPTION: f"skillpack bundle of {len(pairs)} skills: {names}",
+        ANNOTATION_FORMAT: FORMAT,
+        ANNOTATION_BUNDLE_DIGEST: bundle_digest,
+        ANNOTATION_BUNDLE_SKILLS: canonical_manifest_json(
+            [{"name": n, "digest": d} for n, d in pairs]).decode("utf-8"),
+    }
+    manifest = _manifest(BUNDLE_ARTIFACT_TYPE, bundle_bytes, file_name, annotations)
+    return OciArtifact("bundle", file_name.removesuffix(BUNDLE_SUFFIX), bundle_digest, manifest,
+                       bytes(bundle_bytes), file_name, pairs)
+
+
+def _artifact_of(report: VerifyReport, data: bytes) -> OciArtifact:
+    if report.kind == "bundle":
+        assert report.digest is not None
+        return artifact_for_bundle(data, report.digest,
+                                   [(s.name, s.digest) for s in report.skills])
+    skill = report.skills[0]
+    return artifact_for_skill(data, skill.name, skill.manifest.description, skill.digest)
+
+
+def artifact_from_bytes(data: bytes, *, source: str = "<bytes>") -> OciArtifact:
+    """The artifact of a `.skill` archive or a bundle held in memory, after verifying it
+    completely (`skillpack.packing.verify.verify_bytes`); raises what `verify` raises."""
+    return _artifact_of(verify_bytes(data, source=source), bytes(data))
+
+
+def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]]) -> list[OciArtifact]:
+    """One artifact per `.skill` or bundle file, and one per skill found under each folder.
+
+    Folders are packed in memory, as `pack` would write them (every skill is checked first;
+    one invalid skill refuses all). Artifacts are sorted by kind then name; the same one
+    given twice is listed once.
+    """
+    found: dict[str, OciArtifact] = {}
+    folders: list[str] = []
+    for path in (os.fspath(p) for p in paths):
+        if os.path.isdir(path):
+            folders.append(path)
+            continue
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as err:
+            raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
+        art = artifact_from_bytes(data, source=path)
+        found.setdefault(art.manifest_digest, art)
+    for item in prepare_many(folders) if folders else []:
+        buffer = io.BytesIO()
+        with ZipWriter(buffer) as writer:
+            write_members(writer, item.members())
+        art = artifact_for_skill(buffer.getvalue(), item.name, item.manifest.description,
+                                 item.digest)
+        found.setdefault(art.manifest_digest, art)
+    return sorted(found.values(), key=lambda a: (a.kind, a.name.encode("utf-8")))
+
+
+# --- the image layout --------------------------------------------------------------------
+
+def _layout_files(artifacts: Sequence[OciArtifact],
+                  ref_names: Sequence[str] | None) -> dict[str, bytes]:
+    names = list(ref_names) if ref_names is not None else [a.ref_name for a in artifacts]
+    if len(names) != len(artifacts):
+        raise SkillpackError(f"{len(names)} reference names for {len(artifacts)} artifacts",
+                             hint="give one reference name per artifact")
+    refs: dict[str, str] = {}
+    manifests: list[dict[str, Any]] = []
+    files: dict[str, bytes] = {}
+    for art, ref in zip(artifacts, names, strict=True):
+        if not _TAG_RE.fullmatch(ref):
+            raise SkillpackError(f"{ref!r} is not a valid reference name",
+                                 hint="use letters, digits, '.', '_' and '-' (at most 128)")
+        if ref in refs:
+            if refs[ref] == art.manifest_digest:
+                continue
+            raise SkillpackError(f"two different artifacts would be named {ref!r}",
+                                 hint="give each artifact its own reference name")
+        refs[ref] = art.manifest_digest
+        manifests.append(art.descriptor({ANNOTATION_REF_NAME: ref}))
+        files[_blob_path(art.manifest_digest)] = art.manifest
+        for digest, data in art.blobs().items():
+            files[_blob_path(digest)] = data
+    manifests.sort(key=lambda d: d["annotations"][ANNOTATION_REF_NAME].encode("utf-8"))
+    files["oci-layout"] = canonical_manifest_json({"imageLayoutVersion": "1.0.0"})
+    files["index.json"] = canonical_manifest_json(
+        {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": manifests})
+    return files
+
+
+def _blob_path(digest: str) -> str:
+    return "blobs/sha256/" + digest.removeprefix("sha256:")
+
+
+def write_layout(artifacts: Sequence[OciArtifact], out_dir: str | os.PathLike[str], *,
+                 ref_names: Sequence[str] | None = None) -> dict[str, str]:
+    """Write an OCI image layout holding ``artifacts``; return ref name -> manifest digest.
+
+    ``oci-layout``, ``index.json`` (one descriptor per artifact, annotated with
+    ``org.opencontainers.image.ref.name``: each artifact's `ref_name` unless ``ref_names``
+    gives them) and ``blobs/sha256/<hex>``, all deterministic. The layout is written in a
+    temporary folder beside ``out_dir`` and renamed to it: ``out_dir`` must not exist or be
+    empty (a layout is never merged into), and a failure leaves nothing behind.
+    """
+    if not artifacts:
+        raise SkillpackError("nothing to export", hint="give skill folders, .skill archives "
+                             "or bundles")
+    files = _layout_files(artifacts, ref_names)
+    dest = os.path.abspath(os.fspath(out_dir))
+    try:
+        if os.listdir(dest):
+            raise WriteError("the output folder is not empty", path=dest,
+                             hint="give a new or empty folder: a layout is never merged into")
+    except FileNotFoundError:
+        pass
+    except NotADirectoryError:
+        raise WriteError("the output exists and is not a folder", path=dest,
+                         hint="give a new or empty folder") from None
+    parent = os.path.dirname(dest)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(dest)[:180]}.skillpack-tmp-",
+                               dir=parent)
+    except OSError as err:
+        raise WriteError(f"cannot write the layout: {err.strerror}", path=dest) from None
+    try:
+        for rel in sorted(files):
+            path = os.path.join(tmp, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as handle:
+                handle.write(files[rel])
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(path, 0o644)
+        for folder in (os.path.join(tmp, "blobs", "sha256"), os.path.join(tmp, "blobs"), tmp):
+            fsync_folder(folder)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, dest)  # atomic; replaces an empty folder, refuses a non-empty one
+        fsync_folder(parent)
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise WriteError(f"cannot write the layout: {err.strerror}", path=dest,
+                         hint="check the folder's permissions and free space") from None
+    index = json.loads(files["index.json"])
+    return {d["annotations"][ANNOTATION_REF_NAME]: d["digest"] for d in index["manifests"]}
+
+
+# --- registries --------------------------------------------------------------------------
+
+def docker_config_path(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Docker config file credentials come from: ``$DOCKER_CONFIG/config.json`` when
+    ``DOCKER_CONFIG`` is set, else ``~/.docker/config.json``; None when it does not exist."""
+    env = os.environ if environ is None else environ
+    folder = env.get("DOCKER_CONFIG") or os.path.join(os.path.expanduser("~"), ".docker")
+    path = os.path.join(folder, "config.json")
+    return path if os.path.isfile(path) else None
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryRef:
+    registry: str
+    repository: str
+    tag: str | None
+    digest: str | None
+
+    @property
+    def reference(self) -> str:
+        return self.digest or self.tag or "latest"
+
+    def __str__(self) -> str:
+        tail = f"@{self.digest}" if self.digest else f":{self.tag}" if self.tag else ""
+        return f"{self.registry}/{self.repository}{tail}"
+
+
+_REF_RE = re.compile(
+    r"(?P<registry>[^/@:]+(?::[0-9]+)?)/(?P<repo>[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)(?::(?P<tag>[^@/]+))?(?:@(?P<digest>.+))?")
+
+
+def parse_ref(ref: str) -> RegistryRef:
+    """``REGISTRY/REPO[:TAG][@sha256:HEX]``, the registry always named (host[:port])."""
+    match = _REF_RE.fullmatch(ref)
+    if match is None:
+        raise SkillpackError(f"{ref!r} is not a registry reference", hint="write it as "
+                             "REGISTRY/REPOSITORY[:TAG] or REGISTRY/REPOSITORY@sha256:HEX, "
+                             "e.g. ghcr.io/acme/skills:v1 or 127.0.0.1:5000/skills:v1")
+    tag, digest = match["tag"], match["digest"]
+    host = match["registry"]
+    if "." not in host and ":" not in host and host != "localhost":
+        raise SkillpackError(f"{ref!r} does not name a registry", hint="begin with the "
+                             "registry's host (with a '.' or a port, or localhost), e.g. "
+                             f"ghcr.io/{ref} or 127.0.0.1:5000/{ref}")
+    if tag is not None and not _TAG_RE.fullmatch(tag):
+        raise SkillpackError(f"{tag!r} is not a valid tag", path=ref,
+                             hint="use letters, digits, '.', '_' and '-' (at most 128)")
+    if digest is not None and not _SHA256_RE.fullmatch(digest):
+        raise SkillpackError(f"{digest!r} is not a sha256 digest", path=ref,
+                             hint="write @sha256: followed by 64 lowercase hex digits")
+    return RegistryRef(match["registry"], match["repo"], tag, digest)
+
+
+if _oras_provider is not None:
+    class _Registry(_oras_provider.Registry):  # type: ignore[misc]
+        """oras's registry client without its retry loop: oras retries a failed request five
+        times, sleeping 3 to 83 s between tries (over two minutes for a registry that is
+        down); a command must fail fast and say why."""
+
+        do_request = _oras_provider.Registry.do_request.__wrapped__
+
+
+def _client(ref: RegistryRef, plain_http: bool, docker_config: str | None) -> Any:
+    """An oras client for ``ref``'s registry, with the auth backend its /v2/ challenge asks
+    for: oras's token flow (GHCR, Docker Hub, Harbor...), or HTTP Basic (a distribution
+    server with htpasswd), which oras's token backend does not answer."""
+    if _oras_provider is None:
+        raise SkillpackError("pushing and pulling need the oras library", hint=_HINT_EXTRA)
+    scheme = "http" if plain_http else "https"
+    try:  # a bare ping: oras's client would already try to answer the challenge
+        ping = _requests.get(f"{scheme}://{ref.registry}/v2/", timeout=30)
+    except _requests.RequestException as err:
+        raise _unreachable(ref, err) from None
+    challenge = ping.headers.get("Www-Authenticate", "") if ping.status_code == 401 else ""
+    basic = challenge.lower().startswith("basic")
+    client = _Registry(hostname=ref.registry, insecure=plain_http,
+                       auth_backend="basic" if basic else "token")
+    if docker_config is not None and not os.path.isfile(docker_config):
+        raise SkillpackError("the Docker config file does not exist", path=docker_config,
+                             hint="give the config.json that `docker login` wrote")
+    config = docker_config if docker_config is not None else docker_config_path()
+    if config is not None:
+        # oras also reads ~/.docker/config.json when it exists; ours is read in addition
+        client.auth.load_configs(client.get_container(str(ref)), configs=[config])
+    if basic and not getattr(client.auth, "_basic_auth", None):  # oras would fail on it
+        raise SkillpackError(f"the registry {ref.registry} asks for a login, and the Docker "
+                             "config has no credentials for it", path=str(ref),
+                             hint="run `docker login` for it, or set DOCKER_CONFIG to the "
+                             "folder of a config.json that has them")
+    return client
+
+
+def _url(client: Any, ref: RegistryRef, what: str) -> str:
+    return f"{client.prefix}://{ref.registry}/v2/{ref.repository}/{what}"
+
+
+def _unreachable(ref: RegistryRef, err: Exception) -> SkillpackError:
+    return SkillpackError(f"cannot reach the registry {ref.registry}: {type(err).__name__}",
+                          path=str(ref), hint="check the address and the network; use "
+                          "--plain-http for a registry without TLS (loopback, tests)")
+
+
+def _request(client: Any, ref: RegistryRef, url: str, method: str, **kwargs: Any) -> Any:
+    try:
+        return client.do_request(url, method, **kwargs)
+    except _requests.RequestException as err:
+        raise _unreachable(ref, err) from None
+    except ValueError as err:  # oras: "Cannot respond to request for authentication."
+        raise SkillpackError(f"the registry {ref.registry} refused the credentials: {err}",
+                             path=str(ref), hint="log in with `docker login` (or set "
+                             "DOCKER_CONFIG) and check your rights on the repository") from None
+
+
+def _registry_error(response: Any, ref: RegistryRef, doing: str) -> SkillpackError:
+    detail = ""
+    try:
+        errors = response.json().get("errors", [])
+        detail = "; ".join(f"{e.get('code')}: {e.get('message')}" for e in errors
+                           if isinstance(e, dict))
+    except (ValueError, AttributeError):
+        pass
+    hint = {401: "log in with `docker login` (or set DOCKER_CONFIG)",
+            403: "check your rights on the repository",
+            404: "check the repository, the tag or the digest"}.get(
+                response.status_code, "see the registry's message")
+    return SkillpackError(f"the registry answered {response.status_code} while {doing}"
+                          + (f" ({detail})" if detail else ""), path=str(ref), hint=hint)
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    """What `push` did: the reference written and the manifest's OCI digest."""
+
+    ref: str
+    manifest_digest: str
+    blobs_uploaded: int
+
+
+def push(artifact: OciArtifact, ref: str, *, plain_http: bool = False,
+         docker_config: str | None = None) -> PushResult:
+    """Push ``artifact`` to ``ref`` (``REGISTRY/REPO[:TAG]``; no tag: its `ref_name`).
+
+    The blobs go first (the registry keeps one it already has), the manifest last, put under
+    the tag in one request: a push that fails leaves no tag naming a missing or partial
+    artifact. The manifest is sent as its exact canonical bytes, and the digest the registry
+    answers with must be ours. A ``@sha256:`` reference pushes the manifest untagged and must
+    name its digest. Credentials come from the Docker config (`docker_config_path`, or
+    ``docker_config``) and are never shown.
+    """
+    return push_all([artifact], ref, plain_http=plain_http, docker_config=docker_config)[0]
+
+
+def _targets(artifacts: Sequence[OciArtifact], ref: str) -> list[RegistryRef]:
+    where = parse_ref(ref)
+    if where.digest is not None:
+        if where.tag is not None:
+            raise SkillpackError("give a tag or a digest, not both", path=ref)
+        if len(artifacts) != 1 or where.digest != artifacts[0].manifest_digest:
+            raise IntegrityError(f"{where.digest} is not the digest of what is pushed",
+                                 path=ref, hint="push by tag, or name the artifact's own "
+                                 "digest")
+        return [where]
+    if where.tag is not None:
+        if len(artifacts) != 1:
+            raise SkillpackError(f"one tag for {len(artifacts)} artifacts", path=ref,
+                                 hint="push them without a tag (each gets <name>-<16 hex>), "
+                                 "or bundle them and push the bundle")
+        return [where]
+    return [RegistryRef(where.registry, where.repository, a.ref_name, None) for a in artifacts]
+
+
+def push_all(artifacts: Sequence[OciArtifact], ref: str, *, plain_http: bool = False,
+             docker_config: str | None = None) -> list[PushResult]:
+    """Push several artifacts to one repository: every blob of every artifact first, then
+    the manifests, each under its `ref_name` (a tag in ``ref`` needs exactly one artifact).
+    A failure before the manifests leaves no new tag at all."""
+    if not artifacts:
+        raise SkillpackError("nothing to push", hint="give skill folders, .skill archives or "
+                             "bundles")
+    targets = _targets(artifacts, ref)
+    client = _client(targets[0], plain_http, docker_config)
+    where = targets[0]
+    container = client.get_container(str(where))
+    seen: set[str] = set()
+    sent: list[int] = []  # blobs uploaded for each artifact
+    with tempfile.TemporaryDirectory(prefix="skillpack-oci-") as tmp:
+        for art in artifacts:
+            count = 0
+            for digest, data in art.blobs().items():
+                if digest not in seen:
+                    seen.add(digest)
+                    count += _upload_blob(client, container, where, digest, data, tmp)
+            sent.append(count)
+    results = []
+    for art, target, count in zip(artifacts, targets, sent, strict=True):
+        _put_manifest(client, target, art)
+        results.append(PushResult(str(target), art.manifest_digest, count))
+    return results
+
+
+def _upload_blob(client: Any, container: Any, where: RegistryRef, digest: str, data: bytes,
+                 tmp: str) -> bool:
+    """Upload one blob unless the registry has it; True when it was sent."""
+    head = _request(client, where, _url(client, where, f"blobs/{digest}"), "HEAD")
+    if head.status_code == 200:
+        return False
+    if head.status_code != 404:
+        raise _registry_error(head, where, f"looking for blob {digest}")
+    path = os.path.join(tmp, digest.removeprefix("sha256:"))
+    with open(path, "wb") as handle:  # oras uploads from a file
+        handle.write(data)
+    try:
+        response = client.put_upload(path, container, {"digest": digest, "size": len(data)})
+    except _requests.RequestException as err:
+        raise _unreachable(where, err) from None
+    except ValueError as err:  # oras: no upload location in the answer
+        raise SkillpackError(f"the registry did not start an upload: {err}",
+                             path=str(where)) from None
+    if response.status_code not in (200, 201, 202):
+        raise _registry_error(response, where, f"uploading blob {digest}")
+    return True
+
+
+def _put_manifest(client: Any, where: RegistryRef, art: OciArtifact) -> None:
+    # Not oras's upload_manifest: it sends json=dict, re-serialised with spaces, which
+    # would give the manifest another digest than the one we computed and documented.
+    response = _request(client, where, _url(client, where, f"manifests/{where.reference}"),
+                        "PUT", data=art.manifest, headers={"Content-Type": MANIFEST_MEDIA_TYPE})
+    if response.status_code not in (200, 201):
+        raise _registry_error(response, where, "putting the manifest")
+    answered = response.headers.get("Docker-Content-Digest")
+    if answered is not None and answered != art.manifest_digest:
+        raise IntegrityError(f"the registry stored the manifest as {answered}, not "
+                             f"{art.manifest_digest}", path=str(where),
+                             hint="the registry rewrote the manifest; do not use this tag")
+
+
+@dataclass(frozen=True, slots=True)
+class PulledArtifact:
+    """What `pull` fetched, checked and wrote: the verified archive or bundle, where it was
+    written, the manifest's OCI digest and annotations, and its skills as (name, digest)."""
+
+    kind: str  # "skill" or "bundle"
+    path: str
+    manifest_digest: str
+    digest: str
+    skills: tuple[tuple[str, str], ...]
+    annotations: Mapping[str, str]
+    data: bytes = field(repr=False)
+
+
+def _read_limited(response: Any, limit: int, what: str, ref: RegistryRef) -> bytes:
+    buffer = bytearray()
+    for chunk in response.iter_content(chunk_size=1024 * 1024):
+        buffer += chunk
+        if len(buffer) > limit:
+            response.close()
+            raise IntegrityError(f"{what} is larger than {limit:,} bytes", path=str(ref),
+                                 hint="this is not what the registry announced; do not use it")
+    return bytes(buffer)
+
+
+def _check_manifest(raw: bytes, ref: RegistryRef, max_size: int) -> tuple[dict[str, Any], str]:
+    """The manifest's layer descriptor and artifactType, after checking the manifest."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ArchiveError("the manifest is not JSON", path=str(ref)) from None
+    if not isinstance(doc, dict) or doc.get("schemaVersion") != 2 or doc.get(
+            "mediaType", MANIFEST_MEDIA_TYPE) != MANIFEST_MEDIA_TYPE:
+        raise ArchiveError("this is not an OCI image manifest", path=str(ref),
+                           hint="skillpack pulls only what `skillpack push` pushed")
+    kind = doc.get("artifactType")
+    if kind not in _LAYER_FOR:
+        raise ArchiveError(f"unknown artifactType {kind!r}: this is not a skillpack artifact",
+                           path=str(ref), hint=f"expected {SKILL_ARTIFACT_TYPE} or "
+                           f"{BUNDLE_ARTIFACT_TYPE}")
+    layers = doc.get("layers")
+    if not isinstance(layers, list) or len(layers) != 1 or not isinstance(layers[0], dict):
+        raise ArchiveError("a skillpack artifact has exactly one layer", path=str(ref))
+    layer = layers[0]
+    if layer.get("mediaType") != _LAYER_FOR[kind]:
+        raise ArchiveError(f"the layer's media type is {layer.get('mediaType')!r}, not "
+                           f"{_LAYER_FOR[kind]}", path=str(ref))
+    size, digest = layer.get("size"), layer.get("digest")
+    if not isinstance(digest, str) or not _SHA256_RE.fullmatch(digest):
+        raise ArchiveError(f"the layer's digest {digest!r} is not a sha256 digest",
+                           path=str(ref))
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ArchiveError(f"the layer's size {size!r} is not a size", path=str(ref))
+    if size > max_size:
+        raise IntegrityError(f"the layer is {size:,} bytes, over the limit of {max_size:,}",
+                             path=str(ref), hint="raise --max-size if you trust this artifact")
+    annotations = doc.get("annotations", {})
+    if not isinstance(annotations, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in annotations.items()):
+        raise ArchiveError("the manifest's annotations are not strings", path=str(ref))
+    return layer, kind
+
+
+def _check_report(report: VerifyReport, kind: str, annotations: Mapping[str, str],
+                  ref: RegistryRef) -> tuple[str, tuple[tuple[str, str], ...]]:
+    skills = tuple(sorted(((s.name, s.digest) for s in report.skills),
+                          key=lambda p: p[0].encode("utf-8")))
+    if kind == SKILL_ARTIFACT_TYPE:
+        if report.kind != "archive" or len(skills) != 1:
+            raise ArchiveError("the artifact says it is a skill, but its layer is a bundle",
+                               path=str(ref))
+        name, digest = skills[0]
+        claims = {ANNOTATION_SKILL_NAME: name, ANNOTATION_SKILL_DIGEST: digest}
+    else:
+        if report.kind != "bundle" or report.digest is None:
+            raise ArchiveError("the artifact says it is a bundle, but its layer is a single "
+                               "skill archive", path=str(ref))
+        digest = report.digest
+        claims = {ANNOTATION_BUNDLE_DIGEST: digest}
+    for key, actual in claims.items():
+        if annotations.get(key) != actual:
+            raise IntegrityError(f"the annotation {key} says {annotations.get(key)!r}, but the "
+                                 f"archive holds {actual!r}", path=str(ref),
+                                 hint="the manifest does not describe its layer; do not use it")
+    return digest, skills
+
+
+def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
+         docker_config: str | None = None, max_size: int = DEFAULT_MAX_SIZE,
+         expect: Mapping[str, Any] | None = None) -> PulledArtifact:
+    """Pull a skillpack artifact by tag or ``@sha256:`` digest, check it, and write it.
+
+    Checks, in order: the manifest hashes to the digest asked for (or that the registry
+    announced); it is an OCI image manifest with one of our artifactTypes and one layer of
+    the matching media type, at most ``max_size`` bytes; the layer received has the
+    descriptor's size and sha256; `verify_bytes` accepts it (the strict archive reader, every
+    manifest re-derived); its skill or bundle digest equals the annotation; and, with
+    ``expect`` (name -> digest, or a lock's content), every skill is approved
+    (`skillpack.runtime.load`'s rules). Only then is ``out_dir/<name>-<16 hex>.skill`` (or
+    ``bundle-<16 hex>.bundle``) written, atomically: any failure writes nothing.
+    """
+    where = parse_ref(ref)
+    limit = min(max_size, MAX_SIZE - 1)
+    client = _client(where, plain_http, docker_config)
+    response = _request(client, where, _url(client, where, f"manifests/{where.reference}"),
+                        "GET", headers={"Accept": MANIFEST_MEDIA_TYPE}, stream=True)
+    if response.status_code != 200:
+        raise _registry_error(response, where, "getting the manifest")
+    raw = _read_limited(response, MAX_MANIFEST_SIZE, "the manifest", where)
+    manifest_digest = sha256_digest(raw)
+    expected = where.digest or response.headers.get("Docker-Content-Digest")
+    if expected is not None and expected != manifest_digest:
+        raise IntegrityError(f"the manifest received hashes to {manifest_digest}, not "
+                             f"{expected}", path=str(where),
+                             hint="the registry or the network altered it; do not use it")
+    layer, kind = _check_manifest(raw, where, limit)
+    response = _request(client, where, _url(client, where, f"blobs/{layer['digest']}"),
+                        "GET", stream=True)
+    if response.status_code != 200:
+        raise _registry_error(response, where, f"getting the layer {layer['digest']}")
+    data = _read_limited(response, layer["size"], "the layer", where)
+    if len(data) != layer["size"] or sha256_digest(data) != layer["digest"]:
+        raise IntegrityError(f"the layer received ({len(data):,} bytes, "
+                             f"{sha256_digest(data)}) is not the one the manifest names "
+                             f"({layer['size']:,} bytes, {layer['digest']})", path=str(where),
+                             hint="the registry or the network altered it; do not use it")
+    annotations: dict[str, str] = json.loads(raw).get("annotations", {})
+    report = verify_bytes(data, source=str(where))
+    digest, skills = _check_report(report, kind, annotations, where)
+    if expect is not None:
+        load(data, expect=expect, source=str(where))
+    name = (archive_name(*skills[0]) if kind == SKILL_ARTIFACT_TYPE
+            else f"bundle-{digest.removeprefix('blake3:')[:16]}{BUNDLE_SUFFIX}")
+    dest = os.path.join(os.fspath(out_dir), name)
+    try:
+        os.makedirs(os.fspath(out_dir), exist_ok=True)
+    except OSError as err:
+        raise WriteError(f"cannot make the folder: {err.strerror}",
+                         path=os.fspath(out_dir)) from None
+    with atomic_write(dest) as handle:
+        handle.write(data)
+    return PulledArtifact("skill" if kind == SKILL_ARTIFACT_TYPE else "bundle", dest,
+                          manifest_digest, digest, skills, annotations, data)
+

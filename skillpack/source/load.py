@@ -1,0 +1,212 @@
+"""A skill on disk: its SKILL.md read and parsed, its file set walked, its validity gated.
+
+`load_skill` (a skill folder or its SKILL.md) and `parse_skill_file` resolve a path to its
+SKILL.md in one way (`skill_md_path`); `read_regular` reads a file without blocking on a fifo
+or reading a device forever; `require_valid` is the one gate `pack`, `bundle`, `lock` and
+`included_files` put a skill through (the errors `skillpack check` reports).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Mapping
+
+from skillpack.errors import MissingPathError, Problem, SkillError, SkillpackError
+from skillpack.formats.paths import SKILL_MD
+from skillpack.skillmd.skill import Skill, parse_skill
+from skillpack.skillmd.validate import validate_skill
+from skillpack.source.discover import miscased_skill_md
+from skillpack.source.fileset import FileSet
+from skillpack.source.pathtext import joined, parent_spelling, spelling
+from skillpack.source.walk import walk
+
+__all__ = [
+    "load_skill",
+    "open_regular",
+    "parse_skill_file",
+    "read_regular",
+    "require_valid",
+    "skill_fileset",
+    "skill_md_path",
+]
+
+
+def skill_md_path(path: str | os.PathLike[str]) -> str:
+    """The SKILL.md a path names: the path itself, or the SKILL.md of the folder it names
+    (a SKILL.md that is itself a folder is named as it is, to be refused when read), spelt
+    as `pathlib` spells it."""
+    return _skill_md_path(os.fspath(path))
+
+
+def _skill_md_path(text: str, is_dir: bool | None = None) -> str:
+    """`skill_md_path`; `is_dir` is ``os.path.isdir(text)`` when the caller knows it (None:
+    asked here)."""
+    spelt = spelling(text)  # without building a Path (per skill): see skillpack.source.pathtext
+    if os.path.basename(spelt) != SKILL_MD and (
+            os.path.isdir(spelt) if is_dir is None else is_dir):
+        return joined(spelt, SKILL_MD)
+    return spelt
+
+
+def load_skill(path: str | os.PathLike[str]) -> Skill:
+    """Parse the skill at `path`: a skill folder or its SKILL.md."""
+    text = os.fspath(path)
+    try:  # what os.path.lexists asks; and a folder that is no link is what isdir says
+        mode: int | None = os.lstat(text).st_mode
+    except (OSError, ValueError):
+        mode = None
+    if mode is None:
+        raise MissingPathError("no such file or folder", path=text,
+                               hint="give a skill folder or its SKILL.md")
+    where = _skill_md_path(text, None if stat.S_ISLNK(mode) else stat.S_ISDIR(mode))
+    try:  # the common case: SKILL.md opened once, its size from that fstat
+        fd, size = _open_regular(where)
+    except OSError:  # not a regular file (or unreadable): say so as before
+        if not os.path.isfile(where) and _miscased(where) is None:
+            raise SkillpackError("no SKILL.md here", path=text,
+                                 hint="give a skill folder or its SKILL.md") from None
+        return _parse_at(where)
+    try:
+        return _parse_at(where, fd, size)
+    finally:
+        os.close(fd)
+
+
+#: A spelling of SKILL.md in another case that no skill uses, to ask a folder whether it
+#: tells names apart by case (`_miscased`).
+_PROBE = "sKILL.mD"
+
+
+def _miscased(where: str, opened: bool = False) -> SkillError | None:
+    """The error for a SKILL.md spelt in another case (``skill.md``), or None. `opened`: the
+    caller opened `where` (so some entry of its folder answers to that name)."""
+    folder, name = os.path.split(where)
+    if name != SKILL_MD and name.lower() == SKILL_MD.lower():
+        found: str | None = name
+    elif (opened and name == SKILL_MD
+          and not os.path.lexists(os.path.join(folder, _PROBE))):
+        # SKILL.md opened, and nothing answers to sKILL.mD: the folder tells names apart by
+        # case, so the entry opened is named SKILL.md exactly (one failed lstat, not a
+        # listing of the folder)
+        found = None
+    else:
+        found = miscased_skill_md(folder or ".")
+    if found is None:
+        return None
+    file = os.path.join(folder, found)
+    message = (f"the skill's file is named {found!r}, not 'SKILL.md': rename it to SKILL.md "
+               "(skill hosts on Linux are case-sensitive: it works on a Mac and nowhere else)")
+    return SkillError(message, path=file, hint=f"mv {found} SKILL.md",
+                      problems=[Problem("error", "skill-md-case", message, file)])
+
+
+def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
+    """Read and parse a SKILL.md (or the SKILL.md of a skill folder)."""
+    return _parse_at(skill_md_path(path))
+
+
+def _parse_at(where: str, fd: int | None = None, size: int = 0) -> Skill:
+    """Read and parse the SKILL.md at `where` (`skill_md_path`'s spelling), from `fd` when it
+    is already open (a regular file of `size` bytes when opened, read to its end)."""
+    wrong_case = _miscased(where, opened=fd is not None)
+    if wrong_case is not None:
+        raise wrong_case
+    try:
+        raw = read_regular(where) if fd is None else _read_to_end(fd, size)
+    except FileNotFoundError:
+        raise SkillError("there is no SKILL.md here", path=where,
+                         hint="a skill is a folder holding SKILL.md") from None
+    except OSError as exc:
+        raise SkillError(f"cannot read SKILL.md: {exc.strerror}", path=where) from None
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        message = f"SKILL.md is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
+        raise SkillError(message, path=where, line=line,
+                         problems=[Problem("error", "encoding", message, where, line)]) from None
+    return parse_skill(source, file=where, workdir=parent_spelling(where))
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the regular file at `path`, for reading. Opened without blocking and
+    checked before a byte is read: a fifo would block forever, a device (``/dev/zero``) never
+    ends. Raises `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
+    return _open_regular(path)[0]
+
+
+def _open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """`open_regular`, and the file's size as ``fstat`` gave it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        mode = st.st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
+                    else "a device or socket")
+            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at `path` (opened as `open_regular` opens it)."""
+    fd, size = _open_regular(path)
+    try:
+        return _read_to_end(fd, size)
+    finally:
+        os.close(fd)
+
+
+def _read_to_end(fd: int, size: int) -> bytes:
+    """Every byte of the open regular file `fd` from where it stands to its end, `size` (its
+    ``fstat`` size) a hint: one byte more is asked for, and exactly `size` bytes back is the
+    whole file (a regular file's read comes back short only at its end; most files: one
+    call); otherwise the reads go on until one returns nothing, as ``read()`` does."""
+    data = os.read(fd, size + 1)
+    return data if len(data) == size else data + _rest(fd)
+
+
+def _rest(fd: int) -> bytes:
+    """What is left of `fd` until a read returns nothing."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def skill_fileset(
+    skill: Skill | str | os.PathLike[str], *, read: bool = False, keep: int = 0,
+    outputs: Mapping[str, str] | None = None, sha256: bool = False,
+    member_limit: int | None = None,
+) -> FileSet:
+    """The file set of a parsed skill (or of the skill at a path), walked with its includes
+    and secret allowances. Names only (unless `read`, see `walk`): the content check is
+    `skillpack.source.records.hash_files`. `outputs`: what the running command writes inside
+    the skill folder, left out (see `walk`); `member_limit`: refused right after listing
+    when the files and the manifest are more zip members than that (see `walk`)."""
+    if isinstance(skill, str | os.PathLike):
+        skill = load_skill(skill)
+    if skill.workdir is None:
+        raise SkillpackError(
+            f"skill {skill.name!r} was not read from a folder, so it has no file set",
+            hint="parse it with parse_skill_file",
+        )
+    return walk(skill.workdir, skill.include_list, allow=skill.secret_allowances, read=read,
+                keep=keep, outputs=outputs, sha256=sha256, member_limit=member_limit)
+
+
+def require_valid(skill: Skill, *, what: str = "packed", source: str | None = None) -> None:
+    """Raise `SkillError` with every error `skillpack check` finds in `skill`."""
+    errors = [p for p in validate_skill(skill) if p.severity == "error"]
+    if errors:
+        name = skill.name or os.path.basename(os.path.normpath(source or skill.workdir or ""))
+        raise SkillError(
+            f"skill '{name}' is invalid and cannot be {what}: {errors[0].message}",
+            path=source or skill.workdir, problems=errors,
+            hint="fix what `skillpack check` reports, then try again",
+        )

@@ -1,0 +1,293 @@
+"""Reading a carried file's bytes: whole when small, streamed through one buffer when large;
+hashed with BLAKE3 and checked for secrets (`skillpack.content.scan`) on the same bytes.
+
+Small files are read whole, in one ``read`` call when they can be (the hot path of a tree
+of many small files). Large ones stream through one fixed buffer, so memory stays flat
+whatever the file size (a buffer rather than mmap: a file truncated under an mmap kills the
+process with SIGBUS, and mapped pages would count in the process's RSS); each chunk is hashed
+with multi-threaded BLAKE3 (which releases the GIL) on a helper thread while this one runs
+the secret rules over it and reads the next chunk into a second buffer.
+
+The walk (`skillpack.source.walk`) and the file records (`skillpack.source.records`) read
+through these, and every carried file is opened with `OPEN_FLAGS`; the runtime never imports
+this module (it reads no file).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import stat
+import zlib
+from _queue import SimpleQueue  # queue's own, without queue's imports (start-up)
+from collections.abc import Callable
+
+from blake3 import blake3
+
+from skillpack._threads import quiet_helper
+from skillpack.content.scan import ContentStream
+from skillpack.errors import SkillpackError
+from skillpack.formats.shebang import SHEBANG_MAX
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
+if TYPE_CHECKING:
+    from hashlib import _Hash
+    from typing import Any
+
+__all__ = [
+    "DIR_FLAGS",
+    "HEAD",
+    "LARGE_FILE",
+    "MODE_BITS",
+    "OPEN_FLAGS",
+    "READ_CHUNK",
+    "ROOT_FLAGS",
+    "Changed",
+    "Crc32",
+    "hash_fd",
+    "hash_file",
+    "hash_large",
+    "read_small",
+    "sha256_hasher",
+    "small_file_reader",
+]
+
+def sha256_hasher(data: bytes = b"") -> _Hash:
+    """A SHA-256 hasher fed `data` (the manifest's second hash, pack's). hashlib is imported
+    on first use: it loads OpenSSL, about 3 ms of start-up that `check` never needs."""
+    import hashlib  # start-up: see the docstring
+
+    return hashlib.sha256(data)
+
+
+#: How every carried file is opened: never through a link, never blocking (a fifo).
+OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+#: How a folder holding carried files is opened: as a folder only, never through a link
+#: (the skill's root folder may be one) and never blocking.
+ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC
+DIR_FLAGS = ROOT_FLAGS | os.O_NOFOLLOW
+#: How many of a file's first bytes are kept to read its `#!` line (as the runtime reads it).
+HEAD = SHEBANG_MAX
+LARGE_FILE = 4 * 1024 * 1024  # from this size on: streamed, hashed on several threads
+READ_CHUNK = 4 * 1024 * 1024
+#: File type and owner-execute bits of ``st_mode`` for each mode of the digest.
+MODE_BITS = {"100644": stat.S_IFREG, "100755": stat.S_IFREG | stat.S_IXUSR}
+
+
+class Crc32:
+    """A running CRC-32 (zlib's; it releases the GIL on large buffers), fed like a hashlib
+    object: what the zip writer needs to write a large member front to back."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def update(self, data: bytes | bytearray | memoryview) -> None:
+        self.value = zlib.crc32(data, self.value)
+
+
+class Changed(Exception):
+    """The file is not the one the walk saw, or changed while being read."""
+
+
+def read_small(fd: int, size: int, data: bytes | None = None) -> bytes:
+    """The `size` bytes of the open regular file `fd`, read whole; raises `Changed` otherwise.
+
+    One byte more than expected is asked for: a regular file's read comes back short only at
+    its end, so exactly `size` bytes from one read is the whole file, as measured (four system
+    calls a file in all, the hot path of a tree of many small files). Otherwise the reads go
+    on until the end, and any other total means the file changed. `data` is what a first
+    ``os.read(fd, size + 1)`` of the caller's gave, if it made one.
+    """
+    if data is None:
+        data = os.read(fd, size + 1)
+    got = len(data)
+    if got == size:
+        return data
+    chunks = [data]
+    while data and got <= size:
+        data = os.read(fd, size + 1 - got)
+        chunks.append(data)
+        got += len(data)
+    if got != size:
+        raise Changed
+    return b"".join(chunks)
+
+
+def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
+    """A function reading a small file (under `LARGE_FILE`) whole from its open descriptor
+    `fd` of expected `size`: (BLAKE3 hex, the bytes), or None when the bytes do not add up
+    to `size`. Read errors raise `OSError`. The caller checks the content
+    (`skillpack.content.scan.scan_content`), knowing the file's path and allowances."""
+    read = os.read
+    hasher = blake3()  # one hasher, reset after each file: cheaper than a new one each time
+    update, finish, reset = hasher.update, hasher.digest, hasher.reset
+
+    def read_small_file(fd: int, size: int) -> tuple[str, bytes] | None:
+        data = read(fd, size + 1)  # one byte more: see read_small
+        if len(data) != size:
+            try:
+                data = read_small(fd, size, data)
+            except Changed:
+                return None
+        reset()
+        update(data)
+        return finish().hex(), data
+
+    return read_small_file
+
+
+class _Beside:
+    """One helper thread that feeds each chunk given to `submit` to `feed` while the caller
+    goes on; `result` waits for the last one and raises what it raised. What a one-thread
+    ``concurrent.futures`` pool does, without its import (about 7 ms of every start-up)."""
+
+    def __init__(self, feed: Callable[[memoryview], object]) -> None:
+        self._feed = feed
+        self._todo: SimpleQueue[memoryview | None] = SimpleQueue()
+        self._done: SimpleQueue[BaseException | None] = SimpleQueue()
+        import threading  # start-up: only a large file starts a thread (about 2 ms)
+
+        self._thread = threading.Thread(target=self._run, name="skillpack-scan", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        quiet_helper()
+        while (chunk := self._todo.get()) is not None:
+            try:
+                self._feed(chunk)
+            except BaseException as err:  # handed to the caller by `result`
+                self._done.put(err)
+            else:
+                self._done.put(None)
+
+    def submit(self, chunk: memoryview) -> None:
+        self._todo.put(chunk)
+
+    def result(self) -> None:
+        error = self._done.get()
+        if error is not None:
+            raise error
+
+    def close(self) -> None:
+        self._todo.put(None)
+        self._thread.join()
+
+
+def _buffer() -> mmap.mmap:
+    """A `READ_CHUNK` buffer to read a large file into: an anonymous memory map, not a
+    ``bytearray`` (measured here: a fresh process's first 256 MiB read through two new
+    bytearrays took about 110 ms longer, page faults of new heap memory, than through
+    two anonymous maps; later reads alike). No file is mapped: nothing to SIGBUS on."""
+    return mmap.mmap(-1, READ_CHUNK)
+
+
+def hash_large(fd: int, size: int, scan: ContentStream | None = None,
+               sha: Any = None, crc: Crc32 | None = None) -> tuple[str, bytes]:
+    """`hash_fd` for a large file, read once: two buffers taken in turn; while a helper thread
+    hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when
+    given: all release the GIL), this thread runs the content check over it (`scan`: the RE2
+    set and the rules hold the GIL) and reads the next chunk into the other buffer. Returns
+    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line).
+
+    The scan counts no lines (`ContentStream.uncounted`): when it finds something, the file
+    is read and scanned once more, counting, and must hash the same (`Changed` otherwise)."""
+    if scan is not None:
+        scan.uncounted()
+    hasher = blake3(max_threads=blake3.AUTO)
+    bufs = (_buffer(), _buffer())
+    views = (memoryview(bufs[0]), memoryview(bufs[1]))
+
+    def digest(chunk: memoryview) -> None:
+        hasher.update(chunk)
+        if sha is not None:
+            sha.update(chunk)
+        if crc is not None:
+            crc.update(chunk)
+
+    total = 0
+    head = b""
+    try:
+        helper = _Beside(digest)
+        try:
+            turn = 0
+            n = os.readv(fd, [bufs[turn]])
+            while n:
+                total += n
+                if total > size:
+                    raise Changed
+                chunk = views[turn][:n]
+                if not head:
+                    head = bytes(chunk[:HEAD])
+                helper.submit(chunk)
+                try:
+                    if scan is not None:
+                        scan.feed(chunk)
+                    turn ^= 1
+                    n = os.readv(fd, [bufs[turn]])  # the other buffer: the helper reads chunk
+                finally:
+                    helper.result()
+                chunk.release()
+        finally:
+            helper.close()
+    finally:
+        for view in views:
+            view.release()
+    if total != size:
+        raise Changed
+    hex_digest = hasher.hexdigest()
+    if scan is not None and scan.recount():
+        _scan_again(fd, size, scan, hex_digest)
+    return hex_digest, head
+
+
+def _scan_again(fd: int, size: int, scan: ContentStream, hex_digest: str) -> None:
+    """Feed `scan` the `size` bytes of `fd` read again from the start (the file held a
+    finding: its lines are counted now); raises `Changed` unless they hash to `hex_digest`,
+    the bytes scanned the first time."""
+    hasher = blake3(max_threads=blake3.AUTO)
+    buf = _buffer()
+    view = memoryview(buf)
+    try:
+        total = 0
+        while n := os.preadv(fd, [buf], total):
+            total += n
+            if total > size:
+                raise Changed
+            chunk = view[:n]
+            hasher.update(chunk)
+            scan.feed(chunk)
+            chunk.release()
+    finally:
+        view.release()
+    if total != size or hasher.hexdigest() != hex_digest:
+        raise Changed
+
+
+def hash_fd(fd: int, size: int) -> str:
+    """BLAKE3 hex of the open file `fd` of expected `size` (no content check).
+
+    Raises `Changed` when the bytes read do not add up to `size`.
+    """
+    if size < LARGE_FILE:
+        return blake3(read_small(fd, size)).hexdigest()
+    return hash_large(fd, size)[0]
+
+
+def hash_file(path: str | os.PathLike[str]) -> tuple[int, str]:
+    """(size, BLAKE3 hex) of the regular file at `path`, opened without following a link."""
+    name = os.fspath(path)
+    fd = os.open(name, OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SkillpackError("not a regular file", path=name)
+        try:
+            hex_digest = hash_fd(fd, st.st_size)
+        except Changed:
+            raise SkillpackError(
+                "changed while being read", path=name, hint="try again once it is written"
+            ) from None
+        return st.st_size, hex_digest
+    finally:
+        os.close(fd)
+

@@ -1,0 +1,667 @@
+"""The walk of a skill folder (SPEC section 1): list its folders, classify every entry,
+apply the leave-out rules and the name checks, and collect every problem, raised once as a
+`RefusedError`.
+
+Iterative (a tree 1,000 folders deep is fine), it never follows a symlink: each folder is
+opened without following a link and listed through that descriptor, each entry classified
+from the directory entry and ``lstat`` facts, so a fifo cannot block it and a symlink loop
+cannot trap it. A walk that reads (`Walker(root, read=True)`) opens each regular file it
+lists, relative to its folder's descriptor and without following a link or blocking, takes
+its facts from ``fstat``, hashes it through that same descriptor and checks its content for
+secrets on the same bytes (`skillpack.content.scan`; large files streamed), so that a skill's
+name and content refusals are listed together.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+
+from skillpack.content.scan import (
+    CLEAN,
+    Allowances,
+    ContentScan,
+    ContentStream,
+    scan_content,
+    unused_rule_message,
+)
+from skillpack.content.secrets import secret_name_candidates, secret_name_reason
+from skillpack.errors import ArchiveError, Problem, RefusedError, SkillpackError
+from skillpack.formats.paths import (
+    SKILL_MD,
+    collision_key,
+    may_be_unportable,
+    sort_key,
+    windows_problem,
+)
+from skillpack.formats.shebang import shebang_line
+from skillpack.source.fileset import FileSet, HashedFile, LeftOut, WalkedFile, display_path
+from skillpack.source.ignore import (
+    MANIFEST_DIR,
+    SKILLIGNORE,
+    SkillIgnore,
+    left_out_rule,
+    read_skillignore,
+)
+from skillpack.source.readfile import (
+    DIR_FLAGS,
+    HEAD,
+    LARGE_FILE,
+    OPEN_FLAGS,
+    ROOT_FLAGS,
+    Changed,
+    Crc32,
+    hash_large,
+    sha256_hasher,
+    small_file_reader,
+)
+
+__all__ = ["KEEP_FILE", "Walker", "walk"]
+
+#: How many listed folders a reading walk keeps open until their files are read (the others
+#: are opened again by path, and checked to be the folder listed).
+KEEP_FOLDERS = 128
+
+#: The largest file whose bytes a reading walk keeps (within its `keep` budget) for `pack` to
+#: write without reading it again: files written in one go by the zip writer.
+KEEP_FILE = 1 << 20
+
+_LEAVE_OUT_HINT = "or leave it out with a line in .skillignore"
+
+
+class Walker:
+    """One walk of the skill folder `root`: what it carries, leaves out, and every problem."""
+
+    def __init__(self, root: str, read: bool = False, keep: int = 0,
+                 outputs: Mapping[str, str] | None = None,
+                 allow: Allowances | None = None, sha256: bool = False,
+                 member_limit: int | None = None) -> None:
+        self.root = root
+        # with a limit, a reading walk lists the whole tree before it opens any file
+        self.member_limit = member_limit
+        # listed folders whose files are read once the listing is done: (folder, its
+        # (st_dev, st_ino), its descriptor if kept open, [(path, name)]); and their count
+        self.pending: list[tuple[str, tuple[int, int], int | None, list[tuple[str, str]]]] = []
+        self.pending_files = 0
+        self.sha256 = sha256  # whether each file read is also hashed with SHA-256
+        self.outputs = outputs or {}  # relative path -> rule: what this command writes
+        self.allow = allow if allow is not None else Allowances({})
+        # when reading: the hasher of small open files, and what it found
+        self.reader: Callable[[int, int], tuple[str, bytes] | None] | None = None
+        self.hashed: dict[str, HashedFile] = {}
+        self.keep = keep  # bytes of read files still to keep (files up to KEEP_FILE each)
+        if read:
+            self.reader = small_file_reader()
+        self.files: dict[str, WalkedFile] = {}
+        self.left_out: dict[str, LeftOut] = {}
+        self.problems: dict[tuple[str | int | None, ...], Problem] = {}
+        self.ignore: SkillIgnore | None = None
+        # whether the root's listing, when it comes, decides if .skillignore is looked up
+        self.ignore_from_listing = False
+        self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
+        self._renamed = False  # whether a carried file's name on disk is not NFC
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def problem(self, code: str, path: str, message: str, line: int | None = None) -> None:
+        shown = display_path(path)
+        self.problems.setdefault((code, shown, line),
+                                 Problem("error", code, message, file=shown, line=line))
+
+    def refuse_content(self, path: str, content: ContentScan) -> None:
+        """Every refusal of a carried file's content check (several may name one file)."""
+        for problem in content.problems(display_path(path)):
+            self.problems.setdefault((problem.code, problem.file or "", problem.message),
+                                     problem)
+
+    def leave_out(self, path: str, rule: str) -> None:
+        self.left_out.setdefault(path, LeftOut(display_path(path), rule))
+
+    def _full(self, rel: str) -> str:
+        return os.path.join(self.root, rel) if rel else self.root
+
+    # -- rules -------------------------------------------------------------------------------
+
+    def load_skillignore(self) -> None:
+        self.ignore_from_listing = False
+        self.ignore, problems = read_skillignore(self.root)
+        for problem in problems:
+            self.problem(*problem)
+
+    def _ignore_from(self, entries: list[os.DirEntry[str]]) -> None:
+        """Read .skillignore if the root's listing `entries` may hold it: an entry named so
+        in some ASCII case (a case-insensitive folder answers to it), or one not ASCII
+        (normalisation or folding beyond ASCII could make it answer). Otherwise there is
+        nothing by that name to look up."""
+        if any(not e.name.isascii() or e.name.lower() == SKILLIGNORE for e in entries):
+            self.load_skillignore()
+        self.ignore_from_listing = False
+
+    def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
+        """Why `rel` is left out, or None when it is walked."""
+        return self.outputs.get(rel) or left_out_rule(rel, name, is_dir, self.ignore)
+
+    # -- entries -----------------------------------------------------------------------------
+
+    def _check_name(self, rel: str, name: str) -> None:
+        reason = windows_problem(name)
+        if reason is not None:
+            self.problem("unportable-name", rel, f"{reason}; rename it")
+        if name.isascii() and name.isprintable() and "\\" not in name:
+            return  # the common case, and a fast one: nothing below can apply
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            self.problem(
+                "unportable-name", rel, "the name is not valid UTF-8; rename it with UTF-8 text"
+            )
+            return
+        if not name.isprintable() and any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in name):
+            self.problem(
+                "unportable-name", rel, "the name holds a control character; rename it"
+            )
+        if "\\" in name:
+            self.problem(
+                "unportable-name", rel, "the name holds a backslash, a folder separator on "
+                "Windows; rename it"
+            )
+
+    def add_file(self, rel: str, st: os.stat_result) -> WalkedFile:
+        path = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
+        mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
+        self._renamed |= path != rel
+        if path in self.files and self.files[path].disk_path != rel:
+            self._shadowed.append(self.files[path].disk_path)  # an NFC twin: see check_names
+        walked = self.files[path] = WalkedFile(
+            path, st.st_size, mode, st.st_dev, st.st_ino, None if path == rel else rel
+        )
+        return walked
+
+    def read_file(self, rel: str, name: str, dir_fd: int | None,
+                  seen: os.stat_result | None = None) -> None:
+        """Add the regular file `name` of the folder open as `dir_fd` (or at the path `name`)
+        from what ``fstat`` tells of it once opened, and hash it (when small) through that
+        same descriptor. With `seen` (its ``lstat``), it must be that very file."""
+        try:
+            fd = os.open(name, OPEN_FLAGS, dir_fd=dir_fd)
+        except OSError as err:
+            if err.errno == errno.ELOOP:  # a link now, since the listing
+                self.other(rel, stat.S_IFLNK)
+            else:
+                self.problem("unreadable", rel, f"cannot open it ({err.strerror})")
+            return
+        try:
+            st = os.fstat(fd)
+            mode, size = st.st_mode, st.st_size
+            if not stat.S_ISREG(mode):
+                self.other(rel, mode)
+                return
+            if seen is not None and (st.st_dev, st.st_ino) != (seen.st_dev, seen.st_ino):
+                self.problem("changed", rel, "changed while being read (it is not the file "
+                             "the walk saw); try again")
+                return
+            if rel.isascii() and rel not in self.files:  # add_file's common case, inline
+                walked = self.files[rel] = WalkedFile(
+                    rel, size, "100755" if mode & stat.S_IXUSR else "100644", st.st_dev,
+                    st.st_ino,
+                )
+            else:
+                walked = self.add_file(rel, st)
+            if self.reader is None:
+                return
+            path = walked.path
+            if size >= LARGE_FILE:
+                self._read_large(walked, fd, st)
+                return
+            try:
+                found = self.reader(fd, size)
+            except OSError:
+                found = None
+            if found is not None:  # else read again by hash_files, which says why
+                data: bytes | None = None
+                if size <= KEEP_FILE and size <= self.keep:
+                    data = found[1]
+                    self.keep -= size
+                shebang = (shebang_line(found[1][:HEAD]) if walked.mode == "100755"
+                           else None)
+                content = scan_content(path, found[1], self.allow.allow(path))
+                if content is not CLEAN and content.refused:  # CLEAN: nothing refused
+                    self.refuse_content(path, content)
+                sha = sha256_hasher(found[1]).hexdigest() if self.sha256 else ""
+                self.hashed[path] = HashedFile(walked, found[0], content, data, shebang, sha)
+        finally:
+            os.close(fd)
+
+    def _read_large(self, walked: WalkedFile, fd: int, st: os.stat_result) -> None:
+        """Hash and check a large file through its open descriptor `fd`, streamed; a file
+        that changes meanwhile or cannot be read is left for hash_files, which says why."""
+        stream = ContentStream(walked.path, self.allow.allow(walked.path))
+        sha = sha256_hasher() if self.sha256 else None
+        crc = Crc32() if self.sha256 else None  # pack's walk: its writer needs the CRC
+        try:
+            hex_digest, head = hash_large(fd, st.st_size, stream, sha, crc)
+            after = os.fstat(fd)
+        except (Changed, OSError):
+            return
+        if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+            return
+        content = stream.finish()
+        if content.refused:
+            self.refuse_content(walked.path, content)
+        shebang = shebang_line(head[:HEAD]) if walked.mode == "100755" else None
+        self.hashed[walked.path] = HashedFile(walked, hex_digest, content, None, shebang,
+                                              sha.hexdigest() if sha is not None else "",
+                                              crc.value if crc is not None else None)
+
+    def other(self, rel: str, st_mode: int) -> None:
+        """A walked entry that is neither a regular file nor a folder."""
+        if stat.S_ISLNK(st_mode):
+            self.problem(
+                "symlink", rel, "is a symbolic link; skillpack never carries or follows links. "
+                f"Replace it with a copy of its target, {_LEAVE_OUT_HINT}"
+            )
+            return
+        kind = (
+            "a fifo (named pipe)" if stat.S_ISFIFO(st_mode)
+            else "a socket" if stat.S_ISSOCK(st_mode)
+            else "a character device" if stat.S_ISCHR(st_mode)
+            else "a block device" if stat.S_ISBLK(st_mode)
+            else "not a regular file or folder"
+        )
+        self.problem(
+            "special-file", rel, f"is {kind}; a skill carries regular files only. "
+            f"Remove it, {_LEAVE_OUT_HINT}"
+        )
+
+    def walk_tree(self, start: str, seen: os.stat_result | None = None) -> None:
+        """Every file under folder `start` ('' for the root; `seen`, its ``lstat``), without
+        recursion."""
+        stack: list[tuple[str, tuple[int, int] | None]] = [
+            (start, None if seen is None else (seen.st_dev, seen.st_ino))]
+        while stack:
+            rel, expected = stack.pop()
+            try:
+                # listed and stat'ed through one descriptor: each entry's lstat is then
+                # relative to it, and a folder swapped for a link is not followed
+                dir_fd = os.open(self._full(rel), DIR_FLAGS if rel else ROOT_FLAGS)
+            except OSError as err:
+                self._unlistable(rel, err)
+                continue
+            kept = False
+            try:
+                # opened by its path: the very folder its parent's listing saw (a folder on
+                # the way swapped for a link since would lead elsewhere)
+                st = os.fstat(dir_fd)
+                if expected is not None and (st.st_dev, st.st_ino) != expected:
+                    self.problem("changed", rel, "was replaced while the walk read it (it is "
+                                 "not the folder the walk saw); try again")
+                    continue
+                later = self._walk_listing(rel, dir_fd, stack)
+                if later:
+                    kept = len(self.pending) < KEEP_FOLDERS
+                    self.pending.append((rel, (st.st_dev, st.st_ino), dir_fd if kept else None,
+                                         later))
+                    self.pending_files += len(later)
+            except OSError as err:
+                self._unlistable(rel, err)
+            finally:
+                if not kept:
+                    os.close(dir_fd)
+
+    def _unlistable(self, rel: str, err: OSError) -> None:
+        self.problem(
+            "unreadable", rel or ".", f"cannot list this folder ({err.strerror}); "
+            f"make it readable, {_LEAVE_OUT_HINT}"
+        )
+
+    def _walk_listing(self, rel: str, dir_fd: int,
+                      stack: list[tuple[str, tuple[int, int] | None]]) -> list[tuple[str, str]]:
+        """The entries of the folder `rel`, open as `dir_fd`: files added (or read), folders
+        stacked. With a member limit, the regular files a reading walk would open are
+        returned instead, (path, name) each, to be read once the whole tree is listed."""
+        with os.scandir(dir_fd) as listing:
+            entries = list(listing)
+        if not rel and self.ignore_from_listing:
+            self._ignore_from(entries)
+        ignore, files, is_reg, exec_bit = self.ignore, self.files, stat.S_ISREG, stat.S_IXUSR
+        reading, read_file = self.reader is not None, self.read_file
+        later: list[tuple[str, str]] = []
+        defer = reading and self.member_limit is not None
+        outputs = self.outputs
+        prefix = f"{rel}/" if rel else ""
+        for entry in entries:
+            name = entry.name
+            child = prefix + name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)  # False for a symlink
+                why = left_out_rule(child, name, is_dir, ignore)
+                if outputs and child in outputs:
+                    why = outputs[child]
+                if why is not None:
+                    self.leave_out(child + "/" if is_dir else child, why)
+                elif is_dir:
+                    st = entry.stat(follow_symlinks=False)  # of this folder (a few a tree)
+                    stack.append((child, (st.st_dev, st.st_ino)))
+                elif reading and entry.is_file(follow_symlinks=False):
+                    if defer:
+                        later.append((child, name))
+                    else:
+                        read_file(child, name, dir_fd)
+                else:
+                    st = entry.stat(follow_symlinks=False)
+                    mode = st.st_mode
+                    if not is_reg(mode):
+                        self.other(child, mode)
+                    elif child.isascii() and child not in files:  # add_file's common case
+                        files[child] = WalkedFile(
+                            child, st.st_size, "100755" if mode & exec_bit else "100644",
+                            st.st_dev, st.st_ino,
+                        )
+                    else:
+                        self.add_file(child, st)
+            except OSError as err:
+                self.problem("unreadable", child, f"cannot stat it ({err.strerror})")
+        return later
+
+    # -- deferred reads (a walk with a member limit) -------------------------------------------
+
+    def check_member_limit(self) -> None:
+        """Refuse, before any listed file is opened, a skill whose files and manifest are more
+        archive members than `member_limit`."""
+        limit = self.member_limit
+        if limit is None or len(self.files) + self.pending_files + 1 <= limit:
+            return
+        carried = set(self.files)  # exact: a file listed twice (two includes) counts once
+        for _, _, _, later in self.pending:
+            carried.update(p if p.isascii() else unicodedata.normalize("NFC", p)
+                           for p, _ in later)
+        if len(carried) + 1 <= limit:
+            return
+        self.close_pending()
+        raise ArchiveError(
+            f"the skill carries {len(carried):,} files: with its manifest, {len(carried) + 1:,} "
+            f"zip members; an archive holds at most {limit:,} members (more would need Zip64, "
+            "which skillpack does not write)", path=self.root,
+            hint="split the files into several skills, or leave some out with .skillignore")
+
+    def read_pending(self) -> None:
+        """Read the files listed for later, folder by folder, each folder through the
+        descriptor it was listed with or opened again and checked to be that folder."""
+        pending, self.pending = self.pending, []
+        try:
+            for at, (rel, ident, dir_fd, later) in enumerate(pending):
+                pending[at] = (rel, ident, None, later)  # its descriptor is closed below
+                if dir_fd is None:
+                    try:
+                        dir_fd = os.open(self._full(rel), DIR_FLAGS if rel else ROOT_FLAGS)
+                    except OSError as err:
+                        self._unlistable(rel, err)
+                        continue
+                try:
+                    st = os.fstat(dir_fd)
+                    if (st.st_dev, st.st_ino) != ident:
+                        self.problem("changed", rel or ".", "was replaced while the walk read "
+                                     "it (it is not the folder the walk saw); try again")
+                        continue
+                    for child, name in later:
+                        self.read_file(child, name, dir_fd)
+                finally:
+                    os.close(dir_fd)
+        finally:
+            self.pending = pending
+            self.close_pending()
+
+    def close_pending(self) -> None:
+        for _, _, dir_fd, _ in self.pending:
+            if dir_fd is not None:
+                os.close(dir_fd)
+        self.pending.clear()
+
+    def walk_include(self, entry: str) -> None:
+        """One declared include: a file, or every file under a folder."""
+        shown = entry
+        if not entry:
+            self.problem("include-missing", shown, "an include entry is empty; remove it")
+            return
+        if entry.startswith("~"):
+            self.problem(
+                "include-home", shown, "an include may not start with '~'; name a path "
+                "inside the skill folder"
+            )
+            return
+        if entry.startswith(("/", "\\")) or (len(entry) > 1 and entry[1] == ":"):
+            self.problem(
+                "include-absolute", shown, "an include must be a path relative to the skill "
+                "folder, not an absolute path"
+            )
+            return
+        if "\\" in entry:
+            self.problem("unportable-name", shown, "write include paths with '/', not '\\'")
+            return
+        segments = entry.split("/")
+        if ".." in segments:
+            self.problem(
+                "include-dotdot", shown, "an include may not contain a '..' segment; a skill "
+                "carries only what is inside its folder"
+            )
+            return
+        parts = [s for s in segments if s not in ("", ".")]
+        rel = ""
+        for index, name in enumerate(parts):
+            rel = f"{rel}/{name}" if rel else name
+            last = index == len(parts) - 1
+            try:
+                st = os.lstat(self._full(rel))
+            except (FileNotFoundError, NotADirectoryError):
+                self.problem(
+                    "include-missing", shown, f"the declared include {entry!r} does not exist "
+                    "in the skill folder; fix the path or remove it from includes"
+                )
+                return
+            except OSError as err:
+                self.problem("unreadable", rel, f"cannot stat it ({err.strerror})")
+                return
+            is_dir = stat.S_ISDIR(st.st_mode)
+            why = self.rule(rel, name, is_dir)
+            if why is not None:
+                self.leave_out(rel + "/" if is_dir else rel, why)
+                return
+            if is_dir:
+                if last:
+                    self.walk_tree(rel, st)
+                continue
+            if last and stat.S_ISREG(st.st_mode):
+                if self.reader is not None:  # by its path: the very file lstat saw
+                    self.read_file(rel, self._full(rel), None, st)
+                else:
+                    self.add_file(rel, st)
+            elif stat.S_ISLNK(st.st_mode) or last:
+                self.other(rel, st.st_mode)
+            else:
+                self.problem(
+                    "include-missing", shown, f"{rel!r} is not a folder, so the declared "
+                    f"include {entry!r} does not exist; fix the path"
+                )
+            return
+        if not parts:
+            self.walk_tree("")
+
+    # -- whole-set checks --------------------------------------------------------------------
+
+    def keep_skill_md(self) -> None:
+        """SPEC section 1: SKILL.md is always in the file set; a rule that would leave it out
+        is an error, not a way to leave it out (the digest would no longer cover it)."""
+        left = self.left_out.pop(SKILL_MD, None)
+        if left is not None:
+            self.problem(
+                "skill-md-ignored", SKILL_MD, f"{left.rule} would leave out SKILL.md, which a "
+                "skill always carries; narrow that rule, or add the line '!SKILL.md' after it"
+            )
+
+    def check_names(self) -> None:
+        """Check the name of every carried file and of every folder above one: portable, and
+        no two siblings naming the same path after case folding or NFC normalisation."""
+        rels = list(self.files) + self._shadowed  # the paths, and where not NFC, disk names
+        if self._renamed:
+            rels = [f.disk_path for f in self.files.values()] + self._shadowed
+        folders: set[str] = set()
+        for rel in rels:  # every folder holding a carried file, at any depth
+            parent = rel.rpartition("/")[0]
+            while parent and parent not in folders:
+                folders.add(parent)
+                parent = parent.rpartition("/")[0]
+        every = rels + sorted(folders)
+        text = "/" + "/".join(every) + "/"
+        plain = (text.isascii() and text.isprintable() and "\\" not in text
+                 and not may_be_unportable(text))
+        if plain and len({rel.lower() for rel in every}) == len(every):
+            return  # the common case, checked at once: nothing below can apply
+        children: dict[str, dict[str, set[str]]] = {}  # parent -> folded name -> names
+        for rel in every:
+            parent, _, name = rel.rpartition("/")
+            if not plain:
+                self._check_name(rel, name)
+            children.setdefault(parent, {}).setdefault(collision_key(name), set()).add(name)
+        for parent, folded in sorted(children.items()):
+            for names in folded.values():
+                if len(names) < 2:
+                    continue
+                a, b = sorted(names, key=sort_key)[:2]
+                same_nfc = unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
+                how = "after Unicode NFC normalisation" if same_nfc else "after case folding"
+                path_a = f"{parent}/{a}" if parent else a
+                path_b = f"{parent}/{b}" if parent else b
+                self.problem(
+                    "name-collision", path_b, f"names the same path as {display_path(path_a)!r} "
+                    f"{how}; they would overwrite each other on macOS or Windows. Rename one"
+                )
+
+    def check_secrets(self) -> None:
+        """The name check of every carried file, and the allowances' own check: each names a
+        carried file and each ``PATH#RULE-ID`` let a finding of its rule through (checked for
+        the files this walk read; `hash_files` checks the others)."""
+        allow = self.allow
+        for path in allow.missing(self.files):
+            self.problem(
+                "allow-unused", path, "skillpack-allow-secrets names a path the skill does "
+                "not carry; fix the path or remove it from the allowance"
+            )
+        # what `unused` looks at: the files a PATH#RULE-ID entry names (most skills: none)
+        hashed = self.hashed
+        used = {p: hashed[p].content.allowed_rules for p, rules in allow.by_path.items()
+                if rules is not None and p in hashed}
+        for entry in allow.unused(used):
+            self.problem("allow-unused", entry.rpartition("#")[0], unused_rule_message(entry))
+        for path in secret_name_candidates(list(self.files)):
+            if allow.whole(path):
+                continue
+            reason = secret_name_reason(path)
+            if reason is not None:
+                self.problem(
+                    "secret", path, f"{reason}; skillpack refuses to carry secrets. Remove it, "
+                    f"{_LEAVE_OUT_HINT}; if it holds no secret, allow it in the frontmatter "
+                    f"with metadata: {{skillpack-allow-secrets: \"{path}\"}}"
+                )
+
+
+def walk(
+    root: str | os.PathLike[str],
+    includes: Sequence[str] | None = None,
+    *,
+    allow: Sequence[str] = (),
+    read: bool = False,
+    keep: int = 0,
+    outputs: Mapping[str, str] | None = None,
+    sha256: bool = False,
+    member_limit: int | None = None,
+) -> FileSet:
+    """The file set of the skill folder `root` (SPEC section 1).
+
+    `includes` is the frontmatter's declared entries (None: carry every file). `allow` lists
+    the frontmatter's secret allowances (a path, or ``PATH#RULE-ID`` for one content rule).
+    Raises `RefusedError` listing every problem at once.
+    With `read`, each regular file found by listing a folder is opened as it is found,
+    described by ``fstat`` instead of ``lstat``, hashed and checked for secrets on the spot
+    (`FileSet.hashed`; files of `LARGE_FILE` or more streamed): what `digest` and `pack` do,
+    saving a second look at every file; every refusal, by name or content, is then listed in
+    one `RefusedError`. Up to `keep` bytes of those files (each of at most 1 MiB) are kept in
+    `FileSet.hashed` for `pack` to write.
+    `outputs` maps paths relative to `root` that the running command writes (pack's output
+    folder, bundle's output file) to the rule reported for leaving them out: a command's
+    own output is never carried into the next run's skill.
+    `member_limit` (pack: the archive's member limit): a reading walk lists the whole tree
+    before it opens any file, and raises `ArchiveError` right after listing when the files
+    and the manifest would be more zip members than that, having read nothing.
+    """
+    root_str = os.fspath(root)
+    if not os.path.isdir(root_str):
+        raise SkillpackError(
+            "not a folder", path=root_str, hint="give the path of a skill folder"
+        )
+    walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow), sha256,
+                    member_limit)
+    try:
+        _list_and_read(walker, includes)
+    finally:
+        walker.close_pending()
+    return _file_set(walker)
+
+
+def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
+    """List the skill folder (the include entries, if declared), check the member limit,
+    then read the files listed for later."""
+    root_str = walker.root
+    if includes is None:
+        walker.ignore_from_listing = True  # looked up once the root is listed (if there)
+        walker.walk_tree("")
+        if walker.ignore_from_listing:  # the root could not be listed: as before
+            walker.load_skillignore()
+    else:
+        walker.load_skillignore()
+        for name in (SKILLIGNORE, MANIFEST_DIR):
+            full = os.path.join(root_str, name)
+            if os.path.lexists(full):
+                is_dir = os.path.isdir(full) and not os.path.islink(full)
+                why = walker.rule(name, name, is_dir)
+                assert why is not None
+                walker.leave_out(name + "/" if is_dir else name, why)
+        seen: set[str] = set()
+        for entry in (SKILL_MD, *includes):
+            entry = entry.strip()
+            if entry not in seen:
+                seen.add(entry)
+                walker.walk_include(entry)
+    walker.check_member_limit()
+    walker.read_pending()
+
+
+def _file_set(walker: Walker) -> FileSet:
+    """The walk's file set, or `RefusedError` listing every problem."""
+    root_str = walker.root
+    walker.keep_skill_md()
+    walker.check_names()
+    walker.check_secrets()
+    allowed = walker.allow.entries(walker.files)
+    if walker.problems:
+        problems = sorted(walker.problems.values(),
+                          key=lambda p: (sort_key(p.file or ""), p.code, p.line or 0))
+        count = len(problems)
+        raise RefusedError(
+            f"the file set was refused: {count} problem{'s' if count > 1 else ''}",
+            path=root_str,
+            hint="fix every listed path, then try again",
+            problems=problems,
+        )
+    paths = list(walker.files)
+    if "".join(paths).isascii():  # ASCII strings sort as their UTF-8 bytes do
+        paths.sort()
+    else:
+        paths.sort(key=sort_key)
+    files = tuple(map(walker.files.__getitem__, paths))
+    left_out = tuple(sorted(walker.left_out.values(), key=lambda x: sort_key(x.path)))
+    return FileSet(root=root_str, files=files, left_out=left_out, allowed=allowed,
+                   hashed=walker.hashed)
+

@@ -3,31 +3,31 @@
 .pre-commit-hooks.yaml).
 
 pre-commit passes the files a commit touches; a skill is checked as a whole, so each file is
-mapped to the skill folder holding it (its nearest folder, itself included, that has a
-SKILL.md) and those folders are checked, each once. Files in no skill are left out.
+mapped to the skill folder holding it (its nearest folder, itself included, that
+`skillpack.source.discover` finds as a skill) and those folders are checked, each once.
+Files in no skill are left out.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from skillpack._launch import run
+from skillpack.cli.app import outcome
+from skillpack.source.discover import is_skill_folder
 
 __all__ = ["precommit_check", "skill_folders"]
 
 
 def skill_folders(files: Sequence[str]) -> list[str]:
     """The skill folders holding `files`, sorted, each once; a file in no skill gives none."""
-    # start-up: pathlib (about 15 ms with fnmatch, re, urllib.parse) only for the hook's
-    # files, not for every `python -m skillpack` (`--version` answers without it)
-    from pathlib import Path
-
     found: set[str] = set()
     for name in files:
         path = Path(name)
         for folder in (path, *path.parents) if path.is_dir() else path.parents:
-            if (folder / "SKILL.md").is_file() or (folder / "SKILL.md").is_symlink():
+            if is_skill_folder(folder):
                 found.add(str(folder))
                 break
     return sorted(found)
@@ -41,10 +41,8 @@ def precommit_check(argv: Sequence[str] | None = None) -> int:
     folders = skill_folders([a for a in args if not a.startswith("-")])
     if not folders:
         return 0
-    # start-up: `python -m skillpack --version` must not pay for the command line
-    from skillpack.cli import outcome
-
     return outcome(["check", *options, *folders])
+
 
 if __name__ == "__main__":
     run()

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import FIXTURES, write_skill
+from conftest import FIXTURES, REPO, write_skill
 
 from skillpack.approve.lock import read_lock
 from skillpack.cli import main
@@ -294,3 +297,34 @@ def test_check_of_trees_pack_refuses(tmp_path: Path) -> None:
         result = cli("check", tmp_path / tree)
         assert result.exit_code == 1 and said in result.stdout, (tree, result.output)
     assert ok("check", "--strict", "--strict", fine).stdout.startswith("checked 1 skill: 1 valid")
+
+
+# -- many skills, shared among processes ------------------------------------------------------
+
+def test_check_and_pack_of_many_skills_say_what_one_process_says(tmp_path: Path) -> None:
+    """`check` and `pack` of many skill folders prepare them in several processes
+    (``SKILLPACK_JOBS``, `skillpack.packing.check.in_processes`): the same output, the same
+    archives, and a refused skill refuses the whole pack, as in one process."""
+    for at in range(20):
+        _skill(tmp_path / "skills" / f"s{at:02}")
+    write_skill(tmp_path / "skills" / "leaky", "---\nname: leaky\ndescription: Leaks.\n---\n",
+                {"notes.txt": "key = " + "AKIA" + "Q3EGRJ5DFDPQ7Z2N\n"})
+    said = {}
+    for jobs in ("1", "2"):
+        env = {**os.environ, "PYTHONPATH": str(REPO), "SKILLPACK_JOBS": jobs}
+
+        def run(*args: object, jobs: str = jobs, env: dict[str, str] = env) -> tuple[int, str]:
+            done = subprocess.run([sys.executable, "-m", "skillpack", *map(str, args)],
+                                  env=env, capture_output=True, text=True, check=False)
+            return done.returncode, (done.stdout + done.stderr).replace(jobs + "/", "J/")
+
+        out = tmp_path / jobs
+        refused = run("pack", tmp_path / "skills", "-o", out)
+        assert refused[0] == 1 and not out.exists()  # leaky refuses them all
+        skills = tmp_path / "skills"
+        said[jobs] = (run("check", skills), run("check", "--json", skills), refused,
+                      run("pack", *sorted(skills.glob("s*")), "-o", out))
+        assert said[jobs][3][0] == 0
+    assert said["1"] == said["2"]
+    assert ({p.name: p.read_bytes() for p in (tmp_path / "1").iterdir()}
+            == {p.name: p.read_bytes() for p in (tmp_path / "2").iterdir()})

@@ -3,6 +3,7 @@ failures), and the arguments and options more than one command takes."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -12,8 +13,9 @@ from skillpack.cli.output import failed
 from skillpack.errors import SkillpackError
 from skillpack.packing.targets import DEFAULT_TARGET, TARGETS
 
-__all__ = ["CATALOG_BUDGET", "EXISTING", "JSON", "LAYOUT", "TARGET", "Command", "Group",
-           "command", "json_failures", "out_file", "out_folder", "paths", "wants_json"]
+__all__ = ["CATALOG_BUDGET", "EXISTING", "JOBS_ENV", "JSON", "LAYOUT", "TARGET", "Command",
+           "Group", "command", "jobs", "json_failures", "out_file", "out_folder", "paths",
+           "wants_json"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,6 +23,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: an archive (what `skillpack.source.classify` reads).
 EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
 _JSON_KEY = "skillpack.json"
+#: The environment variable that sets how many processes `check` and `pack` use (``1``: one).
+JOBS_ENV = "SKILLPACK_JOBS"
+_MAX_JOBS = 8
+
+
+def jobs() -> int:
+    """How many processes share the skills of `check` and `pack`: ``SKILLPACK_JOBS`` (a whole
+    number), else one a usable core; at most 8."""
+    asked = os.environ.get(JOBS_ENV, "")
+    wanted = int(asked) if asked.isdecimal() and int(asked) >= 1 else len(
+        os.sched_getaffinity(0))
+    return min(wanted, _MAX_JOBS)
 
 
 class Command(click.Command):

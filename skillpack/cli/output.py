@@ -35,11 +35,10 @@ from skillpack.skillmd.invisible import escape_for_terminal
 from skillpack.skillmd.mentions import Mention
 from skillpack.source.notes import listen
 
-__all__ = ["DASH", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "echo", "echo_json", "echo_problem",
+__all__ = ["DASH", "EXIT_FAILED", "EXIT_USAGE", "echo", "echo_json", "echo_problem",
            "echo_text", "error_code", "failed", "failure_document", "item_failure", "mention_lines",
            "refuse_dash", "report_error", "write_to_stdout"]
 
-EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 #: ``-o -``: the one file a command produces goes to stdout.

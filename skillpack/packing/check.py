@@ -3,19 +3,21 @@
 The library form of the command: nothing is raised for a bad skill, every problem comes back
 in a `CheckResult` (the rules themselves are `skillpack.skillmd.validate`; the hosts' limits
 `skillpack.packing.targets`). `check_skills` checks many, shared among processes when asked
-(`concurrent.futures`: read-only work, results in order, the same as one process gives).
+(`in_processes`: read-only work, results in order, the same as one process gives).
 `catalog_report` measures what a set of skills costs in a model's context: each description
 and the whole `catalog_text()` of their bundle.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from skillpack.errors import Problem, SkillpackError
 from skillpack.formats.catalog_text import catalog_of
@@ -24,7 +26,10 @@ from skillpack.packing.prepare import PackOptions, judge_skill
 from skillpack.packing.targets import Layout, default_layout, get_targets
 
 __all__ = ["MIN_SHARE", "CatalogReport", "CheckResult", "catalog_report", "check_skill",
-           "check_skills"]
+           "check_skills", "in_processes"]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: The fewest skills worth a process of their own (starting one costs about as much as
 #: checking a few skills).
@@ -90,22 +95,34 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
 def check_skills(folders: Sequence[str], check: Callable[[str], CheckResult] = check_skill, *,
                  jobs: int = 1) -> list[CheckResult]:
     """``[check(folder) for folder in folders]``, shared among up to `jobs` processes
-    (`concurrent.futures`, at least `MIN_SHARE` skills each; `check` must pickle: a module
-    function, or a `functools.partial` of one). A check that raises in a process is done
-    again here, where its error is raised."""
-    workers = min(jobs, len(folders) // MIN_SHARE)
-    if workers <= 1:
-        return [check(folder) for folder in folders]
-    with ProcessPoolExecutor(workers) as pool:
-        done = list(pool.map(_or_none, [check] * len(folders), folders,
-                             chunksize=max(1, len(folders) // (workers * 8))))
-    return [result or check(folder) for result, folder in zip(done, folders, strict=True)]
+    (`in_processes`; `check` must pickle: a module function, or a `functools.partial` of
+    one)."""
+    done = in_processes(check, folders, jobs)
+    return [check(folder) if result is None else result
+            for result, folder in zip(done, folders, strict=True)]
 
 
-def _or_none(check: Callable[[str], CheckResult], folder: str) -> CheckResult | None:
+def in_processes(work: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R | None]:
+    """``work(item)`` of each item, in order, done by up to `jobs` processes
+    (`concurrent.futures`, at least `MIN_SHARE` items each, forked only while this process
+    runs no other thread); None for an item to do here: every item when one process is all
+    it takes, and an item whose work raised there (done again here, where it raises).
+    Read-only work: what the items write is this process's business."""
+    workers = min(jobs, len(items) // MIN_SHARE)
+    if workers <= 1 or threading.active_count() > 1:
+        return [None] * len(items)
+    pool = ProcessPoolExecutor(workers)
     try:
-        return check(folder)
-    except SkillpackError:  # done again by the caller, which raises it
+        return list(pool.map(functools.partial(_or_none, work), items,
+                             chunksize=max(1, len(items) // (workers * 8))))
+    finally:  # an interrupt: the items not started are dropped, not waited for
+        pool.shutdown(cancel_futures=True)
+
+
+def _or_none(work: Callable[[T], R], item: T) -> R | None:
+    try:
+        return work(item)
+    except SkillpackError:
         return None
 
 

@@ -51,7 +51,6 @@ __all__ = [
     "as_skill_folders",
     "carried_problems",
     "digest",
-    "open_archive",
     "verified_archive",
     "verify_bytes",
     "verify_file",
@@ -106,23 +105,15 @@ def _folder_skill(p: PreparedSkill, source: str | None = None) -> SkillReport:
                        tuple(x.path for x in p.fileset.left_out if x.rule in _RUN_IN_PLACE))
 
 
-def open_archive(path: str | os.PathLike[str]) -> FileBytes:
-    """The archive or bundle file at `path`, opened to be read by offset (`FileBytes`); a
-    fifo or a device named as an archive is refused, never waited on."""
-    where = os.fspath(path)
-    try:
-        fd = open_regular(where)  # a fifo or a device named as an archive must not hang
-        return FileBytes(fd, where)
-    except OSError as err:
-        raise SkillpackError(f"cannot read it: {err.strerror}", path=where) from None
-
-
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a `.skill` archive or a bundle file completely, in bounded memory: it is read by
     offset, a chunk at a time (`skillpack.storedzip.source`), never whole. The report's
     ``loaded`` serves from the open file; one that changes meanwhile is refused."""
-    file = open_archive(path)
-    source = file.source
+    source = os.fspath(path)
+    try:
+        file = FileBytes(open_regular(source), source)  # a fifo or a device must not hang
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
     try:
         index = read_zip_file(file)
         # a FileBytes slices like a memoryview (a large slice is a lazy FileSpan, which the

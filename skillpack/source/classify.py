@@ -43,7 +43,7 @@ from skillpack.storedzip.reader import read_zip_file
 from skillpack.storedzip.source import FileBytes
 
 __all__ = ["ARCHIVE_SUFFIXES", "Input", "Inputs", "Kind", "classify", "classify_all",
-           "is_ours", "no_skill", "unpacked_foreign"]
+           "no_skill", "unpacked_foreign"]
 
 #: What an input is: a skill folder; an archive or bundle of ours (verified strictly); an
 #: archive made elsewhere (read as the folder it unpacks to).
@@ -181,7 +181,7 @@ def _archive(path: str, given: str) -> Input:
     return Input("archive" if _strictly_ours(path) else "foreign", path, given)
 
 
-def is_ours(data: bytes, *, source: str = "<archive>") -> bool:
+def _is_ours(data: bytes, *, source: str = "<archive>") -> bool:
     """Whether `data` is a skillpack archive or bundle (to be verified strictly): it carries
     a manifest or a bundle index, or it is no archive `skillpack.source.foreign` can read
     (then the strict reader says what is wrong with it)."""
@@ -197,7 +197,7 @@ def _ours_name(name: str) -> bool:
 
 
 def _strictly_ours(path: str) -> bool:
-    """Whether the archive file at `path` is one of ours (`is_ours`), told from its first
+    """Whether the archive file at `path` is one of ours (`_is_ours`), told from its first
     bytes and, for a zip the strict reader accepts, its central directory (a 1 GiB archive is
     never read whole here); only an archive neither settles is read whole."""
     try:
@@ -212,7 +212,7 @@ def _strictly_ours(path: str) -> bool:
         except ArchiveError:
             pass
     try:
-        return is_ours(read_regular(path), source=path)
+        return _is_ours(read_regular(path), source=path)
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
 

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import click
 
-from skillpack.cli.options import CATALOG_BUDGET, JSON, LAYOUT, TARGET, command, paths
+from skillpack.cli.options import CATALOG_BUDGET, JSON, LAYOUT, TARGET, command, jobs, paths
 from skillpack.cli.output import (
     echo,
     echo_json,
@@ -27,20 +27,7 @@ from skillpack.packing.targets import Layout, default_layout
 from skillpack.packing.verify import as_skill_folders
 from skillpack.source.classify import Input, classify, no_skill
 
-__all__ = ["JOBS_ENV", "check", "lint", "summary"]
-
-#: The environment variable that sets how many processes check skills (``1``: this one).
-JOBS_ENV = "SKILLPACK_JOBS"
-_MAX_JOBS = 8
-
-
-def jobs() -> int:
-    """How many processes share the skills: ``SKILLPACK_JOBS`` (a whole number), else one a
-    usable core; at most 8."""
-    asked = os.environ.get(JOBS_ENV, "")
-    wanted = int(asked) if asked.isdecimal() and int(asked) >= 1 else len(
-        os.sched_getaffinity(0))
-    return min(wanted, _MAX_JOBS)
+__all__ = ["check", "lint", "summary"]
 
 
 @dataclass

@@ -23,14 +23,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: an archive (what `skillpack.source.classify` reads).
 EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
 _JSON_KEY = "skillpack.json"
-#: The environment variable that sets how many processes `check` and `pack` use (``1``: one).
+#: The environment variable that sets how many processes `check` uses (``1``: this one).
 JOBS_ENV = "SKILLPACK_JOBS"
 _MAX_JOBS = 8
 
 
 def jobs() -> int:
-    """How many processes share the skills of `check` and `pack`: ``SKILLPACK_JOBS`` (a whole
-    number), else one a usable core; at most 8."""
+    """How many processes share the skills of `check`: ``SKILLPACK_JOBS`` (a whole number),
+    else one a usable core; at most 8."""
     asked = os.environ.get(JOBS_ENV, "")
     wanted = int(asked) if asked.isdecimal() and int(asked) >= 1 else len(
         os.sched_getaffinity(0))

@@ -18,7 +18,6 @@ the final name.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -34,7 +33,6 @@ from skillpack.errors import (
     SkillpackError,
     WriteError,
 )
-from skillpack.packing.check import in_processes
 from skillpack.packing.members import (
     Member,
     Progress,
@@ -125,8 +123,7 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
                 out_dir: str | os.PathLike[str], *,
                 progress: Progress | None = None,
                 options: PackOptions | None = None,
-                total: Callable[[int], None] | None = None,
-                jobs: int = 1) -> list[PackResult]:
+                total: Callable[[int], None] | None = None) -> list[PackResult]:
     """Pack every skill under ``paths`` into ``out_dir``; see `pack`.
 
     A path is what `skillpack.source.classify` reads: a skill folder, a folder of skills or
@@ -138,9 +135,7 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     each small file is read once, and one skill's files at a time are held in memory.
     Nothing gets its final name until every skill has passed. With `total`, every skill is
     prepared first (its files then streamed from disk), and ``total(bytes)`` told what
-    `progress` will count before the first is written. With `jobs`, the skills are prepared
-    by up to that many processes (`in_processes`), then written here, in order, all or
-    nothing, from their files on disk (hashed again as they are copied). A skill defined in code
+    `progress` will count before the first is written. A skill defined in code
     (`skillpack.define_skill`) is written to a temporary folder, packed from there, and the
     folder removed: its archive is the one its written folder would give.
     """
@@ -153,13 +148,13 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
         for path in given:
             found += classify(path, seen=seen).items
         with as_skill_folders(found) as items:
-            results = _pack_folders(items, out_dir, progress, options, total, jobs)
+            results = _pack_folders(items, out_dir, progress, options, total)
     return [replace(r, source=labels.get(r.source, r.source)) for r in results]
 
 
 def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
                   progress: Progress | None, options: PackOptions,
-                  total: Callable[[int], None] | None, jobs: int) -> list[PackResult]:
+                  total: Callable[[int], None] | None) -> list[PackResult]:
     out = Path(out_dir)
     outputs = ResolvedOutputs([out])
     made = not os.path.isdir(out)
@@ -175,13 +170,10 @@ def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
                 result = _write_one(batch, prepared, out, progress, options)
                 results.append(replace(result, source=item.label))
 
-            apart = in_processes(functools.partial(_prepare_apart, options, outputs),
-                                 [i.path for i in items], jobs)
-            for item, done in zip(items, apart, strict=True):
+            for item in items:
                 try:
-                    prepared = done if done is not None else prepare_skill(
-                        item.path, options=options, outputs=outputs,
-                        keep_bytes=0 if total else PACK_KEEP_BYTES)
+                    prepared = prepare_skill(item.path, options=options, outputs=outputs,
+                                             keep_bytes=0 if total else PACK_KEEP_BYTES)
                 except (SkillError, RefusedError, ArchiveError) as err:
                     failures.append(item.relabel(err))
                     continue
@@ -200,16 +192,6 @@ def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
                 out.rmdir()  # the folder this call made, if it is empty
         raise
     return _with_sha256(results)
-
-
-def _prepare_apart(options: PackOptions, outputs: ResolvedOutputs,
-                   folder: str) -> PreparedSkill | None:
-    """`prepare_skill` in another process (`in_processes`): its files left on disk (read
-    again as they are written); None for a skill holding the output, whose note is said here,
-    in turn."""
-    if output_rules(folder, outputs):
-        return None
-    return prepare_skill(folder, options=options, outputs=outputs)
 
 
 def _with_sha256(results: list[PackResult]) -> list[PackResult]:

@@ -14,7 +14,6 @@ from skillpack.cli.options import (
     LAYOUT,
     TARGET,
     command,
-    jobs,
     json_failures,
     out_file,
     out_folder,
@@ -67,7 +66,7 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
 
         results = pack_skills(paths, out_dir, options=options,
                               progress=lambda size: bar[0](size) if bar else None,
-                              total=start if sys.stderr.isatty() else None, jobs=jobs())
+                              total=start if sys.stderr.isatty() else None)
     if as_json:
         echo_json([r.to_dict() for r in results])
         return 0

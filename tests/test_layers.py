@@ -16,8 +16,9 @@ from importlinter.configuration import configure
 
 PACKAGE = REPO / "skillpack"
 MAX_DEFERRED = 8
-#: The process entry (`skillpack --version` without click).
-_PROCESS_ENTRIES = {"skillpack/_launch.py"}
+#: The process entries (`skillpack --version`, `python -m skillpack --version` without click
+#: and the commands).
+_PROCESS_ENTRIES = {"skillpack/_launch.py", "skillpack/__main__.py"}
 
 
 def test_the_import_contracts_are_kept(monkeypatch: pytest.MonkeyPatch,

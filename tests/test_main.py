@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, TOO_LONG, rich_skill
 
-from skillpack.__main__ import precommit_check, skill_folders
+from skillpack.__main__ import precommit_check
+from skillpack.cli.app import skill_folders
 
 
 def test_python_dash_m_skillpack_runs_the_command_line() -> None:

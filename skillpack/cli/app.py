@@ -6,7 +6,8 @@ costs about 300 ms). A command returns its exit code; a library error it lets th
 printed and turned into exit 1 in one place, `skillpack.cli.options.Command`;
 click's usage errors exit 2.
 
-`outcome` runs the group as the process does: Ctrl-C exits 130 and SIGTERM 143 (128 + the
+`outcome` runs the group as the process does (`precommit_check` too, for the pre-commit
+hook's files): Ctrl-C exits 130 and SIGTERM 143 (128 + the
 signal), each after the write in progress removed its temp files (SIGTERM raises
 `Terminated`, a BaseException, so every ``finally`` and context manager runs); a closed
 stdout (``| head``) ends quietly, exit 0 and nothing on stderr.
@@ -24,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -33,9 +35,10 @@ from skillpack import __version__
 from skillpack._threads import quiet_helper
 from skillpack.cli.options import Command
 from skillpack.cli.output import echo
+from skillpack.source.discover import is_skill_folder
 
 __all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "LazyGroup",
-           "StdoutClosed", "Terminated", "main", "outcome"]
+           "StdoutClosed", "Terminated", "main", "outcome", "precommit_check", "skill_folders"]
 
 #: Exit codes of a process ended by a signal: 128 + SIGINT (2), 128 + SIGTERM (15).
 EXIT_INTERRUPTED = 130
@@ -214,3 +217,26 @@ def _say(what: str) -> None:
     with suppress(OSError):
         sys.stderr.write(f"skillpack: {what}\n")
         sys.stderr.flush()
+
+
+def skill_folders(files: Sequence[str]) -> list[str]:
+    """The skill folders holding `files` (each file's nearest folder, itself included, that
+    discovery finds as a skill), sorted, each once; a file in no skill gives none."""
+    found: set[str] = set()
+    for name in files:
+        path = Path(name)
+        for folder in (path, *path.parents) if path.is_dir() else path.parents:
+            if is_skill_folder(folder):
+                found.add(str(folder))
+                break
+    return sorted(found)
+
+
+def precommit_check(argv: Sequence[str] | None = None) -> int:
+    """``skillpack check [OPTIONS] FOLDER...`` on the skills holding the files in `argv`
+    (pre-commit passes the files a commit touches; arguments starting with ``-`` are passed
+    on as options): a skill is checked as a whole, each once; 0 when no file is in a skill."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    options = [a for a in args if a.startswith("-")]
+    folders = skill_folders([a for a in args if not a.startswith("-")])
+    return outcome(["check", *options, *folders]) if folders else 0

@@ -3,8 +3,8 @@
 Exit codes (SPEC section 4): 0 done and valid, 1 a skill is invalid / a digest does not
 match / a check failed, 2 the command was used wrongly (click's usage errors). A command
 returns its code; a `SkillpackError` it lets through is printed by `failed` (on stderr, or
-as one JSON document on stdout with ``--json``), which `skillpack.cli.app` calls in one
-place. The library's notes (a folder discovery skipped, an output left out of a pack) are
+as one JSON document on stdout with ``--json``), which `skillpack.cli.options.Command` calls in
+one place. The library's notes (a folder discovery skipped, an output left out of a pack) are
 printed on stderr as ``skillpack: NOTE`` and never change the exit code.
 """
 
@@ -32,11 +32,10 @@ from skillpack.errors import (
     WriteError,
 )
 from skillpack.skillmd.invisible import escape_for_terminal
-from skillpack.skillmd.mentions import Mention
 from skillpack.source.notes import listen
 
 __all__ = ["DASH", "EXIT_FAILED", "EXIT_USAGE", "echo", "echo_json", "echo_problem",
-           "echo_text", "error_code", "failed", "failure_document", "item_failure", "mention_lines",
+           "echo_text", "error_code", "failed", "failure_document", "item_failure",
            "refuse_dash", "report_error", "write_to_stdout"]
 
 EXIT_FAILED = 1
@@ -144,25 +143,6 @@ def failed(err: SkillpackError | click.UsageError, as_json: bool) -> int:
     elif isinstance(err, SkillpackError):
         report_error(err)
     return EXIT_FAILED if isinstance(err, SkillpackError) else EXIT_USAGE
-
-
-def mention_lines(mentions: list[Mention]) -> list[str]:
-    """One line a mentioned program and kind, in order of first mention: ``pandoc  mentioned
-    in SKILL.md:12, 40`` or ``python  scripts: a.py, b.py  mentioned in SKILL.md:3``."""
-    grouped: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
-    for m in mentions:
-        lines, scripts = grouped.setdefault((m.program, m.kind), ([], []))
-        lines.append(m.line)
-        if m.script and m.script not in scripts:
-            scripts.append(m.script)
-    out = []
-    for (program, kind), (lines, scripts) in grouped.items():
-        at = ", ".join(str(n) for n in dict.fromkeys(lines))
-        where = (f"runs at load in claude-code (SKILL.md:{at})" if kind == "runs-at-load"
-                 else f"mentioned in SKILL.md:{at}")
-        runs = f"  scripts: {', '.join(scripts)}" if scripts else ""
-        out.append(f"{program}{runs}  {where}")
-    return out
 
 
 def refuse_dash(value: str | None, what: str) -> None:

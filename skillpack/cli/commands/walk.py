@@ -11,8 +11,9 @@ from typing import Any
 
 import click
 
+from skillpack.cli.commands.verify import mention_lines
 from skillpack.cli.options import JSON, command, paths
-from skillpack.cli.output import echo_json, echo_text, item_failure, mention_lines, report_error
+from skillpack.cli.output import echo_json, echo_text, item_failure, report_error
 from skillpack.errors import NoSkillError, SkillpackError
 from skillpack.formats.digest import FileRecord
 from skillpack.packing.verify import as_skill_folders, verified_archive

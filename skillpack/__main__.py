@@ -1,50 +1,25 @@
-"""``python -m skillpack``: the same process as the `skillpack` console script; and
-``skillpack-pre-commit-check``, the entry of the pre-commit hook ``skillpack-check`` (see
-.pre-commit-hooks.yaml).
-
-pre-commit passes the files a commit touches; a skill is checked as a whole, so each file is
-mapped to the skill folder holding it (its nearest folder, itself included, that has a
-SKILL.md) and those folders are checked, each once. Files in no skill are left out.
+"""``python -m skillpack``: the same process as the `skillpack` console script (`--version`
+answered without the command line); and ``skillpack-pre-commit-check``, the entry of the
+pre-commit hook ``skillpack-check`` (see .pre-commit-hooks.yaml and
+`skillpack.cli.app.precommit_check`).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
 from skillpack._launch import run
 
-__all__ = ["precommit_check", "skill_folders"]
-
-
-def skill_folders(files: Sequence[str]) -> list[str]:
-    """The skill folders holding `files`, sorted, each once; a file in no skill gives none."""
-    # start-up: pathlib (about 15 ms with fnmatch, re, urllib.parse) only for the hook's
-    # files, not for every `python -m skillpack` (`--version` answers without it)
-    from pathlib import Path
-
-    found: set[str] = set()
-    for name in files:
-        path = Path(name)
-        for folder in (path, *path.parents) if path.is_dir() else path.parents:
-            if (folder / "SKILL.md").is_file() or (folder / "SKILL.md").is_symlink():
-                found.add(str(folder))
-                break
-    return sorted(found)
+__all__ = ["precommit_check"]
 
 
 def precommit_check(argv: Sequence[str] | None = None) -> int:
-    """``skillpack check [OPTIONS] FOLDER...`` on the skills holding the files in `argv`
-    (arguments starting with ``-`` are passed on as options); 0 when no file is in a skill."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    options = [a for a in args if a.startswith("-")]
-    folders = skill_folders([a for a in args if not a.startswith("-")])
-    if not folders:
-        return 0
-    # start-up: `python -m skillpack --version` must not pay for the command line
-    from skillpack.cli import outcome
+    """``skillpack check`` of the skills holding the files in `argv` (the pre-commit hook)."""
+    # start-up: `python -m skillpack --version` answers without the command line (_launch)
+    from skillpack.cli.app import precommit_check as check
 
-    return outcome(["check", *options, *folders])
+    return check(argv)
+
 
 if __name__ == "__main__":
     run()

@@ -26,7 +26,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from skillpack._threads import quiet_helper
 from skillpack.errors import WriteError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a name for the type checker only: no module holds it at run time
     from _typeshed import ReadableBuffer
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
     "atomic_write",
     "clean_stale_temps",
     "fsync_folder",
-    "remove_temps_of",
 ]
 
 TEMP_MARK = ".skillpack-tmp-"
@@ -173,9 +172,8 @@ class AtomicBatch:
     keeps its new content). OS errors raise `WriteError` naming the destination.
     """
 
-    def __init__(self, *, sync_threads: int = 8, owner: int | None = None) -> None:
+    def __init__(self, *, sync_threads: int = 8) -> None:
         self._threads = sync_threads
-        self._owner = owner  # the pid temp files are named for (None: this process's)
         self._pool: ThreadPoolExecutor | None = None
         self._staged: list[_Staged] = []
         self._pending: list[tuple[int, int, str]] = []  # written, not yet handed to a sync
@@ -206,18 +204,6 @@ class AtomicBatch:
                                             initializer=quiet_helper)
         return self._pool.submit(_sync_and_close, fd, dest)
 
-    def lease(self, folder: str | os.PathLike[str]) -> None:
-        """Clean `folder` of what killed writes left and lease it now, as the first write
-        into it does: for temp files other processes write there for this batch (`adopt`),
-        which no other writer's cleaning then removes while this batch holds the lease."""
-        self._lease(os.path.abspath(folder))
-
-    def under_lease(self, folder: str | os.PathLike[str]) -> None:
-        """Write into `folder` under the lease another batch holds (`lease`; in the process
-        this one was forked from): neither clean it (a finished sibling's temp files, waiting
-        to be adopted, would look left over) nor lease it again."""
-        self._cleaned.add(os.path.abspath(folder))
-
     def _lease(self, folder: str) -> None:
         if folder not in self._cleaned:  # what killed writes left in this folder
             lease = _folder_lease(folder)
@@ -238,7 +224,7 @@ class AtomicBatch:
         folder, base = os.path.split(os.path.abspath(dest_path))
         self._lease(folder)
         tmp = os.path.join(
-            folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{self._owner or os.getpid()}-"
+            folder, f".{base[:_MAX_BASE]}{TEMP_MARK}{os.getpid()}-"
             f"{os.urandom(6).hex()}"
         )
         try:
@@ -301,35 +287,6 @@ class AtomicBatch:
             raise
         self._stage(tmp, fd, dest_path)
 
-    def detach(self) -> list[tuple[str, str]]:
-        """Every file written so far, as (temp file, destination), handed over unsynced:
-        this batch forgets them (it neither fsyncs, renames nor removes them) and drops its
-        leases. For a worker process whose writes another process's batch commits (`adopt`,
-        which fsyncs them with its own, on its threads)."""
-        for _, fd, _ in self._pending:  # closed unsynced: fsync'd by the batch adopting them
-            os.close(fd)
-        self._pending = []
-        error = self._waited()  # any handed to a sync already (over _MAX_PENDING files)
-        if error is not None:
-            self.abort()
-            raise error
-        handed = [(s.tmp, s.dest) for s in self._staged]
-        self._staged = []
-        self._release()
-        return handed
-
-    def adopt(self, tmp: str, dest: str | os.PathLike[str]) -> None:
-        """Take over the temp file `tmp` of `dest`, written elsewhere (`detach`): fsync'd
-        with this batch's files and renamed onto `dest` at the commit, or removed if the
-        batch aborts."""
-        dest_path = os.fspath(dest)
-        try:
-            fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError as err:
-            _unlink_quietly(tmp)
-            raise _write_error(dest_path, err) from err
-        self._stage(tmp, fd, dest_path)
-
     def _sync_pending(self) -> None:
         for index, fd, dest in self._pending:
             self._staged[index].synced = self._sync(fd, dest)
@@ -337,11 +294,6 @@ class AtomicBatch:
 
     def _wait(self) -> WriteError | None:
         self._sync_pending()
-        return self._waited()
-
-    def _waited(self) -> WriteError | None:
-        """Wait for every file handed to a sync (all of them after `_sync_pending`; those of
-        earlier rounds only in `detach`, which closed the rest unsynced): the first error."""
         first: WriteError | None = None
         for staged in self._staged:
             error = staged.synced.exception() if staged.synced is not None else None
@@ -409,10 +361,6 @@ def atomic_write(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """
     with AtomicBatch(sync_threads=1) as batch, batch.write(dest) as file:
         yield file
-
-
-def _gone(pid: int) -> bool:
-    return not _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -502,21 +450,9 @@ def clean_stale_temps(folder: str | os.PathLike[str], *, dest: str | None = None
         os.close(lease)
 
 
-def remove_temps_of(folder: str | os.PathLike[str], owner: int) -> list[str]:
-    """Remove every temp file in `folder` named for the process `owner` (an
-    ``AtomicBatch(owner=...)`` of a worker it forked, whose batch never adopted them: the
-    owner is failing, single-threaded, so no other write of its is at work there). Return
-    the paths removed, sorted."""
-    return _clean(os.fspath(folder), None, lambda pid: pid == owner)
-
-
-def _clean(folder_path: str, dest: str | None,
-           doomed: Callable[[int], bool] | None = None) -> list[str]:
+def _clean(folder_path: str, dest: str | None) -> list[str]:
     """`clean_stale_temps` once the folder's lock is held (or cannot be had): the temp files
-    (of `dest` only, when given) whose pid `doomed` says to remove; by default, those whose
-    process is gone."""
-    if doomed is None:
-        doomed = _gone
+    (of `dest` only, when given) whose process is gone."""
     try:
         names = os.listdir(folder_path)
     except OSError:
@@ -527,7 +463,7 @@ def _clean(folder_path: str, dest: str | None,
         if prefix is not None and not name.startswith(prefix):
             continue
         match = _TEMP_RE.match(name)
-        if match is None or not doomed(int(match.group(1))):
+        if match is None or _alive(int(match.group(1))):
             continue
         path = os.path.join(folder_path, name)
         try:

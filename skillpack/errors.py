@@ -29,6 +29,7 @@ __all__ = [
     "FormatVersionError",
     "IntegrityError",
     "MissingPathError",
+    "NoSkillError",
     "Problem",
     "RefusedError",
     "ResourceError",
@@ -67,11 +68,6 @@ class Problem(Record):
             "file": self.file,
             "line": self.line,
         }
-
-    def as_tuple(self) -> tuple[Severity, str, str, str | None, int | None]:
-        """Its fields in order, as `Problem` takes them (``Problem(*p.as_tuple()) == p``): how
-        a worker process sends it (`marshal` carries tuples)."""
-        return (self.severity, self.code, self.message, self.file, self.line)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Problem:
@@ -185,3 +181,8 @@ class MissingPathError(SkillpackError, FileNotFoundError):
         self.errno = 2  # ENOENT (errno not imported: the runtime imports this module)
         self.strerror = message
         self.filename = path
+
+
+class NoSkillError(SkillpackError, LookupError):
+    """A PATH holds no skill: no SKILL.md, no archive, where the error's hint says what was
+    looked for (`skillpack.source.classify`)."""

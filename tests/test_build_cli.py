@@ -107,7 +107,7 @@ def test_pack_on_a_terminal_shows_a_bar_and_writes_the_same_archives(
     import io
     from types import SimpleNamespace
 
-    from skillpack.cli import commands_pack
+    from skillpack.cli.commands import pack as commands_pack
 
     plain = cli("pack", WAITLIST, NOTES, "-o", tmp_path / "plain")
     assert plain.exit_code == 0 and plain.stderr == ""
@@ -157,14 +157,16 @@ _ENTRY = "from skillpack.cli import main; main(prog_name='skillpack')"
 def test_commands_in_a_real_process_never_print_a_traceback(tmp_path: Path) -> None:
     blocker = tmp_path / "blocker"
     blocker.write_text("x")
+    junk = tmp_path / "junk.skill"
+    junk.write_text("not an archive")
     cases = [
         ["pack", str(TOO_LONG), "-o", str(tmp_path / "out")],
         ["pack", str(WAITLIST), "-o", str(blocker / "sub")],
         ["bundle", str(WAITLIST), "-o", str(blocker / "sub" / "x.bundle")],
         ["lock", str(WAITLIST), "-o", str(blocker / "x.lock")],
-        ["inspect", str(blocker)],
-        ["verify", str(blocker)],
-        ["digest", str(blocker)],
+        ["inspect", str(junk)],
+        ["verify", str(junk)],
+        ["digest", str(junk)],
     ]
     for args in cases:
         done = subprocess.run([sys.executable, "-c", _ENTRY, *args], capture_output=True,

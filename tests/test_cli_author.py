@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tarfile
 import zipfile
 from pathlib import Path
@@ -169,7 +170,9 @@ def test_catalog_json_and_a_folder_of_skills(tmp_path: Path) -> None:
 
 def test_catalog_refuses_invalid_and_duplicate_skills_in_json_too(tmp_path: Path) -> None:
     bad = make_tree(tmp_path / "bad", {"SKILL.md": "---\nname: Bad\ndescription: x\n---\n"})
-    result = run("catalog", bad, WAITLIST, WAITLIST, "--format", "json")
+    twin = tmp_path / "elsewhere" / "waitlist"
+    shutil.copytree(WAITLIST, twin)  # another skill of the same name (one given twice is one)
+    result = run("catalog", bad, WAITLIST, twin, WAITLIST, "--format", "json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert data["ok"] is False

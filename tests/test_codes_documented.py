@@ -23,7 +23,7 @@ _EMIT = re.compile(
     r')' + _CODE
 )
 #: Codes made outside those patterns: a link or an unreadable file found while hashing
-#: (source/records.py), a PATH holding no skill (cli/_json_errors.py).
+#: (source/records.py), a PATH holding no skill (source/classify.py).
 _OTHER = {"symlink", "unreadable", "no-skill", "usage"}
 #: Strings the patterns catch that are not problem codes.
 _NOT_CODES = {"utf-8", "ascii", "strict", "replace", "ignore"}

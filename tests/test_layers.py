@@ -16,7 +16,8 @@ from importlinter.configuration import configure
 
 PACKAGE = REPO / "skillpack"
 MAX_DEFERRED = 8
-#: The process entries (`skillpack --version` without click: issue 12's start-up target).
+#: The process entries (`skillpack --version`, `python -m skillpack --version` without click
+#: and the commands).
 _PROCESS_ENTRIES = {"skillpack/_launch.py", "skillpack/__main__.py"}
 
 
@@ -53,12 +54,9 @@ def _deferred_imports() -> list[tuple[str, int, str]]:
 
 
 #: The modules that import one of skillpack's own by name when it is first used, and how many
-#: such calls each makes: the public API's lazy names (PEP 562), the command table and the
-#: click group (a command imports only its own module), and `digest`'s verifier of archives
-#: (about 35 ms of imports a folder's digest never needs). Anywhere else an import sits at
-#: the module's top.
-_BY_NAME = {"skillpack/__init__.py": 1, "skillpack/cli/__init__.py": 4,
-            "skillpack/cli/digest_report.py": 1}
+#: such calls each makes: the public API's lazy names (PEP 562) and the click group (a
+#: command imports only its own module). Anywhere else an import sits at the module's top.
+_BY_NAME = {"skillpack/__init__.py": 1, "skillpack/cli/app.py": 1}
 
 
 def test_imports_by_name_are_only_where_they_are_the_point() -> None:

@@ -1,5 +1,4 @@
-"""`skill_md_path` and the workdir of a parsed skill are spelt as `pathlib` spells them, with
-or without building a Path (issue 18: the common spelling skips it)."""
+"""`skill_md_path` and the workdir of a parsed skill are spelt as `pathlib` spells them."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from skillpack.errors import SkillpackError
-from skillpack.source import load, pathtext
+from skillpack.source import load
 
 SPELLINGS = [
     "{t}", "{t}/", "{t}//", "{t}/.", "{t}/./", "{t}/skill", "{t}/skill/", "{t}//skill",
@@ -42,30 +41,6 @@ def test_skill_md_path_is_spelt_as_pathlib_spells_it(tree: Path) -> None:
         path = spelling.format(t=tree, name=tree.name)
         assert load.skill_md_path(path) == pathlib_spelling(path), path
         assert load.skill_md_path(Path(path)) == pathlib_spelling(path), path
-        where = pathlib_spelling(path)
-        assert pathtext.parent_spelling(where) == str(Path(where).parent), where
-
-
-@pytest.mark.parametrize("root", ["/tmp/x", "x", "/", "//y", ".", ".."])
-def test_paths_as_text_are_spelt_as_pathlib_spells_them(root: str) -> None:
-    """`skillpack.source.pathtext` gives pathlib's strings without importing it (check and
-    digest of skill folders never do): every spelling of the list, and some odder ones."""
-    for spelling_of in [*SPELLINGS, "///a//b", "//a/..", "..//", "a/../..", ".//.", "/.",
-                        "/./a", "a/./b/./"]:
-        path = spelling_of.format(t=root, name="n")
-        assert pathtext.spelling(path) == str(Path(path)), path
-        assert pathtext.parent_spelling(path) == str(Path(path).parent), path
-        assert pathtext.name_of(path) == Path(path).name, path
-        name = "SKILL.md"
-        assert pathtext.joined(pathtext.spelling(path), name) == str(Path(path) / name), path
-
-
-def test_paths_as_text_sort_as_paths_sort() -> None:
-    paths = ["a/b", "a-b", "a/b/c", "a.b/c", "a", "a/B", "a/b-c", "a/b/c-d", "a/b/c/d", "ab"]
-    for root in ("", "/", "//r/", "r/"):
-        texts = [root + p for p in paths]
-        assert sorted(texts, key=pathtext.path_order) == [str(p) for p in sorted(map(Path, texts))]
-        assert sorted(texts) != sorted(texts, key=pathtext.path_order)  # the text's order differs
 
 
 def test_the_workdir_of_a_parsed_skill_is_its_folder(tree: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import subprocess
 import sys
@@ -11,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, TOO_LONG, rich_skill
 
-from skillpack.__main__ import precommit_check, skill_folders
+from skillpack.__main__ import precommit_check
+from skillpack.cli.app import skill_folders
 
 
 def test_python_dash_m_skillpack_runs_the_command_line() -> None:
@@ -23,22 +23,6 @@ def test_python_dash_m_skillpack_runs_the_command_line() -> None:
                           capture_output=True, text=True, env=env, cwd=REPO)
     assert done.returncode == 0
     assert done.stdout == "checked 1 skill: 1 valid, 0 invalid (0 errors, 0 warnings)\n"
-
-
-def test_python_dash_m_skillpack_version_imports_no_pathlib() -> None:
-    """`python -m skillpack --version` answers without pathlib (and the fnmatch, re and
-    urllib.parse it imports: about 15 ms); only the pre-commit hook's files need it. Run
-    without `site`, whose editable-install finder would import pathlib first."""
-    script = (f"import runpy, sys; sys.path[:0] = [{str(REPO)!r}]; sys.argv = ['skillpack', "
-              "'--version']\ntry:\n    runpy.run_module('skillpack', run_name='__main__')\n"
-              "except SystemExit:\n    pass\nprint(sorted(sys.modules))")
-    done = subprocess.run([sys.executable, "-S", "-c", script], capture_output=True,
-                          text=True, cwd=REPO, check=True, timeout=60)
-    first, last = done.stdout.splitlines()[0], done.stdout.splitlines()[-1]
-    assert first == "skillpack, version 0.1.0"
-    loaded = set(ast.literal_eval(last))
-    assert "skillpack._launch" in loaded
-    assert not loaded & {"pathlib", "fnmatch", "re", "urllib.parse"}, sorted(loaded)
 
 
 def test_files_map_to_the_skill_folders_holding_them(tmp_path: Path,

@@ -24,6 +24,7 @@ from _registry import Registry, free_port, run_skopeo, serve
 import skillpack
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
 from skillpack.publish import oci
+from skillpack.publish.export_inputs import artifacts_from_paths
 from tests.conftest import FIXTURES, REPO, write_skill
 
 registry = pytest.mark.registry
@@ -61,7 +62,7 @@ def _listing(folder: Path) -> list[str]:
 def test_same_skill_same_manifest_bytes_and_digest(tmp_path: Path) -> None:
     one = oci.artifact_from_bytes(_packed(WAITLIST, tmp_path / "a"))
     two = oci.artifact_from_bytes(_packed(WAITLIST, tmp_path / "b"))
-    [from_folder] = oci.artifacts_from_paths([WAITLIST])
+    [from_folder] = artifacts_from_paths([WAITLIST])
     assert one.manifest == two.manifest == from_folder.manifest
     assert one.manifest_digest == oci.sha256_digest(one.manifest) == from_folder.manifest_digest
     assert one.layer == from_folder.layer  # packed in memory exactly as `pack` writes it
@@ -109,7 +110,7 @@ def test_layout_refuses_a_folder_that_is_not_empty(tmp_path: Path) -> None:
 
 
 def test_layout_is_byte_reproducible(tmp_path: Path) -> None:
-    arts = oci.artifacts_from_paths([WAITLIST, FIXTURES / "release-notes"])
+    arts = artifacts_from_paths([WAITLIST, FIXTURES / "release-notes"])
     oci.write_layout(arts, tmp_path / "one")
     oci.write_layout(list(reversed(arts)), tmp_path / "two")
     for rel in _listing(tmp_path / "one"):
@@ -384,7 +385,7 @@ def _docker_config(folder: Path, host: str, auth: str) -> None:
 
 @registry
 def test_push_all_tags_each_artifact_by_its_ref_name(reg: Registry, tmp_path: Path) -> None:
-    arts = oci.artifacts_from_paths([WAITLIST, FIXTURES / "release-notes"])
+    arts = artifacts_from_paths([WAITLIST, FIXTURES / "release-notes"])
     with pytest.raises(SkillpackError, match="one tag for 2 artifacts"):
         oci.push_all(arts, f"{reg.host}/skills/many:v1", plain_http=True)
     assert reg.tags("skills/many") == []

@@ -2,7 +2,7 @@
 
 The inputs overlap on purpose: a folder of skills and two of its skills again (``skills
 skills/long skills/leaky``), as a shell glob or a CI step listing changed skills gives them.
-A skill found under two PATHs is read once (`skillpack.source.discover.first_seen`), and an
+A skill found under two PATHs is read once (`skillpack.source.classify`), and an
 error's first line never restates the problem listed under it (the bug: `bundle` printed
 "description is 1068 characters; the limit is 1024" on two lines).
 """

@@ -32,15 +32,15 @@ from skillpack.errors import Problem, SkillError, SkillpackError
 from skillpack.formats.allowances import parse as parse_allowances
 from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
-from skillpack.packing.pack import prepare_many
-from skillpack.packing.verify import verify_bytes, verify_file
+from skillpack.packing.prepare import prepare_many
+from skillpack.packing.verify import verified_archive, verify_bytes
 from skillpack.runtime import Bundle
 from skillpack.runtime.skill import LoadedSkill
 from skillpack.skillmd.lint_rules import lint
 from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
-from skillpack.source.discover import find_skills
+from skillpack.source.classify import classify_all, unpacked_foreign
 from skillpack.source.fileset import WalkedFile
 from skillpack.source.load import parse_skill_file, read_regular, skill_fileset
 from skillpack.source.records import hash_files
@@ -129,31 +129,31 @@ class Found:
 
 
 def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
-    """The format 1.1 entry of every skill at ``paths`` (skill folders, folders of skills,
-    ``.skill`` archives, bundles), each verified as `verify` does; raises on the first path
-    that does not verify; the folders are prepared together, each skill once, every problem
-    of theirs in one report."""
+    """The format 1.1 entry of every skill at ``paths`` (what `skillpack.source.classify`
+    reads: skill folders, SKILL.md files, folders of skills or of archives, ``.skill``
+    archives, bundles, archives made elsewhere), each verified as `verify` does; raises on
+    the first that does not verify; the folders are prepared together, each skill once,
+    every problem of theirs in one report."""
     found: list[LockedSkill] = []
     archives: dict[str, str] = {}
-    folders: list[str] = []
-    for path in paths:
-        where = os.fspath(path)
-        if os.path.isfile(where):
-            report = verify_file(where)  # read a chunk at a time, never whole
-            assert report.loaded is not None
-            for s in report.skills:
-                skill = report.loaded[s.name].skill
-                found.append(LockedSkill(s.name, LockEntry.for_skill(
-                    skill, s.digest, s.files, s.programs), where))
-            if report.kind == "archive":  # one skill; its archive's digest joins its subject
-                archives.setdefault(report.skills[0].name, _file_sha256(report.loaded))
-            continue
-        folders.append(where)
-    if folders:
-        for p in prepare_many(folders):
-            m = p.manifest
-            found.append(LockedSkill(m.name, LockEntry.for_skill(p.skill, m.digest, m.files,
-                                                                 m.programs), p.source))
+    with unpacked_foreign(classify_all(paths).items) as items:
+        folders = [i.path for i in items if i.kind == "folder"]
+        prepared = iter(prepare_many(folders) if folders else ())
+        for item in items:
+            if item.kind == "folder":
+                p = next(prepared)
+                m = p.manifest
+                found.append(LockedSkill(m.name, LockEntry.for_skill(
+                    p.skill, m.digest, m.files, m.programs), item.label))
+                continue
+            with verified_archive(item.path) as report:
+                assert report.loaded is not None
+                for s in report.skills:
+                    found.append(LockedSkill(s.name, LockEntry.for_skill(
+                        report.loaded[s.name].skill, s.digest, s.files, s.programs),
+                        item.path))
+                if report.kind == "archive":  # one skill: its archive's digest in its subject
+                    archives.setdefault(report.skills[0].name, _file_sha256(report.loaded))
     return Found(tuple(found), archives)
 
 
@@ -166,29 +166,33 @@ def _file_sha256(loaded: Bundle) -> str:
 
 
 def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> dict[str, str]:
-    """Skill name -> hex SHA-256 of its ``.skill`` archive, for archives of one skill each
-    that verify and hold exactly the skill the lock pins; raises listing every other one."""
+    """Skill name -> hex SHA-256 of its ``.skill`` archive, for the archives at `archives`
+    (files, or folders of them: `skillpack.source.classify`) of one skill each that verify
+    and hold exactly the skill the lock pins; raises listing every other one."""
     found: dict[str, str] = {}
     problems: list[str] = []
-    for archive in archives:
-        where = os.fspath(archive)
-        report = verify_file(where)  # read a chunk at a time, never whole
-        if report.kind != "archive" or len(report.skills) != 1:
-            problems.append(f"{where}: a {report.kind} of {len(report.skills)} skills, not "
-                            "the .skill archive of one skill")
+    for item in classify_all(archives).items:
+        where = item.path
+        if item.kind != "archive":
+            problems.append(f"{where}: not a .skill archive of skillpack's")
             continue
-        [s] = report.skills
-        entry = lock.skills.get(s.name)
-        if entry is None:
-            problems.append(f"{where}: its skill '{s.name}' is not in the lock")
-        elif entry.digest != s.digest:
-            problems.append(f"{where}: its skill '{s.name}' is {s.digest}, the lock pins "
-                            f"{entry.digest}")
-        elif s.name in found:
-            problems.append(f"{where}: a second archive of '{s.name}'")
-        else:
-            assert report.loaded is not None
-            found[s.name] = _file_sha256(report.loaded)
+        with verified_archive(where) as report:  # read a chunk at a time, never whole
+            if report.kind != "archive" or len(report.skills) != 1:
+                problems.append(f"{where}: a {report.kind} of {len(report.skills)} skills, "
+                                "not the .skill archive of one skill")
+                continue
+            [s] = report.skills
+            entry = lock.skills.get(s.name)
+            if entry is None:
+                problems.append(f"{where}: its skill '{s.name}' is not in the lock")
+            elif entry.digest != s.digest:
+                problems.append(f"{where}: its skill '{s.name}' is {s.digest}, the lock pins "
+                                f"{entry.digest}")
+            elif s.name in found:
+                problems.append(f"{where}: a second archive of '{s.name}'")
+            else:
+                assert report.loaded is not None
+                found[s.name] = _file_sha256(report.loaded)
     if problems:
         raise SkillpackError("these archives are not the skills of the lock: "
                              + "; ".join(problems),
@@ -197,20 +201,17 @@ def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> d
 
 
 def review_views(paths: Iterable[str | os.PathLike[str]]) -> list[SkillView]:
-    """Every skill at ``paths`` as `skillpack review` shows it, with its validation warnings,
-    lint findings and secrets as findings. A skill `verify` would refuse is still shown, its
-    problems as findings; only a path that does not exist or holds no skill raises."""
+    """Every skill at ``paths`` (what `skillpack.source.classify` reads) as `skillpack
+    review` shows it, with its validation warnings, lint findings and secrets as findings. A
+    skill `verify` would refuse is still shown, its problems as findings; only a path that
+    does not exist or holds no skill raises."""
     views: list[SkillView] = []
-    for path in paths:
-        where = os.fspath(path)
-        if os.path.isfile(where):
-            views.extend(_archive_views(where))
-            continue
-        folders = find_skills(where)
-        if not folders:
-            raise SkillpackError("no SKILL.md found here", path=where,
-                                 hint="give a skill folder, a folder of skills or an archive")
-        views.extend(_folder_view(folder) for folder in folders)
+    with unpacked_foreign(classify_all(paths).items) as items:
+        for item in items:
+            if item.kind == "archive":
+                views.extend(_archive_views(item.path))
+            else:
+                views.append(_folder_view(Path(item.path)))
     return views
 
 

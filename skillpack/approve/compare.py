@@ -1,20 +1,24 @@
-"""A verified skill against what a lock approved: the one verdict `verify --lock`, `review`
-and `pull --lock` report (the codes and words of ``load(expect=)``)."""
+"""The verdict of `verify`: verified skills against what a lock approved (the codes and words
+of ``load(expect=)``) or against one digest, a record per line of its answer."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from skillpack.approve.lock import Lock
+from skillpack.errors import SkillpackError
 from skillpack.formats.digest import FileRecord
-from skillpack.packing.verify import VerifyReport
+from skillpack.packing.verify import VerifyReport, verify_target
 from skillpack.runtime.checks import approval_findings
 
-__all__ = ["FileDiff", "LockVerdict", "compare_with_lock", "diff_files"]
+__all__ = ["FileDiff", "LockVerdict", "SkillVerdict", "TargetFailure", "compare_with_lock",
+           "diff_files", "verify_against"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileDiff:
     """Paths added, removed or changed between an approved file list and the actual one."""
 
@@ -43,7 +47,7 @@ def diff_files(expected: Iterable[FileRecord], actual: Iterable[FileRecord]) -> 
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LockVerdict:
     """Whether one skill matches what a lock file approved, and if not, why: ``code`` is
     that of `skillpack.runtime.checks.approval_findings` (``expect-missing``,
@@ -95,3 +99,105 @@ def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
                         approved, {s.name: s.digest for s in skills})
                     if code == "expect-missing")
     return verdicts
+
+
+@dataclass(frozen=True, slots=True)
+class SkillVerdict:
+    """One line of `verify`'s answer: a skill of a target; a bundle's own digest against
+    ``--digest`` (``name`` None, ``skills`` its skill count); or a skill the lock approves
+    that is in none of the targets (``target`` None). When not ``ok``: why (``reason``, and
+    the files added, removed and changed, ``diff``); ``code`` is the lock's
+    (`LockVerdict.code`, which every verdict against a lock carries, ``by_lock``)."""
+
+    target: str | None
+    name: str | None
+    digest: str
+    ok: bool = True
+    code: str | None = None
+    reason: str | None = None
+    diff: FileDiff | None = None
+    skills: int | None = None
+    by_lock: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The item of ``verify --json``."""
+        data: dict[str, Any] = {"target": self.target, "name": self.name,
+                                "digest": self.digest, "ok": self.ok}
+        if self.by_lock:
+            data["code"] = self.code
+        if self.reason is not None:
+            data["reason"] = self.reason
+        if self.diff is not None:
+            data.update(added=list(self.diff.added), removed=list(self.diff.removed),
+                        changed=list(self.diff.changed))
+        return data
+
+    def lines(self) -> list[str]:
+        """The lines of ``verify``'s text answer."""
+        state = "ok      " if self.ok else "MISMATCH"
+        why = "" if self.ok else f": {self.reason}"
+        if self.skills is not None:
+            return [f"{state}  {self.digest}  bundle of {self.skills} skill(s)  "
+                    f"({self.target}){why}"]
+        where = "in none of the targets" if self.target is None else self.target
+        return [f"{state}  {self.digest}  {self.name}  ({where}){why}",
+                *(self.diff.lines() if self.diff is not None else ())]
+
+
+@dataclass(frozen=True, slots=True)
+class TargetFailure:
+    """A target that could not be verified (a damaged archive, a refused folder): the error
+    says why; the other targets are still verified."""
+
+    target: str
+    error: SkillpackError
+    ok = False
+
+
+def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | None = None,
+                   expected: str | None = None) -> list[SkillVerdict | TargetFailure]:
+    """`verify`'s answer for `targets` (each what `skillpack.packing.verify.verify_target`
+    verifies), in order: each skill's verdict, against `lock` (all the targets taken
+    together, as ``load(expect=)`` takes a bundle: `compare_with_lock`) or against the
+    digest `expected` (a bundle's own digest, for a bundle), then each approved skill found
+    in none of them. A target that fails is a `TargetFailure`, unless every problem of its
+    error was one of an earlier failure's (a target inside an earlier one): each problem is
+    reported once."""
+    answer: list[SkillVerdict | TargetFailure] = []
+    reports: list[VerifyReport] = []
+    reported: set[tuple[str, str, str | None, int | None]] = set()
+    for given in targets:
+        target = os.fspath(given)
+        try:
+            report = verify_target(target)
+        except SkillpackError as err:
+            keys = {(p.code, p.message, p.file, p.line) for p in err.located()}
+            if not keys or not keys <= reported:
+                answer.append(TargetFailure(target, err))
+            reported |= keys
+            continue
+        reports.append(report)
+        if expected is not None and report.kind == "bundle" and report.digest is not None:
+            # a bundle is named by its own digest (SPEC section 2), not by its skills'
+            ok = report.digest == expected
+            answer.append(SkillVerdict(
+                target, None, report.digest, ok, skills=len(report.skills),
+                reason=None if ok else f"bundle digest differs from {expected}"))
+            continue
+        verdicts = ({v.name: v for v in compare_with_lock(report, lock)
+                     if v.code != "expect-missing"} if lock is not None else {})
+        for s in report.skills:
+            verdict = verdicts.get(s.name)
+            if verdict is not None and not verdict.ok:
+                answer.append(SkillVerdict(target, s.name, s.digest, False, verdict.code,
+                                           verdict.reason, verdict.diff, by_lock=True))
+            elif expected is not None and s.digest != expected:
+                answer.append(SkillVerdict(target, s.name, s.digest, False,
+                                           reason=f"digest differs from {expected}"))
+            else:
+                answer.append(SkillVerdict(target, s.name, s.digest))
+    for missing in (compare_with_lock(reports, lock) if lock is not None else ()):
+        if missing.code == "expect-missing":  # approved, but in none of the targets
+            answer.append(SkillVerdict(None, missing.name, missing.digest, False, missing.code,
+                                       missing.reason, by_lock=True))
+    return answer

@@ -29,13 +29,13 @@ from skillpack.formats.bundle_index import BUNDLE_INDEX, index_bytes
 from skillpack.formats.manifest import MANIFEST_PATH
 from skillpack.packing.check import CatalogReport, catalog_report
 from skillpack.packing.members import Member, write_members
-from skillpack.packing.pack import ARCHIVE_SUFFIX, PreparedSkill, prepare_many
+from skillpack.packing.prepare import prepare_many
 from skillpack.packing.sha256 import archive_sha256
 from skillpack.packing.targets import SkillFacts, check_request, check_targets, get_targets
 from skillpack.packing.verify import verify_file
 from skillpack.skillmd.skill import Skill
+from skillpack.source.classify import Input, classify_all, unpacked_foreign
 from skillpack.source.define import DefinedSkill, materialized
-from skillpack.source.inputs import as_folders
 from skillpack.storedzip.reader import FileZipIndex, read_zip
 from skillpack.storedzip.source import CHUNK
 from skillpack.storedzip.writer import ZipWriter
@@ -108,30 +108,27 @@ def _archive_members(path: str) -> dict[str, _Found]:
     return found
 
 
-def _collect(paths: Iterable[str | os.PathLike[str]],
+def _collect(items: Sequence[Input],
              outputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, _Found]:
-    """Every skill to bundle, by name (`outputs`, the files being written, left out of any
-    skill folder holding them). Refuses clashing names."""
+    """Every skill to bundle, by name, in the order of `items` (`outputs`, the files being
+    written, left out of any skill folder holding them; the skill folders prepared together,
+    every problem of theirs in one error). Refuses clashing names."""
     skills: dict[str, _Found] = {}
     clashes: list[str] = []
-
-    def add(name: str, found: _Found) -> None:
-        if name in skills and skills[name].digest != found.digest:
-            clashes.append(f"'{name}' comes from both {skills[name].source} and {found.source}")
-            return
-        skills.setdefault(name, found)
-
-    folders: list[str] = []
-    for path in (os.fspath(p) for p in paths):
-        if os.path.isfile(path) and (path.endswith(ARCHIVE_SUFFIX) or not path.endswith(".md")):
-            for name, found in _archive_members(path).items():
-                add(name, found)
+    folders = [i.path for i in items if i.kind == "folder"]
+    prepared = iter(prepare_many(folders, outputs=outputs) if folders else ())
+    for item in items:
+        if item.kind == "folder":
+            p = next(prepared)
+            found = {p.name: _Found(p.digest, item.label, p.members(), p.skill,
+                                    tuple((r.path, r.size) for r in p.manifest.files))}
         else:
-            folders.append(path)
-    prepared: list[PreparedSkill] = prepare_many(folders, outputs=outputs) if folders else []
-    for item in prepared:
-        add(item.name, _Found(item.digest, item.source, item.members(), item.skill,
-                              tuple((r.path, r.size) for r in item.manifest.files)))
+            found = _archive_members(item.path)
+        for name, one in found.items():
+            if name in skills and skills[name].digest != one.digest:
+                clashes.append(f"'{name}' comes from both {skills[name].source} and "
+                               f"{one.source}")
+            skills.setdefault(name, one)
     if clashes:
         raise SkillpackError("two different skills have one name: " + "; ".join(clashes),
                              hint="bundle only one of them, or rename one")
@@ -151,9 +148,11 @@ def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     if python_module is not None:
         module_name(python_module)  # refused before anything is read or written
     # read from disk while writing: the folders written and the archives unpacked are kept
-    with materialized(paths) as (folders, labels), as_folders(folders) as (inputs, unpacked):
-        return _write_bundle(inputs, dest, python_module, labels | unpacked, tuple(targets),
-                             catalog_budget)
+    with materialized(paths) as (given, labels):
+        found = classify_all(given).items
+        with unpacked_foreign(found) as items:
+            return _write_bundle(items, dest, python_module, labels, tuple(targets),
+                                 catalog_budget)
 
 
 def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
@@ -179,11 +178,11 @@ def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
     return problems
 
 
-def _write_bundle(paths: Iterable[str | os.PathLike[str]], dest: str | os.PathLike[str],
+def _write_bundle(items: Sequence[Input], dest: str | os.PathLike[str],
                   python_module: str | os.PathLike[str] | None,
                   labels: dict[str, str], targets: tuple[str, ...] = (),
                   budget: int | None = None) -> BundleResult:
-    skills = _collect(paths, [dest] if python_module is None else [dest, python_module])
+    skills = _collect(items, [dest] if python_module is None else [dest, python_module])
     for name, found in skills.items():
         if found.source in labels:
             skills[name] = _Found(found.digest, labels[found.source], found.members,

@@ -2,31 +2,42 @@
 
 The library form of the command: nothing is raised for a bad skill, every problem comes back
 in a `CheckResult` (the rules themselves are `skillpack.skillmd.validate`; the hosts' limits
-`skillpack.packing.targets`). `catalog_report` measures what a set of skills costs in a
-model's context: each description and the whole `catalog_text()` of their bundle.
+`skillpack.packing.targets`). `check_skills` checks many, shared among processes when asked
+(`in_processes`: read-only work, results in order, the same as one process gives).
+`catalog_report` measures what a set of skills costs in a model's context: each description
+and the whole `catalog_text()` of their bundle.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
 
-from skillpack._record import Record
-from skillpack.errors import Problem
+from skillpack.errors import Problem, SkillpackError
 from skillpack.formats.catalog_text import catalog_of
 from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.prepare import PackOptions, judge_skill
-from skillpack.packing.targets import Layout, get_targets
-from skillpack.source.pathtext import name_of, parent_spelling, spelling
+from skillpack.packing.targets import Layout, default_layout, get_targets
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import Any
+__all__ = ["MIN_SHARE", "CatalogReport", "CheckResult", "catalog_report", "check_skill",
+           "check_skills", "in_processes"]
 
-__all__ = ["CatalogReport", "CheckResult", "catalog_report", "check_skill"]
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: The fewest skills worth a process of their own (starting one costs about as much as
+#: checking a few skills).
+MIN_SHARE = 8
 
 
-class CheckResult(Record):
+@dataclass(frozen=True, slots=True)
+class CheckResult:
     """What `check_skill` found in one skill folder; ``description`` when checked for hosts
     (``targets`` or ``catalog_budget`` given) and it has one."""
 
@@ -64,22 +75,59 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     """
     options = PackOptions(tuple(targets), layout, catalog_budget)
     get_targets(targets)  # an unknown name is the caller's mistake: raised, not reported
-    options.chosen_layout  # noqa: B018  (so are targets that disagree on the layout)
-    folder = spelling(os.fspath(path))  # as pathlib spells it, without it (start-up)
-    if name_of(folder) == SKILL_MD and not os.path.isdir(folder):
-        folder = parent_spelling(folder)
+    if layout is None:  # so are targets that disagree on the layout
+        default_layout(targets)
+    where = Path(path)
+    if where.name == SKILL_MD and not where.is_dir():
+        where = where.parent
+    folder = str(where)
     verdict = judge_skill(folder, options=options, sha256=False)  # measured, not written
     skill = verdict.skill
     if skill is None:
-        return CheckResult(name_of(folder), folder, tuple(_strict(verdict.problems, strict)))
+        return CheckResult(where.name, folder, tuple(_strict(verdict.problems, strict)))
     description = skill.frontmatter.get("description")
     measured = bool(targets) or catalog_budget is not None  # the catalog is a host's concern
-    return CheckResult(skill.name or name_of(folder), folder,
+    return CheckResult(skill.name or where.name, folder,
                        tuple(_strict(verdict.problems, strict)),
                        description if measured and isinstance(description, str) else None)
 
 
-class CatalogReport(Record):
+def check_skills(folders: Sequence[str], check: Callable[[str], CheckResult] = check_skill, *,
+                 jobs: int = 1) -> list[CheckResult]:
+    """``[check(folder) for folder in folders]``, shared among up to `jobs` processes
+    (`in_processes`; `check` must pickle: a module function, or a `functools.partial` of
+    one)."""
+    done = in_processes(check, folders, jobs)
+    return [check(folder) if result is None else result
+            for result, folder in zip(done, folders, strict=True)]
+
+
+def in_processes(work: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R | None]:
+    """``work(item)`` of each item, in order, done by up to `jobs` processes
+    (`concurrent.futures`, at least `MIN_SHARE` items each, forked only while this process
+    runs no other thread); None for an item to do here: every item when one process is all
+    it takes, and an item whose work raised there (done again here, where it raises).
+    Read-only work: what the items write is this process's business."""
+    workers = min(jobs, len(items) // MIN_SHARE)
+    if workers <= 1 or threading.active_count() > 1:
+        return [None] * len(items)
+    pool = ProcessPoolExecutor(workers)
+    try:
+        return list(pool.map(functools.partial(_or_none, work), items,
+                             chunksize=max(1, len(items) // (workers * 8))))
+    finally:  # an interrupt: the items not started are dropped, not waited for
+        pool.shutdown(cancel_futures=True)
+
+
+def _or_none(work: Callable[[T], R], item: T) -> R | None:
+    try:
+        return work(item)
+    except SkillpackError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogReport:
     """What a set of skills costs in a model's context on every turn: each description's
     length and the characters of the catalog their bundle's ``catalog_text()`` gives."""
 

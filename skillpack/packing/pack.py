@@ -18,14 +18,13 @@ the final name.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import BinaryIO, cast
 
-from skillpack._atomic import AtomicBatch, remove_temps_of
+from skillpack._atomic import AtomicBatch
 from skillpack.errors import (
     ArchiveError,
     Problem,
@@ -42,20 +41,21 @@ from skillpack.packing.members import (
 )
 from skillpack.packing.prepare import (
     OUTPUT_RULE,
-    Outputs,
     PackOptions,
     PreparedSkill,
     ResolvedOutputs,
     output_rules,
+    prepare_many,
     prepare_parsed,
     prepare_skill,
+    refuse_all,
     target_warnings,
 )
 from skillpack.packing.sha256 import HashingFile, archive_sha256, parts_sha256
-from skillpack.packing.targets import Layout
+from skillpack.packing.targets import Layout, default_layout
+from skillpack.packing.verify import as_skill_folders
+from skillpack.source.classify import Input, classify
 from skillpack.source.define import DefinedSkill, materialized
-from skillpack.source.discover import find_skills, first_seen
-from skillpack.source.notes import held, note
 from skillpack.storedzip.source import FileSpan
 from skillpack.storedzip.writer import ZipWriter
 
@@ -67,7 +67,6 @@ __all__ = [
     "PackOptions",
     "PackResult",
     "PreparedSkill",
-    "Share",
     "archive_name",
     "output_rules",
     "pack",
@@ -111,57 +110,6 @@ def archive_name(name: str, digest: str, layout: Layout = "wrapped") -> str:
     return f"{name}-{digest.removeprefix('blake3:')[:16]}{suffix}"
 
 
-def _skill_folders(paths: Iterable[str | os.PathLike[str]],
-                   outputs: ResolvedOutputs | None = None) -> list[Path]:
-    """Every skill folder under ``paths``, each once (`first_seen`: by real path, resolved
-    once for the command with `outputs`); a path holding none is an error."""
-    found: list[Path] = []
-    seen: set[str] = set()
-    for path in paths:
-        folders = find_skills(Path(path))
-        if not folders:
-            raise SkillpackError("no SKILL.md found here", path=str(path),
-                                 hint="give a skill folder or a folder holding skills")
-        if outputs is None:
-            found.extend(first_seen(folders, seen))
-        else:  # each real path kept for `output_rules`
-            found.extend(first_seen(folders, seen, realpath=outputs.realpath))
-    return found
-
-
-def _refuse(failures: Sequence[SkillpackError]) -> None:
-    """Raise the one failure, or one error listing them all."""
-    if len(failures) == 1:
-        raise failures[0]
-    if failures:
-        # each at its path below its skill's folder: relative paths would not say whose
-        problems = [p for err in failures for p in (err.located() or _as_problem(err))]
-        raise SkillpackError(
-            f"{len(failures)} skills cannot be packed: "
-            + "; ".join(str(err.path or err.message) for err in failures),
-            problems=problems)
-
-
-def prepare_many(paths: Iterable[str | os.PathLike[str]], *,
-                 options: PackOptions | None = None,
-                 outputs: Outputs = ()) -> list[PreparedSkill]:
-    """Prepare every skill found under ``paths``; refuse them all at once if any is bad.
-    `outputs`: what the command will write, left out of any skill holding it."""
-    prepared: list[PreparedSkill] = []
-    failures: list[SkillpackError] = []
-    for folder in _skill_folders(paths):
-        try:
-            prepared.append(prepare_skill(folder, options=options, outputs=outputs))
-        except (SkillError, RefusedError, ArchiveError) as err:
-            failures.append(err)
-    _refuse(failures)
-    return prepared
-
-
-def _as_problem(err: SkillpackError) -> tuple[Problem, ...]:
-    return (Problem("error", "refused", err.message, err.path, err.line),)
-
-
 #: How many bytes of its small files a skill keeps in memory from its walk to its archive.
 PACK_KEEP_BYTES = 32 << 20
 
@@ -171,128 +119,79 @@ PACK_KEEP_BYTES = 32 << 20
 JOIN_BYTES = 8 << 20
 
 
-#: What `pack_skills` may be given as ``share``: ``share(work, items)`` is ``[work(item) for
-#: item in items]`` done anywhere (the command line's worker processes,
-#: `skillpack.cli._workers.in_workers`), None in it for an item to do again here, or None
-#: for "do them all here". A value is a `marshal` value (it may cross a pipe).
-Share = Callable[[Callable[[Path], Any], Sequence[Path]], "list[Any] | None"]
-
-
 def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
                 out_dir: str | os.PathLike[str], *,
                 progress: Progress | None = None,
                 options: PackOptions | None = None,
-                share: Share | None = None) -> list[PackResult]:
+                total: Callable[[int], None] | None = None) -> list[PackResult]:
     """Pack every skill under ``paths`` into ``out_dir``; see `pack`.
 
-    Each skill is written, under a temp name, as soon as it is prepared, from the bytes its
-    walk read and hashed (up to `PACK_KEEP_BYTES` a skill; larger files are streamed from
-    disk and hashed again): each small file is read once, and one skill's files at a time are
-    held in memory. Nothing gets its final name until every skill has passed. A skill defined
-    in code (`skillpack.define_skill`) is written to a temporary folder, packed from there,
-    and the folder removed: its archive is the one its written folder would give.
-
-    ``share`` (`Share`; without ``progress``) prepares and writes the skills elsewhere, each
-    to its temp file, which this call's batch adopts, fsyncs and renames with the others, or
-    removes: the archives, results and errors are those of one process.
+    A path is what `skillpack.source.classify` reads: a skill folder, a folder of skills or
+    of archives, an archive of ours (verified, then packed again from the skill it holds:
+    the same bytes for the same layout) or one made elsewhere (packed from the folder it
+    unpacks to: its digest is that of the folder it was made from). Each skill is written,
+    under a temp name, as soon as it is prepared, from the bytes its walk read and hashed (up
+    to `PACK_KEEP_BYTES` a skill; larger files are streamed from disk and hashed again):
+    each small file is read once, and one skill's files at a time are held in memory.
+    Nothing gets its final name until every skill has passed. With `total`, every skill is
+    prepared first (its files then streamed from disk), and ``total(bytes)`` told what
+    `progress` will count before the first is written. A skill defined in code
+    (`skillpack.define_skill`) is written to a temporary folder, packed from there, and the
+    folder removed: its archive is the one its written folder would give.
     """
     options = options or PackOptions()
-    options.chosen_layout  # noqa: B018  (targets that disagree on the layout: refused first)
-    with materialized(paths) as (folders_given, labels):
-        results = _pack_folders(folders_given, out_dir, progress, options, share)
+    if options.layout is None:  # targets that disagree on the layout: refused first
+        default_layout(options.targets)
+    with materialized(paths) as (given, labels):
+        found: list[Input] = []
+        seen: set[str] = set()
+        for path in given:
+            found += classify(path, seen=seen).items
+        with as_skill_folders(found) as items:
+            results = _pack_folders(items, out_dir, progress, options, total)
     return [replace(r, source=labels.get(r.source, r.source)) for r in results]
 
 
-def _pack_folders(paths: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str],
+def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
                   progress: Progress | None, options: PackOptions,
-                  share: Share | None = None) -> list[PackResult]:
+                  total: Callable[[int], None] | None) -> list[PackResult]:
     out = Path(out_dir)
     outputs = ResolvedOutputs([out])
-    folders = _skill_folders(paths, outputs)
     made = not os.path.isdir(out)
     results: list[PackResult] = []
     failures: list[SkillpackError] = []
+    ready: list[tuple[PreparedSkill, Input]] = []
     try:
         with AtomicBatch() as batch:
-            apart: list[Any] | None = None
-            if share is not None and progress is None and len(folders) > 1:
-                _make_folder(out)
-                batch.lease(out)  # the workers' temp files: nobody else's cleaning removes them
+
+            def write(prepared: PreparedSkill, item: Input) -> None:
+                if not results:
+                    _make_folder(out)
+                result = _write_one(batch, prepared, out, progress, options)
+                results.append(replace(result, source=item.label))
+
+            for item in items:
                 try:
-                    apart = share(functools.partial(_pack_apart, out, options, outputs,
-                                                    os.getpid(), batch), folders)
-                except BaseException:  # the workers' temps, named for this process
-                    remove_temps_of(out, os.getpid())
-                    raise
-            for at, folder in enumerate(folders):
-                if apart is not None and apart[at] is not None:
-                    done = _received(batch, apart[at])  # adopted: committed or removed
-                    if not failures:
-                        results.append(done)
-                    continue
-                try:
-                    item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
-                                         outputs=outputs)
+                    prepared = prepare_skill(item.path, options=options, outputs=outputs,
+                                             keep_bytes=0 if total else PACK_KEEP_BYTES)
                 except (SkillError, RefusedError, ArchiveError) as err:
-                    failures.append(err)
+                    failures.append(item.relabel(err))
                     continue
-                if not failures:  # once one is refused, the rest are only checked
-                    if not results:
-                        _make_folder(out)
-                    results.append(_write_one(batch, item, out, progress, options))
-            _refuse(failures)
+                if total is not None:
+                    ready.append((prepared, item))
+                elif not failures:  # once one is refused, the rest are only checked
+                    write(prepared, item)
+            refuse_all(failures)
+            if total is not None:
+                total(sum(f.size for p, _ in ready for f in p.manifest.files))
+                for prepared, item in ready:
+                    write(prepared, item)
     except BaseException:
         if made:
             with contextlib.suppress(OSError):
                 out.rmdir()  # the folder this call made, if it is empty
         raise
     return _with_sha256(results)
-
-
-def _pack_apart(out: Path, options: PackOptions, outputs: ResolvedOutputs, parent: int,
-                adopter: AtomicBatch, folder: Path) -> tuple[Any, ...] | None:
-    """Prepare `folder` and write its archive to a temp file in `out` (a worker of `share`;
-    this process itself when its pid is `parent`): the result as `_received` reads it, the
-    temp file detached for `adopter`'s batch (in this process: adopted now, so an interrupt
-    removes it). None for a skill refused or not written: done again in turn, which says
-    why. What it notes (an output left out of the skill) is held and sent, said in turn."""
-    with held() as notes:
-        try:
-            item = prepare_skill(folder, keep_bytes=PACK_KEEP_BYTES, options=options,
-                                 outputs=outputs)
-        except (SkillError, RefusedError, ArchiveError):
-            return None
-    batch = AtomicBatch(sync_threads=1, owner=parent)  # named for the adopter: not stale
-    batch.under_lease(out)  # the adopting batch leased it (a sibling's temps are not stale)
-    try:
-        result = _write_one(batch, item, out, None, options)
-        staged = batch.detach()
-    except SkillpackError:
-        batch.abort()
-        return None
-    except BaseException:
-        batch.abort()
-        raise
-    if os.getpid() == parent:
-        for tmp, dest in staged:
-            adopter.adopt(tmp, dest)
-        staged = []
-    return (result.name, result.digest, str(result.path), result.written, result.source,
-            result.sha256, result.layout,
-            tuple(p.as_tuple() for p in result.warnings),
-            tuple(staged), tuple(notes))
-
-
-def _received(batch: AtomicBatch, sent: tuple[Any, ...]) -> PackResult:
-    """The result `_pack_apart` sent, its temp file (if a worker wrote it) adopted by
-    `batch`, its notes said now."""
-    name, digest, path, written, source, sha256, layout, warnings, staged, notes = sent
-    for tmp, dest in staged:
-        batch.adopt(tmp, dest)
-    for text in notes:
-        note(text)
-    return PackResult(name, digest, Path(path), written, source, sha256, layout,
-                      tuple(Problem(*p) for p in warnings))
 
 
 def _with_sha256(results: list[PackResult]) -> list[PackResult]:

@@ -10,7 +10,7 @@ imports nothing that writes (no temp files, no thread pools), so that `check` st
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from skillpack._record import Record, field
 from skillpack.errors import ArchiveError, Problem, RefusedError, SkillError, SkillpackError
@@ -27,6 +27,7 @@ from skillpack.packing.targets import (
 from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
+from skillpack.source.classify import classify
 from skillpack.source.fileset import FileSet
 from skillpack.source.load import parse_skill_file, skill_fileset
 from skillpack.source.notes import note
@@ -43,8 +44,11 @@ __all__ = [
     "Verdict",
     "judge_skill",
     "output_rules",
+    "prepare_many",
     "prepare_parsed",
     "prepare_skill",
+    "refuse_all",
+    "skill_folders",
     "target_warnings",
 ]
 
@@ -344,3 +348,47 @@ def _check_hosts(prepared: PreparedSkill, members: Sequence[Member],
             f"{', '.join(options.targets)}: {_count(errors)}",
             path=prepared.source, problems=errors,
             hint="fix what `skillpack check --target` reports, or pack without that target")
+
+
+def skill_folders(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Every skill folder under ``paths`` (`skillpack.source.classify`), each once; a path
+    holding none raises `NoSkillError`, one holding an archive `SkillpackError` (an archive
+    is verified, not prepared: `skillpack.packing.verify.as_skill_folders` writes it out)."""
+    seen: set[str] = set()
+    folders: list[str] = []
+    for path in paths:
+        for item in classify(path, seen=seen).items:
+            if item.kind != "folder":
+                raise SkillpackError("an archive, not a skill folder", path=item.path,
+                                     hint="verify it, or give the folder it was packed from")
+            folders.append(item.path)
+    return folders
+
+
+def refuse_all(failures: Sequence[SkillpackError]) -> None:
+    """Raise the one failure, or one error listing them all."""
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        # each at its path below its skill's folder: relative paths would not say whose
+        problems = [p for err in failures for p in (err.located() or _as_problems(err))]
+        raise SkillpackError(
+            f"{len(failures)} skills cannot be packed: "
+            + "; ".join(str(err.path or err.message) for err in failures),
+            problems=problems)
+
+
+def prepare_many(paths: Iterable[str | os.PathLike[str]], *,
+                 options: PackOptions | None = None,
+                 outputs: Outputs = ()) -> list[PreparedSkill]:
+    """Prepare every skill found under ``paths``; refuse them all at once if any is bad.
+    `outputs`: what the command will write, left out of any skill holding it."""
+    prepared: list[PreparedSkill] = []
+    failures: list[SkillpackError] = []
+    for folder in skill_folders(paths):
+        try:
+            prepared.append(prepare_skill(folder, options=options, outputs=outputs))
+        except (SkillError, RefusedError, ArchiveError) as err:
+            failures.append(err)
+    refuse_all(failures)
+    return prepared

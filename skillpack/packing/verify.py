@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, cast
 
 from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
 from skillpack.content.secrets import secret_name_reason
@@ -25,37 +27,35 @@ from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.formats.paths import SKILL_MD, collision_key, name_problem, sort_key
-from skillpack.packing.pack import prepare_many
+from skillpack.packing.prepare import PreparedSkill, prepare_many
 from skillpack.packing.sha256 import sha256_problems
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.runtime.bundle import load_index
 from skillpack.skillmd.skill import parse_skill
 from skillpack.skillmd.validate import validate_skill
+from skillpack.source.classify import Input, classify, unpacked_foreign
 from skillpack.source.define import DefinedSkill
 from skillpack.source.ignore import left_out_rule
-from skillpack.source.inputs import as_folders, label
 from skillpack.source.load import open_regular
 from skillpack.source.readfile import LARGE_FILE
 from skillpack.source.records import digest_skill
 from skillpack.storedzip.layout import CENTRAL
-from skillpack.storedzip.reader import FileZipIndex, read_zip_file
+from skillpack.storedzip.reader import FileZipIndex, ZipEntry, ZipIndex, read_zip_file
 from skillpack.storedzip.source import FileBytes, FileSpan
 from skillpack.storedzip.writer import ByteComparer, ZipWriter
-
-if TYPE_CHECKING:
-    from skillpack.storedzip.reader import ZipEntry, ZipIndex
 
 __all__ = [
     "SkillReport",
     "VerifyReport",
     "archive_digest",
+    "as_skill_folders",
     "carried_problems",
     "digest",
-    "open_archive",
     "verified_archive",
     "verify_bytes",
     "verify_file",
     "verify_folder",
+    "verify_inputs",
     "verify_target",
 ]
 
@@ -95,31 +95,25 @@ class VerifyReport:
 
 def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
     """Check every skill under a folder as `pack` would, and report their digests."""
-    prepared = prepare_many([path])
-    return VerifyReport(os.fspath(path), "folder", tuple(
-        SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
-                    p.source, tuple(x.path for x in p.fileset.left_out
-                                    if x.rule in _RUN_IN_PLACE))
-        for p in prepared))
+    return VerifyReport(os.fspath(path), "folder",
+                        tuple(_folder_skill(p) for p in prepare_many([path])))
 
 
-def open_archive(path: str | os.PathLike[str]) -> FileBytes:
-    """The archive or bundle file at `path`, opened to be read by offset (`FileBytes`); a
-    fifo or a device named as an archive is refused, never waited on."""
-    where = os.fspath(path)
-    try:
-        fd = open_regular(where)  # a fifo or a device named as an archive must not hang
-        return FileBytes(fd, where)
-    except OSError as err:
-        raise SkillpackError(f"cannot read it: {err.strerror}", path=where) from None
+def _folder_skill(p: PreparedSkill, source: str | None = None) -> SkillReport:
+    return SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
+                       p.source if source is None else source,
+                       tuple(x.path for x in p.fileset.left_out if x.rule in _RUN_IN_PLACE))
 
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify a `.skill` archive or a bundle file completely, in bounded memory: it is read by
     offset, a chunk at a time (`skillpack.storedzip.source`), never whole. The report's
     ``loaded`` serves from the open file; one that changes meanwhile is refused."""
-    file = open_archive(path)
-    source = file.source
+    source = os.fspath(path)
+    try:
+        file = FileBytes(open_regular(source), source)  # a fifo or a device must not hang
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
     try:
         index = read_zip_file(file)
         # a FileBytes slices like a memoryview (a large slice is a lazy FileSpan, which the
@@ -135,27 +129,36 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
 
 
 def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
-    """A folder is checked like `pack` checks it; a file is verified as an archive/bundle.
-    A folder of archives stands for its archives (kind ``archives``), and an archive made
-    elsewhere for the folder it unpacks to (`skillpack.source.inputs.as_folders`); each skill's
-    ``source`` is then the archive it came from."""
-    with as_folders([path]) as (inputs, labels):
-        if len(inputs) == 1 and not labels and inputs == [os.fspath(path)]:
-            return verify_file(path) if os.path.isfile(path) else verify_folder(path)
-        reports = [_verified_closed(p) if os.path.isfile(p) else verify_folder(p)
-                   for p in inputs]
-    skills = tuple(replace(s, source=label(s.source, labels)) if s.source else s
-                   for r in reports for s in r.skills)
-    if len(reports) == 1:  # one foreign archive: the folder it unpacks to
-        return VerifyReport(os.fspath(path), "folder", skills)
-    return VerifyReport(os.fspath(path), "archives", skills)
+    """Verify what PATH holds (`skillpack.source.classify`): an archive or bundle file of
+    ours completely (kind ``archive`` or ``bundle``, its ``loaded`` serving from the file);
+    anything else skill by skill (`verify_inputs`), kind ``archives`` for a folder holding
+    archives, else ``folder``."""
+    given = os.fspath(path)
+    items = classify(given).items
+    if len(items) == 1 and items[0].kind == "archive" and not os.path.isdir(given):
+        return verify_file(given)
+    archives = os.path.isdir(given) and any(i.kind != "folder" for i in items)
+    return VerifyReport(given, "archives" if archives else "folder",
+                        tuple(verify_inputs(items)))
 
 
-def _verified_closed(path: str) -> VerifyReport:
-    """`verify_file`, its file closed after (a folder of thousands of archives holds no
-    descriptor open): the report serves nothing (``loaded`` None)."""
-    with verified_archive(path) as report:
-        return replace(report, loaded=None)
+def verify_inputs(items: Sequence[Input]) -> list[SkillReport]:
+    """Every skill of `items`, verified, in their order: the skill folders checked as `pack`
+    checks them, all together (every problem of theirs in one error); each archive or bundle
+    of ours completely, its file closed after (a folder of thousands of archives holds one
+    descriptor at a time); an archive made elsewhere as the folder it unpacks to. Each
+    skill's ``source`` is its input's `Input.label`."""
+    with unpacked_foreign(items) as ready:
+        folders = [i.path for i in ready if i.kind == "folder"]
+        prepared = iter(prepare_many(folders) if folders else ())
+        found: list[SkillReport] = []
+        for item in ready:
+            if item.kind == "folder":
+                found.append(_folder_skill(next(prepared), item.label))
+                continue
+            with verified_archive(item.path) as report:
+                found.extend(report.skills)
+    return found
 
 
 @contextmanager
@@ -402,14 +405,21 @@ def _scan_served(path: str, view: memoryview | FileSpan,
 
 
 def digest(path: str | os.PathLike[str] | DefinedSkill) -> str:
-    """The digest of a skill folder, its SKILL.md, a packed `.skill` archive, or a skill
+    """The digest of one skill: its folder, its SKILL.md, its `.skill` archive (verified
+    member by member first), an archive made elsewhere (the folder it unpacks to), or a skill
     defined in code (`skillpack.define_skill`: the digest of the folder it writes)."""
     if isinstance(path, DefinedSkill):
         return path.digest
-    name = os.fspath(path)
-    if os.path.isfile(name) and os.path.basename(name).lower() != SKILL_MD.lower():
-        return archive_digest(name)
-    return digest_skill(name)[1]
+    items = classify(path).items
+    if len(items) != 1:
+        raise SkillpackError(f"this holds {len(items)} skills or archives, not one skill",
+                             path=os.fspath(path), hint="give one skill, or use "
+                             "`skillpack digest`, which lists every one")
+    [item] = items
+    if item.kind == "archive":
+        return archive_digest(item.path)
+    with unpacked_foreign(items) as [ready]:
+        return digest_skill(ready.path)[1]
 
 
 def archive_digest(path: str | os.PathLike[str]) -> str:
@@ -420,3 +430,44 @@ def archive_digest(path: str | os.PathLike[str]) -> str:
                              path=os.fspath(path), hint="use `skillpack digest` on a .skill")
     return report.skills[0].digest
 
+
+@contextmanager
+def as_skill_folders(items: Iterable[Input]) -> Iterator[list[Input]]:
+    """``with as_skill_folders(inputs) as folders:`` every input as a skill folder on disk,
+    for what reads a skill from its folder (check, lint, files, programs, pack): a folder
+    as it is; an archive made elsewhere unpacked; an archive or bundle of ours verified
+    completely, then each of its skills written out with its files' modes (an `Input` of
+    kind ``folder`` whose ``origin`` is the archive, or ``ARCHIVE/NAME`` for a skill of a
+    bundle of several). The temporary folders are removed on leaving the block."""
+    made: list[str] = []
+    out: list[Input] = []
+    try:
+        with unpacked_foreign(items) as ready:
+            for item in ready:
+                if item.kind != "archive":
+                    out.append(item)
+                    continue
+                made.append(tempfile.mkdtemp(prefix="skillpack-verified-"))
+                with verified_archive(item.path) as report:
+                    assert report.loaded is not None
+                    several = len(report.skills) > 1
+                    for s in report.skills:
+                        folder = _write_out(report.loaded[s.name], s.files,
+                                            os.path.join(made[-1], s.name))
+                        out.append(Input("folder", folder, item.given, f"{item.path}/{s.name}"
+                                         if several else item.path))
+            yield out
+    finally:
+        for root in made:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _write_out(loaded: LoadedSkill, records: Iterable[FileRecord], folder: str) -> str:
+    """Write the files of a verified skill into `folder` (0644, 0755 where executable)."""
+    for record in records:
+        path = os.path.join(folder, *record.path.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "xb") as handle:
+            handle.write(loaded.file(record.path).bytes())
+        os.chmod(path, 0o755 if record.mode == "100755" else 0o644)
+    return folder

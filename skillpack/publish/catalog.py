@@ -30,8 +30,7 @@ from typing import Any, Literal
 from skillpack.errors import Problem, SkillpackError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.verify import verified_archive
-from skillpack.source.discover import find_skills
-from skillpack.source.inputs import as_folders
+from skillpack.source.classify import Input, classify, unpacked_foreign
 from skillpack.source.load import parse_skill_file, require_valid
 
 __all__ = ["FORMATS", "CatalogEntry", "catalog_entries", "render_catalog"]
@@ -56,57 +55,48 @@ class CatalogEntry:
         return cls(str(data["name"]), str(data["description"]), str(data["location"]))
 
 
-def _entries_of(path: str, labels: dict[str, str]) -> list[CatalogEntry]:
-    """The entries of one input as `as_folders` gives it (`labels`: the archive a temporary
-    folder was unpacked from, which is then the entries' location)."""
-    if os.path.isfile(path) and os.path.basename(path) != SKILL_MD:
-        with verified_archive(path) as report:  # closed after: one descriptor at a time
+def _entries_of(item: Input) -> list[CatalogEntry]:
+    """The entries of one input (an archive made elsewhere already unpacked: its entry's
+    location is the archive)."""
+    if item.kind == "archive":
+        with verified_archive(item.path) as report:  # closed after: one descriptor at a time
             loaded = report.loaded
             assert loaded is not None
-            location = str(Path(path).resolve())
-            return [CatalogEntry(item["name"], item["description"], location)
-                    for item in loaded.catalog()]
-    if path in labels:  # a foreign archive, unpacked
-        skill = parse_skill_file(path)
-        require_valid(skill, what="listed", source=labels[path])
-        return [CatalogEntry(skill.name, skill.description, str(Path(labels[path]).resolve()))]
-    folders = find_skills(path)
-    if not folders:
-        raise SkillpackError("no SKILL.md found here", path=path,
-                             hint="give a skill folder, a folder of skills, or an archive")
-    found = []
-    for folder in folders:
-        skill = parse_skill_file(folder)
-        require_valid(skill, what="listed", source=str(folder))
-        location = str(Path(folder).resolve() / SKILL_MD)
-        found.append(CatalogEntry(skill.name, skill.description, location))
-    return found
+            location = str(Path(item.path).resolve())
+            return [CatalogEntry(entry["name"], entry["description"], location)
+                    for entry in loaded.catalog()]
+    skill = parse_skill_file(item.path)
+    require_valid(skill, what="listed", source=item.label)
+    location = (str(Path(item.origin).resolve()) if item.origin is not None
+                else str(Path(item.path).resolve() / SKILL_MD))
+    return [CatalogEntry(skill.name, skill.description, location)]
 
 
 def catalog_entries(paths: Iterable[str | os.PathLike[str]]) -> list[CatalogEntry]:
-    """The catalog entries of every skill under ``paths`` (folders, SKILL.md files, `.skill`
-    archives, bundles). Raises `SkillpackError` listing every path that failed, and when two
-    skills share a name (an agent could not tell them apart)."""
+    """The catalog entries of every skill under ``paths`` (what `skillpack.source.classify`
+    reads). Raises `SkillpackError` listing every path that failed, and when two skills
+    share a name (an agent could not tell them apart)."""
     entries: list[CatalogEntry] = []
     failures: list[SkillpackError] = []
+    seen: set[str] = set()
     for given in paths:
-        try:  # a folder of archives stands for its archives, a foreign archive for its folder
-            with as_folders([given]) as (inputs, labels):
-                for path in inputs:
-                    entries.extend(_entries_of(path, labels))
+        try:
+            with unpacked_foreign(classify(given, seen=seen).items) as items:
+                for item in items:
+                    entries.extend(_entries_of(item))
         except SkillpackError as err:
             failures.append(err)
-    seen: dict[str, str] = {}
+    names: dict[str, str] = {}
     problems: list[Problem] = [p for err in failures for p in err.problems]
     problems += [Problem("error", "not-a-skill", err.message, err.path)
                  for err in failures if not err.problems]
     for entry in entries:
-        if entry.name in seen:
+        if entry.name in names:
             problems.append(Problem(
                 "error", "duplicate-name",
-                f"two skills are named '{entry.name}': {seen[entry.name]} and "
+                f"two skills are named '{entry.name}': {names[entry.name]} and "
                 f"{entry.location}; list one of them", entry.location))
-        seen.setdefault(entry.name, entry.location)
+        names.setdefault(entry.name, entry.location)
     if failures or problems:
         first = failures[0] if failures else None
         message = str(first) if first is not None else problems[0].message

@@ -1,14 +1,13 @@
-"""The skills `export well-known` and `export mcp` publish, read from the paths given.
+"""The skills `export` and `push` publish, read from the paths given.
 
-A skill folder (or a folder of skills, or a SKILL.md) is checked and packed in memory exactly
-as `pack` writes it (`prepare_many`: the validity gate, the walk's refusals, the secret
-rules; each file checked against the BLAKE3 the walk recorded while it is copied); a
-`.skill` archive or a bundle is verified completely (`verify_file`), one open file at a time;
-a folder of archives stands for its archives, and an archive made elsewhere (Anthropic's
-`.skill`, a zip, a `.tar.gz`) for the folder it unpacks to. Either way the records
-`skillpack.publish.exports` takes are made from the verified archive: every file's bytes are
-served, and hashed again, by the runtime's reader, and the frontmatter is the one SKILL.md's
-parser gives. A folder and the `.skill` packed from it give the same records.
+Each path is what `skillpack.source.classify` reads. A skill folder (from a folder of skills,
+a SKILL.md, an archive made elsewhere unpacked) is checked and packed in memory exactly as
+`pack` writes it (`prepare_many`: the validity gate, the walk's refusals, the secret rules;
+all folders checked before any archive is made: one invalid skill refuses all); an archive
+or bundle of ours is taken as it is. Every archive is then verified completely from its bytes
+(`verify_bytes`), and what is published is made from the verified archive: a skill's files
+are served, and hashed again, by the runtime's reader, and the frontmatter is the one
+SKILL.md's parser gives. A folder and the `.skill` packed from it give the same records.
 """
 
 from __future__ import annotations
@@ -17,18 +16,43 @@ import io
 import os
 from collections.abc import Iterable
 
-from skillpack.formats.paths import SKILL_MD
+from skillpack.errors import SkillpackError
 from skillpack.packing.members import write_members
-from skillpack.packing.pack import prepare_many
-from skillpack.packing.verify import verified_archive
+from skillpack.packing.prepare import prepare_many
+from skillpack.packing.verify import verify_bytes
 from skillpack.publish.exports import ExportSkill
-from skillpack.runtime import Bundle, LoadedSkill, load
-from skillpack.source.inputs import as_folders
+from skillpack.publish.oci import OciArtifact, artifact_from_bytes
+from skillpack.runtime import LoadedSkill
+from skillpack.source.classify import classify_all, unpacked_foreign
+from skillpack.source.load import read_regular
 from skillpack.storedzip.writer import ZipWriter
 
-__all__ = ["export_skill", "export_skills"]
+__all__ = ["archives_of", "artifacts_from_paths", "export_skill", "export_skills"]
 
 _EXECUTABLE = "100755"
+
+
+def archives_of(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[bytes, str]]:
+    """The bytes of every archive ``paths`` stand for, in order, each with what to call it:
+    an archive or bundle of ours as it is, each skill folder packed in memory (not yet
+    verified: `verify_bytes` them)."""
+    found: list[tuple[bytes, str]] = []
+    with unpacked_foreign(classify_all(paths).items) as items:
+        folders = [i.path for i in items if i.kind == "folder"]
+        prepared = iter(prepare_many(folders) if folders else ())
+        for item in items:
+            if item.kind == "archive":
+                try:
+                    found.append((read_regular(item.path), item.path))
+                except OSError as err:
+                    raise SkillpackError(f"cannot read it: {err.strerror}",
+                                         path=item.path) from None
+                continue
+            buffer = io.BytesIO()
+            with ZipWriter(buffer) as writer:
+                write_members(writer, next(prepared).members())
+            found.append((buffer.getvalue(), item.label))
+    return found
 
 
 def export_skill(loaded: LoadedSkill) -> ExportSkill:
@@ -42,39 +66,27 @@ def export_skill(loaded: LoadedSkill) -> ExportSkill:
          for path in loaded.files()])
 
 
-def _is_folder_path(path: str) -> bool:
-    return os.path.isdir(path) or os.path.basename(path) == SKILL_MD
-
-
 def export_skills(paths: Iterable[str | os.PathLike[str]]) -> list[ExportSkill]:
-    """One record per skill under ``paths``: skill folders, folders of skills, SKILL.md
-    files, `.skill` archives and bundles (every skill of a bundle). All folders are checked
-    before any record is made (one invalid skill refuses all, as `pack` does); the same
-    skill (name and digest) given twice is listed once. Raises what `pack` and `verify`
-    raise."""
+    """One record per skill under ``paths`` (every skill of a bundle); the same skill (name
+    and digest) given twice is listed once. Raises what `pack` and `verify` raise."""
     skills: list[ExportSkill] = []
     seen: set[tuple[str, str]] = set()
-
-    def add(bundle: Bundle) -> None:
+    for data, source in archives_of(paths):
+        bundle = verify_bytes(data, source=source).loaded
+        assert bundle is not None
         for name in bundle.names:
             skill = bundle[name]
             if (skill.name, skill.digest) not in seen:
                 seen.add((skill.name, skill.digest))
                 skills.append(export_skill(skill))
-
-    folders: list[str] = []
-    # a folder of archives stands for its archives, a foreign archive for its folder
-    with as_folders(paths) as (inputs, labels):
-        for path in inputs:
-            if _is_folder_path(path):
-                folders.append(path)
-                continue
-            with verified_archive(path) as report:  # closed after: one descriptor at a time
-                assert report.loaded is not None  # verify_file returns what it loaded
-                add(report.loaded)
-        for item in prepare_many(folders) if folders else []:
-            buffer = io.BytesIO()
-            with ZipWriter(buffer) as writer:
-                write_members(writer, item.members())
-            add(load(buffer.getvalue(), source=labels.get(item.source, item.source)))
     return skills
+
+
+def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]]) -> list[OciArtifact]:
+    """One OCI artifact per `.skill` or bundle file, and one per skill folder, under
+    ``paths``; sorted by kind then name, the same one given twice listed once."""
+    found: dict[str, OciArtifact] = {}
+    for data, source in archives_of(paths):
+        art = artifact_from_bytes(data, source=source)
+        found.setdefault(art.manifest_digest, art)
+    return sorted(found.values(), key=lambda a: (a.kind, a.name.encode("utf-8")))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import os
 import re
@@ -30,11 +29,10 @@ from typing import Any
 
 from skillpack._atomic import atomic_write, fsync_folder
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
-from skillpack.packing.members import write_members
-from skillpack.packing.pack import archive_name, prepare_many
+from skillpack.packing.pack import archive_name
 from skillpack.packing.verify import VerifyReport, verify_bytes
 from skillpack.runtime import load
-from skillpack.storedzip.writer import MAX_SIZE, ZipWriter
+from skillpack.storedzip.writer import MAX_SIZE
 
 try:  # the optional extra `skillpack[oci]`; only push and pull need it
     import oras.provider as _oras_provider
@@ -68,7 +66,6 @@ __all__ = [
     "artifact_for_bundle",
     "artifact_for_skill",
     "artifact_from_bytes",
-    "artifacts_from_paths",
     "canonical_manifest_json",
     "docker_config_path",
     "parse_ref",
@@ -236,36 +233,6 @@ def artifact_from_bytes(data: bytes, *, source: str = "<bytes>") -> OciArtifact:
     """The artifact of a `.skill` archive or a bundle held in memory, after verifying it
     completely (`skillpack.packing.verify.verify_bytes`); raises what `verify` raises."""
     return _artifact_of(verify_bytes(data, source=source), bytes(data))
-
-
-def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]]) -> list[OciArtifact]:
-    """One artifact per `.skill` or bundle file, and one per skill found under each folder.
-
-    Folders are packed in memory, as `pack` would write them (every skill is checked first;
-    one invalid skill refuses all). Artifacts are sorted by kind then name; the same one
-    given twice is listed once.
-    """
-    found: dict[str, OciArtifact] = {}
-    folders: list[str] = []
-    for path in (os.fspath(p) for p in paths):
-        if os.path.isdir(path):
-            folders.append(path)
-            continue
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError as err:
-            raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
-        art = artifact_from_bytes(data, source=path)
-        found.setdefault(art.manifest_digest, art)
-    for item in prepare_many(folders) if folders else []:
-        buffer = io.BytesIO()
-        with ZipWriter(buffer) as writer:
-            write_members(writer, item.members())
-        art = artifact_for_skill(buffer.getvalue(), item.name, item.manifest.description,
-                                 item.digest)
-        found.setdefault(art.manifest_digest, art)
-    return sorted(found.values(), key=lambda a: (a.kind, a.name.encode("utf-8")))
 
 
 # --- the image layout --------------------------------------------------------------------

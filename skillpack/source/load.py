@@ -12,6 +12,7 @@ import errno
 import os
 import stat
 from collections.abc import Mapping
+from pathlib import Path
 
 from skillpack.errors import MissingPathError, Problem, SkillError, SkillpackError
 from skillpack.formats.paths import SKILL_MD
@@ -19,7 +20,6 @@ from skillpack.skillmd.skill import Skill, parse_skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.source.discover import miscased_skill_md
 from skillpack.source.fileset import FileSet
-from skillpack.source.pathtext import joined, parent_spelling, spelling
 from skillpack.source.walk import walk
 
 __all__ = [
@@ -43,11 +43,10 @@ def skill_md_path(path: str | os.PathLike[str]) -> str:
 def _skill_md_path(text: str, is_dir: bool | None = None) -> str:
     """`skill_md_path`; `is_dir` is ``os.path.isdir(text)`` when the caller knows it (None:
     asked here)."""
-    spelt = spelling(text)  # without building a Path (per skill): see skillpack.source.pathtext
-    if os.path.basename(spelt) != SKILL_MD and (
-            os.path.isdir(spelt) if is_dir is None else is_dir):
-        return joined(spelt, SKILL_MD)
-    return spelt
+    spelt = Path(text)
+    if spelt.name != SKILL_MD and (os.path.isdir(spelt) if is_dir is None else is_dir):
+        return str(spelt / SKILL_MD)
+    return str(spelt)
 
 
 def load_skill(path: str | os.PathLike[str]) -> Skill:
@@ -127,7 +126,7 @@ def _parse_at(where: str, fd: int | None = None, size: int = 0) -> Skill:
         message = f"SKILL.md is not valid UTF-8 (byte {exc.start}); save it as UTF-8"
         raise SkillError(message, path=where, line=line,
                          problems=[Problem("error", "encoding", message, where, line)]) from None
-    return parse_skill(source, file=where, workdir=parent_spelling(where))
+    return parse_skill(source, file=where, workdir=str(Path(where).parent))
 
 
 def open_regular(path: str | os.PathLike[str]) -> int:

@@ -12,10 +12,9 @@ to configure, and a library user who configures logging gets no surprise output.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
-__all__ = ["Listener", "held", "listen", "note", "unlisten"]
+__all__ = ["Listener", "listen", "note", "unlisten"]
 
 Listener = Callable[[str], None]
 _LISTENERS: dict[Listener, None] = {}  # ordered, and adding one twice keeps one
@@ -35,18 +34,3 @@ def note(message: str) -> None:
     """Pass `message` to every listener."""
     for listener in list(_LISTENERS):
         listener(message)
-
-
-@contextmanager
-def held() -> Iterator[list[str]]:
-    """Inside, notes are kept in the list this yields instead of passed to the listeners
-    (for work done out of turn: pass each on with `note` when its turn comes)."""
-    kept: list[str] = []
-    listeners = dict(_LISTENERS)
-    _LISTENERS.clear()
-    _LISTENERS[kept.append] = None
-    try:
-        yield kept
-    finally:
-        _LISTENERS.clear()
-        _LISTENERS.update(listeners)

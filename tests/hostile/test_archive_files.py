@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from skillpack.errors import IntegrityError, SkillpackError
-from skillpack.packing.verify import open_archive, verify_bytes, verify_file
+from skillpack.packing.verify import verify_bytes, verify_file
+from skillpack.source.load import open_regular
 from skillpack.storedzip.reader import read_zip_file
+from skillpack.storedzip.source import FileBytes
 
 from . import test_archives, test_bundles
 from ._util import TALLY
@@ -148,7 +150,7 @@ def test_a_file_rewritten_in_place_while_read_is_refused(tmp_path: Path) -> None
     archive = _big_archive(tmp_path)
     data = archive.read_bytes()
     os.utime(archive, ns=(0, 0))  # any write from now on changes its modification time
-    with open_archive(archive) as file:
+    with FileBytes(open_regular(archive), str(archive)) as file:
         index = read_zip_file(file)
         entry = index.get("big/data.bin")
         assert entry is not None

@@ -506,7 +506,7 @@ def test_a_fifo_or_a_device_named_as_an_archive_or_lock_never_blocks(tmp_path: P
         with TALLY.refused("archive", case, "read_lock", SkillpackError, "not a regular file"):
             no_hang(lambda t=target: read_lock(t), unblock=[fifo])  # type: ignore[misc]
         for command, said in ((["inspect", str(target)], "not a regular file"),
-                              (["digest", str(target)], "no SKILL.md found"),
+                              (["digest", str(target)], "not a regular file"),
                               (["verify", "--lock", str(target), str(tmp_path)],
                                "not a regular file")):
             result = no_hang(lambda c=command: run_cli(*c), unblock=[fifo])  # type: ignore[misc]

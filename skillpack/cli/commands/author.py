@@ -1,8 +1,9 @@
-"""`skillpack unpack`, `catalog`, `tools` and `new`: bringing skills in, and offering them.
+"""`skillpack new`, `unpack` and `tools`: writing a skill, bringing one in, and offering its
+tools to a model's API.
 
-With ``--json`` (``--format json`` for catalog; `tools` prints JSON always) a command prints
-one JSON document whether it succeeds or fails: on failure ``{"ok": false, "error": ...,
-"problems": [...]}`` on stdout, with the same exit code as without ``--json``.
+With ``--json`` (`tools` prints JSON always) a command prints one JSON document whether it
+succeeds or fails: on failure ``{"ok": false, "error": ..., "problems": [...]}`` on stdout,
+with the same exit code as without ``--json``.
 """
 
 from __future__ import annotations
@@ -12,20 +13,19 @@ from typing import Any
 
 import click
 
-from skillpack.cli._common import echo_json
-from skillpack.cli._json_errors import json_errors
-from skillpack.cli._stdout import refuse_dash
+from skillpack.cli.options import EXISTING, JSON, command, json_failures, out_folder
+from skillpack.cli.output import echo, echo_json, refuse_dash
 from skillpack.content.inflate import DEFAULT_CAPS, Caps
 from skillpack.errors import SkillpackError
 from skillpack.model.calls import STYLES, tool_definitions
 from skillpack.packing.verify import verify_bytes
-from skillpack.publish.catalog import FORMATS, catalog_entries, render_catalog
 from skillpack.source.foreign import read_foreign, unpack
 from skillpack.source.load import parse_skill_file, read_regular
 from skillpack.source.records import digest_skill
 from skillpack.source.scaffold import new_skill
 
-_JSON = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+__all__ = ["new", "tools", "unpack_command"]
+
 _SIZE = re.compile(r"\s*(\d+)\s*(|k|kb|kib|m|mb|mib|g|gb|gib)\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
@@ -52,11 +52,10 @@ def _positive(ctx: click.Context, param: click.Parameter, value: int) -> int:
     return value
 
 
-@click.command("unpack")
+@command("unpack")
 @click.argument("archive", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--out", "out_dir", default=".", show_default=True,
-              type=click.Path(file_okay=False),
-              help="Folder to write the skill folder NAME/ into (created if missing).")
+@out_folder("out_dir", "Folder to write the skill folder NAME/ into (created if missing).",
+            default=".", show_default=True)
 @click.option("--max-total", type=_Size(), default=DEFAULT_CAPS.total, show_default=True,
               help="Refuse an archive that inflates to more bytes than this.")
 @click.option("--max-members", type=int, default=DEFAULT_CAPS.members, show_default=True,
@@ -64,9 +63,9 @@ def _positive(ctx: click.Context, param: click.Parameter, value: int) -> int:
 @click.option("--max-ratio", type=int, default=DEFAULT_CAPS.ratio, show_default=True,
               callback=_positive,
               help="Refuse an archive that inflates to more than this many bytes per byte.")
-@_JSON
+@JSON
 def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
-                   max_ratio: int, as_json: bool) -> None:
+                   max_ratio: int, as_json: bool) -> int:
     """Unpack a skill archive into OUT/NAME/: a .skill or .zip (Anthropic's packager, a zip
     with SKILL.md at its root, or skillpack's own), a .tar or .tar.gz.
 
@@ -77,14 +76,13 @@ def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
     """
     refuse_dash(out_dir, "a skill folder")
     caps = Caps(total=max_total, members=max_members, ratio=max_ratio)
-    with json_errors(as_json):
-        try:
-            data = read_regular(archive)
-        except OSError as err:
-            raise SkillpackError(f"cannot read it: {err.strerror}", path=archive) from None
-        if read_foreign(data, caps=caps, source=archive).kind == "skillpack":
-            verify_bytes(data, source=archive)  # ours: every promise checked, not only names
-        target, skill = unpack(data, out_dir, caps=caps, source=archive)
+    try:
+        data = read_regular(archive)
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=archive) from None
+    if read_foreign(data, caps=caps, source=archive).kind == "skillpack":
+        verify_bytes(data, source=archive)  # ours: every promise checked, not only names
+    target, skill = unpack(data, out_dir, caps=caps, source=archive)
     digest: str | None = None
     note: str | None = None
     try:
@@ -94,55 +92,40 @@ def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
     if as_json:
         echo_json({"ok": True, "name": skill.name, "path": str(target), "digest": digest,
                    "archive": archive} | skill.to_dict() | ({"note": note} if note else {}))
-        return
-    click.echo(f"unpacked {skill.name} ({len(skill.files)} file(s)) into {target}"
-               + (f"  {digest}" if digest else ""))
+        return 0
+    echo(f"unpacked {skill.name} ({len(skill.files)} file(s)) into {target}"
+         + (f"  {digest}" if digest else ""))
     for name in skill.left_out:
-        click.echo(f"  left out: {name}")
+        echo(f"  left out: {name}")
     if note:
-        click.echo(f"skillpack: note: it does not pack as it is: {note}", err=True)
+        echo(f"skillpack: note: it does not pack as it is: {note}", err=True)
+    return 0
 
 
-@click.command("catalog")
-@click.argument("paths", nargs=-1, required=True,
-                type=click.Path(exists=True, file_okay=True, dir_okay=True))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="text: the runtime's catalog block; xml: skills-ref's <available_skills>; "
-                   "json.")
-def catalog_command(paths: tuple[str, ...], fmt: str) -> None:
-    """Print the available-skills catalog of skill folders, folders of skills, .skill
-    archives and bundles: what an agent's system prompt lists to choose a skill from."""
-    with json_errors(fmt == "json"):
-        entries = catalog_entries(paths)
-    click.echo(render_catalog(entries, fmt), nl=False)  # type: ignore[arg-type]
-
-
-@click.command("tools")
-@click.argument("path", type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@command("tools")
+@click.argument("path", type=EXISTING)
 @click.option("--format", "style", type=click.Choice(STYLES), default="anthropic",
               show_default=True, help="The tool-definition format of the model's API.")
-def tools_command(path: str, style: str) -> None:
+def tools(path: str, style: str) -> int:
     """Print a skill's tools as native tool definitions (a JSON list; [] when it declares
     none). PATH is a skill folder or its SKILL.md."""
-    with json_errors(True):
-        skill = parse_skill_file(path)
-        definitions = tool_definitions(skill, style)
-    echo_json(definitions)
+    json_failures(click.get_current_context())
+    echo_json(tool_definitions(parse_skill_file(path), style))
+    return 0
 
 
-@click.command("new")
+@command("new")
 @click.argument("name")
 @click.option("--hard", is_flag=True, help="A hard skill: one that declares a tool.")
-@click.option("-o", "--out", "parent", default=".", show_default=True,
-              type=click.Path(file_okay=False), help="The folder to write NAME/ into.")
-@_JSON
-def new_command(name: str, hard: bool, parent: str, as_json: bool) -> None:
+@out_folder("parent", "The folder to write NAME/ into.", default=".", show_default=True)
+@JSON
+def new(name: str, hard: bool, parent: str, as_json: bool) -> int:
     """Write a new skill, PARENT/NAME/, that passes `skillpack check` (with --hard, one that
     declares a tool and carries the script it runs). An existing NAME/ is never touched."""
     refuse_dash(parent, "a skill folder")
-    with json_errors(as_json):
-        target = new_skill(name, parent, hard=hard)
+    target = new_skill(name, parent, hard=hard)
     if as_json:
         echo_json({"ok": True, "name": name, "path": str(target), "hard": hard})
-        return
-    click.echo(f"wrote {target}/: edit its SKILL.md, then run `skillpack check {target}`")
+        return 0
+    echo(f"wrote {target}/: edit its SKILL.md, then run `skillpack check {target}`")
+    return 0

@@ -1,0 +1,1 @@
+"""The commands of `skillpack`, one module per family (`skillpack.cli.app.COMMANDS`)."""

@@ -1,0 +1,124 @@
+"""`skillpack lock` (pin what is approved), `skillpack sign` (a detached DSSE signature of a
+lock) and `skillpack review` (what changed since the approval, as a page an approver reads)."""
+
+from __future__ import annotations
+
+import click
+
+from skillpack._atomic import AtomicBatch, atomic_write
+from skillpack.approve.approval import (
+    archive_sha256s,
+    key_password,
+    lock_entries,
+    review_views,
+    signature_path,
+)
+from skillpack.approve.lock import make_lock, read_lock, write_lock
+from skillpack.approve.review import SkillView, compare, render_html, render_markdown
+from skillpack.approve.signing import sign_statement, statement_for_lock
+from skillpack.cli.options import EXISTING, command, out_file, paths
+from skillpack.cli.output import DASH, echo, write_to_stdout
+
+__all__ = ["lock", "review", "sign"]
+
+_PASSWORD_ENV = click.option("--key-password-env", "password_env", metavar="NAME",
+                             help="The environment variable holding the key's password, if "
+                                  "encrypted.")
+
+
+@command()
+@paths()
+@out_file("The lock file to write (atomically), e.g. skills.lock; - for stdout.",
+          required=True)
+@click.option("--sign", "key", type=click.Path(exists=True, dir_okay=False),
+              help="Also sign it with this Ed25519 private key: OUT.intoto.json, written "
+                   "with the lock, both or neither.")
+@_PASSWORD_ENV
+def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str | None) -> int:
+    """Pin each skill's digest, files, programs and tools (format 1.1) in a lock file an
+    approver can diff; with --sign, sign it in the same step (a skill locked from its .skill
+    archive gets the archive's SHA-256 in its subject)."""
+    if dest == DASH and key is not None:
+        raise click.UsageError("--sign writes the signature beside the lock: give -o a file, "
+                               "not -")
+    found = lock_entries(paths)
+    if dest == DASH:
+        pinned = write_to_stdout(lambda path: write_lock(found.entries, path), "skills.lock")
+    elif key is None:
+        pinned = write_lock(found.entries, dest)
+    else:
+        pinned = make_lock(found.entries)
+        envelope = sign_statement(statement_for_lock(pinned, found.archives), key,
+                                  password=key_password(password_env))
+        with AtomicBatch(sync_threads=1) as batch:
+            with batch.write(dest) as handle:
+                handle.write(pinned.to_bytes())
+            with batch.write(signature_path(dest)) as handle:
+                handle.write(envelope)
+    echo(f"locked {len(pinned.skills)} skill(s) in {'stdout' if dest == DASH else dest}",
+         err=dest == DASH)
+    if key is not None:
+        echo(f"signed it in {signature_path(dest)}")
+    return 0
+
+
+@command()
+@click.argument("lock_file", metavar="LOCK", type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The approver's Ed25519 private key (PEM PKCS8 or OpenSSH).")
+@_PASSWORD_ENV
+@out_file("The signature to write (default: LOCK.intoto.json).")
+@click.option("--archive", "archives", multiple=True, type=EXISTING,
+              help="A .skill archive of a locked skill, or a folder of them: its SHA-256 "
+                   "joins the skill's subject (repeatable).")
+def sign(lock_file: str, key: str, password_env: str | None, dest: str | None,
+         archives: tuple[str, ...]) -> int:
+    """Sign LOCK: write a DSSE envelope holding an in-toto statement of what it approves.
+
+    The lock must be format 1.1 (it records each skill's tools). Nothing is written when the
+    lock, the key or an archive is refused (exit 1).
+    """
+    out = dest or signature_path(lock_file)
+    pinned = read_lock(lock_file)
+    digests = archive_sha256s(archives, pinned)
+    envelope = sign_statement(statement_for_lock(pinned, digests), key,
+                              password=key_password(password_env))
+    with atomic_write(out) as handle:
+        handle.write(envelope)
+    echo(f"signed {len(pinned.skills)} skill(s) of {lock_file} in {out}")
+    return 0
+
+
+@command()
+@paths()
+@click.option("--lock", "lock_file", required=True,
+              type=click.Path(exists=True, dir_okay=False),
+              help="The approved lock to compare with.")
+@click.option("-o", "--out", "dest", required=True,
+              type=click.Path(dir_okay=False, allow_dash=True),
+              help="The page to write (atomically), or - for standard output.")
+@click.option("--format", "kind", type=click.Choice(["html", "md"]), default="html",
+              show_default=True, help="A static HTML page, or Markdown for a pull request.")
+def review(paths: tuple[str, ...], lock_file: str, dest: str, kind: str) -> int:
+    """Show, per skill at PATH, what changed since the approval in --lock: unchanged,
+    changed, new or gone; files, programs, tools and run templates, allowed-tools, the
+    description, and the secret and lint findings.
+
+    A skill that `verify` would refuse is shown with its problems as findings. Exit 0 when
+    the page was written, 1 when the lock or a path cannot be read (nothing written).
+    """
+    pinned = read_lock(lock_file)
+    approved = {n: SkillView.from_lock_entry(n, e) for n, e in pinned.skills.items()}
+    changes = compare(approved, review_views(paths))
+    render = render_html if kind == "html" else render_markdown
+    page = render(changes, lock=lock_file)
+    if dest == DASH:
+        click.echo(page, nl=False)
+        return 0
+    with atomic_write(dest) as handle:
+        handle.write(page.encode("utf-8"))
+    counts = {s: sum(1 for c in changes if c.status == s)
+              for s in ("changed", "new", "gone", "unchanged")}
+    echo(f"reviewed {len(changes)} skill(s) in {dest}: "
+         + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return 0

@@ -1,0 +1,122 @@
+"""`skillpack pack` (one archive per skill) and `skillpack bundle` (one file of many)."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import ExitStack
+from typing import cast
+
+import click
+
+from skillpack.cli.options import (
+    CATALOG_BUDGET,
+    JSON,
+    LAYOUT,
+    TARGET,
+    command,
+    json_failures,
+    out_file,
+    out_folder,
+    paths,
+)
+from skillpack.cli.output import (
+    DASH,
+    echo,
+    echo_json,
+    echo_problem,
+    refuse_dash,
+    write_to_stdout,
+)
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.members import Progress
+from skillpack.packing.pack import PackOptions, pack_skills
+from skillpack.packing.targets import Layout
+
+__all__ = ["bundle", "pack"]
+
+#: A progress bar is shown on a terminal for packs of this many bytes or more.
+_PROGRESS_FROM = 256 * 1024 * 1024
+
+
+@command()
+@paths()
+@out_folder("out_dir", "Folder to write the archives to (created if missing).", required=True)
+@JSON
+@TARGET
+@LAYOUT
+@CATALOG_BUDGET
+def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str, ...],
+         layout: str | None, catalog_budget: int | None) -> int:
+    """Pack each skill under PATH into OUT as <name>-<digest16>.skill (.zip: --layout root).
+    PATH is also a folder of archives, or an archive (verified, or made elsewhere).
+
+    Every skill is checked first, against each --target's limits too: if any is invalid,
+    refused or over a host's limit, nothing is written. Prints each archive's path, skill
+    digest and the SHA-256 of its bytes.
+    """
+    refuse_dash(out_dir, "pack's output (one archive per skill)")
+    options = PackOptions(targets, cast("Layout | None", layout), catalog_budget)
+    with ExitStack() as stack:
+        bar: list[Progress] = []
+
+        def start(total: int) -> None:  # every skill checked: the bar knows the total
+            if total >= _PROGRESS_FROM:
+                shown = click.progressbar(length=total, label="packing", file=sys.stderr)
+                bar.append(stack.enter_context(shown).update)
+
+        results = pack_skills(paths, out_dir, options=options,
+                              progress=lambda size: bar[0](size) if bar else None,
+                              total=start if sys.stderr.isatty() else None)
+    if as_json:
+        echo_json([r.to_dict() for r in results])
+        return 0
+    for r in results:
+        for problem in r.warnings:
+            echo_problem(problem)
+        state = "packed" if r.written else "unchanged, not rewritten"
+        echo(f"{r.path}  {r.digest}  {r.sha256}  ({state})")
+    return 0
+
+
+@command()
+@paths()
+@out_file("The bundle file to write (atomically); - for stdout.", required=True)
+@click.option("--python-module", "module", type=click.Path(dir_okay=False),
+              help="Also write a Python module whose DATA is the bundle's bytes.")
+@JSON
+@TARGET
+@CATALOG_BUDGET
+def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool,
+           targets: tuple[str, ...], catalog_budget: int | None) -> int:
+    """Bundle skill folders, folders of skills or of archives, .skill archives and bundles
+    into one file. With --target, every skill is checked against those hosts' limits first
+    (an error refuses the bundle). Prints each skill, the catalog's size, and the bundle's
+    digest and SHA-256.
+    """
+    if dest == DASH and as_json:  # stdout is the bundle's: no JSON document there
+        json_failures(click.get_current_context(), False)
+        raise click.UsageError("-o - writes the bundle to stdout: --json cannot go there too")
+    if dest == DASH:
+        result = write_to_stdout(
+            lambda path: write_bundle(paths, path, python_module=module, targets=targets,
+                                      catalog_budget=catalog_budget), "skills.bundle")
+        echo(f"bundled {len(result.skills)} skill(s) to stdout ({result.size:,} bytes), "
+             f"digest {result.digest}", err=True)
+        return 0
+    result = write_bundle(paths, dest, python_module=module, targets=targets,
+                          catalog_budget=catalog_budget)
+    if as_json:
+        echo_json(result.to_dict())
+        return 0
+    for problem in result.warnings:
+        echo(str(problem))
+    for name, digest, source in result.skills:
+        echo(f"{digest}  {name}  ({source})")
+    if result.catalog is not None:
+        for line in result.catalog.lines():
+            echo(line)
+    echo(f"bundled {len(result.skills)} skill(s) into {result.path} ({result.size:,} bytes), "
+         f"digest {result.digest}, {result.sha256}")
+    if module:
+        echo(f"python module: {module}")
+    return 0

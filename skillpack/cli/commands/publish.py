@@ -1,0 +1,208 @@
+"""`skillpack export oci|well-known|mcp`, `push`, `pull` and `catalog`: skills in other
+formats, in an OCI registry, and offered to an agent.
+
+Each only parses, calls the library (`skillpack.publish`) and prints. Bad input writes
+nothing. `--json` prints one JSON document whether the command succeeds or fails. push and
+pull need the optional extra ``skillpack[oci]`` (the `oras` client library); without it they
+fail (exit 1) saying what to install. Credentials come from the Docker config and are never
+printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from skillpack._atomic import atomic_write
+from skillpack.approve.lock import read_lock
+from skillpack.cli.options import JSON, Group, command, json_failures, out_folder, paths
+from skillpack.cli.output import DASH, echo, echo_json
+from skillpack.publish.catalog import FORMATS, catalog_entries, render_catalog
+from skillpack.publish.export_inputs import artifacts_from_paths, export_skills
+from skillpack.publish.exports import WELL_KNOWN_DIR, export_well_known, mcp_skills_list
+from skillpack.publish.exports import sha256_digest as exports_sha256
+from skillpack.publish.oci import DEFAULT_MAX_SIZE, pull, push_all, write_layout
+
+__all__ = ["catalog", "export", "pull_command", "push"]
+
+_PLAIN_HTTP = click.option("--plain-http", is_flag=True,
+                           help="HTTP instead of HTTPS (a registry on loopback, tests).")
+
+
+@click.group(cls=Group)
+def export() -> None:
+    """Export skills: an OCI image layout, a well-known discovery site, an MCP skills list.
+
+    A PATH is a skill folder, a folder of skills or of archives, a .skill archive or a
+    bundle, or an archive made elsewhere.
+    """
+
+
+@export.command("oci")
+@paths()
+@out_folder("out_dir", "The layout folder to write (must not exist, or be empty).",
+            required=True)
+@click.option("--tag", default=None, metavar="NAME",
+              help="The reference name of the one artifact (default: <name>-<16 hex>).")
+@JSON
+def export_oci(paths: tuple[str, ...], out_dir: str, tag: str | None, as_json: bool) -> int:
+    """Write an OCI image layout (oci-layout, index.json, blobs/sha256/) to OUT.
+
+    One artifact per skill and per .skill or bundle given; standard tools read it
+    (skopeo inspect --raw oci:OUT:NAME).
+    """
+    artifacts = artifacts_from_paths(paths)
+    if tag is not None and len(artifacts) != 1:
+        raise click.UsageError(
+            f"--tag names one artifact, and there are {len(artifacts)}; leave it out (each "
+            "gets <name>-<16 hex>), or bundle the skills and export the bundle")
+    refs = write_layout(artifacts, out_dir, ref_names=None if tag is None else [tag])
+    by_digest = {digest: ref for ref, digest in refs.items()}
+    rows = [{"ref": by_digest[a.manifest_digest], "kind": a.kind, "name": a.name,
+             "digest": a.digest, "manifest_digest": a.manifest_digest,
+             "layer": a.file_name, "layer_size": len(a.layer)} for a in artifacts]
+    if as_json:
+        echo_json({"ok": True, "layout": out_dir, "artifacts": rows})
+        return 0
+    for row in rows:
+        echo(f"{out_dir}:{row['ref']}  {row['manifest_digest']}  "
+             f"({row['kind']} {row['name']} {row['digest']})")
+    return 0
+
+
+@export.command("well-known")
+@paths()
+@out_folder("site", "The site folder: SITE/.well-known/agent-skills/ is written (replaced).",
+            required=True)
+@click.option("--base-url", default=None, metavar="URL",
+              help="The published URL of agent-skills/ (default: path-absolute URLs).")
+@JSON
+def export_well_known_command(paths: tuple[str, ...], site: str, base_url: str | None,
+                              as_json: bool) -> int:
+    """Write SITE/.well-known/agent-skills/: index.json (discovery 0.2.0) and each skill.
+
+    A skill whose only file is SKILL.md is published as NAME/SKILL.md, any other as
+    NAME.zip (SKILL.md at the archive root); each digest is the SHA-256 of those bytes.
+    """
+    entries = export_well_known(export_skills(paths), site, base_url=base_url)
+    folder = os.path.join(site, WELL_KNOWN_DIR)
+    rows = []
+    for entry in entries:
+        relative = f"{entry.name}/SKILL.md" if entry.type == "skill-md" else f"{entry.name}.zip"
+        rows.append({**entry.to_dict(), "path": os.path.join(folder, relative)})
+    if as_json:
+        echo_json({"ok": True, "index": os.path.join(folder, "index.json"), "skills": rows})
+        return 0
+    for row in rows:
+        echo(f"{row['path']}  {row['digest']}  ({row['type']})")
+    echo(f"{os.path.join(folder, 'index.json')}  {len(rows)} skill(s)")
+    return 0
+
+
+@export.command("mcp")
+@paths()
+@click.option("-o", "--out", "out_file", default=DASH, metavar="FILE",
+              help="Write the result to FILE (default: stdout; '-' is stdout).")
+@JSON
+def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
+    """Print (or write to FILE) what an MCP server's skills/list returns (SEP-2640).
+
+    Per skill its frontmatter and a {uri, digest, size} entry for every file, each digest
+    the SHA-256 of the file's bytes. With --json the result is under "result".
+    """
+    data = mcp_skills_list(export_skills(paths))
+    if out_file != DASH:
+        with atomic_write(out_file) as handle:
+            handle.write(data)
+    result = json.loads(data)
+    skills = [{"name": s["frontmatter"]["name"], "uri": s["uri"],
+               "resources": len(s["resources"])} for s in result["skills"]]
+    if out_file == DASH and as_json:
+        echo_json({"ok": True, "output": DASH, "skills": skills, "result": result})
+    elif out_file == DASH:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    elif as_json:
+        echo_json({"ok": True, "output": out_file, "sha256": exports_sha256(data),
+                   "skills": skills})
+    else:
+        echo(f"{out_file}  {exports_sha256(data)}  {len(skills)} skill(s)")
+    return 0
+
+
+@command("push")
+@paths()
+@click.argument("ref")
+@_PLAIN_HTTP
+@JSON
+def push(paths: tuple[str, ...], ref: str, plain_http: bool, as_json: bool) -> int:
+    """Push each skill and bundle under PATH to REF (REGISTRY/REPO[:TAG]).
+
+    Without a tag each artifact is tagged <name>-<16 hex> (a bundle bundle-<16 hex>); a tag
+    names exactly one artifact. The blobs go first and the manifest last, so a failed push
+    leaves no tag. Needs: pip install 'skillpack[oci]'.
+    """
+    artifacts = artifacts_from_paths(paths)
+    results = push_all(artifacts, ref, plain_http=plain_http)
+    rows = [{"ref": r.ref, "manifest_digest": r.manifest_digest, "kind": a.kind,
+             "name": a.name, "digest": a.digest, "blobs_uploaded": r.blobs_uploaded}
+            for a, r in zip(artifacts, results, strict=True)]
+    if as_json:
+        echo_json({"ok": True, "pushed": rows})
+        return 0
+    for row in rows:
+        echo(f"pushed {row['ref']}  {row['manifest_digest']}  "
+             f"({row['kind']} {row['name']} {row['digest']}, "
+             f"{row['blobs_uploaded']} blob(s) uploaded)")
+    return 0
+
+
+@command("pull")
+@click.argument("ref")
+@out_folder("out_dir", "Folder to write the archive or bundle to (created if missing).",
+            required=True)
+@click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
+              help="Refuse any skill this lock file does not approve (and any it lacks).")
+@_PLAIN_HTTP
+@click.option("--max-size", type=click.IntRange(min=0), default=DEFAULT_MAX_SIZE,
+              show_default=True, metavar="BYTES", help="Refuse a larger layer unread.")
+@JSON
+def pull_command(ref: str, out_dir: str, lock_file: str | None, plain_http: bool,
+                 max_size: int, as_json: bool) -> int:
+    """Pull REF (REGISTRY/REPO:TAG or REGISTRY/REPO@sha256:HEX), check it, write it to OUT.
+
+    The manifest and the layer must hash to their digests, the layer must be a valid
+    skillpack archive or bundle whose digest is the annotation's (and, with --lock, the
+    approved one): otherwise nothing is written. Needs: pip install 'skillpack[oci]'.
+    """
+    expect = read_lock(lock_file).digests() if lock_file is not None else None
+    got = pull(ref, out_dir, plain_http=plain_http, max_size=max_size, expect=expect)
+    skills = [{"name": name, "digest": digest} for name, digest in got.skills]
+    if as_json:
+        echo_json({"ok": True, "ref": ref, "manifest_digest": got.manifest_digest,
+                   "kind": got.kind, "path": got.path, "digest": got.digest,
+                   "skills": skills})
+        return 0
+    echo(f"pulled {ref}  {got.manifest_digest}")
+    echo(f"{got.path}  {got.digest}  ({got.kind}"
+         + (f" of {len(skills)} skill(s)" if got.kind == "bundle" else "") + ")")
+    return 0
+
+
+@command("catalog")
+@paths()
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text: the runtime's catalog block; xml: skills-ref's <available_skills>; "
+                   "json.")
+def catalog(paths: tuple[str, ...], fmt: str) -> int:
+    """Print the available-skills catalog of skill folders, folders of skills or of
+    archives, .skill archives and bundles: what an agent's system prompt lists to choose a
+    skill from."""
+    json_failures(click.get_current_context(), fmt == "json")
+    entries = catalog_entries(paths)
+    click.echo(render_catalog(entries, fmt), nl=False)  # type: ignore[arg-type]
+    return 0

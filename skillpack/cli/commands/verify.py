@@ -1,0 +1,158 @@
+"""`skillpack verify` (skills, archives and bundles against a lock or a digest) and
+`skillpack inspect` (what an archive's manifests say)."""
+
+from __future__ import annotations
+
+import click
+
+from skillpack.approve.approval import trusted_keys, verify_signed_lock
+from skillpack.approve.compare import TargetFailure, verify_against
+from skillpack.approve.lock import Lock, read_lock
+from skillpack.cli.options import EXISTING, JSON, command, paths
+from skillpack.cli.output import (
+    echo,
+    echo_json,
+    echo_text,
+    item_failure,
+    report_error,
+)
+from skillpack.formats.digest import is_digest
+from skillpack.packing.verify import verify_target
+from skillpack.skillmd.mentions import Mention, mentioned_programs
+
+__all__ = ["inspect", "mention_lines", "verify"]
+
+
+def mention_lines(mentions: list[Mention]) -> list[str]:
+    """One line a mentioned program and kind, in order of first mention: ``pandoc  mentioned
+    in SKILL.md:12, 40`` or ``python  scripts: a.py, b.py  mentioned in SKILL.md:3``."""
+    grouped: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
+    for m in mentions:
+        lines, scripts = grouped.setdefault((m.program, m.kind), ([], []))
+        lines.append(m.line)
+        if m.script and m.script not in scripts:
+            scripts.append(m.script)
+    out = []
+    for (program, kind), (lines, scripts) in grouped.items():
+        at = ", ".join(str(n) for n in dict.fromkeys(lines))
+        where = (f"runs at load in claude-code (SKILL.md:{at})" if kind == "runs-at-load"
+                 else f"mentioned in SKILL.md:{at}")
+        runs = f"  scripts: {', '.join(scripts)}" if scripts else ""
+        out.append(f"{program}{runs}  {where}")
+    return out
+
+
+@command()
+@click.argument("archive", type=EXISTING)
+@JSON
+def inspect(archive: str, as_json: bool) -> int:
+    """Show the manifest of a .skill archive or of each skill of a bundle (after verifying).
+    ARCHIVE may also be an archive made elsewhere (shown as packed from the folder it
+    unpacks to), a folder of archives, a skill folder or its SKILL.md."""
+    report = verify_target(archive)
+    manifests = [s.manifest.to_dict() for s in report.skills]
+    loaded = report.loaded
+    mentioned = {s.name: mentioned_programs(loaded[s.name].skill.body,
+                                            loaded[s.name].skill.body_line)
+                 for s in report.skills} if loaded is not None else {}
+    if as_json:
+        echo_json({"target": archive, "kind": report.kind, "digest": report.digest,
+                   "skills": manifests,
+                   "mentioned": {k: [m.to_dict() for m in v] for k, v in mentioned.items()}})
+        return 0
+    if report.kind == "bundle":
+        echo_text(f"{archive}: bundle of {len(manifests)} skill(s), digest {report.digest}")
+    elif report.kind == "archive":
+        echo_text(f"{archive}: archive of one skill")
+    else:
+        echo_text(f"{archive}: {len(manifests)} skill(s), as they would be packed")
+    for m in manifests:
+        echo_text(f"\nname:        {m['name']}\ndigest:      {m['digest']}")
+        echo_text(f"description: {m['description']}")
+        echo_text(f"files ({len(m['files'])}):")
+        for f in m["files"]:
+            echo_text(f"  {f['mode']} {f['size']:>9} {f['blake3'][:16]}  {f['path']}")
+        echo_text(f"programs ({len(m['programs'])}):")
+        for p in m["programs"]:
+            flag = " (dynamic)" if p["dynamic"] else ""
+            via = f" via {', '.join(p['via'])}" if p.get("via") else ""
+            echo_text(f"  {p['name']}{flag}{via}  from {', '.join(p['sources'])}")
+        mentions = mention_lines(mentioned.get(m["name"], []))
+        if mentions:  # shown only when there are some (most skills have none)
+            echo_text(f"mentioned in SKILL.md, run by no tool ({len(mentions)}):")
+            for line in mentions:
+                echo_text(f"  {line}")
+        echo_text(f"tools ({len(m['tools'])}):")
+        for t in m["tools"]:
+            params = ", ".join(t["schema"]["properties"])
+            echo_text(f"  {t['id']}({params}): {t['description']}")
+        echo_text(f"allowances: {', '.join(m['allowances']) or 'none'}")
+    return 0
+
+
+def _refuse_misuse(lock_file: str | None, expected: str | None, signature: str | None,
+                   signers: tuple[str, ...], signers_file: str | None) -> None:
+    """Refuse the option combinations `verify` cannot do (exit 2)."""
+    if lock_file and expected:
+        raise click.UsageError("give --lock or --digest, not both")
+    if expected is not None and not is_digest(expected):
+        raise click.UsageError(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
+    if signature is not None and lock_file is None:
+        raise click.UsageError("--signature signs a lock: give --lock too")
+    if signers and signers_file:
+        raise click.UsageError("give --signer or --signers, not both")
+    if signature is not None and not (signers or signers_file):
+        raise click.UsageError("--signature needs the trusted signers: --signer PUBKEY or "
+                               "--signers FILE")
+    if signature is None and (signers or signers_file):
+        raise click.UsageError("--signer and --signers name who signed --signature: give "
+                               "--signature too")
+
+
+@command()
+@paths("targets")
+@click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
+              help="Compare with the digests pinned in this lock file.")
+@click.option("--digest", "expected",
+              help="Compare with this digest (blake3:...): a skill's, or a bundle's own.")
+@click.option("--signature", type=click.Path(exists=True, dir_okay=False),
+              help="Require the lock to be signed: its DSSE envelope (LOCK.intoto.json).")
+@click.option("--signer", "signers", multiple=True,
+              type=click.Path(exists=True, dir_okay=False),
+              help="A trusted signer's Ed25519 public key (PEM or OpenSSH; repeatable).")
+@click.option("--signers", "signers_file", type=click.Path(exists=True, dir_okay=False),
+              help="A trusted-signers file: one 'ssh-ed25519 AAAA... name' line per signer.")
+@JSON
+def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None,
+           signature: str | None, signers: tuple[str, ...], signers_file: str | None,
+           as_json: bool) -> int:
+    """Verify skill folders, .skill archives or bundles, optionally against a lock or digest.
+
+    --digest is compared with each skill's digest, or with a bundle's own digest for a
+    bundle. With --signature the lock must first be signed by a trusted signer (--signer or
+    --signers) and be exactly the lock that was signed. Exit 0 when everything verifies and
+    matches, 1 on any difference (listing the files added, removed or changed) or refused
+    signature, 2 for misuse.
+    """
+    _refuse_misuse(lock_file, expected, signature, signers, signers_file)
+    lock: Lock | None = None
+    if signature is not None and lock_file is not None:
+        signed = verify_signed_lock(lock_file, signature, trusted_keys(signers, signers_file))
+        lock = signed.lock
+        if not as_json:
+            echo(f"signed    {lock_file}: by {signed.signer.source} (keyid "
+                 f"{signed.signer.keyid[:16]})")
+    elif lock_file is not None:
+        lock = read_lock(lock_file)
+    answer = verify_against(targets, lock=lock, expected=expected)
+    if as_json:
+        echo_json([{"target": a.target} | item_failure(a.target, a.error)
+                   if isinstance(a, TargetFailure) else a.to_dict() for a in answer])
+    else:
+        for a in answer:
+            if isinstance(a, TargetFailure):
+                report_error(a.error)
+                continue
+            for line in a.lines():
+                echo_text(line)
+    return int(not all(a.ok for a in answer))

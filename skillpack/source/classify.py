@@ -1,0 +1,243 @@
+"""What a PATH holds: the one answer every command that takes skills reads.
+
+A PATH given to a command is one of:
+
+* a skill folder, or its SKILL.md (the folder it is in): one skill;
+* a folder of skills: every skill folder discovery finds in it (`skillpack.source.discover`),
+  and the archives directly in it beside them (a mix is taken whole);
+* a folder of archives (what ``skillpack pack -o out`` writes): its archives, sorted;
+* an archive file: one of ours (a ``.skill`` or a bundle: it carries a manifest or a bundle
+  index), which is verified strictly, never re-read as foreign; or one made elsewhere
+  (Anthropic's DEFLATE ``.skill``/``.zip``, a zip with SKILL.md at its root, a
+  ``.tar.gz``; `skillpack.source.foreign`), read as the folder it unpacks to and named by
+  its own path to the user.
+
+A file is an archive when its name says so (`ARCHIVE_SUFFIXES`), its first bytes are a zip's,
+a tar's or a gzip's, or it is no regular file (a fifo, a device: refused when read, never
+waited on). `classify` returns the `Input` records of a PATH in order (by path, part by part),
+each skill folder or archive file once however many PATHs lead to it; a PATH that does not
+exist raises `MissingPathError`, one that holds none of the above `NoSkillError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from skillpack.content.inflate import read_archive, sniff
+from skillpack.errors import ArchiveError, NoSkillError, Problem, SkillpackError
+from skillpack.formats.bundle_index import BUNDLE_INDEX
+from skillpack.formats.manifest import MANIFEST_PATH
+from skillpack.source.discover import ARCHIVE_SUFFIXES, Skipped, discover, is_archive_name
+from skillpack.source.foreign import unpack
+from skillpack.source.load import open_regular, read_regular
+from skillpack.storedzip.reader import read_zip_file
+from skillpack.storedzip.source import FileBytes
+
+__all__ = ["ARCHIVE_SUFFIXES", "Input", "Inputs", "Kind", "classify", "classify_all",
+           "no_skill", "unpacked_foreign"]
+
+#: What an input is: a skill folder; an archive or bundle of ours (verified strictly); an
+#: archive made elsewhere (read as the folder it unpacks to).
+Kind = Literal["folder", "archive", "foreign"]
+
+_LOOKED_FOR = ("give a skill folder, its SKILL.md, a folder of skills or of archives, or an "
+               "archive (" + ", ".join(ARCHIVE_SUFFIXES) + ")")
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One thing found under a PATH: its `Kind`, its path (the skill folder or the archive
+    file, as pathlib spells it) and the PATH it was found under. ``origin`` is the archive a
+    skill folder was written from (`unpacked_foreign`, a verified archive's skills): the
+    folder is temporary, and the user knows it by that archive (`label`, `shown`)."""
+
+    kind: Kind
+    path: str
+    given: str
+    origin: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What to call this input to the user: its path, or the archive it came from."""
+        return self.path if self.origin is None else self.origin
+
+    def shown(self, text: str) -> str:
+        """`text`, a path at or below this input's folder, as the user knows it (below the
+        archive for a folder written from one); any other text as it is."""
+        if self.origin is None:
+            return text
+        if text == self.path:
+            return self.origin
+        if text.startswith(self.path + "/"):
+            return self.origin + text[len(self.path):]
+        return text
+
+    def relabel(self, err: SkillpackError) -> SkillpackError:
+        """`err` with its path and its problems' files as the user knows them (`shown`)."""
+        if self.origin is None:
+            return err
+        shown = copy.copy(err)
+        shown.path = None if err.path is None else self.shown(err.path)
+        shown.problems = tuple(p if p.file is None else Problem(
+            p.severity, p.code, p.message, self.shown(p.file), p.line) for p in err.problems)
+        return shown
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What `classify` found: the inputs in order, and what discovery skipped."""
+
+    items: tuple[Input, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+
+def no_skill(path: str) -> NoSkillError:
+    """The error of a PATH that holds no skill, saying what was looked for (code
+    ``no-skill``)."""
+    message = f"no SKILL.md found in {path}"
+    return NoSkillError(message, path=path, hint=_LOOKED_FOR,
+                        problems=[Problem("error", "no-skill", message, path)])
+
+
+def _same_file(path: str) -> str:
+    """What tells one file or folder from another, whatever path leads to it: its device and
+    inode, or its real path when it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def classify(path: str | os.PathLike[str], *, seen: set[str] | None = None) -> Inputs:
+    """The inputs PATH holds (see the module text), in order. With `seen`, an input already
+    in it (by the file or folder itself, however reached) is left out, and each one kept is
+    added: a skill under two PATHs of one command is read, and reported, once. Raises
+    `MissingPathError`, `NoSkillError`, or `SkillpackError` for a folder that cannot be
+    listed or an archive that cannot be read."""
+    given = os.fspath(path)
+    found = discover(given)
+    items: list[Input] = [Input("folder", str(p), given) for p in found.skills]
+    if not items:
+        if found.archives:  # a folder of archives
+            items = [_archive(str(p), given) for p in found.archives]
+        elif not os.path.isdir(given):  # a file: an archive, or nothing
+            items = [_archive(str(Path(given)), given)] if _archive_file(given) else []
+    else:  # a mix is taken whole
+        items += [_archive(str(p), given) for p in found.archives]
+        items.sort(key=lambda i: Path(i.path).parts)
+    if not items:
+        raise no_skill(given)
+    if seen is not None:
+        fresh = []
+        for item in items:
+            key = _same_file(item.path)
+            if key not in seen:
+                seen.add(key)
+                fresh.append(item)
+        items = fresh
+    return Inputs(tuple(items), found.skipped)
+
+
+def classify_all(paths: Iterable[str | os.PathLike[str]]) -> Inputs:
+    """`classify` of every PATH, in order, each input once; raises for the first PATH that
+    holds nothing or cannot be read."""
+    seen: set[str] = set()
+    items: list[Input] = []
+    skipped: list[Skipped] = []
+    for path in paths:
+        found = classify(path, seen=seen)
+        items += found.items
+        skipped += found.skipped
+    return Inputs(tuple(items), tuple(skipped))
+
+
+def _archive_file(path: str) -> bool:
+    """Whether a PATH that is no folder nor SKILL.md is read as an archive: by its name, by
+    its first bytes, or because it is no regular file (refused when read)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return True  # a link to nothing, a file this user cannot stat: refused when read
+    if not stat.S_ISREG(st.st_mode) or is_archive_name(path):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return sniff(handle.read(512)) is not None
+    except OSError:
+        return True
+
+
+def _archive(path: str, given: str) -> Input:
+    return Input("archive" if _strictly_ours(path) else "foreign", path, given)
+
+
+def _is_ours(data: bytes, *, source: str = "<archive>") -> bool:
+    """Whether `data` is a skillpack archive or bundle (to be verified strictly): it carries
+    a manifest or a bundle index, or it is no archive `skillpack.source.foreign` can read
+    (then the strict reader says what is wrong with it)."""
+    try:
+        _, members = read_archive(data, source=source)
+    except ArchiveError:
+        return True
+    return any(_ours_name(m.path) for m in members)
+
+
+def _ours_name(name: str) -> bool:
+    return name in (BUNDLE_INDEX, MANIFEST_PATH) or name.endswith("/" + MANIFEST_PATH)
+
+
+def _strictly_ours(path: str) -> bool:
+    """Whether the archive file at `path` is one of ours (`_is_ours`), told from its first
+    bytes and, for a zip the strict reader accepts, its central directory (a 1 GiB archive is
+    never read whole here); only an archive neither settles is read whole."""
+    try:
+        fd = open_regular(path)  # a fifo named as an archive must not hang
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
+    with FileBytes(fd, path) as file:
+        if sniff(file.read(0, min(512, len(file)))) is None:
+            return True  # no archive foreign reads: the strict reader says what is wrong
+        try:
+            return any(_ours_name(n) for n in read_zip_file(file).names)
+        except ArchiveError:
+            pass
+    try:
+        return _is_ours(read_regular(path), source=path)
+    except OSError as err:
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
+
+
+@contextmanager
+def unpacked_foreign(items: Iterable[Input]) -> Iterator[list[Input]]:
+    """``with unpacked_foreign(inputs) as items:`` the inputs, each archive made elsewhere
+    replaced by the skill folder it unpacks to (kind ``folder``, its ``origin`` the archive),
+    in a temporary folder removed on leaving the block; the others as they are."""
+    made: list[str] = []
+    out: list[Input] = []
+    try:
+        for item in items:
+            if item.kind != "foreign":
+                out.append(item)
+                continue
+            try:
+                data = read_regular(item.path)
+            except OSError as err:
+                raise SkillpackError(f"cannot read it: {err.strerror}",
+                                     path=item.path) from None
+            made.append(tempfile.mkdtemp(prefix="skillpack-unpacked-"))
+            folder, _ = unpack(data, made[-1], source=item.path)
+            out.append(replace(item, kind="folder", path=str(folder), origin=item.path))
+        yield out
+    finally:
+        for root in made:
+            shutil.rmtree(root, ignore_errors=True)

@@ -155,11 +155,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(dump(rows, trees, settings))
         return 0
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"skillpack benchmarks: medians of {runs} interleaved whole processes "
-          f"({runs * 4} for start-up and the first turn), {os.cpu_count()} cores, "
-          f"load average {load} at the end, {time.perf_counter() - started:.0f} s in all")
+    command = " ".join(["python benchmarks/run.py", *(sys.argv[1:] if argv is None else argv)])
+    print(f"`{command}`: medians of {runs} whole processes ({runs * 4} for start-up and the "
+          f"first turn), interleaved, after {args.warmup} warm-up round(s); {os.cpu_count()} "
+          f"cores, load average {load} at the end; {time.perf_counter() - started:.0f} s in "
+          "all.\nratio: skillpack's time / beside's (below 1: skillpack takes less); a "
+          "yardstick is another skillpack command of the same tree.")
     if len(trees) > 1:
-        print(f"old: {trees[1].name}; new: this tree")
+        print(f"old: {args.against} ({trees[1].name}); new: this tree.")
     print()
     print(table(rows, trees))
     return 0

@@ -101,6 +101,8 @@ def install(root: Path, venv: Path, label: str, name: str, pycache: Path) -> Tre
            if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME")}
     env["PYTHONPYCACHEPREFIX"] = str(pycache)
     tree = Tree(label, name, root, venv / "bin", env)
+    subprocess.run([tree.python, "-m", "compileall", "-q", str(root / "skillpack")], env=env,
+                   cwd=venv, check=True, stdout=subprocess.DEVNULL)  # into PYTHONPYCACHEPREFIX
     found = subprocess.run(tree.skillpack("--version"), env=env, cwd=venv, capture_output=True,
                            text=True, check=False)
     if found.returncode:
@@ -230,6 +232,10 @@ class Group:
     ours: Callable[[Tree], dict[str, Command]]
     peers: Callable[[], dict[str, Command]]
     runs_factor: int = 1  # fast groups take more runs (their medians are noisier)
+    #: Unmeasured rounds first, unless --warmup says: one for the fast groups (the first
+    #: processes of a run pay for the cold caches); none for the slow ones, whose setup has
+    #: read every file they read (and each tree's modules are compiled when installed).
+    warmup: int = 0
 
 
 @dataclass
@@ -258,7 +264,7 @@ class Row:
 
 
 def run_group(group: Group, trees: Sequence[Tree], selected: Iterable[str], runs: int,
-              warmup: int, scratch: Path, progress: Callable[[str], None]) -> list[Row]:
+              warmup: int | None, scratch: Path, progress: Callable[[str], None]) -> list[Row]:
     """Measure the commands the selected lines of `group` need; one row per line."""
     wanted = set(selected)
     lines = [line for line in group.lines if line.workload in wanted]
@@ -273,6 +279,7 @@ def run_group(group: Group, trees: Sequence[Tree], selected: Iterable[str], runs
     for tree in trees:
         made = group.ours(tree)
         commands.update({f"{key}@{tree.label}": made[key] for key in sorted(need_ours)})
+    warmup = group.warmup if warmup is None else warmup
     progress(f"{description}: {len(commands)} commands, {warmup} + {runs * group.runs_factor} "
              "rounds")
     samples = measure(commands, runs * group.runs_factor, warmup, scratch,

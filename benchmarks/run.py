@@ -1,6 +1,6 @@
 """skillpack's benchmark suite: every line beside its peer or yardstick, as a ratio.
 
-    python benchmarks/run.py [--only NAME[,NAME]] [--runs N] [--quick] [--json]
+    python benchmarks/run.py [--only NAME[,NAME]] [--runs N] [--warmup N] [--quick] [--json]
                              [--skills N[,N]] [--corpus DIR | --no-corpus] [--big-mib N]
                              [--packager FILE] [--against REV] [--tmp DIR]
 
@@ -8,8 +8,8 @@ Workloads (``--only``): startup, first-turn, check, lint, digest, pack, bundle, 
 verify-lock, review-lock, verify-bundle (on the corpus and on each generated repository),
 big-file; workloads.py says what each line sets beside what. Every figure is the median of
 ``--runs`` whole processes (5; 3 with ``--quick``; four times as many for start-up and the
-first turn), the commands of a subject interleaved in a new order each round after a
-warm-up round. The table is Markdown: time, peak RSS, the peer or yardstick and the ratio
+first turn, after a warm-up round), the commands of a subject interleaved in a new order
+each round. The table is Markdown: time, peak RSS, the peer or yardstick and the ratio
 skillpack / beside (below 1: skillpack takes less time).
 
 ``--against REV`` also installs REV of this repository (a ``git archive`` export and a venv,
@@ -81,8 +81,8 @@ def parser() -> argparse.ArgumentParser:
                       help="run these workloads only (repeatable)")
     made.add_argument("--runs", type=int, help="measured runs of each command (default 5; "
                       "3 with --quick)")
-    made.add_argument("--warmup", type=int, default=1, help="unmeasured rounds first "
-                      "(default 1)")
+    made.add_argument("--warmup", type=int, help="unmeasured rounds first (default: 1 for "
+                      "start-up and the first turn, 0 for the rest, whose setup warms them)")
     made.add_argument("--quick", action="store_true", help="smaller subjects and fewer runs: "
                       "a repository of 200 skills, a 32 MiB file, 3 runs")
     made.add_argument("--skills", type=sizes, metavar="N[,N]", help="sizes of the generated "
@@ -90,7 +90,7 @@ def parser() -> argparse.ArgumentParser:
     made.add_argument("--corpus", type=Path, help="the corpus (default $SKILLPACK_CORPUS, "
                       "else ../shared/corpus beside the repository)")
     made.add_argument("--no-corpus", action="store_true", help="leave the corpus out")
-    made.add_argument("--big-mib", type=int, help="the big file's size in MiB (default 256; "
+    made.add_argument("--big-mib", type=int, help="the big file's size in MiB (default 128; "
                       "32 with --quick)")
     made.add_argument("--packager", type=Path, metavar="FILE",
                       help="Anthropic's skill-creator package_skill.py, run once a skill "
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     runs = args.runs or (3 if args.quick else 5)
     repos = args.skills or ([200] if args.quick else [1000])
-    big = args.big_mib or (32 if args.quick else 256)
+    big = args.big_mib or (32 if args.quick else 128)
     only = args.only or list(WORKLOADS)
     corpus = None if args.no_corpus else (args.corpus.resolve() if args.corpus
                                           else default_corpus())
@@ -155,9 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(dump(rows, trees, settings))
         return 0
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    warm = (", after a warm-up round for start-up and the first turn" if args.warmup is None
+            else f", after {args.warmup} warm-up round(s)")
     command = " ".join(["python benchmarks/run.py", *(sys.argv[1:] if argv is None else argv)])
     print(f"`{command}`: medians of {runs} whole processes ({runs * 4} for start-up and the "
-          f"first turn), interleaved, after {args.warmup} warm-up round(s); {os.cpu_count()} "
+          f"first turn), interleaved{warm}; {os.cpu_count()} "
           f"cores, load average {load} at the end; {time.perf_counter() - started:.0f} s in "
           "all.\nratio: skillpack's time / beside's (below 1: skillpack takes less); a "
           "yardstick is another skillpack command of the same tree.")

@@ -90,7 +90,7 @@ def startup(ctx: Context) -> Group:
                  "click": peer([new.python, "-c", "import click"], env=new.env, cwd=cwd),
                  "validate": peer([new.bin / "agentskills", "validate", fixture], env=new.env,
                                   cwd=cwd)},
-        runs_factor=4)
+        runs_factor=4, warmup=1)
 
 
 # -- the runtime's first turn -------------------------------------------------------------------
@@ -182,7 +182,7 @@ def first_turn(ctx: Context, subject: str, skills: Callable[[], list[Path]]) -> 
                 "EXPECT", "skillpack.read_lock(LOCK).digests()"))},
         lambda: {"read": child(ctx.new, READ),
                  "floor": child(ctx.new, READ + READ_LOCK + STRICT_FLOOR)},
-        runs_factor=4)
+        runs_factor=4, warmup=1)
 
 
 # -- commands on many skills --------------------------------------------------------------------

@@ -7,7 +7,7 @@ shape of a corpus skill, made of fixed words by a generator seeded per skill: a 
 (3 to 14 KB, frontmatter with a description that says when to use it, headings, prose, a
 command block, links to its references), one to four references/*.md (one in five left
 unlinked, as in the corpus), one or two scripts (Python or shell, executable), and up to two
-assets (a JSON template, a binary image). About 35 KB a skill: 5,000 skills are 175 MB.
+assets (a JSON template, a binary image). About 37 KB a skill: 5,000 skills are 185 MB.
 With ``--corpus DIR`` the skills of DIR that `skillpack check` finds valid are copied in turn
 instead, each renamed (folder and frontmatter ``name``).
 

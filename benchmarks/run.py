@@ -164,7 +164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           "all.\nratio: skillpack's time / beside's (below 1: skillpack takes less); a "
           "yardstick is another skillpack command of the same tree.")
     if len(trees) > 1:
-        print(f"old: {args.against} ({trees[1].name}); new: this tree.")
+        named = args.against if trees[1].name == args.against else (
+            f"{args.against} ({trees[1].name})")
+        print(f"old: {named}; new: this tree.")
     print()
     print(table(rows, trees))
     return 0

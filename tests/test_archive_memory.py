@@ -16,21 +16,35 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, load_benchmark
+from conftest import REPO
 
 from skillpack.packing.pack import pack
 
 BIG = 256 << 20
 BOUND = 64 << 20  # over the baseline; an archive read whole would cost BIG more
 
-#: The benchmark's code (benchmarks/archive_memory.py): its wrapper prints a child's peak RSS
-#: in bytes and exit code; its skill carries one file of random bytes of a given size.
-memory = load_benchmark("archive_memory")
+#: Runs its arguments as a child and prints the child's exit code and peak RSS in bytes.
+WRAPPER = (
+    "import json, resource, subprocess, sys\n"
+    "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+    "print(json.dumps([rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024]))\n"
+)
+
+
+def _skill(folder: Path, size: int) -> Path:
+    """A skill carrying one file of `size` random bytes."""
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {folder.name}\ndescription: Carries one "
+                                     "data file of a given size.\n---\n# Data\n")
+    with open(folder / "data.bin", "wb") as handle:
+        for at in range(0, size, 1 << 20):
+            handle.write(os.urandom(min(1 << 20, size - at)))
+    return folder
 
 
 def _peak(*args: str, cwd: Path) -> int:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", memory.WRAPPER, sys.executable, "-m", "skillpack",
+    out = subprocess.run([sys.executable, "-c", WRAPPER, sys.executable, "-m", "skillpack",
                           *args], env=env, cwd=cwd, capture_output=True, text=True, check=True)
     rc, peak = json.loads(out.stdout)
     assert rc == 0, f"skillpack {' '.join(args)} failed ({rc}): {out.stderr}"
@@ -40,8 +54,8 @@ def _peak(*args: str, cwd: Path) -> int:
 @pytest.fixture(scope="module")
 def archives(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("memory")
-    [tiny] = pack(memory.skill(root / "tiny", 1000), root / "out")
-    [big] = pack(memory.skill(root / "big", BIG), root / "out")
+    [tiny] = pack(_skill(root / "tiny", 1000), root / "out")
+    [big] = pack(_skill(root / "big", BIG), root / "out")
     assert big.stat().st_size > BIG
     return tiny, big
 

@@ -3,7 +3,7 @@
 Every input is built here at test time from skill folders (the corpus and fixtures/), with
 `ZipWriter`, `Manifest` and the digest functions: `bundle_members` gives a bundle as a dict
 member -> (bytes, executable) that a test alters before `zip_bytes` writes it. The helpers
-are imported by the other runtime tests and by benchmarks/runtime_coldstart.py.
+are imported by the other runtime tests.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from blake3 import blake3
-from conftest import TOO_LONG, rich_skill, write_skill
-from test_pack import NOTES, WAITLIST, cli, make_skill
+from helpers.cli import cli
+from helpers.paths import NOTES, TOO_LONG, WAITLIST
+from helpers.skills import make_skill, rich_skill, write_skill
 
 import skillpack.runtime as rt
 from skillpack import _atomic as atomic

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import write_skill
-from test_pack import NOTES, WAITLIST
+from helpers.paths import NOTES, WAITLIST
+from helpers.skills import write_skill
 
 import skillpack.runtime as rt
 from skillpack.approve.lock import Lock, LockEntry, LockTool, read_lock, write_lock

@@ -2,86 +2,31 @@
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-from html.parser import HTMLParser
 from pathlib import Path
 
+from helpers.approval import (
+    ADDED,
+    HOSTILE,
+    IMG,
+    NEW_COUNT,
+    SCRIPT,
+    lock_of,
+    parsed,
+    review_of,
+    view_of,
+)
+from helpers.paths import NOTES, WAITLIST
 from markdown_it import MarkdownIt
-from test_pack import NOTES, WAITLIST
 
-from skillpack.approve.lock import Lock, LockEntry
 from skillpack.approve.review import (
     CSP,
-    SkillChange,
     SkillView,
     compare,
     md_escape,
     render_html,
     render_markdown,
 )
-from skillpack.packing.verify import verify_folder
-from skillpack.source.load import parse_skill_file
-
-SCRIPT = "<script>document.title='pwned'</script>"
-IMG = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">"
-MARKUP = "`tick` *star* _under_ [link](https://evil.example/x) @someone #12 | pipe ~~s~~"
-HOSTILE = SCRIPT + IMG + MARKUP
-#: A file name with what HTML escapes and a walk still carries (a name with `<`, `>` or `"`
-#: is refused: Windows forbids them).
-ADDED = "&quot;' onmouseover='x'.md"
-NEW_COUNT = ["awk", "-F,", "-v", "want=$status", SCRIPT, "data/waitlist.csv"]
-
-
-def view_of(folder: Path, findings: tuple[str, ...] = ()) -> SkillView:
-    """A skill folder as `skillpack review` is to see it."""
-    [s] = verify_folder(folder).skills
-    entry = LockEntry.for_skill(parse_skill_file(folder / "SKILL.md"), s.digest, s.files,
-                                s.programs)
-    return SkillView.from_lock_entry(s.name, entry, findings)
-
-
-def approved_lock(*folders: Path) -> Lock:
-    entries = {}
-    for folder in folders:
-        [s] = verify_folder(folder).skills
-        entries[s.name] = LockEntry.for_skill(parse_skill_file(folder / "SKILL.md"), s.digest,
-                                              s.files, s.programs)
-    return Lock(entries)
-
-
-def changed_waitlist(tmp_path: Path) -> tuple[Lock, Path]:
-    """The waitlist approved, then changed on disk: another description, a run template
-    with a script in it, a new tool running curl, a file added and one removed."""
-    folder = tmp_path / "waitlist"
-    shutil.copytree(WAITLIST, folder)
-    lock = approved_lock(folder, NOTES)
-    skill_md = folder / "SKILL.md"
-    lines = skill_md.read_text().splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith("description: "))
-    lines[at] = (f"description: {json.dumps(HOSTILE + ' Manage a waitlist.')}\n"
-                 "allowed-tools: Bash(curl:*)\n")
-    text = "".join(lines).replace("  - $$3 == want { n++ } END { print n+0 }\n",
-                                  f"  - {SCRIPT}\n")  # tool-fence items are verbatim
-    text += ("\n```tool\nid: fetch\ndescription: Fetch it.\nrun:\n  - curl\n"
-             f"  - {IMG}\n```\n")
-    skill_md.write_text(text.replace("includes: scripts/waitlist.py, data/waitlist.csv\n", ""))
-    (folder / ADDED).write_text("hi\n")
-    (folder / "scripts" / "waitlist.py").write_text("print('changed')\n")
-    return lock, folder
-
-
-def review_of(tmp_path: Path) -> tuple[SkillChange, ...]:
-    lock, folder = changed_waitlist(tmp_path)
-    approved = {n: SkillView.from_lock_entry(n, e) for n, e in lock.skills.items()}
-    gone = SkillView("gone-skill", "blake3:" + "0" * 64, "It was here.", {"SKILL.md": "1" * 64})
-    approved["gone-skill"] = gone
-    current = [view_of(folder, (f"SKILL.md:3: warning: [claude-angle-brackets] {HOSTILE}",)),
-               view_of(NOTES),
-               SkillView(HOSTILE, "blake3:" + "2" * 64, HOSTILE, {HOSTILE: "3" * 64},
-                         ("sh",), {"run": ("sh", "-c", HOSTILE)}, (HOSTILE,))]
-    return compare(approved, current)
 
 
 def test_compare_says_what_changed(tmp_path: Path) -> None:
@@ -108,28 +53,6 @@ def test_compare_says_what_changed(tmp_path: Path) -> None:
     assert w.findings[0].endswith(HOSTILE)
     gone = by_name["gone-skill"]
     assert gone.files_removed == ("SKILL.md",) and gone.digest_after is None
-
-
-class Tags(HTMLParser):
-    """Every element and attribute of a page, and its text."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
-def parsed(page: str) -> Tags:
-    tags = Tags()
-    tags.feed(page)
-    tags.close()
-    return tags
 
 
 def test_the_html_page_escapes_every_value_and_loads_nothing(tmp_path: Path) -> None:
@@ -183,7 +106,7 @@ def test_md_escape_leaves_nothing_active() -> None:
 
 
 def test_an_unchanged_review_says_so(tmp_path: Path) -> None:
-    lock = approved_lock(WAITLIST, NOTES)
+    lock = lock_of(WAITLIST, NOTES)
     approved = {n: SkillView.from_lock_entry(n, e) for n, e in lock.skills.items()}
     changes = compare(approved, [view_of(WAITLIST), view_of(NOTES)])
     assert [c.status for c in changes] == ["unchanged", "unchanged"]

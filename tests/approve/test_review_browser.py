@@ -12,8 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_pack import NOTES, WAITLIST, cli
-from test_review import IMG, NEW_COUNT, SCRIPT, Tags, changed_waitlist, parsed, review_of
+from helpers.approval import IMG, NEW_COUNT, SCRIPT, Tags, changed_waitlist, parsed, review_of
+from helpers.cli import cli
+from helpers.paths import NOTES, WAITLIST
 
 from skillpack.approve.review import render_html
 

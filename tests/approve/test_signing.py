@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_skill
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
@@ -19,7 +18,9 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
     PublicFormat,
 )
-from test_pack import NOTES, WAITLIST
+from helpers.approval import Keys, lock_of, write_keys
+from helpers.paths import NOTES, WAITLIST
+from helpers.skills import write_skill
 
 from skillpack.approve.lock import Lock, LockEntry, LockTool
 from skillpack.approve.signing import (
@@ -38,40 +39,6 @@ from skillpack.approve.signing import (
 )
 from skillpack.errors import IntegrityError, SkillpackError
 from skillpack.packing.verify import verify_folder
-from skillpack.source.load import parse_skill_file
-
-Keys = dict[str, Path]
-
-
-def lock_of(*folders: Path) -> Lock:
-    """The format 1.1 lock of skill folders, as `skillpack lock` is to write it."""
-    entries = {}
-    for folder in folders:
-        [s] = verify_folder(folder).skills
-        skill = parse_skill_file(Path(s.source) / "SKILL.md")
-        entries[s.name] = LockEntry.for_skill(skill, s.digest, s.files, s.programs)
-    return Lock(entries)
-
-
-def write_keys(folder: Path, name: str = "alice") -> Keys:
-    """An Ed25519 key pair in every format skillpack reads."""
-    key = Ed25519PrivateKey.generate()
-    public = key.public_key()
-    paths = {
-        "pem": folder / f"{name}.pem",
-        "openssh": folder / f"{name}_ed25519",
-        "pub_pem": folder / f"{name}.pub.pem",
-        "pub_ssh": folder / f"{name}_ed25519.pub",
-    }
-    paths["pem"].write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8,
-                                               NoEncryption()))
-    paths["openssh"].write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.OpenSSH,
-                                                   NoEncryption()))
-    paths["pub_pem"].write_bytes(public.public_bytes(Encoding.PEM,
-                                                     PublicFormat.SubjectPublicKeyInfo))
-    paths["pub_ssh"].write_bytes(public.public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH)
-                                 + f" {name}@example\n".encode())
-    return paths
 
 
 @pytest.fixture

@@ -20,11 +20,11 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
     PublicFormat,
 )
+from helpers.approval import lock_of
+from helpers.paths import NOTES, WAITLIST
 from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import CryptoSigner, SSlibKey  # type: ignore[attr-defined]
-from test_pack import NOTES, WAITLIST
-from test_signing import lock_of
 
 from skillpack.approve.signing import (
     PAYLOAD_TYPE,

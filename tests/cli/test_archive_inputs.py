@@ -11,7 +11,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_pack import NOTES, WAITLIST, cli
+from helpers.cli import cli
+from helpers.paths import NOTES, WAITLIST
 
 from skillpack.packing.verify import digest
 

@@ -13,8 +13,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, write_skill
-from test_pack import cli
+from helpers.cli import cli
+from helpers.paths import REPO
+from helpers.skills import write_skill
 
 from skillpack.packing.pack import pack
 

@@ -11,23 +11,17 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from conftest import FIXTURES, make_tree
+from helpers.cli import cli
+from helpers.paths import WAITLIST
+from helpers.skills import make_tree
 from skills_ref.prompt import to_prompt
 
 from skillpack import digest
-from skillpack.cli import main
 from skillpack.model.calls import tool_definitions
 from skillpack.packing.bundle import write_bundle
 from skillpack.packing.pack import pack
 from skillpack.runtime import load
 from skillpack.source.load import parse_skill_file
-
-WAITLIST = FIXTURES / "waitlist"
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def anthropic_zip(folder: Path) -> bytes:
@@ -55,18 +49,18 @@ def test_unpack_a_foreign_archive_gives_the_folder_it_was_made_from(
         tmp_path: Path, make: object) -> None:
     archive = tmp_path / ("waitlist.skill" if make is anthropic_zip else "waitlist.tar.gz")
     archive.write_bytes(make(WAITLIST))  # type: ignore[operator]
-    result = run("unpack", archive, "-o", tmp_path / "in")
+    result = cli("unpack", archive, "-o", tmp_path / "in")
     assert result.exit_code == 0, result.output
     target = tmp_path / "in" / "waitlist"
     assert result.stdout.startswith(f"unpacked waitlist (3 file(s)) into {target}  blake3:")
     assert digest(target) == digest(WAITLIST)
     assert digest(WAITLIST) in result.stdout
-    assert run("check", target).exit_code == 0
+    assert cli("check", target).exit_code == 0
 
 
 def test_unpack_our_own_archive_round_trips_and_leaves_the_manifest_out(tmp_path: Path) -> None:
     (archive,) = pack(WAITLIST, tmp_path / "dist")
-    result = run("unpack", archive, "-o", tmp_path / "in", "--json")
+    result = cli("unpack", archive, "-o", tmp_path / "in", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["ok"] is True and data["kind"] == "skillpack"
@@ -80,7 +74,7 @@ def test_unpack_refuses_a_tampered_archive_of_ours(tmp_path: Path) -> None:
     at = raw.find(b"Manage a product waitlist")
     raw[at] = ord("m")  # SKILL.md no longer hashes to its manifest's record
     archive.write_bytes(bytes(raw))
-    result = run("unpack", archive, "-o", tmp_path / "in")
+    result = cli("unpack", archive, "-o", tmp_path / "in")
     assert result.exit_code == 1
     assert not (tmp_path / "in").exists()
 
@@ -93,20 +87,20 @@ def test_unpack_caps_are_options_and_refuse_before_writing(tmp_path: Path) -> No
     archive = tmp_path / "zeros.skill"
     archive.write_bytes(anthropic_zip(skill))
     out = tmp_path / "in"
-    ratio = run("unpack", archive, "-o", out, "--max-ratio", "10")
+    ratio = cli("unpack", archive, "-o", out, "--max-ratio", "10")
     assert ratio.exit_code == 1 and "ratio" in ratio.stderr
-    total = run("unpack", archive, "-o", out, "--max-total", "512KiB", "--json")
+    total = cli("unpack", archive, "-o", out, "--max-total", "512KiB", "--json")
     assert total.exit_code == 1
     problems = json.loads(total.stdout)["problems"]
     assert problems and all(p["severity"] == "error" for p in problems)
-    members = run("unpack", archive, "-o", out, "--max-members", "1")
+    members = cli("unpack", archive, "-o", out, "--max-members", "1")
     assert members.exit_code == 1
     assert not out.exists()
-    assert run("unpack", archive, "-o", out, "--max-members", "0").exit_code == 2
-    assert run("unpack", archive, "-o", out, "--max-total", "lots").exit_code == 2
-    by_default = run("unpack", archive, "-o", out)  # 1 MiB of zeros deflates about 1000:1
+    assert cli("unpack", archive, "-o", out, "--max-members", "0").exit_code == 2
+    assert cli("unpack", archive, "-o", out, "--max-total", "lots").exit_code == 2
+    by_default = cli("unpack", archive, "-o", out)  # 1 MiB of zeros deflates about 1000:1
     assert by_default.exit_code == 1 and "ratio" in by_default.stderr
-    assert run("unpack", archive, "-o", out, "--max-ratio", "5000").exit_code == 0
+    assert cli("unpack", archive, "-o", out, "--max-ratio", "5000").exit_code == 0
     assert digest(out / "zeros") == digest(skill)
 
 
@@ -114,7 +108,7 @@ def test_unpack_never_overwrites_a_folder(tmp_path: Path) -> None:
     archive = tmp_path / "waitlist.skill"
     archive.write_bytes(anthropic_zip(WAITLIST))
     make_tree(tmp_path / "in" / "waitlist", {"mine.txt": "keep me"})
-    result = run("unpack", archive, "-o", tmp_path / "in", "--json")
+    result = cli("unpack", archive, "-o", tmp_path / "in", "--json")
     assert result.exit_code == 1
     assert [p["code"] for p in json.loads(result.stdout)["problems"]] == ["target-exists"]
     assert sorted(p.name for p in (tmp_path / "in" / "waitlist").iterdir()) == ["mine.txt"]
@@ -123,7 +117,7 @@ def test_unpack_never_overwrites_a_folder(tmp_path: Path) -> None:
 def test_unpack_refuses_what_is_not_an_archive(tmp_path: Path) -> None:
     junk = tmp_path / "notes.skill"
     junk.write_text("just text", encoding="utf-8")
-    result = run("unpack", junk, "-o", tmp_path / "in")
+    result = cli("unpack", junk, "-o", tmp_path / "in")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.stderr.startswith("skillpack: error: ")
 
@@ -141,7 +135,7 @@ def _two_skills(tmp_path: Path) -> list[Path]:
 
 def test_catalog_xml_is_skills_ref_to_prompt(tmp_path: Path) -> None:
     skills = _two_skills(tmp_path)
-    result = run("catalog", *skills, "--format", "xml")
+    result = cli("catalog", *skills, "--format", "xml")
     assert result.exit_code == 0, result.output
     assert result.stdout == to_prompt(skills) + "\n"
     assert "&lt;hello&gt; &amp; &quot;waves&quot;" in result.stdout
@@ -150,17 +144,17 @@ def test_catalog_xml_is_skills_ref_to_prompt(tmp_path: Path) -> None:
 def test_catalog_text_is_the_runtime_catalog_text(tmp_path: Path) -> None:
     """Entries keep the order given (as skills-ref's); a bundle's come sorted by name."""
     skills = _two_skills(tmp_path)[::-1]  # alpha, beta: the bundle's order
-    result = run("catalog", *skills)
+    result = cli("catalog", *skills)
     assert result.exit_code == 0, result.output
     bundle = write_bundle(skills, tmp_path / "skills.bundle")
     assert result.stdout == load(bundle.path.read_bytes()).catalog_text()
-    from_bundle = run("catalog", bundle.path)
+    from_bundle = cli("catalog", bundle.path)
     assert from_bundle.stdout == result.stdout
 
 
 def test_catalog_json_and_a_folder_of_skills(tmp_path: Path) -> None:
     _two_skills(tmp_path)
-    result = run("catalog", tmp_path, "--format", "json")
+    result = cli("catalog", tmp_path, "--format", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [s["name"] for s in data["skills"]] == ["alpha", "beta"]
@@ -172,13 +166,13 @@ def test_catalog_refuses_invalid_and_duplicate_skills_in_json_too(tmp_path: Path
     bad = make_tree(tmp_path / "bad", {"SKILL.md": "---\nname: Bad\ndescription: x\n---\n"})
     twin = tmp_path / "elsewhere" / "waitlist"
     shutil.copytree(WAITLIST, twin)  # another skill of the same name (one given twice is one)
-    result = run("catalog", bad, WAITLIST, twin, WAITLIST, "--format", "json")
+    result = cli("catalog", bad, WAITLIST, twin, WAITLIST, "--format", "json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert data["ok"] is False
     codes = {p["code"] for p in data["problems"]}
     assert {"name-not-lowercase", "duplicate-name"} <= codes
-    text = run("catalog", bad)
+    text = cli("catalog", bad)
     assert text.exit_code == 1 and text.stdout == "" and "name-not-lowercase" in text.stderr
 
 
@@ -186,7 +180,7 @@ def test_catalog_refuses_invalid_and_duplicate_skills_in_json_too(tmp_path: Path
 
 @pytest.mark.parametrize("style", ["anthropic", "openai", "mcp"])
 def test_tools_prints_the_native_definitions(style: str) -> None:
-    result = run("tools", WAITLIST, "--format", style)
+    result = cli("tools", WAITLIST, "--format", style)
     assert result.exit_code == 0, result.output
     expected = tool_definitions(parse_skill_file(WAITLIST), style)
     assert json.loads(result.stdout) == expected
@@ -197,11 +191,11 @@ def test_tools_prints_the_native_definitions(style: str) -> None:
 def test_tools_of_a_skill_without_tools_and_of_a_broken_one(tmp_path: Path) -> None:
     soft = make_tree(tmp_path / "soft", {
         "SKILL.md": "---\nname: soft\ndescription: Only prose.\n---\nProse.\n"})
-    assert json.loads(run("tools", soft).stdout) == []
+    assert json.loads(cli("tools", soft).stdout) == []
     broken = make_tree(tmp_path / "broken", {"SKILL.md": "---\nname: [unclosed\n---\n"})
-    result = run("tools", broken)
+    result = cli("tools", broken)
     assert result.exit_code == 1 and json.loads(result.stdout)["ok"] is False
-    assert run("tools", soft, "--format", "gemini").exit_code == 2
+    assert cli("tools", soft, "--format", "gemini").exit_code == 2
 
 
 # -- new ---------------------------------------------------------------------------------------
@@ -209,15 +203,15 @@ def test_tools_of_a_skill_without_tools_and_of_a_broken_one(tmp_path: Path) -> N
 @pytest.mark.parametrize("hard", [False, True])
 def test_new_writes_a_skill_that_passes_check(tmp_path: Path, hard: bool) -> None:
     args = ["new", "my-skill", "-o", tmp_path / "skills"] + (["--hard"] if hard else [])
-    result = run(*args)
+    result = cli(*args)
     assert result.exit_code == 0, result.output
     folder = tmp_path / "skills" / "my-skill"
-    checked = run("check", "--strict", folder)
+    checked = cli("check", "--strict", folder)
     assert checked.exit_code == 0, checked.output
     assert "0 errors, 0 warnings" in checked.stdout
-    tools = json.loads(run("tools", folder).stdout)
+    tools = json.loads(cli("tools", folder).stdout)
     assert [t["name"] for t in tools] == (["greet"] if hard else [])
-    assert run("pack", folder, "-o", tmp_path / "dist").exit_code == 0
+    assert cli("pack", folder, "-o", tmp_path / "dist").exit_code == 0
     if hard:
         assert (folder / "scripts" / "greet.py").stat().st_mode & 0o111
 
@@ -225,10 +219,10 @@ def test_new_writes_a_skill_that_passes_check(tmp_path: Path, hard: bool) -> Non
 def test_new_defaults_to_the_current_folder_and_never_overwrites(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert run("new", "one").exit_code == 0
+    assert cli("new", "one").exit_code == 0
     assert (tmp_path / "one" / "SKILL.md").is_file()
     (tmp_path / "one" / "SKILL.md").write_text("mine", encoding="utf-8")
-    again = run("new", "one", "--json")
+    again = cli("new", "one", "--json")
     assert again.exit_code == 1
     assert json.loads(again.stdout)["problems"][0]["code"] == "target-exists"
     assert (tmp_path / "one" / "SKILL.md").read_text(encoding="utf-8") == "mine"
@@ -240,7 +234,7 @@ def test_new_defaults_to_the_current_folder_and_never_overwrites(
     ("../up", "name-invalid-characters"),
 ])
 def test_new_refuses_a_bad_name_and_writes_nothing(tmp_path: Path, name: str, code: str) -> None:
-    result = run("new", name, "-o", tmp_path, "--json")
+    result = cli("new", name, "-o", tmp_path, "--json")
     assert result.exit_code == 1
     assert code in {p["code"] for p in json.loads(result.stdout)["problems"]}
     assert list(tmp_path.iterdir()) == []

@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from click.testing import CliRunner, Result
-from conftest import FIXTURES, write_skill
-
-from skillpack.cli import main
+from click.testing import Result
+from helpers.cli import cli
+from helpers.paths import FIXTURES
+from helpers.skills import write_skill
 
 LINE = re.compile(
     r"^(?P<path>[^:]+):(?P<line>\d+): (?P<sev>error|warning): \[(?P<code>[a-z-]+)\] .+$"
@@ -21,7 +21,7 @@ BROKEN = FIXTURES / "broken"
 
 
 def check(*args: str | Path) -> Result:
-    return CliRunner().invoke(main, ["check", *map(str, args)])
+    return cli("check", *args)
 
 
 def test_valid_fixtures_exit_0_with_a_summary() -> None:

@@ -17,12 +17,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner, Result
-from conftest import FIXTURES
+from click.testing import Result
+from helpers.cli import cli
+from helpers.paths import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillpack.cli import main
 from skillpack.packing.targets import TARGETS
 
 _BASES = sorted(
@@ -84,12 +84,6 @@ HOSTILE = {f.__name__: f for f in (_symlink, _skill_md_link, _env, _pem, _fifo, 
                                    _twins, _bad_frontmatter, _pem_and_env, _no_includes)}
 
 
-def cli(*args: object) -> Result:
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"skillpack {args} raised") from result.exception
-    assert "Traceback" not in result.output
-    return result
 
 
 def _verdicts(base: str, hostile: list[str]) -> tuple[Result, Result, Path]:

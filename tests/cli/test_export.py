@@ -1,7 +1,7 @@
 """`skillpack export oci|well-known|mcp`, `push` and `pull` as a user runs them.
 
 Every digest printed or written is recomputed here with `hashlib` from the bytes on disk.
-The push/pull tests run against a real registry (tests/_registry.py: Debian's
+The push/pull tests run against a real registry (tests/helpers/registry.py: Debian's
 `docker-registry` on 127.0.0.1, `skopeo` as an independent client); without it they skip,
 unless SKILLPACK_REQUIRE_REGISTRY=1.
 """
@@ -21,26 +21,18 @@ from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from _registry import Registry, free_port, has_oras, run_skopeo
-from click.testing import CliRunner, Result
-from conftest import FIXTURES, REPO, write_skill
+from click.testing import Result
+from helpers.cli import cli
+from helpers.paths import NOTES, REPO, WAITLIST
+from helpers.registry import Registry, free_port, has_oras, run_skopeo
+from helpers.skills import write_skill
 
-from skillpack.cli import main
 from skillpack.packing.pack import pack
 from skillpack.publish import oci
 
 registry = pytest.mark.registry
-WAITLIST = FIXTURES / "waitlist"  # a hard skill (`skill:` key): not for MCP
-NOTES = FIXTURES / "release-notes"
 
 
-def cli(*args: object) -> Result:
-    """Run ``skillpack ARGS`` in process; an exception other than an exit is a defect."""
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"skillpack {args} raised instead of exiting") from result.exception
-    assert "Traceback" not in result.output
-    return result
 
 
 def sha256(data: bytes) -> str:

@@ -8,21 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from conftest import make_tree
+from helpers.cli import cli
+from helpers.skills import make_tree
 
 from skillpack import digest
-from skillpack.cli import main
 from skillpack.errors import MissingPathError, SkillError, SkillpackError
 from skillpack.packing.bundle import write_bundle
 from skillpack.packing.pack import OUTPUT_RULE, pack, prepare_many
 from skillpack.runtime import load
 from skillpack.source.discover import Skipped, discover, find_skills
 from skillpack.source.load import load_skill, parse_skill_file
-
-
-def run(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def soft(name: str) -> str:
@@ -45,7 +40,7 @@ def test_a_miscased_skill_md_is_named_with_what_to_do(tmp_path: Path, spelt: str
     found = discover(tmp_path / "repo")
     assert found.skills == (folder,) and found.miscased == (folder / spelt,)
     for target in (folder, folder / spelt, tmp_path / "repo"):
-        checked = run("check", target)
+        checked = cli("check", target)
         assert checked.exit_code == 1
         assert f"{folder / spelt}: error: [skill-md-case]" in checked.stdout
         assert "no SKILL.md found" not in checked.output
@@ -57,7 +52,7 @@ def test_every_command_says_rename_not_no_skill_md(tmp_path: Path, command: str)
     args: list[object] = [command, folder]
     if command in ("pack", "bundle"):
         args += ["-o", tmp_path / ("dist" if command == "pack" else "x.bundle")]
-    result = run(*args)
+    result = cli(*args)
     assert result.exit_code == 1
     assert RENAME in result.stderr and "no SKILL.md found" not in result.stderr
     assert not (tmp_path / "dist").exists() and not (tmp_path / "x.bundle").exists()
@@ -105,7 +100,7 @@ def test_discovery_skips_packages_virtualenvs_and_version_control_and_says_so(
         Skipped(f"{repo}/node_modules/", "node packages"),
         Skipped(f"{repo}/venv/", "a Python virtualenv"),
     )
-    checked = run("check", repo)
+    checked = cli("check", repo)
     assert checked.exit_code == 0
     assert checked.stderr.splitlines() == [
         f"skillpack: skipped {s.path} ({s.reason}: never searched for skills)"
@@ -116,7 +111,7 @@ def test_discovery_skips_packages_virtualenvs_and_version_control_and_says_so(
 def test_a_skill_folder_given_itself_is_never_skipped(tmp_path: Path) -> None:
     folder = make_tree(tmp_path / "venv", {"SKILL.md": soft("venv")})
     assert find_skills(folder) == [folder]
-    assert run("check", folder).stderr == ""
+    assert cli("check", folder).stderr == ""
 
 
 # -- an output inside the skill ----------------------------------------------------------------
@@ -128,7 +123,7 @@ def test_pack_into_the_skill_three_times_gives_one_digest(
     monkeypatch.chdir(skill)
     outputs = []
     for time in range(3):
-        result = run("pack", ".", "-o", "dist", "--json")
+        result = cli("pack", ".", "-o", "dist", "--json")
         assert result.exit_code == 0, result.output
         (packed,) = json.loads(result.stdout)
         assert packed["written"] is (time == 0)
@@ -152,7 +147,7 @@ def test_the_prepared_path_leaves_the_output_out_too(tmp_path: Path) -> None:
 
 def test_pack_into_the_skill_folder_itself_is_refused(tmp_path: Path) -> None:
     skill = make_tree(tmp_path / "soft", {"SKILL.md": soft("soft")})
-    result = run("pack", skill, "-o", skill)
+    result = cli("pack", skill, "-o", skill)
     assert result.exit_code == 1
     assert "the output folder is the skill folder itself" in result.stderr
     assert sorted(p.name for p in skill.iterdir()) == ["SKILL.md"]

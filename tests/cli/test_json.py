@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
-from test_pack import cli
+from helpers.cli import cli
+from helpers.paths import FIXTURES
 
 BROKEN = FIXTURES / "broken" / "frontmatter-unterminated"
 PROBLEM_KEYS = {"severity", "code", "message", "file", "line"}

@@ -8,10 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-from conftest import CORPUS_SKILLS, FIXTURES, make_tree
+from helpers.cli import cli
+from helpers.paths import CORPUS_SKILLS, FIXTURES
+from helpers.skills import make_tree
 
-from skillpack.cli import main
 from skillpack.packing.lint import lint_skill
 from skillpack.skillmd.lint_rules import RULES
 
@@ -23,14 +23,12 @@ ALL = {**{code: (FIXTURES / "lint" / code, sev) for code, sev in RULES.items()},
        **{code: (FIXTURES / "approver" / code, sev) for code, sev in APPROVER.items()}}
 
 
-def run(*args: str | Path) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 @pytest.mark.parametrize("code", sorted(ALL))
 def test_each_fixture_fires_its_code_alone(code: str) -> None:
     folder, severity = ALL[code]
-    result = run("lint", "--json", folder)
+    result = cli("lint", "--json", folder)
     [entry] = json.loads(result.stdout)
     assert [(p["code"], p["severity"]) for p in entry["problems"]] == [(code, severity)]
     assert result.exit_code == (1 if severity == "error" else 0)
@@ -39,7 +37,7 @@ def test_each_fixture_fires_its_code_alone(code: str) -> None:
 
 def test_human_lines_and_the_summary() -> None:
     folder = FIXTURES / "lint" / "file-unreferenced"
-    result = run("lint", folder)
+    result = cli("lint", folder)
     assert result.exit_code == 0  # info never fails
     assert result.stdout.splitlines() == [
         f"{folder}/scripts/orphan.py: info: [file-unreferenced] nothing in SKILL.md (or the "
@@ -51,23 +49,23 @@ def test_human_lines_and_the_summary() -> None:
 @pytest.mark.parametrize("code", ["program-dynamic", "run-code-dynamic"])
 def test_strict_makes_a_model_chosen_program_or_code_an_error(code: str) -> None:
     folder = FIXTURES / "approver" / code
-    result = run("lint", "--strict", folder)
+    result = cli("lint", "--strict", folder)
     assert result.exit_code == 1
     assert f": error: [{code}]" in result.stdout
 
 
 def test_strict_leaves_other_warnings_warnings() -> None:
-    result = run("lint", "--strict", FIXTURES / "approver" / "run-shell-syntax")
+    result = cli("lint", "--strict", FIXTURES / "approver" / "run-shell-syntax")
     assert result.exit_code == 0 and ": warning: [run-shell-syntax]" in result.stdout
 
 
 def test_check_lint_adds_the_lint_to_check() -> None:
     folder = FIXTURES / "lint" / "run-path-missing"
-    assert run("check", folder).exit_code == 0
-    result = run("check", "--lint", folder)
+    assert cli("check", folder).exit_code == 0
+    result = cli("check", "--lint", folder)
     assert result.exit_code == 1 and "[run-path-missing]" in result.stdout
     # invisible text in SKILL.md is `check`'s own error (pack refuses it too), not lint's
-    plain = run("check", "--json", FIXTURES / "approver" / "text-tag")
+    plain = cli("check", "--json", FIXTURES / "approver" / "text-tag")
     assert [p["code"] for p in json.loads(plain.stdout)[0]["problems"]] == ["text-tag"]
 
 
@@ -87,7 +85,7 @@ def test_escape_codes_in_problems_are_shown_escaped(tmp_path: Path) -> None:
                     "```tool\nid: go\ndescription: Go.\nparams:\n  x:\n    type: string\n"
                     "run: curl $x '\x1b[2K'\n```\n",
     })
-    result = run("lint", folder)
+    result = cli("lint", folder)
     assert "\x1b" not in result.stdout and "\\x1b[2K" in result.stdout
 
 

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, TOO_LONG, rich_skill
+from helpers.paths import REPO, TOO_LONG
+from helpers.skills import rich_skill
 
 from skillpack.__main__ import precommit_check
 from skillpack.cli.app import skill_folders

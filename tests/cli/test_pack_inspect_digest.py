@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TOO_LONG
-from test_pack import NOTES, WAITLIST, cli, make_skill, only_archive, zip_members
+from helpers.cli import cli, only_archive
+from helpers.paths import NOTES, TOO_LONG, WAITLIST
+from helpers.skills import make_skill
+from helpers.zips import zip_members
 
 from skillpack.packing.pack import pack
 from skillpack.packing.verify import digest

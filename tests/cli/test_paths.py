@@ -20,23 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from conftest import FIXTURES, REPO, write_skill
+from click.testing import Result
+from helpers.cli import cli
+from helpers.paths import FIXTURES, REPO
+from helpers.skills import write_skill
 
 from skillpack.approve.lock import read_lock
-from skillpack.cli import main
 from skillpack.packing.verify import digest
 from skillpack.runtime import load
 
 Skills = set[tuple[str, str]]
 
 
-def cli(*args: object) -> Result:
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"skillpack {args} raised") from result.exception
-    assert "Traceback" not in result.output
-    return result
 
 
 def ok(*args: object) -> Result:

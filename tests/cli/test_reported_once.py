@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-
-from skillpack.cli import main
+from click.testing import Result
+from helpers.cli import cli
 
 LONG = ("description-too-long", "skills/long/SKILL.md", 3,
         "description is 1100 characters; the limit is 1024")
@@ -39,11 +38,6 @@ def skills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "skills"
 
 
-def run(*args: str) -> Result:
-    result = CliRunner().invoke(main, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"skillpack {args} raised") from result.exception
-    return result
 
 
 def assert_once_in_text(result: Result, *expected: tuple[str, str, int | None, str]) -> None:
@@ -77,60 +71,60 @@ def assert_once_in_json(result: Result, *expected: tuple[str, str, int | None, s
 
 @pytest.mark.parametrize("command", ["check", "lint"])
 def test_check_and_lint(skills: Path, command: str) -> None:
-    assert_once_in_text(run(command, *PATHS), LONG, LEAKY)
-    assert_once_in_json(run(command, "--json", *PATHS), LONG, LEAKY)
-    assert "3 skills: 1 valid, 2 invalid" in run(command, *PATHS).output  # each skill once
+    assert_once_in_text(cli(command, *PATHS), LONG, LEAKY)
+    assert_once_in_json(cli(command, "--json", *PATHS), LONG, LEAKY)
+    assert "3 skills: 1 valid, 2 invalid" in cli(command, *PATHS).output  # each skill once
 
 
 def test_pack(skills: Path) -> None:
-    assert_once_in_text(run("pack", *PATHS, "-o", "out"), LONG, LEAKY)
-    assert_once_in_json(run("pack", "--json", *PATHS, "-o", "out"), LONG, LEAKY)
-    assert "2 skills cannot be packed" in run("pack", *PATHS, "-o", "out").output
+    assert_once_in_text(cli("pack", *PATHS, "-o", "out"), LONG, LEAKY)
+    assert_once_in_json(cli("pack", "--json", *PATHS, "-o", "out"), LONG, LEAKY)
+    assert "2 skills cannot be packed" in cli("pack", *PATHS, "-o", "out").output
     assert not Path("out").exists()
 
 
 def test_pack_of_one_invalid_skill_among_valid_ones(skills: Path) -> None:
     (skills / "leaky" / ".env").unlink()
     # the bug: the first line said the description's length too
-    assert_once_in_text(run("pack", "skills", "skills/notes", "-o", "out"), LONG)
-    assert_once_in_json(run("pack", "--json", "skills", "-o", "out"), LONG)
+    assert_once_in_text(cli("pack", "skills", "skills/notes", "-o", "out"), LONG)
+    assert_once_in_json(cli("pack", "--json", "skills", "-o", "out"), LONG)
 
 
 def test_bundle(skills: Path) -> None:
-    assert_once_in_text(run("bundle", *PATHS, "-o", "x.bundle"), LONG, LEAKY)
-    assert_once_in_json(run("bundle", "--json", *PATHS, "-o", "x.bundle"), LONG, LEAKY)
+    assert_once_in_text(cli("bundle", *PATHS, "-o", "x.bundle"), LONG, LEAKY)
+    assert_once_in_json(cli("bundle", "--json", *PATHS, "-o", "x.bundle"), LONG, LEAKY)
     (skills / "leaky" / ".env").unlink()
-    assert_once_in_text(run("bundle", "skills", "-o", "x.bundle"), LONG)
+    assert_once_in_text(cli("bundle", "skills", "-o", "x.bundle"), LONG)
     assert not Path("x.bundle").exists()
 
 
 def test_lock(skills: Path) -> None:  # lock has no --json
-    assert_once_in_text(run("lock", *PATHS, "-o", "x.lock"), LONG, LEAKY)
+    assert_once_in_text(cli("lock", *PATHS, "-o", "x.lock"), LONG, LEAKY)
     assert not Path("x.lock").exists()
 
 
 def test_digest(skills: Path) -> None:  # a digest needs the walk, not the rules
-    result = run("digest", *PATHS)
+    result = cli("digest", *PATHS)
     assert_once_in_text(result, LEAKY)
     assert [x.split()[1] for x in result.output.splitlines() if x.startswith("blake3:")] == [
         "long", "notes"]  # each skill once
-    assert_once_in_json(run("digest", "--json", *PATHS), LEAKY)
+    assert_once_in_json(cli("digest", "--json", *PATHS), LEAKY)
 
 
 def test_verify(skills: Path) -> None:
-    assert_once_in_text(run("verify", *PATHS), LONG, LEAKY)
-    assert_once_in_json(run("verify", "--json", *PATHS), LONG, LEAKY)
+    assert_once_in_text(cli("verify", *PATHS), LONG, LEAKY)
+    assert_once_in_json(cli("verify", "--json", *PATHS), LONG, LEAKY)
 
 
 def test_inspect(skills: Path) -> None:  # one ARCHIVE: here a folder of skills
-    assert_once_in_text(run("inspect", "skills"), LONG, LEAKY)
-    assert_once_in_json(run("inspect", "--json", "skills"), LONG, LEAKY)
+    assert_once_in_text(cli("inspect", "skills"), LONG, LEAKY)
+    assert_once_in_json(cli("inspect", "--json", "skills"), LONG, LEAKY)
 
 
 def test_a_parse_error_is_printed_once(skills: Path) -> None:
     (skills / "notes" / "SKILL.md").write_text("---\nname: [unclosed\n---\nbody\n")
     for command in ("pack", "bundle"):
-        result = run(command, "skills/notes", "-o", "out" if command == "pack" else "x.bundle")
+        result = cli(command, "skills/notes", "-o", "out" if command == "pack" else "x.bundle")
         assert result.exit_code == 1
         assert result.output.count("frontmatter is not valid YAML") == 1, result.output
         assert "skills/notes/SKILL.md:2: [yaml-syntax] frontmatter is not valid YAML" \

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, write_skill
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
@@ -23,9 +22,19 @@ from cryptography.hazmat.primitives.serialization import (
     PrivateFormat,
     PublicFormat,
 )
-from test_pack import NOTES, WAITLIST, cli
-from test_review import ADDED, IMG, NEW_COUNT, SCRIPT, changed_waitlist, parsed
-from test_signing import Keys, write_keys
+from helpers.approval import (
+    ADDED,
+    IMG,
+    NEW_COUNT,
+    SCRIPT,
+    Keys,
+    changed_waitlist,
+    parsed,
+    write_keys,
+)
+from helpers.cli import cli
+from helpers.paths import NOTES, REPO, WAITLIST
+from helpers.skills import write_skill
 
 from skillpack.approve.review import CSP, md_escape
 from skillpack.packing.pack import pack

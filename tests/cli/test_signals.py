@@ -17,7 +17,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, make_tree
+from helpers.paths import FIXTURES, REPO
+from helpers.skills import make_tree
 
 from skillpack._atomic import TEMP_MARK
 

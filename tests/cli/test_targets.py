@@ -10,8 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import write_skill
-from test_pack import NOTES, WAITLIST, cli, make_skill, rezip, zip_members
+from helpers.cli import cli
+from helpers.paths import NOTES, WAITLIST
+from helpers.skills import make_skill, write_skill
+from helpers.zips import zip_members
+from helpers.zips import zip_of as zip_of
 
 import skillpack.runtime as rt
 from skillpack.packing.verify import digest, verify_file
@@ -191,7 +194,7 @@ def test_a_root_archive_with_a_stray_top_folder_is_refused(tmp_path: Path) -> No
     members = zip_members(Path(packed["archive"]).read_bytes())
     members["other/evil.sh"] = (b"echo\n", True)
     with pytest.raises(Exception, match="not in the manifest"):
-        rt.load(rezip(members))
+        rt.load(zip_of(members))
 
 
 # -- 3. SHA-256 ------------------------------------------------------------------------------
@@ -216,7 +219,7 @@ def test_verify_refuses_an_altered_sha256(tmp_path: Path) -> None:
            + "\n").encode()
     members[key] = (raw, False)
     altered = tmp_path / "altered.skill"
-    altered.write_bytes(rezip(members))
+    altered.write_bytes(zip_of(members))
     result = cli("verify", altered)
     assert result.exit_code == 1 and "sha256" in result.stderr + result.stdout
     assert rt.load(altered.read_bytes())["waitlist"].digest == packed["digest"]  # BLAKE3 holds

@@ -15,8 +15,8 @@ import zlib
 from pathlib import Path
 
 import pytest
-from hostile._zip import build, change, members_of, reseal
-from test_secret_rules import tar_gz
+from helpers.secrets import tar_gz
+from helpers.zips import build, change, members_of, reseal
 
 from skillpack.content.scan import Allowances, ContentStream, expand, scan_content
 from skillpack.errors import ArchiveError, IntegrityError, RefusedError

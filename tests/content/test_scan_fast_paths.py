@@ -26,13 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from conftest import CORPUS
+from helpers.cli import cli
+from helpers.paths import CORPUS
+from helpers.secrets import LEAKS, PROSE, aws_secret
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_secret_rules import LEAKS, PROSE, aws_secret
 
-from skillpack.cli import main
 from skillpack.content import scan, secret_rules
 from skillpack.content.scan import ContentStream, scan_content
 from skillpack.content.secret_rules import RULES, scan_text
@@ -873,10 +872,10 @@ def test_a_skill_whose_only_needle_follows_many_stray_cores_is_refused(tmp_path:
     notes = skill / "notes" / "plan.md"
     stray = b"A concrete, discrete plan.\n" * (secret_rules._FEW + 3)
     notes.write_bytes(stray)
-    assert CliRunner().invoke(main, ["check", str(skill)]).exit_code == 0
+    assert cli("check", skill).exit_code == 0
     for spelt in (b"secret", b"SECRET", b"sEcReT"):
         notes.write_bytes(stray + _aws_line(spelt) + stray)
-        result = CliRunner().invoke(main, ["check", str(skill)])
+        result = cli("check", skill)
         assert result.exit_code != 0, spelt
         assert "aws-secret-access-key" in result.output and "notes/plan.md" in result.output
 

@@ -10,6 +10,7 @@ import mmap
 from pathlib import Path
 
 import pytest
+from helpers.paths import CORPUS, REPO
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -221,7 +222,7 @@ def test_docs_describe_every_name_rule() -> None:
     """docs/SECRETS.md lists the deny list; a rule added in code must be documented."""
     from skillpack.content import secrets
 
-    doc = (Path(__file__).parent.parent / "docs" / "SECRETS.md").read_text()
+    doc = (REPO / "docs" / "SECRETS.md").read_text()
     names = [*secrets.SECRET_NAMES, *secrets.SECRET_EXTENSIONS, *secrets.SECRET_DIRS,
              *secrets.SECRET_PATHS]
     missing = [name for name in names if f"`{name}" not in doc and f"`*{name}`" not in doc]
@@ -254,7 +255,6 @@ def test_candidates_hold_every_secret_name(paths: list[str]) -> None:
 
 @pytest.mark.corpus
 def test_candidates_on_the_corpus_and_the_secret_list() -> None:
-    from conftest import CORPUS
 
     paths = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*") if p.is_file())
     paths += SECRET_PATHS + HARMLESS_PATHS

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 from blake3 import blake3
-from click.testing import CliRunner
-from conftest import CORPUS, FIXTURES, deny_open, rich_skill
-from conftest import make_tree as make
+from helpers.cli import cli
+from helpers.paths import CORPUS_SKILLS, FIXTURES
+from helpers.skills import make_tree as make
+from helpers.skills import rich_skill
+from helpers.syscalls import deny_open
 
 from skillpack.errors import ArchiveError, RefusedError
 from skillpack.formats.digest import FileRecord, bundle_digest, digest_records
@@ -23,7 +25,6 @@ from skillpack.source.readfile import LARGE_FILE, READ_CHUNK, hash_file
 from skillpack.source.records import record_files
 from skillpack.source.walk import walk
 
-CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 SKILL_MD = "---\nname: demo\ndescription: A demo skill.\n---\n\nBody.\n"
 KEY_HEADER = b"-----BEGIN " + b"RSA PRIVATE" + b" KEY-----"
 
@@ -370,53 +371,40 @@ def test_bundle_digest_refuses_bad_pairs(pairs: list[tuple[str, str]]) -> None:
         bundle_digest(pairs)
 
 
-# -- module hygiene and the command -----------------------------------------------------------
-
-
-def test_digest_module_imports_only_the_standard_library() -> None:
-    code = (
-        "import sys, skillpack.formats.digest\n"
-        "third = {'blake3', 'pathspec', 'yaml', 'click'} & set(sys.modules)\n"
-        "print(sorted(third))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+# -- the command -----------------------------------------------------------------------------
 
 
 def test_digest_command(tmp_path: Path) -> None:
-    from skillpack.cli import main
 
     folder = tmp_path / "skills"  # a folder of skills, found in it
     for name in ("zeta", "alpha", "mid"):
         rich_skill(folder / name, name)
-    result = CliRunner().invoke(main, ["digest", str(folder)])
+    result = cli("digest", folder)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines == [f"{digest(folder / n)}  {n}" for n in ("alpha", "mid", "zeta")]
     first = sorted(folder.iterdir())[0]
     assert lines[0] == f"{digest(first)}  {first.name}"
-    as_json = json.loads(CliRunner().invoke(main, ["digest", "--json", str(first)]).output)
+    as_json = json.loads(cli("digest", "--json", first).output)
     assert as_json == [{"name": first.name, "path": str(first), "digest": digest(first)}]
 
 
 def test_digest_command_exit_codes(tmp_path: Path) -> None:
-    from skillpack.cli import main
 
-    assert CliRunner().invoke(main, ["digest", str(tmp_path / "missing")]).exit_code == 2
-    assert CliRunner().invoke(main, ["digest", str(tmp_path)]).exit_code == 1
+    assert cli("digest", tmp_path / "missing").exit_code == 2
+    assert cli("digest", tmp_path).exit_code == 1
     make(tmp_path / "s", {"SKILL.md": SKILL_MD, "id_" + "rsa": "k"})
-    refused = CliRunner().invoke(main, ["digest", str(tmp_path / "s")])
+    refused = cli("digest", tmp_path / "s")
     assert refused.exit_code == 1 and "[secret]" in refused.output
 
 
 def test_digest_of_a_packed_archive_matches_its_folder(tmp_path: Path) -> None:
-    from skillpack.cli import main
     from skillpack.packing.pack import pack
 
     folder = rich_skill(tmp_path / "web-artifacts-builder")
     [archive] = pack(folder, tmp_path / "out")
     assert digest(archive) == digest(folder)
-    result = CliRunner().invoke(main, ["digest", str(archive)])
+    result = cli("digest", archive)
     assert result.exit_code == 0
     assert result.output == f"{digest(folder)}  web-artifacts-builder\n"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CORPUS_SKILLS
+from helpers.paths import CORPUS_SKILLS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -31,12 +31,14 @@ from types import TracebackType
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
-from conftest import AUDIT_SOURCE, make_tree
 
+from helpers.cli import cli
+from helpers.paths import REPO
+from helpers.skills import make_tree
+from helpers.syscalls import AUDIT_SOURCE
 from skillpack.errors import SkillpackError
+from skillpack.packing.verify import verify_bytes, verify_file
 
-REPO = Path(__file__).resolve().parents[2]
 TALLY_ENV = "SKILLPACK_HOSTILE_TALLY"
 OUTCOMES = ("refused", "neutralised", "handled", "accepted", "wrong-error", "crashed")
 
@@ -168,16 +170,8 @@ def helper_skill(folder: Path) -> Path:
 
 # -- guards ------------------------------------------------------------------------------------
 
-def run_cli(*args: str) -> Result:
-    """Run the `skillpack` command in-process; a traceback fails the test."""
-    from skillpack.cli import main
-
-    result = CliRunner().invoke(main, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        shown = "".join(traceback.format_exception(result.exception))
-        pytest.fail(f"skillpack {' '.join(args)} crashed:\n{shown}")
-    assert "Traceback" not in result.output
-    return result
+#: The one in-process runner (tests/helpers/cli.py): a traceback fails the test.
+run_cli = cli
 
 
 def files_under(folder: Path) -> list[str]:
@@ -229,6 +223,7 @@ NOFS = AUDIT_SOURCE + textwrap.dedent('''
     from skillpack.runtime import load
     from skillpack.packing.verify import verify_bytes
     from skillpack.errors import SkillpackError
+from skillpack.packing.verify import verify_bytes, verify_file
 
     def run_all():
         seen = {}
@@ -283,3 +278,31 @@ def audited_outcomes(cases: dict[str, bytes], tmp_path: Path) -> dict[str, list[
     assert result["first"] == result["second"], (result["first"], result["second"])
     second: dict[str, list[str]] = result["second"]
     return second
+
+
+# -- the file path refuses as the in-memory path does -------------------------------------------
+
+def verify_both(data: bytes, path: Path) -> tuple[SkillpackError | None, SkillpackError | None]:
+    """What `verify_bytes` and `verify_file` raise for `data` (None: it verifies)."""
+    path.write_bytes(data)
+    found: list[SkillpackError | None] = []
+    for run in (lambda: verify_bytes(data, source=str(path)), lambda: verify_file(path)):
+        try:
+            run()
+        except SkillpackError as err:
+            found.append(err)
+        else:
+            found.append(None)
+    return found[0], found[1]
+
+
+def same_refusal(data: bytes, path: Path) -> SkillpackError:
+    """The error `verify_bytes` and `verify_file` both raise for `data`, of one class and in
+    the same words (written to `path` first)."""
+    in_memory, from_file = verify_both(data, path)
+    assert in_memory is not None
+    assert from_file is not None, "the file path accepts what the in-memory path refuses"
+    assert type(from_file) is type(in_memory)
+    assert from_file.message == in_memory.message
+    assert from_file.problems == in_memory.problems
+    return from_file

@@ -1,10 +1,12 @@
-"""Take a good archive or bundle apart and put it back together, byte by byte.
+"""Zip archives for the tests: written by skillpack's own writer (`zip_of`), read with the
+stdlib (`zip_members`), and a good archive or bundle taken apart and put
+back together, byte by byte.
 
 `members_of(data)` reads what `skillpack pack` or `skillpack bundle` wrote into a list of
 `Member`s; `build(members)` writes them back with `struct.pack`, exactly as
-skillpack/zipwrite.py does, unless a member (or the end record) says otherwise: a hostile
+skillpack/storedzip/writer.py does, unless a member (or the end record) says otherwise: a hostile
 input is a good one with one field changed. `test_the_builder_models_the_writer` (in
-test_archives.py) proves that an untouched list rebuilds to the very same bytes.
+tests/hostile/test_archives.py) proves that an untouched list rebuilds to the very same bytes.
 
 `reseal(members)` rewrites a skill's manifest so that it agrees with the members as they now
 are (files, sizes, modes, BLAKE3, digest) and, for a bundle, the index: what an author who
@@ -14,8 +16,10 @@ builds an archive by hand, rather than with `pack`, can always do.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import struct
+import zipfile
 import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,6 +27,7 @@ from typing import Any
 from skillpack.formats.digest import FileRecord, bundle_digest, digest_records
 from skillpack.formats.manifest import canonical_json
 from skillpack.storedzip.reader import read_zip
+from skillpack.storedzip.writer import ZipWriter
 
 LOCAL = struct.Struct("<IHHHHHIIIHH")
 CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
@@ -172,3 +177,23 @@ def flip(data: bytes, at: int, xor: int = 0x01) -> bytes:
 def central_offset(data: bytes) -> int:
     """Where the central directory of a good archive starts."""
     return int(END.unpack_from(data, len(data) - END.size)[6])
+
+
+Members = dict[str, tuple[bytes, bool]]  # zip member name -> (bytes, executable)
+
+
+def zip_of(members: Members) -> bytes:
+    """A zip of ``members`` written by skillpack's own writer (valid, self-consistent)."""
+    out = io.BytesIO()
+    with ZipWriter(out) as writer:
+        for name in sorted(members, key=lambda n: n.encode("utf-8")):
+            data, executable = members[name]
+            writer.add_bytes(name, data, executable=executable)
+    return out.getvalue()
+
+
+def zip_members(data: bytes) -> Members:
+    """Every member of a zip as name -> (bytes, executable), read with the stdlib zipfile."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {info.filename: (archive.read(info), bool(info.external_attr >> 16 & 0o100))
+                for info in archive.infolist()}

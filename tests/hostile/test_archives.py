@@ -23,20 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from skillpack.errors import (
-    ArchiveError,
-    FormatVersionError,
-    IntegrityError,
-    SkillpackError,
-)
-from skillpack.formats.digest import FileRecord, digest_records
-from skillpack.model.calls import resolve
-from skillpack.packing.verify import verify_bytes
-from skillpack.runtime import load
-
-from ._util import TALLY, audited_outcomes, files_under, no_hang, run_cli
-from ._zip import (
+from helpers.hostile import TALLY, audited_outcomes, files_under, no_hang, run_cli, same_refusal
+from helpers.zips import (
     MANIFEST,
     MODE_EXEC,
     Member,
@@ -52,6 +40,17 @@ from ._zip import (
     reseal,
     set_manifest,
 )
+
+from skillpack.errors import (
+    ArchiveError,
+    FormatVersionError,
+    IntegrityError,
+    SkillpackError,
+)
+from skillpack.formats.digest import FileRecord, digest_records
+from skillpack.model.calls import resolve
+from skillpack.packing.verify import verify_bytes
+from skillpack.runtime import load
 
 M = f"demo/{MANIFEST}"
 NOTES, RUN, SKILL = "demo/notes.txt", "demo/scripts/run.py", "demo/SKILL.md"
@@ -514,3 +513,25 @@ def test_a_fifo_or_a_device_named_as_an_archive_or_lock_never_blocks(tmp_path: P
             TALLY.add("archive", case, f"cli {command[0]}", "refused" if ok else "wrong-error",
                       result.output[-300:])
             assert ok, (command, result.output)
+
+
+# -- the same refusals, from a file (`verify_file`) ------------------------------------------------
+
+@pytest.mark.parametrize("case", list(REFUSED_AT_LOAD))
+def test_archive_refused_at_load_is_refused_from_a_file(
+    case: str, good_archive: bytes, good_members: Ms, tmp_path: Path,
+) -> None:
+    make, kind, fragments = REFUSED_AT_LOAD[case]
+    data = make(good_members, good_archive)
+    with TALLY.refused("archive", case, "verify_file", kind, *fragments):
+        raise same_refusal(data, tmp_path / "hostile.skill")
+
+
+@pytest.mark.parametrize("case", list(REFUSED_BY_VERIFY))
+def test_archive_refused_by_verify_is_refused_from_a_file(
+    case: str, good_archive: bytes, good_members: Ms, tmp_path: Path,
+) -> None:
+    make, fragments = REFUSED_BY_VERIFY[case]
+    data = make(good_members, good_archive)
+    with TALLY.refused("archive", case, "verify_file", IntegrityError, *fragments):
+        raise same_refusal(data, tmp_path / "hostile.skill")

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.hostile import DEMO_MD, TALLY, demo_skill, files_under
+from helpers.zips import build, change, members_of, reseal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,9 +32,6 @@ from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
 from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES, split_frontmatter
 from skillpack.skillmd.skill import parse_skill
-
-from ._util import DEMO_MD, TALLY, demo_skill, files_under
-from ._zip import build, change, members_of, reseal
 
 SETTINGS = settings(max_examples=250, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])

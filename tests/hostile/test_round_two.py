@@ -20,6 +20,10 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from helpers.hostile import DEMO_MD, TALLY, demo_skill, files_under, no_hang, run_cli
+from helpers.paths import REPO
+from helpers.skills import make_tree
+from helpers.zips import Member, build, insert, manifest_dict, members_of, reseal, set_manifest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,19 +49,7 @@ from skillpack.runtime import load
 from skillpack.skillmd.skill import parse_skill, split_entries
 from skillpack.storedzip.writer import ZipWriter
 
-from ._util import DEMO_MD, TALLY, demo_skill, files_under, make_tree, no_hang, run_cli
-from ._zip import (
-    Member,
-    build,
-    insert,
-    manifest_dict,
-    members_of,
-    reseal,
-    set_manifest,
-)
-
 SKILL = "demo/SKILL.md"
-REPO = Path(__file__).resolve().parents[2]
 
 
 # -- .skillignore can never leave out SKILL.md ---------------------------------------------------

@@ -23,7 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import deny_open, intercept_open
+from helpers.hostile import TALLY, demo_skill, files_under, no_hang, run_cli
+from helpers.paths import REPO
+from helpers.skills import make_tree
+from helpers.syscalls import deny_open, intercept_open
 
 import skillpack.packing.pack
 import skillpack.packing.prepare
@@ -35,9 +38,6 @@ from skillpack.source.records import hash_files as hash_files_unpatched
 from skillpack.source.records import record_files as record_files_unpatched
 from skillpack.source.walk import walk
 
-from ._util import TALLY, demo_skill, files_under, make_tree, no_hang, run_cli
-
-REPO = Path(__file__).resolve().parents[2]
 CANARY = b"canary: this file lives outside the skill and must never be packed\n"
 
 

@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.hostile import TALLY, demo_skill, files_under, helper_skill, run_cli
+from helpers.paths import REPO
 
 from skillpack.errors import WriteError
 from skillpack.packing.bundle import write_bundle
 from skillpack.packing.pack import pack
 
-from ._util import TALLY, demo_skill, files_under, helper_skill, run_cli
-
-REPO = Path(__file__).resolve().parents[2]
 TEMP = re.compile(r"\..+\.skillpack-tmp-\d+-[0-9a-f]+")
 FINAL = re.compile(r".*\.(skill|bundle|lock|py)")
 

@@ -4,28 +4,25 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import FrozenInstanceError, dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from conftest import CORPUS, write_skill
+from helpers.cli import cli
+from helpers.paths import CORPUS, REPO
+from helpers.skills import write_skill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skillpack
-from skillpack.cli import main
 from skillpack.errors import SkillError
 from skillpack.model.calls import STYLES, Call, compile, resolve, tool_definitions
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import Tool
 from skillpack.source.load import parse_skill_file
 
-REPO = Path(__file__).resolve().parent.parent
 WAITLIST_DIR = REPO / "fixtures" / "waitlist"
 WAITLIST = parse_skill_file(WAITLIST_DIR)
 
@@ -264,19 +261,8 @@ def test_public_names_are_exported_lazily() -> None:
         assert getattr(skillpack, name) is value
 
 
-def test_import_uses_the_standard_library_only() -> None:
-    code = ("import sys, skillpack.model.calls\n"
-            "heavy = {'yaml', 'click', 'blake3', 'pathspec'} & set(sys.modules)\n"
-            "print(sorted(heavy))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=REPO)
-    assert out.stdout.strip() == "[]"
-
-
-# -- CLI --------------------------------------------------------------------------------------
-
 def run(*args: str, stdin: str | None = None) -> Any:
-    return CliRunner().invoke(main, list(args), input=stdin)
+    return cli(*args, input=stdin)
 
 
 def test_cli_compile_prints_the_system_text() -> None:

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_skill
+from helpers.paths import REPO
+from helpers.skills import write_skill
 
 from skillpack.errors import SkillError
 from skillpack.model.calls import Call, resolve
 from skillpack.skillmd.skill import Skill, parse_skill
 from skillpack.source.load import parse_skill_file
 
-REPO = Path(__file__).resolve().parent.parent
 WAITLIST = parse_skill_file(REPO / "fixtures" / "waitlist")
 
 DEPLOY_MD = """---

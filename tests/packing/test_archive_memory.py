@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from helpers.paths import REPO
 
 from skillpack.packing.pack import pack
 

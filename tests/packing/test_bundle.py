@@ -15,17 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS_SKILLS, TOO_LONG
-from test_pack import (
-    CLAUDE_API,
-    CREATOR_O,
-    NOTES,
-    WAITLIST,
-    cli,
-    copy_skill,
-    rezip,
-    zip_members,
-)
+from helpers.cli import cli
+from helpers.paths import CLAUDE_API, CORPUS_SKILLS, CREATOR_O, NOTES, TOO_LONG, WAITLIST
+from helpers.skills import copy_skill
+from helpers.zips import zip_members
+from helpers.zips import zip_of as zip_of
 
 import skillpack.runtime as rt
 from skillpack import _atomic as atomic
@@ -180,7 +174,7 @@ def test_a_tampered_archive_as_input_is_refused(tmp_path: Path, tamper: str) -> 
     else:
         members["waitlist/.ssh/id_" + "ed25519"] = (b"key\n", False)
         needle = "not in the manifest"
-    archive.write_bytes(rezip(members))
+    archive.write_bytes(zip_of(members))
     dest = tmp_path / "b.bundle"
     with pytest.raises(SkillpackError) as info:
         write_bundle([NOTES, archive], dest)

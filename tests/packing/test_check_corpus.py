@@ -6,10 +6,9 @@ from collections import Counter
 
 import pytest
 import yaml
-from click.testing import CliRunner
-from conftest import CORPUS, CORPUS_SKILLS
+from helpers.cli import cli
+from helpers.paths import CORPUS, CORPUS_SKILLS
 
-from skillpack.cli import main
 from skillpack.packing.check import CheckResult, check_skill
 from skillpack.source.discover import find_skills
 from skillpack.source.load import parse_skill_file
@@ -84,7 +83,7 @@ def test_every_corpus_skill_parses_and_is_named_after_its_folder() -> None:
 
 
 def test_check_on_the_whole_corpus() -> None:
-    result = CliRunner().invoke(main, ["check", str(CORPUS)])
+    result = cli("check", CORPUS)
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[-1] == "checked 182 skills: 181 valid, 1 invalid (1 error, 28 warnings)"

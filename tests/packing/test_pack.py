@@ -1,15 +1,13 @@
 """`pack`: content-addressed `.skill` archives that keep every promise of SPEC section 3.
 
 Real trees only: the corpus (read-only; copied to tmp_path when a test must change a skill),
-fixtures/, and skills built here. The helpers at the top are shared with the other build
-tests (test_determinism, test_verify, test_lock, test_bundle, test_build_cli).
+fixtures/, and skills built here (tests/helpers/skills.py).
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
-import io
 import json
 import os
 import re
@@ -24,20 +22,12 @@ from typing import Any
 
 import pytest
 from blake3 import blake3
-from click.testing import CliRunner, Result
-from conftest import (
-    CORPUS,
-    CORPUS_SKILLS,
-    FIXTURES,
-    RICH_EXECUTABLES,
-    TOO_LONG,
-    Members,
-    write_skill,
-    zip_of,
-)
+from helpers.cli import cli, only_archive
+from helpers.paths import CLAUDE_API, CORPUS, CORPUS_SKILLS, NOTES, TOO_LONG, WAITLIST
+from helpers.skills import MINIMAL, RICH_EXECUTABLES, copy_skill, make_skill, tree
+from helpers.zips import zip_members
 
 from skillpack import _atomic as atomic
-from skillpack.cli import main
 from skillpack.errors import IntegrityError, SkillError, SkillpackError, WriteError
 from skillpack.packing.pack import (
     archive_name,
@@ -50,68 +40,8 @@ from skillpack.packing.pack import (
 from skillpack.packing.verify import digest
 from skillpack.storedzip.writer import ZipWriter
 
-WAITLIST = FIXTURES / "waitlist"
-NOTES = FIXTURES / "release-notes"
-CLAUDE_API = CORPUS / "anthropics-skills" / "claude-api"
-CREATOR_A = CORPUS / "anthropics-skills" / "skill-creator"
-CREATOR_O = CORPUS / "openai-skills" / "skill-creator"
 VALID = [folder for folder in CORPUS_SKILLS if folder != CLAUDE_API]
 ARCHIVE_RE = re.compile(r"(?P<name>[a-z0-9-]+)-(?P<hex>[0-9a-f]{16})\.skill")
-
-MINIMAL = "---\nname: {name}\ndescription: A small skill built at test time.\n---\n\nBody.\n"
-
-
-# -- helpers shared by the build tests ----------------------------------------------------------
-
-def copy_skill(src: Path, dest: Path) -> Path:
-    """A writable copy of ``src`` at ``dest`` (the corpus is read-only), modes' x bits kept."""
-    shutil.copytree(src, dest)
-    for path in [dest, *dest.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
-    return dest
-
-
-def make_skill(folder: Path, files: dict[str, bytes | str] | None = None,
-               executables: tuple[str, ...] = ()) -> Path:
-    """A valid skill named after ``folder``, holding ``files``; ``executables`` get mode 0755."""
-    write_skill(folder, MINIMAL.format(name=folder.name))
-    for rel, content in (files or {}).items():
-        path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(content.encode() if isinstance(content, str) else content)
-        path.chmod(0o755 if rel in executables else 0o644)
-    return folder
-
-
-def zip_members(data: bytes) -> Members:
-    """Every member of a zip as name -> (bytes, executable), read with the stdlib zipfile."""
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        return {info.filename: (archive.read(info), bool(info.external_attr >> 16 & 0o100))
-                for info in archive.infolist()}
-
-
-rezip = zip_of  # other build tests import it from here
-
-
-def cli(*args: object) -> Result:
-    """Run ``skillpack ARGS`` in process; an exception other than an exit is a defect."""
-    result = CliRunner().invoke(main, [str(a) for a in args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"skillpack {args} raised instead of exiting") from result.exception
-    assert "Traceback" not in result.output
-    return result
-
-
-def tree(folder: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file under ``folder``: relative path -> (bytes, permission bits)."""
-    return {p.relative_to(folder).as_posix(): (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
-            for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def only_archive(folder: Path) -> Path:
-    [archive] = sorted(folder.glob("*.skill"))
-    return archive
-
 
 # -- the archive and its name -------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import make_tree
+from helpers.skills import make_tree
 
 from skillpack.errors import SkillError
 from skillpack.packing.targets import (

@@ -19,16 +19,11 @@ from typing import Any
 
 import pytest
 from blake3 import blake3
-from conftest import rich_skill
-from test_pack import (
-    NOTES,
-    WAITLIST,
-    cli,
-    copy_skill,
-    make_skill,
-    rezip,
-    zip_members,
-)
+from helpers.cli import cli
+from helpers.paths import NOTES, WAITLIST
+from helpers.skills import copy_skill, make_skill, rich_skill
+from helpers.zips import zip_members
+from helpers.zips import zip_of as zip_of
 
 from skillpack.approve.compare import diff_files
 from skillpack.approve.lock import read_lock, write_lock
@@ -76,7 +71,7 @@ def with_manifest(data: bytes, change: Callable[[dict[str, Any]], None]) -> byte
     manifest = json.loads(members[MANIFEST][0])
     change(manifest)
     members[MANIFEST] = (canonical_json(manifest), False)
-    return rezip(members)
+    return zip_of(members)
 
 
 def refused(tmp_path: Path, data: bytes, *needles: str) -> str:
@@ -331,7 +326,7 @@ def test_non_canonical_whitespace_in_the_manifest(tmp_path: Path, good: bytes) -
     members = zip_members(good)
     raw = members[MANIFEST][0]
     members[MANIFEST] = (json.dumps(json.loads(raw), indent=1).encode(), False)
-    refused(tmp_path, rezip(members), "not in canonical form")
+    refused(tmp_path, zip_of(members), "not in canonical form")
     # one byte, in place: the closing newline made a space (valid JSON, same length)
     at = good.index(raw) + len(raw) - 1
     refused(tmp_path, good[:at] + b" " + good[at + 1:], "not in canonical form")
@@ -343,19 +338,19 @@ def test_one_byte_of_a_member_is_refused(tmp_path: Path, good: bytes) -> None:
     members = zip_members(good)  # the same change with a right CRC: BLAKE3 still catches it
     data, executable = members[SCRIPT]
     members[SCRIPT] = (flip(data, 30), executable)
-    refused(tmp_path, rezip(members), "scripts/waitlist.py", "hash")
+    refused(tmp_path, zip_of(members), "scripts/waitlist.py", "hash")
 
 
 def test_members_and_manifest_must_agree(tmp_path: Path, good: bytes) -> None:
     members = zip_members(good)
     members["waitlist/extra.txt"] = (b"smuggled\n", False)
-    refused(tmp_path, rezip(members), "waitlist/extra.txt", "not in the manifest")
+    refused(tmp_path, zip_of(members), "waitlist/extra.txt", "not in the manifest")
     members = zip_members(good)
     del members["waitlist/data/waitlist.csv"]
-    refused(tmp_path, rezip(members), "data/waitlist.csv", "no member")
+    refused(tmp_path, zip_of(members), "data/waitlist.csv", "no member")
     members = zip_members(good)
     members[SCRIPT] = (members[SCRIPT][0], False)
-    refused(tmp_path, rezip(members), "scripts/waitlist.py", "not executable")
+    refused(tmp_path, zip_of(members), "scripts/waitlist.py", "not executable")
 
 
 def _local(data: bytes, name: str) -> int:
@@ -413,7 +408,7 @@ def test_a_tampered_bundle_is_refused(tmp_path: Path, built: dict[str, Path]) ->
     members = zip_members(data)
     index = json.loads(members[".skillpack/bundle.json"][0])
     members[".skillpack/bundle.json"] = (json.dumps(index).encode(), False)
-    refused(tmp_path, rezip(members), "bundle index", "canonical")
+    refused(tmp_path, zip_of(members), "bundle index", "canonical")
 
 
 # -- hand-made archives that pack would refuse --------------------------------------------------
@@ -440,7 +435,7 @@ def hand_made(tmp_path: Path, extra: dict[str, bytes], skill_md: bytes | None = 
     if skill_md is not None:
         manifest["description"] = skill_md.split(b"description: ")[1].split(b"\n")[0].decode()
     members[key] = (canonical_json(manifest), False)
-    return rezip(members)
+    return zip_of(members)
 
 
 @pytest.mark.parametrize("path", [".e" + "nv", "config/.e" + "nv.production", "keys/id_" + "rsa",

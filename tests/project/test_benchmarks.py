@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from helpers.paths import REPO
 
 import skillpack
 

@@ -5,9 +5,8 @@ by the patterns they are emitted with, each listed in docs/ (a `code` mention or
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from helpers.paths import REPO
 
 _CODE = r'"([a-z][a-z0-9]*(?:-[a-z0-9]+)*)"'
 #: How the sources emit a code: a Problem, a collector's add, a walk or scan refusal, the

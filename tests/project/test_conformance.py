@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, FIXTURES, REPO, load_benchmark, write_skill
+from helpers.paths import CORPUS, FIXTURES, REPO, load_benchmark
+from helpers.skills import write_skill
 
 DOC = (REPO / "docs" / "CONFORMANCE.md").read_text(encoding="utf-8")
 

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, write_skill
+from helpers.paths import REPO
+from helpers.skills import write_skill
 
 MINIMAL = "---\nname: {}\ndescription: A skill of a corpus written at test time.\n---\n\nBody.\n"
 
@@ -20,7 +21,7 @@ def collect(**env: str) -> subprocess.CompletedProcess[str]:
             if k not in ("SKILLPACK_CORPUS", "SKILLPACK_REQUIRE_CORPUS")}
     full.update(env, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-                           "--collect-only", "tests/test_main.py"], cwd=REPO, env=full,
+                           "--collect-only", "tests/cli/test_main.py"], cwd=REPO, env=full,
                           capture_output=True, text=True, timeout=120)
 
 

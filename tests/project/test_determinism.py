@@ -17,7 +17,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_pack import NOTES, WAITLIST, copy_skill, only_archive
+from helpers.cli import only_archive
+from helpers.paths import NOTES, WAITLIST
+from helpers.skills import copy_skill
 
 from skillpack.packing.bundle import write_bundle
 from skillpack.packing.pack import pack, pack_skills

@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, REPO
+from helpers.paths import CORPUS, FIXTURES, REPO
 
 import skillpack
 
-GOLDEN = json.loads((Path(__file__).parent / "golden" / "archives.json").read_text())
+GOLDEN = json.loads((REPO / "tests" / "golden" / "archives.json").read_text())
 
 
 def _pack(folder: Path, out: Path) -> tuple[str, str, str]:

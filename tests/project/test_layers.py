@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 import pytest
-from conftest import REPO
+from helpers.paths import REPO
 from importlinter.application.use_cases import lint_imports
 from importlinter.configuration import configure
 

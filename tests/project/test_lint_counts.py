@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import load_benchmark, make_tree
+from helpers.paths import load_benchmark
+from helpers.skills import make_tree
 
 lint_counts = load_benchmark("lint_counts")
 

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, TOO_LONG, rich_skill
+from helpers.paths import REPO, TOO_LONG
+from helpers.skills import rich_skill
 
 pytestmark = pytest.mark.slow
 

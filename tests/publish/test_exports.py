@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_tree
+from helpers.skills import make_tree
 
 from skillpack.errors import SkillError, WriteError
 from skillpack.packing.targets import SkillFacts, check_targets

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from _registry import Registry, free_port, run_skopeo, serve
+from helpers.paths import FIXTURES, REPO, WAITLIST
+from helpers.registry import Registry, free_port, run_skopeo, serve
+from helpers.skills import write_skill
 
 import skillpack
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
 from skillpack.publish import oci
 from skillpack.publish.export_inputs import artifacts_from_paths
-from tests.conftest import FIXTURES, REPO, write_skill
 
 registry = pytest.mark.registry
 
@@ -35,7 +36,6 @@ def _packed(folder: Path, out: Path) -> bytes:
     return path.read_bytes()
 
 
-WAITLIST = FIXTURES / "waitlist"
 
 
 def _own_skill(tmp_path: Path, name: str) -> Path:

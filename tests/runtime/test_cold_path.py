@@ -24,21 +24,19 @@ from dataclasses import field as dc_field
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from test_runtime import (
+from helpers.bundles import (
     BUNDLE_SKILLS,
-    NOTES,
-    WAITLIST,
-    Members,
     build_bundle,
     bundle_members,
-    corpus_bundle,  # noqa: F401 - the session's fixture, built once
     manifest_of,
     reindex,
     set_manifest,
-    zip_bytes,
 )
+from helpers.paths import NOTES, WAITLIST
+from helpers.zips import Members
+from helpers.zips import zip_of as zip_bytes
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import skillpack.runtime as rt
 from skillpack import _record

@@ -22,29 +22,15 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from pathlib import Path
 
 import pytest
 from blake3 import blake3
-from conftest import CORPUS_SKILLS, FIXTURES, Members, zip_of
+from helpers.bundles import manifest_of, reindex, set_manifest
+from helpers.frontmatter import YAMLISH, assert_exact_or_refused, document, mappings, runtime_side
+from helpers.paths import CORPUS_SKILLS
+from helpers.zips import Members, zip_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fmreader import (
-    YAMLISH,
-    assert_exact_or_refused,
-    document,
-    mappings,
-    runtime_side,
-)
-from test_runtime import (
-    build_bundle,
-    corpus_bundle,
-    manifest_of,
-    reindex,
-    set_manifest,
-    small,
-)
-from test_runtime_guard import COLD_FORBIDDEN, modules_without_site
 
 import skillpack.runtime as rt
 from skillpack.errors import SkillError
@@ -53,8 +39,6 @@ from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.manifest import Manifest, json_string
 from skillpack.skillmd import frontmatter_reader as reader
 from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
-
-__all__ = ["corpus_bundle", "small"]  # fixtures of test_runtime, used here
 
 
 def line_by_line(text: str, keys: dict[str, int] | None = None) -> dict[str, object] | None:
@@ -424,20 +408,6 @@ def test_json_string_quotes_every_corpus_path_as_json_dumps_does() -> None:
         for path in folder.rglob("*"):
             text = path.relative_to(folder).as_posix()
             assert json_string(text) == json.dumps(text, ensure_ascii=False)
-
-
-def test_the_first_turn_imports_neither_json_nor_re(tmp_path: Path) -> None:
-    bundle = tmp_path / "fixtures.bundle"
-    bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
-    loaded = modules_without_site(
-        "import skillpack.runtime as rt\n"
-        f"data = open({str(bundle)!r}, 'rb').read()\n"
-        "b = rt.load(data, expect={n: rt.load(data)[n].digest for n in rt.load(data).names})\n"
-        "b.catalog_text()\n"
-        "assert 'read_skill_resource(name=\"waitlist\"' in b.load_skill('waitlist')\n"
-        "b.read_skill_resource('waitlist', 'data/waitlist.csv')")
-    assert "skillpack.skillmd.frontmatter_reader" in loaded  # it did read the SKILL.md files
-    assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
 
 
 # -- SKILL.md read from its head -----------------------------------------------------------------

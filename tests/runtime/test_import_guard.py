@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO
+from helpers.bundles import build_bundle
+from helpers.paths import FIXTURES, REPO
 
 HEAVY = ("yaml", "blake3", "click", "pathspec", "skillpack.source.fileset", "skillpack.cli")
 # Measured in a fresh interpreter (docs/RUNTIME.md, "Performance"): `typing` costs 3 to 8 ms,
@@ -73,7 +74,6 @@ def test_import_pulls_in_no_typing_dataclasses_inspect_json_or_re(statement: str
 
 
 def test_load_and_read_pull_in_no_typing_dataclasses_inspect_json_or_re(tmp_path: Path) -> None:
-    from test_runtime import build_bundle
 
     bundle = tmp_path / "fixtures.bundle"
     bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
@@ -99,7 +99,6 @@ def test_the_cold_path_guard_sees_what_it_forbids() -> None:
 
 
 def test_load_imports_blake3_but_no_yaml_until_a_skill_md_is_read(tmp_path: Path) -> None:
-    from test_runtime import build_bundle
 
     bundle = tmp_path / "fixtures.bundle"
     bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
@@ -132,7 +131,6 @@ RUNTIME_CALLS = {
 @pytest.mark.parametrize("call", sorted(RUNTIME_CALLS))
 def test_every_runtime_call_imports_the_standard_library_and_blake3_only(
         tmp_path: Path, call: str) -> None:
-    from test_runtime import build_bundle
 
     bundle = tmp_path / "fixtures.bundle"
     bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
@@ -160,3 +158,24 @@ def test_every_public_name_is_reachable_whatever_was_imported_first() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == ""
+
+
+def test_the_policy_module_is_cold_start_safe() -> None:
+    loaded = modules_without_site("import skillpack.runtime.policy")
+    assert "skillpack.runtime.policy" in loaded
+    assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
+    assert "skillpack.runtime.policy" not in modules_without_site("import skillpack.runtime")
+
+
+def test_the_first_turn_imports_neither_json_nor_re(tmp_path: Path) -> None:
+    bundle = tmp_path / "fixtures.bundle"
+    bundle.write_bytes(build_bundle([FIXTURES / "waitlist", FIXTURES / "release-notes"]))
+    loaded = modules_without_site(
+        "import skillpack.runtime as rt\n"
+        f"data = open({str(bundle)!r}, 'rb').read()\n"
+        "b = rt.load(data, expect={n: rt.load(data)[n].digest for n in rt.load(data).names})\n"
+        "b.catalog_text()\n"
+        "assert 'read_skill_resource(name=\"waitlist\"' in b.load_skill('waitlist')\n"
+        "b.read_skill_resource('waitlist', 'data/waitlist.csv')")
+    assert "skillpack.skillmd.frontmatter_reader" in loaded  # it did read the SKILL.md files
+    assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))

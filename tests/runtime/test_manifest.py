@@ -11,8 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, zip_of
-from test_pack import zip_members
+from helpers.paths import FIXTURES, REPO
+from helpers.zips import zip_members, zip_of
 
 import skillpack
 import skillpack.runtime as rt

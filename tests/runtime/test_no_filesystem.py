@@ -17,8 +17,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import AUDIT_SOURCE, FIXTURES, REPO, rich_skill
-from test_runtime import BUNDLE_SKILLS, build_bundle
+from helpers.bundles import BUNDLE_SKILLS, build_bundle
+from helpers.paths import FIXTURES, REPO
+from helpers.skills import rich_skill
+from helpers.syscalls import AUDIT_SOURCE
 
 SCRIPT = AUDIT_SOURCE + textwrap.dedent('''
     import json

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS_SKILLS, make_tree
+from helpers.paths import CORPUS_SKILLS
+from helpers.skills import make_tree
 
 import skillpack.runtime as rt
 from skillpack.errors import ArgumentError, ResourceError, SkillpackError
@@ -275,15 +276,6 @@ def test_a_lazy_bundle_answers_the_same(tmp_path: Path, bundle: rt.Bundle) -> No
     lazy = rt.load((tmp_path / "all.bundle").read_bytes(), lazy=True)
     assert lazy.set_digest(lazy.names) == bundle.digest
     assert lazy.permitted_tools(["git-reader"]) == bundle.permitted_tools(["git-reader"])
-
-
-def test_the_policy_module_is_cold_start_safe() -> None:
-    from test_runtime_guard import COLD_FORBIDDEN, modules_without_site
-
-    loaded = modules_without_site("import skillpack.runtime.policy")
-    assert "skillpack.runtime.policy" in loaded
-    assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
-    assert "skillpack.runtime.policy" not in modules_without_site("import skillpack.runtime")
 
 
 @pytest.mark.corpus

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
+from helpers.paths import CORPUS, FIXTURES
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -327,7 +327,6 @@ def test_the_prefilter_never_hides_a_tool_fence(body: str) -> None:
 
 @pytest.mark.corpus
 def test_the_prefilter_finds_every_fixture_and_corpus_tool_fence() -> None:
-    from conftest import CORPUS
 
     from skillpack.skillmd.fences import _parse_lines
 

@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, write_skill
+from helpers.paths import CORPUS, FIXTURES
+from helpers.skills import write_skill
 
 from skillpack.errors import SkillError, SkillpackError
 from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES, normalise_text, split_frontmatter

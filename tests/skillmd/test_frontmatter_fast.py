@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import CORPUS_SKILLS
+from helpers.paths import CORPUS_SKILLS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

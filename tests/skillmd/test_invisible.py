@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from helpers.paths import CORPUS_SKILLS
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,9 +18,6 @@ from skillpack.skillmd.invisible import (
     find_invisible,
     invisible_problems,
 )
-
-CORPUS_SKILLS = sorted(p.parent for p in
-                       Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))
 
 
 def _tags(text: str) -> str:

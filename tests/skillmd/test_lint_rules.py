@@ -3,12 +3,12 @@ error a person would let through."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, make_tree
+from helpers.paths import CORPUS_SKILLS, FIXTURES
+from helpers.skills import make_tree
 
 from skillpack.errors import Problem
 from skillpack.skillmd.invisible import find_invisible
@@ -17,8 +17,6 @@ from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.skillmd.skill import parse_skill
 from skillpack.source.load import parse_skill_file
 
-CORPUS_SKILLS = sorted(p.parent for p in
-                       Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))
 LINT_FIXTURES = FIXTURES / "lint"
 
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from helpers.paths import CORPUS_SKILLS
 
 from skillpack.skillmd.mentions import Mention, mentioned_programs, split_commands
 from skillpack.skillmd.skill import parse_skill
@@ -123,8 +123,6 @@ def test_the_anthropic_docx_and_pdf_skills_show_what_they_run() -> None:
 
 
 # SKILLPACK_CORPUS overrides where the corpus is (a worktree has no ../shared beside it).
-CORPUS_SKILLS = sorted(p.parent for p in
-                       Path(os.environ.get("SKILLPACK_CORPUS", CORPUS)).glob("*/*/SKILL.md"))
 _NAME = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+/-]*")
 
 

@@ -12,7 +12,7 @@ import contextlib
 import tempfile
 from pathlib import Path
 
-from conftest import CORPUS_SKILLS, FIXTURES
+from helpers.paths import CORPUS_SKILLS, FIXTURES
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 

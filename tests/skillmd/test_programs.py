@@ -6,13 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import CORPUS  # ../shared/corpus beside the repository
+from helpers.cli import cli
+from helpers.paths import CORPUS, REPO
 
 from skillpack.skillmd.programs import Program, allowed_tool_command, shebang_program
 from skillpack.source.records import programs
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def hard_skill(tmp_path: Path, runs: dict[str, str | tuple[str, ...]],
@@ -138,29 +136,26 @@ def _skill_folder(tmp_path: Path, program: str) -> Path:
 
 
 def test_programs_check_names_the_missing_program(tmp_path: Path) -> None:
-    from skillpack.cli import main
 
     missing = "skillpack-test-no-such-" + "program"
     folder = _skill_folder(tmp_path, missing)
-    result = CliRunner().invoke(main, ["programs", "--check", str(folder)])
+    result = cli("programs", "--check", folder)
     assert result.exit_code == 1
     assert f"needs {missing}, which is not on PATH" in result.output
-    listed = CliRunner().invoke(main, ["programs", str(folder)])
+    listed = cli("programs", folder)
     assert listed.exit_code == 0 and missing in listed.output
 
 
 def test_programs_check_passes_when_present(tmp_path: Path) -> None:
-    from skillpack.cli import main
 
     folder = _skill_folder(tmp_path, "sh")
-    result = CliRunner().invoke(main, ["programs", "--check", "--json", str(folder)])
+    result = cli("programs", "--check", "--json", folder)
     assert result.exit_code == 0, result.output
     [entry] = json.loads(result.output)
     assert entry["missing"] == [] and entry["programs"][0]["sources"] == ["allowed-tools"]
 
 
 def test_programs_command_exit_codes(tmp_path: Path) -> None:
-    from skillpack.cli import main
 
-    assert CliRunner().invoke(main, ["programs", str(tmp_path / "missing")]).exit_code == 2
-    assert CliRunner().invoke(main, ["programs", str(tmp_path)]).exit_code == 1
+    assert cli("programs", tmp_path / "missing").exit_code == 2
+    assert cli("programs", tmp_path).exit_code == 1

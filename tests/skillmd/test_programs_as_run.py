@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner, Result
-from conftest import make_tree
+from helpers.cli import cli
+from helpers.skills import make_tree
 
-from skillpack.cli import main
 from skillpack.packing.pack import pack
 from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
@@ -28,8 +27,6 @@ def skill_md(name: str, body: str) -> str:
     return f"---\nname: {name}\ndescription: Fetch pages. Use when asked.\n---\n# Fetch\n\n{body}"
 
 
-def run(*args: str | Path) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def test_wrappers_report_the_program_they_start() -> None:
@@ -56,7 +53,7 @@ def test_a_packed_wrapper_verifies_and_records_via(tmp_path: Path) -> None:
         {"name": "curl", "dynamic": False, "tools": ["get"], "sources": ["tool:get"],
          "via": ["timeout"]},)
     verify_bytes(data)
-    shown = run("inspect", archive)
+    shown = cli("inspect", archive)
     assert "  curl via timeout  from tool:get" in shown.stdout
 
 
@@ -65,7 +62,7 @@ def test_programs_lists_mentions_apart(tmp_path: Path) -> None:
         "docs", tool("get", "env curl $url", ("url",))
         + "\n```bash\npython scripts/convert.py in.docx\npandoc -o out.md in.docx\n```\n"
         "\nAt load: !`git log -1`\n"), "scripts/convert.py": "print(1)\n"})
-    result = run("programs", folder)
+    result = cli("programs", folder)
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
         "docs:",
@@ -75,7 +72,7 @@ def test_programs_lists_mentions_apart(tmp_path: Path) -> None:
         "    pandoc  mentioned in SKILL.md:18",
         "    git  runs at load in claude-code (SKILL.md:21)",
     ]
-    [entry] = json.loads(run("programs", "--json", folder).stdout)
+    [entry] = json.loads(cli("programs", "--json", folder).stdout)
     assert [(m["program"], m["kind"]) for m in entry["mentioned"]] == [
         ("python", "mentioned"), ("pandoc", "mentioned"), ("git", "runs-at-load")]
 
@@ -85,7 +82,7 @@ def test_an_ansi_description_cannot_redraw_inspect(tmp_path: Path) -> None:
         "sly", tool("get", "curl $url", ("url",),
                     description="Fetch.\x1b[2K\x1b[1Gpython3"))})
     [archive] = pack(folder, tmp_path / "out")
-    shown = run("inspect", archive).stdout
+    shown = cli("inspect", archive).stdout
     assert "\x1b" not in shown and "\\x1b[2K" in shown
-    assert json.loads(run("inspect", "--json", archive).stdout)["skills"][0]["tools"][0][
+    assert json.loads(cli("inspect", "--json", archive).stdout)["skills"][0]["tools"][0][
         "description"].count("\x1b") == 2  # JSON keeps the text, escaped by JSON itself

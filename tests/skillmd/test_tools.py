@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
+from helpers.paths import FIXTURES
 
 from skillpack.errors import SkillError
 from skillpack.skillmd.skill import parse_skill

@@ -11,7 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, REPO, write_skill
+from helpers.paths import FIXTURES, REPO
+from helpers.skills import write_skill
 
 from skillpack.errors import Problem, SkillError
 from skillpack.packing.check import CheckResult, check_skill
@@ -206,7 +207,7 @@ def test_every_code_in_the_sources_has_a_row() -> None:
                    "source/load", "packing/check", "packing/prepare"):
         emitted |= set(_EMIT.findall((REPO / "skillpack" / f"{module}.py").read_text()))
     tested = {code for code, _, _ in ERRORS} | {code for code, *_ in WARNINGS} | {"parse"}
-    tested |= {"skill-md-case"}  # a skill.md not named SKILL.md: tests/test_cli_inputs.py
+    tested |= {"skill-md-case"}  # a skill.md not named SKILL.md: tests/cli/test_inputs.py
     # a refusal carrying no problem of its own (packing/prepare.judge_skill)
     tested |= {"refused"}
     assert emitted == tested

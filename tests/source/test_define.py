@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS_SKILLS, make_tree
+from helpers.paths import CORPUS_SKILLS
+from helpers.skills import make_tree
 
 import skillpack
 import skillpack.runtime as rt

@@ -17,7 +17,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS_SKILLS, FIXTURES, deny_open, intercept_open, make_tree
+from helpers.paths import CORPUS_SKILLS, WAITLIST
+from helpers.skills import make_tree
+from helpers.syscalls import deny_open, intercept_open
 
 from skillpack import digest
 from skillpack.content.inflate import Caps, read_zip
@@ -25,7 +27,6 @@ from skillpack.errors import ArchiveError, SkillpackError, WriteError
 from skillpack.packing.pack import pack
 from skillpack.source.foreign import read_foreign, unpack, unpacked
 
-WAITLIST = FIXTURES / "waitlist"
 WAITLIST_FILES = ["SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]
 
 

@@ -11,20 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import (
-    CORPUS,  # $SKILLPACK_CORPUS, else ../shared/corpus beside the repository
-    FIXTURES,
-    deny_open,
-)
-from conftest import make_tree as make
+from helpers.cli import cli
+from helpers.paths import CORPUS, CORPUS_SKILLS, FIXTURES, REPO
+from helpers.skills import make_tree as make
+from helpers.syscalls import deny_open
 
 from skillpack.errors import RefusedError, SkillpackError
 from skillpack.source.fileset import FileSet, LeftOut
 from skillpack.source.walk import walk
 
-REPO = Path(__file__).resolve().parent.parent
-CORPUS_SKILLS = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
 SKILL_MD = "---\nname: demo\ndescription: A demo skill.\n---\n\nBody.\n"
 
 
@@ -493,10 +488,9 @@ def test_find_skills(tmp_path: Path) -> None:
 
 
 def test_files_command_lists_then_left_out(skill: Path) -> None:
-    from skillpack.cli import main
 
     make(skill, {".skillignore": "*.log\n", "x.log": ""})
-    result = CliRunner().invoke(main, ["files", str(skill)])
+    result = cli("files", skill)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [
         "SKILL.md", "scripts/run.py", "", "left out (2):",
@@ -507,9 +501,8 @@ def test_files_command_lists_then_left_out(skill: Path) -> None:
 def test_files_command_json(skill: Path) -> None:
     import json
 
-    from skillpack.cli import main
 
-    result = CliRunner().invoke(main, ["files", "--json", str(skill)])
+    result = cli("files", "--json", skill)
     assert result.exit_code == 0
     [data] = json.loads(result.output)
     assert data["name"] == "demo"
@@ -518,21 +511,19 @@ def test_files_command_json(skill: Path) -> None:
 
 
 def test_files_command_refusal_prints_every_problem(skill: Path) -> None:
-    from skillpack.cli import main
 
     (skill / "link").symlink_to(skill / "SKILL.md")
     os.mkfifo(skill / "pipe")
-    result = CliRunner().invoke(main, ["files", str(skill)])
+    result = cli("files", skill)
     assert result.exit_code == 1
     assert "link: error: [symlink]" in result.output
     assert "pipe: error: [special-file]" in result.output
 
 
 def test_files_command_usage_errors(tmp_path: Path) -> None:
-    from skillpack.cli import main
 
-    assert CliRunner().invoke(main, ["files", str(tmp_path / "missing")]).exit_code == 2
-    empty = CliRunner().invoke(main, ["files", str(tmp_path)])
+    assert cli("files", tmp_path / "missing").exit_code == 2
+    empty = cli("files", tmp_path)
     assert empty.exit_code == 1 and "no SKILL.md" in empty.output
 
 
@@ -545,7 +536,6 @@ def test_fileset_to_dict(skill: Path) -> None:
 
 def test_included_files_refuses_what_pack_refuses() -> None:
     """The fixture's description is over the 1,024-character limit: pack refuses it."""
-    from skillpack.cli import main
     from skillpack.errors import SkillError
     from skillpack.source.records import included_files
 
@@ -553,7 +543,7 @@ def test_included_files_refuses_what_pack_refuses() -> None:
     assert "SKILL.md" in walk(folder).paths  # the file set itself is fine
     with pytest.raises(SkillError):
         included_files(folder)
-    result = CliRunner().invoke(main, ["files", str(folder)])
+    result = cli("files", folder)
     assert result.exit_code == 1 and "cannot be packed" in result.output
 
 

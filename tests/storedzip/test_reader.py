@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, FIXTURES, make_tree, zip_of
+from helpers.paths import CORPUS, FIXTURES
+from helpers.skills import make_tree
+from helpers.zips import zip_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

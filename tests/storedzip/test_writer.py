@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from blake3 import blake3
-from conftest import zip_of
+from helpers.zips import zip_of
 
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError
 from skillpack.formats.paths import name_problem

@@ -223,7 +223,6 @@ NOFS = AUDIT_SOURCE + textwrap.dedent('''
     from skillpack.runtime import load
     from skillpack.packing.verify import verify_bytes
     from skillpack.errors import SkillpackError
-from skillpack.packing.verify import verify_bytes, verify_file
 
     def run_all():
         seen = {}

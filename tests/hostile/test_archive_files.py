@@ -10,13 +10,17 @@ refused, never half-trusted.
 from __future__ import annotations
 
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
-from helpers.hostile import TALLY, same_refusal
+from helpers.hostile import TALLY, demo_skill, same_refusal
 from helpers.zips import flip
 
-from skillpack.errors import IntegrityError
+from skillpack.errors import (
+    IntegrityError,
+)
+from skillpack.packing.pack import pack
 from skillpack.packing.verify import verify_bytes, verify_file
 from skillpack.source.load import open_regular
 from skillpack.storedzip.reader import read_zip_file
@@ -131,3 +135,23 @@ def test_a_folder_of_archives_holds_no_descriptor_open(good_archive: bytes,
     report = verify_target(folder)
     assert report.kind == "archives" and len(report.skills) == 40
     assert len(os.listdir("/proc/self/fd")) <= before  # not one per archive
+
+
+# -- memory: verify copies no member ---------------------------------------------------------------
+
+def test_verify_of_an_archive_copies_no_member(tmp_path: Path) -> None:
+    size = 48 << 20
+    skill = demo_skill(tmp_path / "demo", {"big.bin": b"\x00" * size})
+    [archive] = pack(skill, tmp_path / "out")
+    data = archive.read_bytes()  # the archive itself: what verify is given
+    tracemalloc.start()
+    try:
+        report = verify_bytes(data, source="big.skill")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.skills[0].name == "demo"
+    ok = peak < size // 4  # no copy of the 48 MiB member (before: one for the secret scan)
+    TALLY.add("archive", "verify of a 48 MiB member, memory", "verify_bytes",
+              "handled" if ok else "accepted", f"peak {peak:,} bytes")
+    assert ok, f"verify_bytes allocated {peak:,} bytes for a {size:,}-byte member"

@@ -49,10 +49,28 @@ def corpus_problem() -> str | None:
     return None
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", default=False,
+                     help="also run the tests marked slow (.ci/run does)")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     problem = corpus_problem()
     if problem:
         raise pytest.UsageError(problem)
+
+
+SLOW_REASON = "slow: run with --run-slow (.ci/run does)"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without --run-slow, a slow-marked test is skipped, with one reason for all."""
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason=SLOW_REASON)
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -4,7 +4,7 @@ independent client to read back what skillpack pushed.
 
 Without the binaries (or the `oras` library) a test that needs them skips with the reason,
 unless SKILLPACK_REQUIRE_REGISTRY=1 (CI), which makes a missing piece a failure. The
-fixtures `reg` (one registry for the session) and `skopeo` are in tests/conftest.py.
+fixtures `reg` (one registry a test process) and `skopeo` are in tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -110,21 +110,48 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serve(root: Path, htpasswd: Path | None = None) -> Iterator[Registry]:
-    """Run `docker-registry serve` on 127.0.0.1 and a free port, storage under ``root``."""
+    """Run `docker-registry serve` on 127.0.0.1 and a free port, storage under ``root``.
+
+    The port is free when chosen, not reserved: another test process (pytest-xdist runs one a
+    core) may take it first, so a registry that exits before it answers is started again on
+    another port, three times at most."""
     binary = which("docker-registry")
     need("docker-registry (Debian package docker-registry)", binary is not None)
     need("the oras library", has_oras())
     assert binary is not None
     storage = root / "storage"
-    port = free_port()
+    for attempt in range(3):
+        port = free_port()
+        config = root / "config.yml"
+        config.write_text(_config(storage, port, htpasswd), encoding="utf-8")
+        log = (root / "registry.log").open("wb")
+        proc = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=log)
+        try:
+            if _answers(proc, port):
+                yield Registry(f"127.0.0.1:{port}", storage)
+                return
+            if proc.poll() is None:
+                pytest.fail("docker-registry did not answer /v2/")
+            if attempt == 2:
+                pytest.fail(f"docker-registry exited: {(root / 'registry.log').read_text()}")
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            log.close()
+
+
+def _config(storage: Path, port: int, htpasswd: Path | None) -> str:
     auth = "" if htpasswd is None else textwrap.dedent(f"""\
         auth:
           htpasswd:
             realm: skillpack-test
             path: {htpasswd}
         """)
-    config = root / "config.yml"
-    config.write_text(textwrap.dedent(f"""\
+    return textwrap.dedent(f"""\
         version: 0.1
         log:
           level: error
@@ -137,31 +164,22 @@ def serve(root: Path, htpasswd: Path | None = None) -> Iterator[Registry]:
             enabled: true
         http:
           addr: 127.0.0.1:{port}
-        """) + auth, encoding="utf-8")
-    log = (root / "registry.log").open("wb")
-    proc = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=log)
-    try:
-        for _ in range(200):  # up to about 10 s for it to listen
-            if proc.poll() is not None:
-                pytest.fail(f"docker-registry exited: {(root / 'registry.log').read_text()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
-                    break
-            except urllib.error.HTTPError:  # 401: it is up, and asks for a login
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            pytest.fail("docker-registry did not answer /v2/")
-        yield Registry(f"127.0.0.1:{port}", storage)
-    finally:
-        proc.terminate()
+        """) + auth
+
+
+def _answers(proc: subprocess.Popen[bytes], port: int) -> bool:
+    """Whether the registry answers /v2/ within about 10 s (False: it exited or is silent)."""
+    for _ in range(200):
+        if proc.poll() is not None:
+            return False
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
+                return True
+        except urllib.error.HTTPError:  # 401: it is up, and asks for a login
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
 
 
 def run_skopeo(binary: str, *args: str) -> bytes:

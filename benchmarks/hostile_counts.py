@@ -41,7 +41,7 @@ CATEGORIES = {"archive": "archives", "bundle": "bundles", "tree": "skill folders
 
 def run_suite(tally: Path, extra: list[str]) -> int:
     env = {**os.environ, "SKILLPACK_HOSTILE_TALLY": str(tally)}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--run-slow",
                "tests/hostile", *extra]
     return subprocess.run(command, cwd=REPO, env=env, check=False).returncode
 

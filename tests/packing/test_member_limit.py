@@ -48,6 +48,7 @@ def count_file_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return opened
 
 
+@pytest.mark.slow  # writes 70,000 files: the longest test of the default run (36 s, loaded machine)
 def test_a_skill_over_the_member_limit_is_refused_before_any_file_is_opened(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folders, per_folder = 200, 350  # 70,000 files, in more folders than the walk keeps open

@@ -207,7 +207,8 @@ def test_readme_examples_run_and_print_what_they_show(workdir: Path) -> None:
     steps = console_steps(text)
     assert len(steps) > 10
     assert list(run_steps(steps, workdir)) == []
-    python = "\n".join(re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S))
+    python = "".join(re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S))
+    python = re.sub(r"^(?=\n)", "<BLANKLINE>", python, flags=re.M)  # a blank line is output there
     test = doctest.DocTestParser().get_doctest(python, {}, "README.md", str(README), 0)
     assert len(test.examples) > 10
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
@@ -277,3 +278,12 @@ def test_the_name_checks_catch_stale_names() -> None:
     assert stale_names(text) == ["skillpack/build/pack.py", "skillpack.cli.quick_argv",
                                  "benchmarks/issue18.py"]
     assert MACHINE.search("python /work/venv/bin/x") and not MACHINE.search("../shared/corpus")
+
+
+def test_the_readme_and_performance_page_stay_short() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < 200
+    speed = readme.split("\n## Speed\n", 1)[1].split("\n## ", 1)[0].strip().splitlines()
+    assert len(speed) == 6 and "(docs/PERFORMANCE.md)" in speed[-1]
+    performance = (REPO / "docs" / "PERFORMANCE.md").read_text(encoding="utf-8")
+    assert len(performance.splitlines()) < 250

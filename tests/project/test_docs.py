@@ -230,6 +230,10 @@ def test_the_runner_catches_a_wrong_example(workdir: Path) -> None:
 
 MODULE_PATH = re.compile(r"(?<![\w./-])skillpack/(?:\w+/)*(?:\w+\.py\b)?")
 DOTTED = re.compile(r"(?<![\w./-])skillpack(?:\.[A-Za-z_]\w*)+(?![\w/-])")
+#: A module named by its path inside the package (`source/classify.py`), or in a stage folder
+#: that no longer exists (`build/`, `spec/`).
+STAGE_PATH = re.compile(r"(?<![\w./-])(?:build|spec|formats|storedzip|skillmd|model|runtime|"
+                        r"content|source|packing|approve|publish|cli)/(?:\w+/)*\w+\.py\b")
 BENCHMARK = re.compile(r"(?<![\w./-])benchmarks/[\w-]+(?:\.\w+)?")
 #: Paths of one machine.
 MACHINE = re.compile(r"/work/|/root/|/home/\w")
@@ -256,6 +260,7 @@ def stale_names(text: str) -> list[str]:
     stale = [p for p in MODULE_PATH.findall(text) if not (REPO / p).exists()]
     stale += [n for n in DOTTED.findall(text) if not dotted_exists(n)]
     stale += [b for b in BENCHMARK.findall(text) if not (REPO / b).exists()]
+    stale += [p for p in STAGE_PATH.findall(text) if not (REPO / "skillpack" / p).exists()]
     return stale
 
 
@@ -274,9 +279,11 @@ def test_the_name_checks_catch_stale_names() -> None:
     text = ("see skillpack/build/pack.py, skillpack/source/classify.py, skillpack/cli/, "
             "skillpack.cli.quick_argv, skillpack.source.classify.classify, "
             "skillpack.runtime.Bundle.catalog_text, `dev.skillpack.skill.digest`, "
-            "https://skillpack.dev/approval/v1, benchmarks/issue18.py, benchmarks/run.py.")
+            "https://skillpack.dev/approval/v1, benchmarks/issue18.py, benchmarks/run.py, "
+            "`source/inputs.py`, `source/classify.py`, build/pathtext.py.")
     assert stale_names(text) == ["skillpack/build/pack.py", "skillpack.cli.quick_argv",
-                                 "benchmarks/issue18.py"]
+                                 "benchmarks/issue18.py", "source/inputs.py",
+                                 "build/pathtext.py"]
     assert MACHINE.search("python /work/venv/bin/x") and not MACHINE.search("../shared/corpus")
 
 

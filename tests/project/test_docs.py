@@ -7,8 +7,9 @@
   and prints what it shows: text exactly, a JSON document with the same shape (the same keys
   at every level, values of the same type); docs/CLI.md shows the ``--json`` of ``check``,
   ``digest`` and ``verify`` at least; the README's Python examples run as doctests;
-- every ``skillpack/...py`` path, ``skillpack.dotted.name`` and ``benchmarks/FILE`` a doc
-  names exists, and no doc names a path of one machine.
+- every ``skillpack/...py`` path (or ``source/x.py``), ``skillpack.dotted.name``,
+  ``benchmarks/FILE`` and ``tests/...py`` a doc names exists, and no doc names a path of one
+  machine.
 """
 
 from __future__ import annotations
@@ -234,6 +235,7 @@ DOTTED = re.compile(r"(?<![\w./-])skillpack(?:\.[A-Za-z_]\w*)+(?![\w/-])")
 #: that no longer exists (`build/`, `spec/`).
 STAGE_PATH = re.compile(r"(?<![\w./-])(?:build|spec|formats|storedzip|skillmd|model|runtime|"
                         r"content|source|packing|approve|publish|cli)/(?:\w+/)*\w+\.py\b")
+TEST_PATH = re.compile(r"(?<![\w./-])tests/(?:\w+/)*\w+\.py\b")
 BENCHMARK = re.compile(r"(?<![\w./-])benchmarks/[\w-]+(?:\.\w+)?")
 #: Paths of one machine.
 MACHINE = re.compile(r"/work/|/root/|/home/\w")
@@ -260,6 +262,7 @@ def stale_names(text: str) -> list[str]:
     stale = [p for p in MODULE_PATH.findall(text) if not (REPO / p).exists()]
     stale += [n for n in DOTTED.findall(text) if not dotted_exists(n)]
     stale += [b for b in BENCHMARK.findall(text) if not (REPO / b).exists()]
+    stale += [t for t in TEST_PATH.findall(text) if not (REPO / t).exists()]
     stale += [p for p in STAGE_PATH.findall(text) if not (REPO / "skillpack" / p).exists()]
     return stale
 
@@ -280,10 +283,11 @@ def test_the_name_checks_catch_stale_names() -> None:
             "skillpack.cli.quick_argv, skillpack.source.classify.classify, "
             "skillpack.runtime.Bundle.catalog_text, `dev.skillpack.skill.digest`, "
             "https://skillpack.dev/approval/v1, benchmarks/issue18.py, benchmarks/run.py, "
-            "`source/inputs.py`, `source/classify.py`, build/pathtext.py.")
+            "`source/inputs.py`, `source/classify.py`, build/pathtext.py, "
+            "tests/test_quick_argv.py, tests/conftest.py.")
     assert stale_names(text) == ["skillpack/build/pack.py", "skillpack.cli.quick_argv",
-                                 "benchmarks/issue18.py", "source/inputs.py",
-                                 "build/pathtext.py"]
+                                 "benchmarks/issue18.py", "tests/test_quick_argv.py",
+                                 "source/inputs.py", "build/pathtext.py"]
     assert MACHINE.search("python /work/venv/bin/x") and not MACHINE.search("../shared/corpus")
 
 

@@ -230,7 +230,7 @@ def test_the_runner_catches_a_wrong_example(workdir: Path) -> None:
 # --- names in the documents ---------------------------------------------------------------
 
 MODULE_PATH = re.compile(r"(?<![\w./-])skillpack/(?:\w+/)*(?:\w+\.py\b)?")
-DOTTED = re.compile(r"(?<![\w./-])skillpack(?:\.[A-Za-z_]\w*)+(?![\w/-])")
+DOTTED = re.compile(r"(?<![\w./-])skillpack(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?(?![\w/-])")
 #: A module named by its path inside the package (`source/classify.py`), or in a stage folder
 #: that no longer exists (`build/`, `spec/`).
 STAGE_PATH = re.compile(r"(?<![\w./-])(?:build|spec|formats|storedzip|skillmd|model|runtime|"
@@ -244,7 +244,7 @@ MACHINE = re.compile(r"/work/|/root/|/home/\w")
 def dotted_exists(name: str) -> bool:
     """Whether ``skillpack.a.b.C.attr`` names a module, or an attribute of its longest
     module prefix."""
-    parts = name.split(".")
+    parts = name.replace(":", ".").split(".")
     for cut in range(len(parts), 0, -1):
         base = REPO.joinpath(*parts[:cut])
         if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
@@ -282,10 +282,12 @@ def test_the_name_checks_catch_stale_names() -> None:
     text = ("see skillpack/build/pack.py, skillpack/source/classify.py, skillpack/cli/, "
             "skillpack.cli.quick_argv, skillpack.source.classify.classify, "
             "skillpack.runtime.Bundle.catalog_text, `dev.skillpack.skill.digest`, "
+            "skillpack.cli:run, skillpack._launch:run, "
             "https://skillpack.dev/approval/v1, benchmarks/issue18.py, benchmarks/run.py, "
             "`source/inputs.py`, `source/classify.py`, build/pathtext.py, "
             "tests/test_quick_argv.py, tests/conftest.py.")
     assert stale_names(text) == ["skillpack/build/pack.py", "skillpack.cli.quick_argv",
+                                 "skillpack.cli:run",
                                  "benchmarks/issue18.py", "tests/test_quick_argv.py",
                                  "source/inputs.py", "build/pathtext.py"]
     assert MACHINE.search("python /work/venv/bin/x") and not MACHINE.search("../shared/corpus")

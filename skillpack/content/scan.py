@@ -18,7 +18,6 @@ from skillpack.content.inflate import GZIP_MAGIC, gunzip, read_tar, read_zip, sn
 from skillpack.content.secret_rules import (
     Finding,
     StreamScan,
-    plainly_clean,
     scan_file,
     scan_member,
 )
@@ -137,8 +136,6 @@ def scan_content(path: str, data: bytes, allow: frozenset[str] | None) -> Conten
     if allow is None:
         return CLEAN
     if not _is_asset(path):  # one search for needles tells the rules and the PEM check
-        if plainly_clean(data):  # what the lines below give such a text (most files)
-            return CLEAN
         findings, marker = scan_file(path, data, None, allow=allow)
         return _finish(path, findings, marker and contains_private_key(data), allow)
     try:

@@ -19,7 +19,6 @@ import zipfile
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import CORPUS

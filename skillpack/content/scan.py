@@ -11,8 +11,8 @@ bytes give the same refusals wherever they are read.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
-from skillpack._record import Record
 from skillpack.content import secret_rules
 from skillpack.content.inflate import GZIP_MAGIC, gunzip, read_tar, read_zip, sniff
 from skillpack.content.secret_rules import (
@@ -72,7 +72,8 @@ def _is_asset(path: str) -> bool:
     return path.lower().endswith(ASSET_SUFFIXES)
 
 
-class ContentScan(Record):
+@dataclass(frozen=True, slots=True)
+class ContentScan:
     """What the content check found in one file: every finding of the rule table (those an
     allowance covers marked ``allowed``), whether the older PEM-header check fired with no
     `private-key` finding (``pem_header``), and the problems of an asset that could not be
@@ -221,7 +222,8 @@ class ContentStream:
         return _finish(self.path, findings, pem, self.allow)
 
 
-class Allowances(Record):
+@dataclass(frozen=True, slots=True)
+class Allowances:
     """The frontmatter's ``skillpack-allow-secrets`` entries (`Skill.secret_allowances`),
     each stripped, ``./`` dropped and NFC-normalised: ``by_path`` maps a path to None (the
     whole file: neither the name check nor any content rule applies) or the rule ids allowed

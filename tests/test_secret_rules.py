@@ -19,6 +19,7 @@ import zipfile
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import CORPUS
@@ -573,34 +574,36 @@ def test_every_leak_holds_a_needle_of_its_rule() -> None:
             assert rule.needles and any(n in t for t in found for n in rule.needles), rule_id
 
 
-def test_a_text_without_needles_costs_one_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rules, the UTF-16 marker and the PEM check are all decided by one RE2 search for
-    any needle: a file holding none is searched exactly once (the RE2 set, which tells the
-    rules apart, runs only on a text holding a needle)."""
-    real = secret_rules._NEEDLES
-    calls: list[int] = []
+def test_a_text_without_needles_costs_one_literal_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search for needles is one pass of the automaton over each piece of the text
+    (pieces overlap by less than the longest needle), and the RE2 set runs only on a piece
+    where it found something."""
+    real, literals = secret_rules._NEEDLES, secret_rules._LITERALS
+    seen: list[int] = []
     matched: list[int] = []
 
-    class Counting:
-        def search(self, text: bytes) -> object:
-            calls.append(len(text))
-            return real.any.search(text)
+    def counting(search: Any) -> Any:
+        def counted(text: bytes) -> object:
+            seen.append(len(text))
+            return search(text)
+        return counted
 
     class CountingSet:
         def Match(self, text: bytes) -> list[int] | None:
             matched.append(len(text))
             return real.set.Match(text)
 
-    monkeypatch.setattr(secret_rules, "_NEEDLES",
-                        secret_rules._Needles(Counting(), CountingSet(), real.index))
-    plain = b"# notes\n" + b"nothing to see here, just words and numbers 12345\n" * 2000
+    monkeypatch.setattr(secret_rules, "_LITERALS", tuple(map(counting, literals)))
+    monkeypatch.setattr(secret_rules, "_NEEDLES", secret_rules._Needles(CountingSet(), real.index))
+    plain = b"# notes\n" + b"nothing to see here, just words and numbers 12345\n" * 20000
     assert secret_rules.scan_text(plain) == ([], False)
-    assert calls == [len(plain)] and matched == []
+    pieces = -(-len(plain) // secret_rules.PIECE)
+    assert len(seen) == pieces * len(literals)
+    assert sum(seen) <= (len(plain) + pieces * secret_rules._LONGEST) * len(literals)
+    assert matched == []
     key = b"-----BEGIN RSA " + b"PRIVATE KEY-----\n"
     assert secret_rules.scan_text(plain + key)[1] is True
-    utf16 = ("x" * 5000 + "-----BEGIN RSA " + "PRIVATE KEY-----").encode("utf-16-le")
-    assert secret_rules._present(b"ab" + utf16)[1] is True
-    assert secret_rules._present(plain)[1] is False
+    assert matched and max(matched) <= secret_rules.PIECE + secret_rules._LONGEST
 
 
 def test_the_marker_of_scan_text_is_the_needle() -> None:

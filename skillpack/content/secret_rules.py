@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import itertools
 import math
 import re
 import zlib
@@ -30,6 +31,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import ahocorasick_rs
 import re2
 
 from skillpack.errors import Problem
@@ -492,9 +494,8 @@ _BY_ID = {r.id: r for r in RULES}
 assert len(_BY_ID) == len(RULES)
 
 
-_KEY_MARKER = b"PRIVATE KEY"
 #: (encoding, byte order mark, ``PRIVATE KEY`` in that encoding) of the two UTF-16 readings.
-_UTF16 = tuple((enc, bom, _KEY_MARKER.decode().encode(enc))
+_UTF16 = tuple((enc, bom, "PRIVATE KEY".encode(enc))
                for enc, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")))
 #: Index of the UTF-16 ``PRIVATE KEY`` markers in `_NEEDLES` (after the rules' needles).
 _UTF16_AT = len(RULES)
@@ -502,13 +503,11 @@ _UTF16_AT = len(RULES)
 
 @dataclass(frozen=True, slots=True)
 class _Needles:
-    """`any`: one RE2 pattern finding any rule's needle or a UTF-16 ``PRIVATE KEY`` (a pass
-    at memory speed when nothing matches, the common case); `set`: the same needles as an RE2
-    set (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the
-    markers), searched only in a text `any` matched, to tell which rules run (a set reports
-    every pattern, so it cannot stop at the first match: several times slower)."""
+    """The needles of every rule and the UTF-16 ``PRIVATE KEY`` markers as an RE2 set
+    (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the
+    markers): run on the text, or the pieces of it, where the literal search found something,
+    to tell which rules run."""
 
-    any: Any
     set: Any
     index: tuple[int, ...]
 
@@ -517,31 +516,196 @@ def _needle_set() -> _Needles:
     """The `_Needles` of the rule table."""
     needles = re2.Set.SearchSet()
     index: list[int] = []
-    patterns: list[bytes] = []
     for at, r in enumerate(RULES):
         for n in r.needles:
-            patterns.append(b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n))
+            needles.Add(b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n))
             index.append(at)
     for _, _, marker in _UTF16:
-        patterns.append(re.escape(marker))
+        needles.Add(re.escape(marker))
         index.append(_UTF16_AT)
-    for pattern in patterns:
-        needles.Add(pattern)
     needles.Compile()
-    return _Needles(re2.compile(b"|".join(patterns)), needles, tuple(index))
+    return _Needles(needles, tuple(index))
 
 
 _NEEDLES = _needle_set()
 
 
+#: Bytes of the longest needle (a UTF-16 marker).
+_LONGEST = max([len(n) for r in RULES for n in r.needles] + [len(m) for _, _, m in _UTF16])
+
+#: Bytes of text one literal search looks at (then `_LONGEST` - 1 more, so that a needle
+#: starting in it ends in it): bounds the matches one search returns (a hostile text of
+#: needles end to end gives one a few bytes) and the RE2 set's text when it holds one.
+PIECE = 1 << 16
+#: Patterns in one automaton: up to 64, Aho-Corasick's SIMD searcher (Teddy) runs.
+_TEDDY = 64
+
+
+#: A search for some of the needles: its matches in the text (bytes, or a memoryview of
+#: them), (pattern, start, end) each, leftmost first; empty when the text holds none.
+_Hit = Callable[[bytes | memoryview], list[tuple[int, int, int]]]
+
+#: Bytes of a folded needle the literal search looks for: its last ones, in every ASCII case
+#: (16 variants of ``cret`` for ``secret``: the case-sensitive needles and these fit one
+#: automaton, twice as fast as two). A text holding ``cret`` may hold no needle: the RE2 set
+#: decides.
+_FOLD_CORE = 4
+
+
+def _literal_patterns() -> list[list[bytes]]:
+    """What the literal search looks for, as plain bytes, in groups of at most `_TEDDY`: the
+    case-sensitive needles, the UTF-16 markers, and each ASCII case variant of the last
+    `_FOLD_CORE` bytes of a `fold` rule's needle (`re` folds ASCII letters only in a bytes
+    pattern, so a text a folded rule can match in holds one of them). Every text holding a
+    needle holds one of these, a needle's part in its last `_FOLD_CORE` bytes or whole."""
+    exact = [n for r in RULES if not r.fold for n in r.needles] + [m for _, _, m in _UTF16]
+    folded = sorted({bytes(variant) for r in RULES if r.fold for n in r.needles
+                     for variant in itertools.product(*(
+                         sorted({c, ord(chr(c).lower()), ord(chr(c).upper())})
+                         if chr(c).isascii() else (c,) for c in n[-_FOLD_CORE:]))})
+    patterns = exact + folded
+    return [patterns[at:at + _TEDDY] for at in range(0, len(patterns), _TEDDY)]
+
+
+def _literals() -> tuple[_Hit, ...]:
+    """The automata of `_literal_patterns` (leftmost-first: the kind Teddy serves)."""
+    kind = ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
+    return tuple(ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind).find_matches_as_indexes
+                 for group in _literal_patterns())
+
+
+#: The literal search for needles (see `_needle_pieces`).
+_LITERALS = _literals()
+#: The longest text of one piece of the literal search.
+_ONE_PIECE = PIECE + _LONGEST - 1
+
+
+def _pieces_from(text: bytes | memoryview, first: int, stop: int) -> list[tuple[int, int]]:
+    """(start, end) of each piece of `text` starting at `first`, `first` + `PIECE`, ... (before
+    `stop`) where the literal search finds something; a piece runs `_LONGEST` - 1 bytes
+    into the next one."""
+    size = len(text)
+    view = memoryview(text)
+    found = []
+    searches = _LITERALS
+    for start in range(first, stop, PIECE):
+        end = min(size, start + PIECE + _LONGEST - 1)
+        piece = view[start:end]
+        for search in searches:
+            if search(piece):
+                found.append((start, end))
+                break
+    return found
+
+
+def _needle_pieces(text: bytes | memoryview) -> list[tuple[int, int]]:
+    """The pieces of `text` where the literal search finds something (empty: it holds no
+    needle). A needle lies whole in the piece it starts in (a piece runs `_LONGEST` - 1 bytes
+    into the next), and so does the part of it the search looks for: the needles of the text
+    are those of these pieces."""
+    size = len(text)
+    if size <= _ONE_PIECE:
+        return [(0, size)] if any(search(text) for search in _LITERALS) else []
+    return _pieces_from(text, 0, size)
+
+
+def _literal_rules() -> tuple[tuple[int, ...], frozenset[int]] | None:
+    """What each pattern of the literal search stands for, when it is one automaton and no
+    pattern is a prefix of another (else None: the checks below then stand aside): for each
+    pattern, the index in `RULES` of the one rule whose needle it is, or whose folded
+    needle's core it is (`_UTF16_AT` for a UTF-16 marker), and the patterns that are cores.
+    A prefix of another pattern would start where that one does, and the automaton reports
+    one match a byte."""
+    groups = _literal_patterns()
+    if len(groups) != 1:
+        return None
+    patterns = groups[0]
+    if any(o != p and o.startswith(p) for p in patterns for o in patterns):
+        return None
+    markers = [m for _, _, m in _UTF16]
+    rules: list[int] = []
+    cores: set[int] = set()
+    for at, pattern in enumerate(patterns):
+        exact = [i for i, r in enumerate(RULES) if not r.fold and pattern in r.needles]
+        folded = [i for i, r in enumerate(RULES) if r.fold for n in r.needles
+                  if n[-_FOLD_CORE:].lower() == pattern.lower()]
+        owners = exact + folded + ([_UTF16_AT] if pattern in markers else [])
+        if len(owners) != 1:
+            return None
+        rules.append(owners[0])
+        if folded:
+            cores.add(at)
+    return tuple(rules), frozenset(cores)
+
+
+#: `_literal_rules`: (what each pattern stands for, the cores), or None.
+_KINDS = _literal_rules()
+
+#: U+017F, the long s, in UTF-8: RE2 folds it to s.
+_LONG_S = "\u017f".encode()
+#: The folded needles' bytes before their core (`_has_head` knows ``se``, the only one).
+_FOLD_HEADS = tuple({n[:-_FOLD_CORE].lower() for r in RULES if r.fold for n in r.needles})
+#: Beyond this many literal matches in a text, `_needles_in` leaves it to the RE2 set.
+_FEW = 16
+
+
+def _has_head(text: bytes, start: int) -> bool:
+    """Whether the folded needle's head (``se`` as RE2's ``(?i:...)`` reads it) ends where
+    the core found at `start` in `text` begins.
+
+    RE2 reads a bytes pattern as UTF-8 and folds as Unicode: ``(?i:secret)`` matches
+    ``[sS\u017f][eE]`` (U+017F, the long s, folds to s) then a core, and no other character
+    folds to c, r, e or t (tests/test_scan_fast_paths.py asks RE2 of every code point)."""
+    return start >= 1 and text[start - 1] in b"eE" and (
+        (start >= 2 and text[start - 2] in b"sS")
+        or (start >= 3 and text[start - 3:start - 1] == _LONG_S))
+
+
+def _hides(text: bytes, start: int, end: int) -> bool:
+    """Whether a pattern may start inside the literal match ``[start, end)`` of `text` (a
+    leftmost-first automaton reports none that starts inside a match it reported): such a
+    pattern ends by ``end - 1 + _LONGEST - 1``, and the search of the bytes from the
+    match's second reports the leftmost first, so only its first match can start inside."""
+    first = _LITERALS[0](text[start + 1:end - 1 + _LONGEST])
+    return bool(first) and first[0][1] <= end - start - 2
+
+
+def _needles_in(text: bytes, found: list[tuple[int, int, int]]) -> set[int] | None:
+    """What the RE2 set would say of `text`, from the literal search's matches `found` in it:
+    the indexes (in `RULES`, `_UTF16_AT` for a UTF-16 marker) of the needles it holds; or
+    None when a pattern may start inside a match (`_hides`), or there are more than `_FEW`
+    matches (the RE2 set decides). Every needle of the text is then one reported match: a
+    pattern standing for its rule, or the folded needle's core with its head."""
+    if _KINDS is None or _FOLD_HEADS != (b"se",) or len(found) > _FEW:
+        return None
+    rules, cores = _KINDS
+    present: set[int] = set()
+    for at, start, end in found:
+        if _hides(text, start, end):
+            return None
+        if at not in cores or _has_head(text, start):
+            present.add(rules[at])
+    return present
+
+
 def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
     """The rules one of whose needles `text` holds (in table order), and whether it holds a
-    UTF-16 ``PRIVATE KEY``."""
-    if _NEEDLES.any.search(text) is None:  # most texts hold no needle: one pass
+    UTF-16 ``PRIVATE KEY``: the literal search first (most texts hold no needle: one pass);
+    for a text of one piece, its matches tell the rules (`_needles_in`) when they can, else
+    the RE2 set does, on the pieces where the literal search found something."""
+    if len(text) <= _ONE_PIECE and _KINDS is not None:  # one piece, one automaton
+        found = _LITERALS[0](text)
+        if not found:
+            return (), False
+        known = _needles_in(text, found)  # what the RE2 set says, told without it
+        if known is None:
+            known = {_NEEDLES.index[h] for h in _NEEDLES.set.Match(text) or ()}
+    else:
+        known = {_NEEDLES.index[h] for start, end in _needle_pieces(text)
+                 for h in _NEEDLES.set.Match(text[start:end]) or ()}
+    if not known:
         return (), False
-    ats = sorted({_NEEDLES.index[h] for h in _NEEDLES.set.Match(text) or ()})
-    if not ats:
-        return (), False
+    ats = sorted(known)
     return tuple(RULES[at] for at in ats if at != _UTF16_AT), ats[-1] == _UTF16_AT
 
 
@@ -556,6 +720,40 @@ def _gate(r: Rule) -> Any:
     if found is None:
         found = _GATES[r.id] = re2.compile(r.gate)
     return found
+
+
+def _hex_pattern(text: bytes, fold: bool) -> bytes:
+    """An RE2 pattern for the literal `text`, every byte a hex escape (a NUL too); with
+    `fold`, an ASCII letter matches either case (as ``(?i:...)`` does in `re`)."""
+    out = []
+    for byte in text:
+        char = chr(byte)
+        if fold and char.isascii() and char.isalpha():
+            out.append(b"[\\x%02x\\x%02x]" % (ord(char.lower()), ord(char.upper())))
+        else:
+            out.append(b"\\x%02x" % byte)
+    return b"".join(out)
+
+
+_UTF16_NEEDLES: list[Any] = []  # compiled on first use
+
+
+def _may_hold_utf16_needles(data: bytes) -> bool:
+    """False when `data` holds no rule's needle encoded in UTF-16 (LE or BE, at either byte
+    parity): its UTF-16 reading, in which an ASCII character can only come from one code unit
+    ``00 XX``, then holds no needle either, and no rule can find anything in it.
+
+    A needle in UTF-16 starting at byte k has its characters at every other byte from k (LE)
+    or k + 1 (BE): it lies, as ASCII, in the bytes at even or in those at odd offsets. Where
+    neither half holds one for the literal search (`_needle_pieces`: every needle, a folded
+    one by its last letters in any case), the RE2 search cannot find one and is not run."""
+    if not (_needle_pieces(data[0::2]) or _needle_pieces(data[1::2])):
+        return False
+    if not _UTF16_NEEDLES:
+        _UTF16_NEEDLES.append(re2.compile(b"|".join(
+            _hex_pattern(n.decode("ascii").encode(encoding), r.fold)
+            for r in RULES for n in r.needles for encoding in ("utf-16-le", "utf-16-be"))))
+    return _UTF16_NEEDLES[0].search(data) is not None
 
 
 def rule(rule_id: str) -> Rule:
@@ -637,13 +835,10 @@ _CONTEXT = 64
 
 class _Window:
     """One text (the file's bytes, or its UTF-16 reading in UTF-8) scanned in overlapping
-    windows; findings are counted in lines as they are accepted. Without `lines`, the lines
-    of the text a window drops are not counted: its findings are the same, at lines and
-    columns that are not (the caller scans again, counting, when there are any)."""
+    windows; findings are counted in lines as they are accepted."""
 
-    def __init__(self, encoding: str, line: int = 1, lines: bool = True) -> None:
+    def __init__(self, encoding: str, line: int = 1) -> None:
         self.encoding = encoding
-        self.lines = lines
         self.tail = b""
         self.offset = 0  # offset in the text of tail[0]
         self.line = line  # line of tail[0]
@@ -689,7 +884,7 @@ class _Window:
         if final:
             return
         drop = max(0, len(window) - OVERLAP)
-        newlines = window.count(b"\n", 0, drop) if self.lines else 0
+        newlines = window.count(b"\n", 0, drop)
         if newlines:
             self.line += newlines
             self.line_start = self.offset + window.rfind(b"\n", 0, drop) + 1
@@ -699,15 +894,10 @@ class _Window:
 
 class StreamScan:
     """`scan_bytes` over a file read in chunks of any size (the large-file path of the walk:
-    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`.
+    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`."""
 
-    `lines` False: the lines of the text are not counted (a count of every byte, a fifth of
-    the scan of a large file that holds nothing); the findings are the same, their lines
-    and columns are not: a caller that gets any scans the same bytes again, counting."""
-
-    def __init__(self, lines: bool = True) -> None:
-        self.lines = lines
-        self._raw = _Window("utf-8", lines=lines)
+    def __init__(self) -> None:
+        self._raw = _Window("utf-8")
         self._utf16: _Window | None = None
         self._decoder: codecs.IncrementalDecoder | None = None
         self._head = b""  # the first bytes, until there are enough to tell UTF-16
@@ -740,7 +930,7 @@ class StreamScan:
             reading = _utf16_reading(window, raw.offset, utf16)
             if reading is not None:  # read as UTF-16 from here on (from the start, usually)
                 encoding, start = reading
-                self._utf16 = _Window(encoding, raw.line, self.lines)
+                self._utf16 = _Window(encoding, raw.line)
                 self._decoder = codecs.getincrementaldecoder(encoding)("replace")
                 self._feed_utf16(window[start - raw.offset :], final)
         elif self._decoder is not None:
@@ -771,7 +961,7 @@ def scan_text(data: bytes) -> tuple[list[Finding], bool]:
         raw.feed(data, final=True, present=present)
         found = raw.findings
     reading = _utf16_reading(data, 0, marked)
-    if reading is not None:
+    if reading is not None and _may_hold_utf16_needles(data):  # else no rule finds anything
         encoding, start = reading
         utf16 = _Window(encoding)
         utf16.feed(data[start:].decode(encoding, "replace").encode("utf-8"), final=True)

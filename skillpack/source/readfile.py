@@ -144,12 +144,7 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
     hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when
     given: all release the GIL), this thread runs the content check over it (`scan`: the RE2
     set and the rules hold the GIL) and reads the next chunk into the other buffer. Returns
-    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line).
-
-    The scan counts no lines (`ContentStream.uncounted`): when it finds something, the file
-    is read and scanned once more, counting, and must hash the same (`Changed` otherwise)."""
-    if scan is not None:
-        scan.uncounted()
+    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line)."""
     hasher = blake3(max_threads=blake3.AUTO)
     bufs = (_buffer(), _buffer())
     views = (memoryview(bufs[0]), memoryview(bufs[1]))
@@ -188,33 +183,7 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
             view.release()
     if total != size:
         raise Changed
-    hex_digest = hasher.hexdigest()
-    if scan is not None and scan.recount():
-        _scan_again(fd, size, scan, hex_digest)
-    return hex_digest, head
-
-
-def _scan_again(fd: int, size: int, scan: ContentStream, hex_digest: str) -> None:
-    """Feed `scan` the `size` bytes of `fd` read again from the start (the file held a
-    finding: its lines are counted now); raises `Changed` unless they hash to `hex_digest`,
-    the bytes scanned the first time."""
-    hasher = blake3(max_threads=blake3.AUTO)
-    buf = _buffer()
-    view = memoryview(buf)
-    try:
-        total = 0
-        while n := os.preadv(fd, [buf], total):
-            total += n
-            if total > size:
-                raise Changed
-            chunk = view[:n]
-            hasher.update(chunk)
-            scan.feed(chunk)
-            chunk.release()
-    finally:
-        view.release()
-    if total != size or hasher.hexdigest() != hex_digest:
-        raise Changed
+    return hasher.hexdigest(), head
 
 
 def hash_fd(fd: int, size: int) -> str:

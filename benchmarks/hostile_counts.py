@@ -3,7 +3,7 @@
     python benchmarks/hostile_counts.py            # runs pytest tests/hostile (slow tests too)
     python benchmarks/hostile_counts.py --from F   # only prints the counts of a tally file F
 
-Every hostile test records its input in a tally (tests/hostile/_util.py); conftest.py writes
+Every hostile test records its input in a tally (tests/helpers/hostile.py); conftest.py writes
 the tally as JSON to ``$SKILLPACK_HOSTILE_TALLY`` at the end of the session. This script sets
 that variable, runs the suite, and prints a markdown table to paste into docs/SECURITY.md.
 

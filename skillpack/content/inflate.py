@@ -27,25 +27,18 @@ from __future__ import annotations
 
 import io
 import stat
+import tarfile
+import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
-from skillpack._record import Record
 from skillpack.errors import ArchiveError, Problem
 from skillpack.formats.paths import collision_key, collision_reason, name_problem
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:  # start-up: each reader imports its module when it runs (tarfile and
-    # zipfile, with shutil, bz2 and lzma, cost about 8 ms: most of a `skillpack check` of a
-    # skill that carries no archive, which never runs one)
-    import tarfile
-    import zipfile
-    from typing import Literal, TypeAlias
-
-    Kind: TypeAlias = Literal["file", "dir"]
-    Format: TypeAlias = Literal["zip", "tar", "tar.gz"]
-else:  # strings at run time: the checker sees the Literals
-    Kind = Format = str
+Kind: TypeAlias = Literal["file", "dir"]
+Format: TypeAlias = Literal["zip", "tar", "tar.gz"]
 
 __all__ = [
     "CHUNK",
@@ -68,7 +61,8 @@ _CAP_HINT = ("if the archive is trusted and really this large, raise the cap "
              "(--max-total, --max-members, --max-ratio; Caps(...) from Python)")
 
 
-class Caps(Record):
+@dataclass(frozen=True, slots=True)
+class Caps:
     """Limits on what reading one archive may cost; each must be a positive integer.
 
     ``total``: bytes produced by decompression (default 1 GiB). ``members``: entries listed
@@ -96,7 +90,8 @@ class Caps(Record):
 DEFAULT_CAPS = Caps()
 
 
-class Member(Record):
+@dataclass(frozen=True, slots=True)
+class Member:
     """One entry of an archive: its checked name, bytes (b"" for a folder), execute bit."""
 
     path: str  # '/'-separated, no trailing '/', leading './' dropped
@@ -257,8 +252,6 @@ def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *,
     Names, kinds and flags of every entry are checked first (all problems reported at once);
     only then is anything inflated.
     """
-    import zipfile  # start-up: see the module's imports
-
     found = _Problems(source, caps)
     budget = _Budget(caps, len(data))
     try:
@@ -287,8 +280,6 @@ def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *,
 
 def _zip_entry(info: zipfile.ZipInfo, found: _Problems) -> str | None:
     """The checked name of a zip entry worth reading, or None (and problems recorded)."""
-    import zipfile  # start-up: see the module's imports (loaded by read_zip by now)
-
     raw = info.filename
     mode = info.external_attr >> 16
     kind = stat.S_IFMT(mode)
@@ -320,8 +311,6 @@ def _zip_exec(info: zipfile.ZipInfo) -> bool:
 
 def _inflate_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> bytes:
     """A member's bytes, read CHUNK at a time; zipfile checks the CRC at the end."""
-    import zipfile  # start-up: see the module's imports (loaded by read_zip by now)
-
     parts: list[bytes] = []
     try:
         with archive.open(info) as stream:
@@ -448,8 +437,6 @@ def gunzip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>")
 def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
              source: str = "<archive>") -> tuple[Member, ...]:
     """Every member of the tar or tar.gz `data` (stream mode, one pass), within `caps`."""
-    import tarfile  # start-up: see the module's imports
-
     found = _Problems(source, caps)
     budget = _Budget(caps, len(data))
     raw: io.RawIOBase = (_Gunzip(data, budget) if data.startswith(GZIP_MAGIC)

@@ -11,14 +11,13 @@ bytes give the same refusals wherever they are read.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
-from skillpack._record import Record
 from skillpack.content import secret_rules
 from skillpack.content.inflate import GZIP_MAGIC, gunzip, read_tar, read_zip, sniff
 from skillpack.content.secret_rules import (
     Finding,
     StreamScan,
-    plainly_clean,
     scan_file,
     scan_member,
 )
@@ -73,7 +72,8 @@ def _is_asset(path: str) -> bool:
     return path.lower().endswith(ASSET_SUFFIXES)
 
 
-class ContentScan(Record):
+@dataclass(frozen=True, slots=True)
+class ContentScan:
     """What the content check found in one file: every finding of the rule table (those an
     allowance covers marked ``allowed``), whether the older PEM-header check fired with no
     `private-key` finding (``pem_header``), and the problems of an asset that could not be
@@ -137,8 +137,6 @@ def scan_content(path: str, data: bytes, allow: frozenset[str] | None) -> Conten
     if allow is None:
         return CLEAN
     if not _is_asset(path):  # one search for needles tells the rules and the PEM check
-        if plainly_clean(data):  # what the lines below give such a text (most files)
-            return CLEAN
         findings, marker = scan_file(path, data, None, allow=allow)
         return _finish(path, findings, marker and contains_private_key(data), allow)
     try:
@@ -153,19 +151,12 @@ def scan_content(path: str, data: bytes, allow: frozenset[str] | None) -> Conten
 class ContentStream:
     """`scan_content` for a file read in chunks: `feed` each chunk (copied: the caller's
     buffer is reused), then `finish`. Memory stays at one chunk and the scan's overlap, except
-    for a compressed asset, whose bytes are kept to be inflated at the end.
-
-    After `uncounted` (the large-file reader, `skillpack.source.readfile.hash_large`), the
-    lines of the text are not counted as it goes (see `StreamScan`); when the file holds a
-    finding after all (`recount` says so), the reader feeds the same bytes once more, read
-    again, and those findings are counted in lines."""
+    for a compressed asset, whose bytes are kept to be inflated at the end."""
 
     def __init__(self, path: str, allow: frozenset[str] | None) -> None:
         self.path = path
         self.allow = allow
         self._scan = StreamScan() if allow is not None else None
-        self._again = False  # fed a second time: only the rules, counting lines
-        self._found: list[Finding] | None = None  # the uncounted scan's, when it had none
         self._tail = b""
         self._pem = False
         self._marked = False  # a chunk, or what came before it, held ``PRIVATE KEY``
@@ -175,9 +166,6 @@ class ContentStream:
         if self._scan is None:
             return
         view = memoryview(chunk)
-        if self._again:
-            self._scan.feed(view)
-            return
         marked = self._scan.feed(view)  # False: no ``PRIVATE KEY`` in this chunk or before it
         if (not self._pem and marked) or self._whole is not None:
             data = bytes(view)  # copied only when needed: most chunks hold no marker
@@ -191,40 +179,19 @@ class ContentStream:
         self._tail = (self._tail + bytes(view[-PRIVATE_KEY_HEADER_MAX:]))[
             -PRIVATE_KEY_HEADER_MAX:]
 
-    def uncounted(self) -> None:
-        """Before the first chunk: scan without counting lines; `recount` after the last."""
-        if self._scan is not None:
-            self._scan = StreamScan(lines=False)
-
-    def recount(self) -> bool:
-        """After the last chunk of a scan that did not count lines: whether it found anything
-        (then `feed` the same bytes again, from the start, and `finish`). False otherwise:
-        `finish` at once."""
-        if self._scan is None or self._scan.lines or self._whole is not None:
-            return False
-        found = self._scan.finish()
-        if not found:
-            self._found = found
-            return False
-        self._scan = StreamScan()
-        self._again = True
-        return True
-
     def finish(self) -> ContentScan:
         if self._scan is None or self.allow is None:
             return CLEAN
         if self._whole is not None:  # an asset: its members need the whole archive
             return scan_content(self.path, b"".join(self._whole), self.allow)
-        if self._found is None:
-            assert self._scan.lines, "an uncounted scan is finished by recount"
-        found = self._found if self._found is not None else self._scan.finish()
         findings = [Finding(f.rule, f.line, f.column, f.excerpt, f.member, f.encoding,
-                            f.rule in self.allow) for f in found]
+                            f.rule in self.allow) for f in self._scan.finish()]
         pem = self._pem or (self._marked and contains_private_key(self._tail))
         return _finish(self.path, findings, pem, self.allow)
 
 
-class Allowances(Record):
+@dataclass(frozen=True, slots=True)
+class Allowances:
     """The frontmatter's ``skillpack-allow-secrets`` entries (`Skill.secret_allowances`),
     each stripped, ``./`` dropped and NFC-normalised: ``by_path`` maps a path to None (the
     whole file: neither the name check nor any content rule applies) or the rule ids allowed

@@ -20,6 +20,7 @@ secrets: they are printed in AWS's own documentation and are not valid credentia
 
 from __future__ import annotations
 
+import base64
 import binascii
 import codecs
 import itertools
@@ -27,20 +28,13 @@ import math
 import re
 import zlib
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from skillpack._record import Record
-from skillpack._threads import Background
+import ahocorasick_rs
+import re2
+
 from skillpack.errors import Problem
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import Any, Protocol
-
-    class _Searcher(Protocol):
-        def search(self, text: bytes, pos: int = ..., endpos: int = ...) -> object: ...
-
-    class _NeedleSet(Protocol):
-        def Match(self, text: bytes) -> list[int] | None: ...
 
 __all__ = [
     "MAX_DEPTH",
@@ -69,18 +63,9 @@ MAX_DEPTH = 3
 
 Validator = Callable[[bytes, re.Match[bytes]], bool]
 
-try:  # RE2 finds every needle in one pass (`PREFILTER`); without it `re` does, more slowly
-    import re2
-except ImportError:  # pragma: no cover - google-re2 is a dependency; a source build may lack it
-    re2 = None
 
-try:  # Aho-Corasick over SIMD (Teddy): the needles found at several GB/s; else RE2 finds them
-    import ahocorasick_rs
-except ImportError:  # pragma: no cover - a dependency; a source build may lack it
-    ahocorasick_rs = None  # type: ignore[assignment]
-
-
-class Rule(Record):
+@dataclass(frozen=True, slots=True)
+class Rule:
     """One content rule. `regex` (compiled as `pattern` when a rule first runs: a check that
     finds no needle never compiles one) holds a named group ``secret`` (what the excerpt
     withholds); `shown` is how many leading bytes of that group the excerpt keeps (the
@@ -95,12 +80,12 @@ class Rule(Record):
     shown: int = 0
     validate: Validator | None = None
     #: Every match holds one of these bytes (in the lower-cased text when `fold`): a text
-    #: holding none of them is not searched. `PREFILTER` looks for all of them in one pass.
+    #: holding none of them is not searched. `_NEEDLES` looks for all of them in one pass.
     needles: tuple[bytes, ...] = ()
     fold: bool = False
     #: An RE2 pattern every match of `pattern` also matches (`pattern` without its
     #: look-arounds): a text it finds nothing in is not searched with `pattern` (`re`), for a
-    #: rule `re` cannot search at the speed of a literal. Unused without google-re2.
+    #: rule `re` cannot search at the speed of a literal.
     gate: bytes | None = None
 
     @property
@@ -121,7 +106,8 @@ def _compiled(regex: bytes) -> re.Pattern[bytes]:
     return pattern
 
 
-class Finding(Record):
+@dataclass(frozen=True, slots=True)
+class Finding:
     """A secret found in a file: the rule that found it, where (1-based line and byte column
     of the text scanned; `member` is the path inside a compressed asset, nested members joined
     by ``!``, empty for the file itself; `encoding` the text encoding it was found in), and a
@@ -215,8 +201,6 @@ _PEM_BLOCK = (
 def _base64_pem(data: bytes, match: re.Match[bytes]) -> bool:
     run = re.sub(rb"\\n|\s", b"", _secret(match)).partition(b"=")[0]  # `=` ends base64
     run = run[: len(run) // 4 * 4]
-    import base64  # start-up: only for a match (base64 and struct: about 1.5 ms)
-
     try:
         decoded = base64.b64decode(run, validate=True)
     except (binascii.Error, ValueError):
@@ -228,8 +212,6 @@ def _pypi_macaroon(host: bytes) -> Validator:
     def check(data: bytes, match: re.Match[bytes]) -> bool:
         body = _secret(match)[len(b"pypi-") :]
         body = body[: len(body) // 4 * 4]
-        import base64  # start-up: only for a match, as in _base64_pem
-
         try:
             decoded = base64.urlsafe_b64decode(body)
         except (binascii.Error, ValueError):
@@ -512,81 +494,44 @@ _BY_ID = {r.id: r for r in RULES}
 assert len(_BY_ID) == len(RULES)
 
 
-def _prefilter() -> _Searcher:
-    """One pattern that finds any rule's needle: compiled with RE2 (google-re2, a DFA: one
-    pass over the text for all of them) when it is installed, else with `re`. It only
-    decides whether the rules run on a text; the rules themselves are `re` patterns."""
-    alternatives = [b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n)
-                    for r in RULES for n in r.needles]
-    pattern = b"|".join(alternatives)
-    if re2 is not None:
-        searcher: _Searcher = re2.compile(pattern)
-        return searcher
-    return re.compile(pattern)
-
-
-#: Finds any rule's needle in a text (see `Rule.needles`).
-PREFILTER = _prefilter()
-
-_KEY_MARKER = "PRIVATE KEY"
-# spelt out, not `_KEY_MARKER.encode("utf-16-le")`: that imports two codecs at start-up
-_UTF16 = (
-    ("utf-16-le", b"\xff\xfe", bytes(b for c in _KEY_MARKER.encode() for b in (c, 0))),
-    ("utf-16-be", b"\xfe\xff", bytes(b for c in _KEY_MARKER.encode() for b in (0, c))),
-)
-#: The two byte order marks `_utf16_reading` reads UTF-16 by.
-_BOMS = tuple(bom for _, bom, _ in _UTF16)
+#: (encoding, byte order mark, ``PRIVATE KEY`` in that encoding) of the two UTF-16 readings.
+_UTF16 = tuple((enc, bom, "PRIVATE KEY".encode(enc))
+               for enc, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")))
 #: Index of the UTF-16 ``PRIVATE KEY`` markers in `_NEEDLES` (after the rules' needles).
 _UTF16_AT = len(RULES)
 
 
-class _Needles(Record):
-    """`any`: one RE2 pattern finding any rule's needle or a UTF-16 ``PRIVATE KEY`` (a pass
-    at memory speed when nothing matches, the common case); `set`: the same needles as an RE2
-    set (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the
-    markers), searched only in a text `any` matched, to tell which rules run (a set reports
-    every pattern, so it cannot stop at the first match: several times slower)."""
+@dataclass(frozen=True, slots=True)
+class _Needles:
+    """The needles of every rule and the UTF-16 ``PRIVATE KEY`` markers as an RE2 set
+    (``RE2::Set``), each pattern numbered `index[n]` (its rule's index, `_UTF16_AT` for the
+    markers): run on the text, or the pieces of it, where the literal search found something,
+    to tell which rules run."""
 
-    any: _Searcher
-    set: _NeedleSet
+    set: Any
     index: tuple[int, ...]
 
 
-def _needle_set() -> _Needles | None:
-    """The `_Needles` of the rule table; None without google-re2 (`_present` then falls back
-    on `PREFILTER` and a search per needle)."""
-    if re2 is None:
-        return None
+def _needle_set() -> _Needles:
+    """The `_Needles` of the rule table."""
     needles = re2.Set.SearchSet()
     index: list[int] = []
-    patterns: list[bytes] = []
     for at, r in enumerate(RULES):
         for n in r.needles:
-            patterns.append(b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n))
+            needles.Add(b"(?i:" + re.escape(n) + b")" if r.fold else re.escape(n))
             index.append(at)
     for _, _, marker in _UTF16:
-        patterns.append(re.escape(marker))
+        needles.Add(re.escape(marker))
         index.append(_UTF16_AT)
-    for pattern in patterns:
-        needles.Add(pattern)
     needles.Compile()
-    return _Needles(re2.compile(b"|".join(patterns)), needles, tuple(index))
+    return _Needles(needles, tuple(index))
 
 
 _NEEDLES = _needle_set()
 
 
-#: From this many bytes on, `_present` searches the two halves of a text at once, the second
-#: on a helper thread (RE2 releases the GIL while it searches): a large file's scan then runs
-#: on both cores.
-SPLIT_SEARCH = 1 << 20
-#: Bytes of the longest needle (a UTF-16 marker): the first half's search runs this many
-#: bytes less one into the second half, so a needle across the middle is found.
+#: Bytes of the longest needle (a UTF-16 marker).
 _LONGEST = max([len(n) for r in RULES for n in r.needles] + [len(m) for _, _, m in _UTF16])
-
-
-#: The thread searching the second half of a split search.
-_SPLIT = Background("skillpack-search")
 
 #: Bytes of text one literal search looks at (then `_LONGEST` - 1 more, so that a needle
 #: starting in it ends in it): bounds the matches one search returns (a hostile text of
@@ -622,25 +567,23 @@ def _literal_patterns() -> list[list[bytes]]:
     return [patterns[at:at + _TEDDY] for at in range(0, len(patterns), _TEDDY)]
 
 
-def _literals() -> tuple[_Hit, ...] | None:
-    """The automata of `_literal_patterns` (leftmost-first: the kind Teddy serves); None
-    without ahocorasick_rs or google-re2 (`_present` then searches with RE2 alone)."""
-    if ahocorasick_rs is None or _NEEDLES is None:
-        return None
+def _literals() -> tuple[_Hit, ...]:
+    """The automata of `_literal_patterns` (leftmost-first: the kind Teddy serves)."""
     kind = ahocorasick_rs.MATCHKIND_LEFTMOST_FIRST
     return tuple(ahocorasick_rs.BytesAhoCorasick(group, matchkind=kind).find_matches_as_indexes
                  for group in _literal_patterns())
 
 
-#: The literal search for needles (see `_needle_pieces`), or None.
+#: The literal search for needles (see `_needle_pieces`).
 _LITERALS = _literals()
+#: The longest text of one piece of the literal search.
+_ONE_PIECE = PIECE + _LONGEST - 1
 
 
 def _pieces_from(text: bytes | memoryview, first: int, stop: int) -> list[tuple[int, int]]:
     """(start, end) of each piece of `text` starting at `first`, `first` + `PIECE`, ... (before
     `stop`) where the literal search finds something; a piece runs `_LONGEST` - 1 bytes
     into the next one."""
-    assert _LITERALS is not None
     size = len(text)
     view = memoryview(text)
     found = []
@@ -655,55 +598,15 @@ def _pieces_from(text: bytes | memoryview, first: int, stop: int) -> list[tuple[
     return found
 
 
-def _holds_needle(tail: bytes, chunk: bytes | memoryview) -> bool:
-    """Whether ``tail + chunk`` holds a needle, searched without joining them: the tail, the
-    chunk, and the bytes either side of their seam a needle across it lies in."""
-    seam = tail[-(_LONGEST - 1):] + bytes(chunk[:_LONGEST - 1])
-    return bool(_needle_pieces(tail) or _needle_pieces(seam) or _needle_pieces(chunk))
-
-
 def _needle_pieces(text: bytes | memoryview) -> list[tuple[int, int]]:
     """The pieces of `text` where the literal search finds something (empty: it holds no
     needle). A needle lies whole in the piece it starts in (a piece runs `_LONGEST` - 1 bytes
     into the next), and so does the part of it the search looks for: the needles of the text
-    are those of these pieces. From `SPLIT_SEARCH` bytes on, the second half's pieces are
-    searched on a helper thread (the search releases the GIL)."""
-    assert _LITERALS is not None
+    are those of these pieces."""
     size = len(text)
-    if size <= PIECE + _LONGEST - 1:
-        for search in _LITERALS:
-            if search(text):
-                return [(0, size)]
-        return []
-    if size < SPLIT_SEARCH:
-        return _pieces_from(text, 0, size)
-    middle = size // 2 // PIECE * PIECE
-    second = _SPLIT.run(lambda: _pieces_from(text, middle, size))
-    first = _pieces_from(text, 0, middle)
-    return first + second.result()
-
-
-#: The longest text `plainly_clean` looks at: one piece of the literal search.
-_ONE_PIECE = PIECE + _LONGEST - 1
-
-
-def plainly_clean(data: bytes) -> bool:
-    """True when `scan_text` of `data` is sure to give ``([], False)``, told in fewer steps
-    (most files): `data` is one piece (`_ONE_PIECE` bytes at most) in which the literal
-    search finds no needle (of any rule, nor a UTF-16 ``PRIVATE KEY``: `scan_text` then runs
-    no rule), and that `_utf16_reading` reads no UTF-16 in (no byte order mark, not the NULs
-    of UTF-16 text). False says nothing: the caller scans as usual."""
-    searches = _LITERALS
-    if searches is None or len(data) > _ONE_PIECE:
-        return False
-    for search in searches:  # (a loop: one automaton, most often, and no generator a file)
-        found = search(data)
-        if found and not _stray_cores(data, found):
-            return False
-    if data.startswith(_BOMS):
-        return False  # `_utf16_reading` reads it as UTF-16
-    # no byte order mark, and too few NULs in the head (most texts: none; a binary file: some)
-    return not _nul_heavy_head(data) or _utf16_reading(data, 0, False) is None
+    if size <= _ONE_PIECE:
+        return [(0, size)] if any(search(text) for search in _LITERALS) else []
+    return _pieces_from(text, 0, size)
 
 
 def _literal_rules() -> tuple[tuple[int, ...], frozenset[int]] | None:
@@ -735,19 +638,9 @@ def _literal_rules() -> tuple[tuple[int, ...], frozenset[int]] | None:
     return tuple(rules), frozenset(cores)
 
 
-#: `_literal_rules`: (what each pattern stands for, the cores), or None; worked out when a
-#: text is first scanned (`_kinds`), not at import (about 1 ms of every command's start-up).
-_KINDS: tuple[tuple[int, ...], frozenset[int]] | None = None
-_KINDS_KNOWN = False
+#: `_literal_rules`: (what each pattern stands for, the cores), or None.
+_KINDS = _literal_rules()
 
-
-def _kinds() -> tuple[tuple[int, ...], frozenset[int]] | None:
-    """`_KINDS`, worked out on first use."""
-    global _KINDS, _KINDS_KNOWN
-    if not _KINDS_KNOWN:
-        _KINDS = _literal_rules() if _LITERALS is not None else None
-        _KINDS_KNOWN = True
-    return _KINDS
 #: U+017F, the long s, in UTF-8: RE2 folds it to s.
 _LONG_S = "\u017f".encode()
 #: The folded needles' bytes before their core (`_has_head` knows ``se``, the only one).
@@ -773,23 +666,8 @@ def _hides(text: bytes, start: int, end: int) -> bool:
     leftmost-first automaton reports none that starts inside a match it reported): such a
     pattern ends by ``end - 1 + _LONGEST - 1``, and the search of the bytes from the
     match's second reports the leftmost first, so only its first match can start inside."""
-    assert _LITERALS is not None
     first = _LITERALS[0](text[start + 1:end - 1 + _LONGEST])
     return bool(first) and first[0][1] <= end - start - 2
-
-
-def _stray_cores(text: bytes, found: list[tuple[int, int, int]]) -> bool:
-    """True when the literal search's matches `found` in `text` ((pattern, start, end) each)
-    prove that `text` holds no needle: each is the core of the folded needle (``cret`` in
-    some case) without its head before it (`_has_head`), and no pattern starts inside it
-    (`_hides`). False says nothing (the RE2 set decides). The texts this tells at once hold
-    a core and no needle: ``concrete``, ``discrete``; 93 corpus files."""
-    kinds = _kinds()
-    if kinds is None or _FOLD_HEADS != (b"se",):
-        return False
-    cores = kinds[1]
-    return all(at in cores and not _has_head(text, start) and not _hides(text, start, end)
-               for at, start, end in found)
 
 
 def _needles_in(text: bytes, found: list[tuple[int, int, int]]) -> set[int] | None:
@@ -798,10 +676,9 @@ def _needles_in(text: bytes, found: list[tuple[int, int, int]]) -> set[int] | No
     None when a pattern may start inside a match (`_hides`), or there are more than `_FEW`
     matches (the RE2 set decides). Every needle of the text is then one reported match: a
     pattern standing for its rule, or the folded needle's core with its head."""
-    kinds = _kinds()
-    if kinds is None or _FOLD_HEADS != (b"se",) or len(found) > _FEW:
+    if _KINDS is None or _FOLD_HEADS != (b"se",) or len(found) > _FEW:
         return None
-    rules, cores = kinds
+    rules, cores = _KINDS
     present: set[int] = set()
     for at, start, end in found:
         if _hides(text, start, end):
@@ -811,99 +688,33 @@ def _needles_in(text: bytes, found: list[tuple[int, int, int]]) -> set[int] | No
     return present
 
 
-def _any_needle(text: bytes) -> bool:
-    """Whether `text` holds any needle (`_NEEDLES.any`); a text of `SPLIT_SEARCH` bytes or
-    more is searched in two halves at once, the first running `_LONGEST` - 1 bytes into the
-    second (a needle starting in the first half ends there)."""
-    assert _NEEDLES is not None
-    search = _NEEDLES.any.search
-    size = len(text)
-    if size < SPLIT_SEARCH:
-        return search(text) is not None
-    middle = size // 2
-    second = _SPLIT.run(lambda: search(text, middle, size))
-    first = search(text, 0, min(size, middle + _LONGEST - 1))
-    return second.result() is not None or first is not None
-
-
-#: Regions = (start, end) spans of a text, in order, apart: where a rule's matches can be.
-_Regions = list[tuple[int, int]]
-
-#: Bytes either side of a piece holding a needle that a match holding that needle can reach:
-#: every match is shorter (at most `OVERLAP` // 2 - 64 bytes: tests/test_secret_rules.py).
-_REACH = 4096
-
-
 def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
-    """The rules one of whose needles `text` holds (in table order), and whether it may hold a
-    UTF-16 ``PRIVATE KEY`` (always True without google-re2: the caller then looks)."""
-    rules, utf16, _ = _present_where(text)
-    return rules, utf16
+    """The rules one of whose needles `text` holds (in table order), and whether it holds a
+    UTF-16 ``PRIVATE KEY``: the literal search first (most texts hold no needle: one pass);
+    for a text of one piece, its matches tell the rules (`_needles_in`) when they can, else
+    the RE2 set does, on the pieces where the literal search found something."""
+    if len(text) <= _ONE_PIECE and _KINDS is not None:  # one piece, one automaton
+        found = _LITERALS[0](text)
+        if not found:
+            return (), False
+        known = _needles_in(text, found)  # what the RE2 set says, told without it
+        if known is None:
+            known = {_NEEDLES.index[h] for h in _NEEDLES.set.Match(text) or ()}
+    else:
+        known = {_NEEDLES.index[h] for start, end in _needle_pieces(text)
+                 for h in _NEEDLES.set.Match(text[start:end]) or ()}
+    if not known:
+        return (), False
+    ats = sorted(known)
+    return tuple(RULES[at] for at in ats if at != _UTF16_AT), ats[-1] == _UTF16_AT
 
 
-def _present_where(text: bytes) -> tuple[tuple[Rule, ...], bool, _Regions | None]:
-    """`_present`, and the regions of `text` every match of those rules lies in: each piece
-    where the literal search found something, widened by `_REACH` either side (a match
-    holds one of its rule's needles, which lies in such a piece), merged; None for the whole
-    text (a text of one piece, or no literal search)."""
-    if _NEEDLES is not None:
-        regions: _Regions | None = None
-        if _LITERALS is not None:
-            if len(text) <= _ONE_PIECE and _kinds() is not None:  # one piece, one automaton
-                found = _LITERALS[0](text)
-                if not found:  # most texts hold no needle: one pass
-                    return (), False, None
-                known = _needles_in(text, found)  # what the RE2 set says, told without it
-                if known is None:
-                    known = {_NEEDLES.index[h] for h in _NEEDLES.set.Match(text) or ()}
-                if not known:
-                    return (), False, None
-                ats = sorted(known)
-                return (tuple(RULES[at] for at in ats if at != _UTF16_AT),
-                        ats[-1] == _UTF16_AT, None)
-            pieces = _needle_pieces(text)
-            if not pieces:  # most texts hold no needle: one pass
-                return (), False, None
-            if len(pieces) == 1 and pieces[0] == (0, len(text)):
-                hits = _NEEDLES.set.Match(text)
-            else:  # the RE2 set on the pieces where the literal search found something
-                hits = [h for start, end in pieces
-                        for h in _NEEDLES.set.Match(text[start:end]) or ()]
-                regions = _widened(pieces, len(text))
-        elif not _any_needle(text):  # most texts hold no needle: one pass
-            return (), False, None
-        else:
-            hits = _NEEDLES.set.Match(text)
-        if not hits:
-            return (), False, None
-        ats = sorted({_NEEDLES.index[h] for h in hits})
-        utf16 = ats[-1] == _UTF16_AT
-        return tuple(RULES[at] for at in ats if at != _UTF16_AT), utf16, regions
-    if PREFILTER.search(text) is None:  # most texts hold no needle
-        return (), True, None
-    folded = text.lower() if any(r.fold for r in RULES) else text
-    return tuple(r for r in RULES
-                 if any(n in (folded if r.fold else text) for n in r.needles)), True, None
+_GATES: dict[str, Any] = {}  # compiled `Rule.gate`s, by rule id, on first use
 
 
-def _widened(pieces: list[tuple[int, int]], size: int) -> _Regions:
-    """`pieces` (in order) widened by `_REACH` either side within ``[0, size)``, merged."""
-    regions: _Regions = []
-    for start, end in pieces:
-        low, high = max(0, start - _REACH), min(size, end + _REACH)
-        if regions and low <= regions[-1][1]:
-            regions[-1] = (regions[-1][0], high)
-        else:
-            regions.append((low, high))
-    return regions
-
-
-_GATES: dict[str, _Searcher] = {}  # compiled `Rule.gate`s, by rule id, on first use
-
-
-def _gate(r: Rule) -> _Searcher | None:
-    """The compiled `Rule.gate` of `r`, or None (no gate, or no google-re2)."""
-    if r.gate is None or re2 is None:
+def _gate(r: Rule) -> Any:
+    """The compiled `Rule.gate` of `r`, or None."""
+    if r.gate is None:
         return None
     found = _GATES.get(r.id)
     if found is None:
@@ -924,23 +735,19 @@ def _hex_pattern(text: bytes, fold: bool) -> bytes:
     return b"".join(out)
 
 
-_UTF16_NEEDLES: list[_Searcher] = []  # compiled on first use
+_UTF16_NEEDLES: list[Any] = []  # compiled on first use
 
 
 def _may_hold_utf16_needles(data: bytes) -> bool:
     """False when `data` holds no rule's needle encoded in UTF-16 (LE or BE, at either byte
     parity): its UTF-16 reading, in which an ASCII character can only come from one code unit
-    ``00 XX``, then holds no needle either, and no rule can find anything in it. Always True
-    without google-re2.
+    ``00 XX``, then holds no needle either, and no rule can find anything in it.
 
     A needle in UTF-16 starting at byte k has its characters at every other byte from k (LE)
     or k + 1 (BE): it lies, as ASCII, in the bytes at even or in those at odd offsets. Where
     neither half holds one for the literal search (`_needle_pieces`: every needle, a folded
     one by its last letters in any case), the RE2 search cannot find one and is not run."""
-    if re2 is None:
-        return True
-    if _LITERALS is not None and not (_needle_pieces(data[0::2])
-                                      or _needle_pieces(data[1::2])):
+    if not (_needle_pieces(data[0::2]) or _needle_pieces(data[1::2])):
         return False
     if not _UTF16_NEEDLES:
         _UTF16_NEEDLES.append(re2.compile(b"|".join(
@@ -963,15 +770,6 @@ _SAMPLE = 4096  # bytes looked at to tell UTF-16 text by its NULs
 _RUN_BACK = 64
 
 
-def _nul_heavy_head(data: bytes) -> bool:
-    """Whether the first `_SAMPLE` bytes of `data` hold enough NULs to be UTF-16 text, by
-    the count `_utf16_reading` then tells the byte order from: |odd - even| is at most their
-    sum, the share of NULs, so a head with too few NULs to tip either side (most files: none,
-    found by one memchr; a binary file: a few) is told at once, without counting each half."""
-    return (data.find(0, 0, _SAMPLE) >= 0
-            and data.count(0, 0, _SAMPLE) > 0.3 * max(1, min(len(data), _SAMPLE) // 2))
-
-
 def _utf16_reading(data: bytes, offset: int = 0,
                    markers: bool = True) -> tuple[str, int] | None:
     """Whether the text of which `data` is a window (starting at byte `offset` of the file)
@@ -985,7 +783,7 @@ def _utf16_reading(data: bytes, offset: int = 0,
     (le, le_bom, le_marker), (be, be_bom, be_marker) = _UTF16
     if offset == 0 and data.startswith((le_bom, be_bom)):
         return (le, 2) if data.startswith(le_bom) else (be, 2)
-    if offset == 0 and _nul_heavy_head(data):
+    if offset == 0 and data.find(0, 0, _SAMPLE) >= 0:  # one memchr: most files hold no NUL
         sample = data[:_SAMPLE]
         half = max(1, len(sample) // 2)
         even, odd = sample[0::2].count(0) / half, sample[1::2].count(0) / half
@@ -1037,13 +835,10 @@ _CONTEXT = 64
 
 class _Window:
     """One text (the file's bytes, or its UTF-16 reading in UTF-8) scanned in overlapping
-    windows; findings are counted in lines as they are accepted. Without `lines`, the lines
-    of the text a window drops are not counted: its findings are the same, at lines and
-    columns that are not (the caller scans again, counting, when there are any)."""
+    windows; findings are counted in lines as they are accepted."""
 
-    def __init__(self, encoding: str, line: int = 1, lines: bool = True) -> None:
+    def __init__(self, encoding: str, line: int = 1) -> None:
         self.encoding = encoding
-        self.lines = lines
         self.tail = b""
         self.offset = 0  # offset in the text of tail[0]
         self.line = line  # line of tail[0]
@@ -1052,11 +847,9 @@ class _Window:
         self.findings: list[Finding] = []
 
     def feed(self, chunk: bytes | memoryview, final: bool,
-             present: tuple[Rule, ...] | None = None,
-             window: bytes | None = None, regions: _Regions | None = None) -> None:
-        """Scan `chunk` (after the kept tail); `present` and `regions`: `_present_where(tail +
-        chunk)`'s, and `window`: ``tail + chunk``, when the caller has them (not searched or
-        copied twice)."""
+             present: tuple[Rule, ...] | None = None, window: bytes | None = None) -> None:
+        """Scan `chunk` (after the kept tail); `present`: `_present(tail + chunk)`'s, and
+        `window`: ``tail + chunk``, when the caller has them (not searched or copied twice)."""
         text: bytes = (window if window is not None
                        else self.tail + chunk if self.tail else bytes(chunk))
         window = text
@@ -1064,16 +857,12 @@ class _Window:
         skip = _CONTEXT if self.offset else 0
         hits: list[tuple[int, str, str]] = []
         if present is None:
-            present, _, regions = _present_where(window)
-        # a rule is searched in the regions where its matches can be, not the whole window: a
-        # match found there is one of the whole window's (it ends short of the region's end,
-        # so the end never stands in for the text after it), and every match is in one
-        spans = regions or [(0, len(window))]
+            present = _present(window)[0]
         for r in present:
-            gate = _gate(r) if r.gate is not None else None
+            gate = _gate(r)
             if gate is not None and gate.search(window) is None:
                 continue  # no match of the rule without its look-arounds: none with them
-            for match in (m for low, high in spans for m in r.pattern.finditer(window, low, high)):
+            for match in r.pattern.finditer(window):
                 start = match.start()
                 if start < skip or match.end() > limit:
                     continue
@@ -1095,7 +884,7 @@ class _Window:
         if final:
             return
         drop = max(0, len(window) - OVERLAP)
-        newlines = window.count(b"\n", 0, drop) if self.lines else 0
+        newlines = window.count(b"\n", 0, drop)
         if newlines:
             self.line += newlines
             self.line_start = self.offset + window.rfind(b"\n", 0, drop) + 1
@@ -1105,15 +894,10 @@ class _Window:
 
 class StreamScan:
     """`scan_bytes` over a file read in chunks of any size (the large-file path of the walk:
-    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`.
+    memory stays at one chunk and `OVERLAP` bytes): `feed` each chunk, then `finish`."""
 
-    `lines` False: the lines of the text are not counted (a count of every byte, a fifth of
-    the scan of a large file that holds nothing); the findings are the same, their lines
-    and columns are not: a caller that gets any scans the same bytes again, counting."""
-
-    def __init__(self, lines: bool = True) -> None:
-        self.lines = lines
-        self._raw = _Window("utf-8", lines=lines)
+    def __init__(self) -> None:
+        self._raw = _Window("utf-8")
         self._utf16: _Window | None = None
         self._decoder: codecs.IncrementalDecoder | None = None
         self._head = b""  # the first bytes, until there are enough to tell UTF-16
@@ -1139,29 +923,19 @@ class StreamScan:
 
     def _feed(self, chunk: bytes | memoryview, final: bool) -> None:
         raw = self._raw
-        if (not final and not self.lines and raw.offset and self._utf16 is None
-                and _LITERALS is not None and len(chunk) >= OVERLAP
-                and not _holds_needle(raw.tail, chunk)):
-            # no rule can find anything in tail + chunk and no UTF-16 reading starts there
-            # (past the file's head, only at a marker): the window moves on, not joined
-            raw.offset += len(raw.tail) + len(chunk) - OVERLAP
-            raw.tail = bytes(chunk[-OVERLAP:])
-            self._marker = False
-            self._fed += len(chunk)
-            return
         window = raw.tail + chunk
-        present, utf16, regions = _present_where(window)
+        present, utf16 = _present(window)
         self._marker = _BY_ID["private-key"] in present
         if self._utf16 is None:
             reading = _utf16_reading(window, raw.offset, utf16)
             if reading is not None:  # read as UTF-16 from here on (from the start, usually)
                 encoding, start = reading
-                self._utf16 = _Window(encoding, raw.line, self.lines)
+                self._utf16 = _Window(encoding, raw.line)
                 self._decoder = codecs.getincrementaldecoder(encoding)("replace")
                 self._feed_utf16(window[start - raw.offset :], final)
         elif self._decoder is not None:
             self._feed_utf16(chunk, final)
-        raw.feed(chunk, final, present, window, regions)
+        raw.feed(chunk, final, present, window)
         self._fed += len(chunk)
 
     def _feed_utf16(self, data: bytes | memoryview, final: bool) -> None:
@@ -1180,11 +954,11 @@ def scan_text(data: bytes) -> tuple[list[Finding], bool]:
     """`scan_bytes`, and whether `data` holds ``PRIVATE KEY`` (the needle of the `private-key`
     rule: the older PEM-header check of `skillpack.content.scan` needs to look only then), from
     the same single search for needles."""
-    present, marked, regions = _present_where(data)
+    present, marked = _present(data)
     found: list[Finding] = []
     if present:  # no rule to run: no finding (most files)
         raw = _Window("utf-8")
-        raw.feed(data, final=True, present=present, regions=regions)
+        raw.feed(data, final=True, present=present)
         found = raw.findings
     reading = _utf16_reading(data, 0, marked)
     if reading is not None and _may_hold_utf16_needles(data):  # else no rule finds anything

@@ -7,18 +7,12 @@ pass. The list is documented in docs/SECRETS.md; keep the two in step.
 A skill that really must carry such a file (a CA certificate, a test fixture) names it in its
 frontmatter, ``metadata: {skillpack-allow-secrets: "certs/ca.pem"}``; the walk then lets that
 exact path through both checks and records it, so an approver sees it.
-
-Standard library only: the runtime and hashing.py import this module.
 """
 
 from __future__ import annotations
 
-# Neither `re` nor `mmap` here: hashing.py imports this module, and the runtime imports
-# hashing.py at cold start; the pattern below is compiled the first time it is needed.
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    import mmap
-    import re
+import mmap
+import re
 
 __all__ = [
     "ENV_TEMPLATE_SUFFIXES",
@@ -113,14 +107,12 @@ SECRET_DATA_EXTENSIONS = frozenset(
 PRIVATE_KEY_MARKER = b"PRIVATE KEY"
 # `-----BEGIN PRIVATE KEY-----`, `-----BEGIN RSA PRIVATE KEY-----`, `... EC ...`,
 # `... OPENSSH ...`, `... ENCRYPTED ...`, `-----BEGIN PGP PRIVATE KEY BLOCK-----`.
-_PRIVATE_KEY = rb"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----"
-_private_key: re.Pattern[bytes] | None = None
+_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
 # What documentation writes after a header instead of a key: up to eight blanks, quotes,
 # commas, line breaks or ``\n`` escapes, then ``...``, ``…`` or a template (``<key>``,
 # ``[key]``, ``{key}``, ``${KEY}``). No key's base-64 material starts with any of them.
-_PLACEHOLDER = (rb"(?:[ \t\"',+]|\r?\n|(?:\\r)?\\n){0,8}"
-                rb"(?:\.\.\.|\xe2\x80\xa6|<|\[|\{|\$)")
-_placeholder: re.Pattern[bytes] | None = None
+_PLACEHOLDER = re.compile(rb"(?:[ \t\"',+]|\r?\n|(?:\\r)?\\n){0,8}"
+                          rb"(?:\.\.\.|\xe2\x80\xa6|<|\[|\{|\$)")
 #: Bytes after a header that `_PLACEHOLDER` may need to decide (8 x ``\r\n`` escapes + ``…``).
 PLACEHOLDER_LOOKAHEAD = 40
 # Longest header the pattern above can match, and what follows it that decides it, for
@@ -128,27 +120,22 @@ PLACEHOLDER_LOOKAHEAD = 40
 PRIVATE_KEY_HEADER_MAX = 128 + PLACEHOLDER_LOOKAHEAD
 
 
-_candidate: re.Pattern[str] | None = None
-
-
 def _candidate_pattern() -> re.Pattern[str]:
     """What every path `secret_name_reason` flags holds (lower-cased, each after a NUL):
     a name starting with a dot (every folder of `SECRET_DIRS`, `.docker/`, `.env.*`,
     `.dev.vars*` and the dot-names of `SECRET_NAMES`), a name starting with ``secret``, one
     of the other names of `SECRET_NAMES`, or an extension of `SECRET_EXTENSIONS`."""
-    global _candidate
-    if _candidate is None:
-        import re
+    names = sorted(n for n in SECRET_NAMES if not n.startswith("."))
+    extensions = sorted(e[1:] for e in SECRET_EXTENSIONS)
+    assert all(d.startswith(".") for d in SECRET_DIRS)  # found by the "\." branch
+    assert all(p.startswith(".") for p in SECRET_PATHS)  # so are these
+    return re.compile(  # the text starts with a NUL too: a first character to seek
+        r"[/\0](?:\.|secret|(?:" + "|".join(map(re.escape, names)) + r")(?=\0|\Z))"
+        r"|\.(?:" + "|".join(map(re.escape, extensions)) + r")(?=\0|\Z)"
+    )
 
-        names = sorted(n for n in SECRET_NAMES if not n.startswith("."))
-        extensions = sorted(e[1:] for e in SECRET_EXTENSIONS)
-        assert all(d.startswith(".") for d in SECRET_DIRS)  # found by the "\." branch
-        assert all(p.startswith(".") for p in SECRET_PATHS)  # so are these
-        _candidate = re.compile(  # the text starts with a NUL too: a first character to seek
-            r"[/\0](?:\.|secret|(?:" + "|".join(map(re.escape, names)) + r")(?=\0|\Z))"
-            r"|\.(?:" + "|".join(map(re.escape, extensions)) + r")(?=\0|\Z)"
-        )
-    return _candidate
+
+_CANDIDATE = _candidate_pattern()
 
 
 def secret_name_candidates(paths: list[str]) -> list[str]:
@@ -159,7 +146,7 @@ def secret_name_candidates(paths: list[str]) -> list[str]:
     joined = "\0" + "\0".join(paths).lower()  # lower() never makes or removes a NUL
     found: list[int] = []
     index, position = -1, 0  # the NUL before the first path counts as one
-    for match in _candidate_pattern().finditer(joined):
+    for match in _CANDIDATE.finditer(joined):
         last = match.end() - 1  # a character of the name (the start may be the NUL before it)
         index += joined.count("\0", position, last)
         position = last
@@ -215,25 +202,13 @@ def contains_private_key(data: bytes | bytearray | memoryview | mmap.mmap, *,
     With `final` False, `data` is a window of a longer file: a header too near its end to see
     what follows (`PLACEHOLDER_LOOKAHEAD` bytes) does not count; the caller's next window,
     or its last one with `final`, holds it whole."""
-    global _private_key, _placeholder
-    if isinstance(data, bytes | bytearray):
-        if data.find(PRIVATE_KEY_MARKER) < 0:
-            return False
-    elif not isinstance(data, memoryview):
-        import mmap
-
-        if isinstance(data, mmap.mmap) and data.find(PRIVATE_KEY_MARKER) < 0:
-            return False
-    if _private_key is None or _placeholder is None:
-        import re
-
-        _private_key = re.compile(_PRIVATE_KEY)
-        _placeholder = re.compile(_PLACEHOLDER)
+    if isinstance(data, bytes | bytearray | mmap.mmap) and data.find(PRIVATE_KEY_MARKER) < 0:
+        return False
     size = len(data)
-    for match in _private_key.finditer(data):
+    for match in _PRIVATE_KEY.finditer(data):
         end = match.end()
         if not final and end + PLACEHOLDER_LOOKAHEAD > size:
             continue  # undecided here: the next window sees what follows
-        if _placeholder.match(data, end) is None:
+        if _PLACEHOLDER.match(data, end) is None:
             return True
     return False

@@ -12,17 +12,14 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
 
-from skillpack._record import Record
 from skillpack.errors import ArchiveError, IntegrityError, Problem, RefusedError
 from skillpack.source.fileset import WalkedFile
 from skillpack.source.readfile import OPEN_FLAGS
 from skillpack.storedzip.source import FileSpan
 from skillpack.storedzip.writer import MAX_MEMBERS, MAX_SIZE, ByteComparer, ZipWriter
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import BinaryIO
 
 __all__ = [
     "Member",
@@ -36,7 +33,8 @@ __all__ = [
 Progress = Callable[[int], None]
 
 
-class Member(Record):
+@dataclass(frozen=True, slots=True)
+class Member:
     """One zip member to write: from memory (``data``) or from a walked file on disk."""
 
     name: str

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
-from skillpack._record import Record, field
 from skillpack.errors import ArchiveError, Problem, RefusedError, SkillError, SkillpackError
 from skillpack.formats.digest import digest_records
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest
@@ -82,7 +82,8 @@ class ResolvedOutputs(tuple[str, ...]):
             found = self.resolved[key] = os.path.realpath(key)
         return found
 
-class PreparedSkill(Record):
+@dataclass(frozen=True, slots=True)
+class PreparedSkill:
     """A skill that passed every check, ready to be written: its manifest and its files
     (`_made` holds its archive members once made: not a field to pass)."""
 
@@ -157,7 +158,8 @@ def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, 
     return rules
 
 
-class PackOptions(Record):
+@dataclass(frozen=True, slots=True)
+class PackOptions:
     """What a pack is for: the hosts (``targets``), the archive layout (None: what the
     targets want, `default_layout`) and the per-skill catalog budget (``--catalog-budget``)."""
 
@@ -169,7 +171,8 @@ class PackOptions(Record):
     def chosen_layout(self) -> Layout:
         return self.layout if self.layout is not None else default_layout(self.targets)
 
-class Verdict(Record):
+@dataclass(frozen=True, slots=True)
+class Verdict:
     """What `pack` makes of one skill folder: every problem it finds (errors refuse the
     skill, warnings pass), each at its file as a person finds it (below the folder given),
     and the skill ready to be written when nothing refuses it. `skillpack check` and

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any, Literal, TypeAlias
 
-from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
 
 __all__ = [
@@ -42,22 +43,16 @@ __all__ = [
     "get_targets",
 ]
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import Any, Literal, TypeAlias
-
-    Layout: TypeAlias = Literal["wrapped", "root"]
-    Measure: TypeAlias = Literal[
-        "files",  # how many files the skill has (SKILL.md included, the manifest not)
-        "total-bytes",  # the sum of the skill's file sizes (uncompressed)
-        "archive-bytes",  # the size of the uploaded archive (the files' sum when not known)
-        "file-bytes",  # the largest single file
-        "description-chars",  # len(description), in Unicode code points
-        "listing-chars",  # len(description) + len(when_to_use): what a host lists per skill
-        "skills-per-request",  # how many skills one request (a bundle) carries
-    ]
-else:  # strings at run time: the checker sees the Literals
-    Layout = Measure = str
+Layout: TypeAlias = Literal["wrapped", "root"]
+Measure: TypeAlias = Literal[
+    "files",  # how many files the skill has (SKILL.md included, the manifest not)
+    "total-bytes",  # the sum of the skill's file sizes (uncompressed)
+    "archive-bytes",  # the size of the uploaded archive (the files' sum when not known)
+    "file-bytes",  # the largest single file
+    "description-chars",  # len(description), in Unicode code points
+    "listing-chars",  # len(description) + len(when_to_use): what a host lists per skill
+    "skills-per-request",  # how many skills one request (a bundle) carries
+]
 
 #: ``wrapped``: one top folder named after the skill holds everything; ``root``: SKILL.md
 #: and the other files sit at the archive's root.
@@ -101,7 +96,8 @@ _ANTHROPIC_VALIDATOR = ("anthropics/skills skills/skill-creator/scripts/quick_va
                         "(ALLOWED_PROPERTIES)")
 
 
-class Limit(Record):
+@dataclass(frozen=True, slots=True)
+class Limit:
     """One documented limit of a host: ``measure`` may be at most ``maximum``."""
 
     measure: Measure
@@ -115,7 +111,8 @@ class Limit(Record):
                 "source": self.source, "severity": self.severity}
 
 
-class Target(Record):
+@dataclass(frozen=True, slots=True)
+class Target:
     """A host profile: its limits, layout, accepted keys and catalog budget, with sources."""
 
     name: str
@@ -260,14 +257,16 @@ def default_layout(names: Iterable[str]) -> Layout:
     return layout
 
 
-class FileFact(Record):
+@dataclass(frozen=True, slots=True)
+class FileFact:
     """One file of the skill: its path relative to the skill folder and its size."""
 
     path: str
     size: int
 
 
-class SkillFacts(Record):
+@dataclass(frozen=True, slots=True)
+class SkillFacts:
     """What a target check needs to know about one skill, as plain data.
 
     ``frontmatter`` is the top-level mapping as skillpack's parser gives it (failsafe: strings,

@@ -16,15 +16,13 @@ import io
 import os
 from collections.abc import Iterable
 
-from skillpack.errors import SkillpackError
 from skillpack.packing.members import write_members
 from skillpack.packing.prepare import prepare_many
 from skillpack.packing.verify import verify_bytes
 from skillpack.publish.exports import ExportSkill
 from skillpack.publish.oci import OciArtifact, artifact_from_bytes
 from skillpack.runtime import LoadedSkill
-from skillpack.source.classify import classify_all, unpacked_foreign
-from skillpack.source.load import read_regular
+from skillpack.source.classify import classify_all, read_input, unpacked_foreign
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = ["archives_of", "artifacts_from_paths", "export_skill", "export_skills"]
@@ -42,11 +40,7 @@ def archives_of(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[bytes, st
         prepared = iter(prepare_many(folders) if folders else ())
         for item in items:
             if item.kind == "archive":
-                try:
-                    found.append((read_regular(item.path), item.path))
-                except OSError as err:
-                    raise SkillpackError(f"cannot read it: {err.strerror}",
-                                         path=item.path) from None
+                found.append((read_input(item.path), item.path))
                 continue
             buffer = io.BytesIO()
             with ZipWriter(buffer) as writer:

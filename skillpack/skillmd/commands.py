@@ -17,8 +17,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from skillpack._record import Record
 from skillpack.errors import Problem
 from skillpack.skillmd.tools import Tool, template_params
 
@@ -36,7 +36,8 @@ __all__ = [
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
-class Wrapper(Record):
+@dataclass(frozen=True, slots=True)
+class Wrapper:
     """How a wrapper command reads its words before the command it starts.
 
     ``short_args``: short options taking a value (``-u USER``, or attached ``-uUSER``);
@@ -92,7 +93,8 @@ WRAPPERS: dict[str, Wrapper] = {w.name: w for w in (
 )}
 
 
-class Effective(Record):
+@dataclass(frozen=True, slots=True)
+class Effective:
     """The program an argv starts. ``program`` is its word as written (None for an empty
     argv), ``index`` its position, ``wrappers`` the wrapper words before it, outermost first,
     ``assignments`` the ``NAME=VALUE`` words `env` sets, ``dynamic`` whether a model argument

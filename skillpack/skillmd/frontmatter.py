@@ -8,11 +8,12 @@ reported with its line in the file.
 
 A frontmatter in the subset of YAML that real SKILL.md files use is read without YAML, by
 the runtime's exact reader (`skillpack.skillmd.frontmatter_reader`, which gives exactly what
-the YAML load below gives, key lines included, or refuses); PyYAML parses the rest, and
-reports every problem. PyYAML is imported when first needed, not when this module is
-imported: the serverless runtime imports this module and must not pay for YAML until it
-reads a frontmatter, and `skillpack check` of a usual skill never imports it (about 20 ms
-of start-up).
+the YAML load below gives, key lines included, or refuses); PyYAML parses the rest (with
+libyaml's composer where PyYAML has it, as the standard wheels do) and reports every
+problem. PyYAML is imported when first needed, not when this module is imported: the
+serverless runtime imports this module and must not pay for YAML until it reads a
+frontmatter, and `skillpack check` of a usual skill never imports it (about 20 ms of
+start-up).
 """
 
 from __future__ import annotations
@@ -151,36 +152,23 @@ class _YamlRefusal(Exception):
         self.line: int | None = None if mark is None else mark.line
 
 
-#: Deeper nesting than this never takes the libyaml path (its composer recurses in C).
-_MAX_FAST_DEPTH = 64
+#: Deeper nesting than this is left to the pure-Python composer (libyaml's recurses in C).
+_MAX_LIBYAML_DEPTH = 64
 
 
-def _may_need_events(text: str) -> bool:
-    """Whether the event pass of `_compose_fast` could find anything in `text`: an anchor is
-    written with ``&``, an alias with ``*``, a tag with ``!``; and each level of nesting opens
-    with a ``:``, ``?``, ``-``, ``[`` or ``{`` of its own, so with at most `_MAX_FAST_DEPTH`
-    of those together the nesting cannot be deeper. Most frontmatters hold none of the first
-    three and few of the others: composed in one pass."""
-    if "&" in text or "*" in text or "!" in text:
-        return True
-    return (text.count(":") + text.count("-") + text.count("?") + text.count("[")
-            + text.count("{")) > _MAX_FAST_DEPTH
-
-
-def _compose_fast(text: str) -> Any:
-    """Compose the frontmatter with libyaml when PyYAML was built with it (about 8x faster
-    than the pure-Python composer on the corpus). Returns None, so that the pure-Python
-    loader runs and reports exactly as it always does, when libyaml is missing or the text
-    holds anything to refuse or report: a syntax error, an anchor, an alias, a tag, or
-    nesting deeper than `_MAX_FAST_DEPTH`. The event pass runs in libyaml's iterative parser,
-    so the check costs little and nothing deep ever reaches the recursive composer."""
+def _compose_libyaml(text: str) -> Any:
+    """The frontmatter's node as libyaml composes it, when PyYAML was built with it: what
+    the standard PyYAML wheels give, and what `check` has always accepted (libyaml reads a
+    tab inside a value, which the pure-Python scanner refuses). None, so that the
+    pure-Python loader runs and reports exactly as it always does, when libyaml is missing
+    or the text holds anything to refuse or report: a syntax error, an anchor, an alias, a
+    tag, or nesting deeper than `_MAX_LIBYAML_DEPTH` (checked on libyaml's iterative event
+    stream first, so nothing deep reaches its recursive composer)."""
     import yaml
 
     if not getattr(yaml, "__with_libyaml__", False):
         return None
     try:
-        if not _may_need_events(text):
-            return yaml.compose(text, Loader=yaml.CBaseLoader)
         depth = 0
         for event in yaml.parse(text, Loader=yaml.CBaseLoader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
@@ -190,7 +178,7 @@ def _compose_fast(text: str) -> Any:
                 return None
             if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
                 depth += 1
-                if depth > _MAX_FAST_DEPTH:
+                if depth > _MAX_LIBYAML_DEPTH:
                     return None
             elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
                 depth -= 1
@@ -203,20 +191,19 @@ def _load_failsafe(text: str, file: str | None) -> tuple[dict[str, Any], dict[st
     import yaml
 
     base = 2  # the frontmatter's first line is line 2 of the file
-    fast = _compose_fast(text)
+    composed = _compose_libyaml(text)
     try:
         # the reader checks every character when it is built: a NUL or a lone surrogate
-        # raises here, so building it belongs inside the try
-        # a composed node needs the constructor alone (BaseLoader's, as is); the reader of
-        # the pure-Python loader checks every character of the text
-        loader: Any = (yaml.constructor.BaseConstructor() if fast is not None
+        # raises here, so building it belongs inside the try; a composed node needs the
+        # constructor alone (BaseLoader's, as is)
+        loader: Any = (yaml.constructor.BaseConstructor() if composed is not None
                        else _loader_class()(text))
     except yaml.YAMLError as exc:
         raise _error("yaml-syntax", f"frontmatter is not valid YAML: {_reader_problem(exc)}",
                      file, _reader_line(exc, text, base)) from None
     try:
         try:
-            node = fast if fast is not None else loader.get_single_node()
+            node = composed if composed is not None else loader.get_single_node()
         except _YamlRefusal as refusal:
             line = None if refusal.line is None else refusal.line + base
             raise _error(refusal.code, f"frontmatter: {refusal.message}", file, line) from None
@@ -262,7 +249,7 @@ def _load_failsafe(text: str, file: str | None) -> tuple[dict[str, Any], dict[st
             raise _error("yaml-syntax", "frontmatter is not valid YAML: it is nested too deeply",
                          file, base) from None
     finally:
-        if fast is None:
+        if composed is None:
             loader.dispose()
     if not isinstance(data, dict):  # pragma: no cover - guarded by the node check
         raise _error("frontmatter-not-mapping", "the frontmatter must be a mapping", file, 1)

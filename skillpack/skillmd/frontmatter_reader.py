@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     Value: TypeAlias = "str | list[Value] | dict[str, Value]"
 
 __all__ = ["MAX_DEPTH", "MAX_FRONTMATTER_BYTES", "FrontmatterText", "closing_line",
-           "read_frontmatter", "read_simple", "read_yaml"]
+           "read_frontmatter", "read_yaml"]
 
 #: As `skillpack.skillmd.frontmatter.MAX_FRONTMATTER_BYTES` (a test keeps them equal; that module
 #: imports `dataclasses` and `typing`, which the cold path cannot afford).
@@ -205,13 +205,6 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     if not _allowed_characters(text):
         return None
     lines = text.split("\n")
-    simple = read_simple(lines) if "\n    " not in text else None  # (never simple then)
-    if keys is None:
-        data = simple if simple is not None else read_nested(lines)
-        if data is not None:
-            return data
-    elif simple is not None and _simple_key_lines(lines, simple, keys):
-        return simple
     reader = _Reader(lines, keys)
     try:
         i = reader.skip(0)
@@ -223,228 +216,6 @@ def read_yaml(text: str, keys: dict[str, int] | None = None) -> dict[str, Value]
     except _Refused:
         return None
     return data
-
-
-def read_simple(lines: list[str]) -> dict[str, Value] | None:
-    """`read_yaml`'s fast path for the shape most SKILL.md frontmatter has, given its lines
-    (checked by `_allowed_characters`): top-level ``key: value`` lines and ``key:`` lines
-    followed by one mapping of ``key: value`` lines indented alike, each value a plain
-    scalar on its line (holding no ``": "`` or ``" #"``, not ending in ``:``) or a quoted
-    one on its line (holding no quote of its kind, nor a backslash). The mapping returned
-    is the one `_Reader` gives for them (tests/test_fmreader.py compares them on the corpus
-    and on generated text); None for anything else (a blank or comment line, a deeper or
-    other indentation, a duplicate key, ...): `read_yaml` then tries `read_nested`.
-    """
-    result: dict[str, Value] = {}
-    inner: dict[str, Value] | None = None  # the nested mapping being read
-    pad, padding = 0, ""  # the indentation of its keys
-    opened = ""  # the key whose nested mapping starts on the next line
-    keys_read = _KEYS_READ
-    for line in lines[:-1] if lines and not lines[-1] else lines:  # "" after a final newline
-        if not line:
-            return None
-        if line[0] == " ":
-            if opened:  # the nested mapping's first key
-                pad = len(line) - len(line.lstrip(" "))
-                padding = line[:pad]
-                inner = result[opened] = {}
-                opened = ""
-            elif inner is None or not line.startswith(padding) or line[pad : pad + 1] in " ":
-                return None  # a continuation line, another indentation, a blank line
-            target = inner
-            stripped = line[pad:]
-        elif opened:
-            return None  # "key:" with nothing under it
-        else:
-            inner = None
-            target = result
-            stripped = line
-        key, colon, value = stripped.partition(": ")
-        if not colon:  # "key:" ends the line: a nested mapping follows
-            if target is inner or not stripped or stripped[-1] != ":":
-                return None
-            key = stripped[:-1]
-        if key not in keys_read:
-            if not key or key.strip(_KEY_CHARS) or key[0] in "-./" or len(key) > _MAX_KEY:
-                return None
-            if len(keys_read) < _KEYS_READ_MAX:
-                keys_read.add(key)
-        if key in target:
-            return None
-        if not colon:
-            opened = key
-            continue
-        scalar = _simple_scalar(value)
-        if scalar is None:
-            return None
-        target[key] = scalar
-    if opened or not result:
-        return None
-    return result
-
-
-def _simple_key_lines(lines: list[str], data: dict[str, Value], keys: dict[str, int]) -> bool:
-    """Fill `keys` as `_Reader` fills it for frontmatter `read_simple` read as `data` (from
-    `lines`): the 0-based line of each top-level key, and of each key of a ``metadata``
-    mapping as ``metadata.<key>``, in the order of the text. False, `keys` untouched, where
-    `_Reader`'s rules for them are not this simple: a top-level key that starts with
-    ``metadata.`` (the first line of a key met twice is kept, and a ``metadata`` that is not
-    a mapping drops them); `read_yaml` then reads with `_Reader`."""
-    if any(key.startswith("metadata.") for key in data):
-        return False
-    opened = ""  # the top-level key whose nested mapping the indented lines belong to
-    for i, line in enumerate(lines):
-        if not line:
-            continue  # "" after a final newline (`read_simple` took no other empty line)
-        if line[0] == " ":
-            if opened == "metadata":
-                keys["metadata." + line.lstrip(" ").partition(": ")[0]] = i
-            continue
-        key, colon, _ = line.partition(": ")
-        opened = key if colon else line[:-1]  # "key:" opens a nested mapping
-        keys[opened] = i
-    return True
-
-
-#: Collections `read_nested` reads nested deeper than this are left to `_Reader`.
-_NESTED_DEPTH = 8
-
-
-def read_nested(lines: list[str]) -> dict[str, Value] | None:
-    """`read_yaml`'s second fast path, given the frontmatter's lines (checked by
-    `_allowed_characters`): block mappings of plain keys and block sequences (``- item``,
-    also at their key's own indentation), nested up to `_NESTED_DEPTH` deep, an entry being
-    a scalar or a mapping whose first key follows its ``-`` (``- name: X``), every scalar
-    plain or quoted on its line as in `read_simple`, or a mapping's value a block scalar
-    (``|``, ``>``: read by `_Reader.block`). One pass over the lines, keeping the open
-    collections on a stack: no recursion, no look-ahead. The mapping returned is the one
-    `_Reader` gives (tests/test_runtime_fast_paths.py compares them); None for anything
-    else (a blank or comment line, a continuation line, an indentation matching no open
-    collection, an empty value, ``- key:``, a sequence in a sequence, a flow sequence, a
-    duplicate key, ...): `read_yaml` then reads it with `_Reader`.
-    """
-    root: dict[str, Value] = {}
-    # The open collections, innermost last: (column, mapping or None, sequence or None).
-    stack: list[tuple[int, dict[str, Value] | None, list[Value] | None]] = [(0, root, None)]
-    pending: tuple[dict[str, Value], str, int] | None = None  # a "key:" and its column
-    keys_read = _KEYS_READ
-    blocks: _Reader | None = None  # reads the block scalars (``|``, ``>``), made when needed
-    end = len(lines) - 1 if lines and not lines[-1] else len(lines)  # "" after a final newline
-    i = 0
-    while i < end:
-        line = lines[i]
-        i += 1
-        stripped = line.lstrip(" ")
-        if not stripped:
-            return None  # a blank line
-        col = len(line) - len(stripped)
-        entry = stripped[0] == "-" and (len(stripped) == 1 or stripped[1] == " ")
-        if pending is not None:  # the first line of a key's nested collection
-            owner, key, at = pending
-            pending = None
-            if len(stack) >= _NESTED_DEPTH:
-                return None
-            if entry and col >= at:  # a sequence, maybe at its key's own column
-                items: list[Value] = []
-                owner[key] = items
-                stack.append((col, None, items))
-            elif not entry and col > at:
-                nested: dict[str, Value] = {}
-                owner[key] = nested
-                stack.append((col, nested, None))
-            else:
-                return None  # an empty value: `_Reader` reads it
-        else:
-            while stack[-1][0] > col:
-                stack.pop()
-            top = stack[-1]
-            if top[2] is not None and top[0] == col and not entry and len(stack) > 1:
-                stack.pop()  # a sequence at its key's column ends where a key follows
-                top = stack[-1]
-            if top[0] != col:
-                return None  # an indentation no open collection has
-        _, mapping, sequence = stack[-1]
-        if sequence is not None:
-            if not entry:
-                return None
-            item = stripped[1:].lstrip(" ")
-            if not item or (item[0] == "-" and (len(item) == 1 or item[1] == " ")):
-                return None  # a node on the next lines, a sequence in a sequence
-            key, colon, value = item.partition(": ")
-            if not colon:
-                if item[-1] == ":":
-                    return None  # "- key:"
-                scalar = _simple_scalar(item)
-                if scalar is None:
-                    return None
-                sequence.append(scalar)
-                continue
-            if len(stack) >= _NESTED_DEPTH:
-                return None
-            mapping = {}
-            sequence.append(mapping)
-            stack.append((len(line) - len(item), mapping, None))
-        else:
-            assert mapping is not None
-            if entry:
-                return None  # an entry where a key is due
-            key, colon, value = stripped.partition(": ")
-            if not colon:  # "key:" ends the line: its collection follows
-                if stripped[-1] != ":":
-                    return None
-                key = stripped[:-1]
-                if (key not in keys_read and not _simple_key(key)) or key in mapping:
-                    return None
-                pending = (mapping, key, col)
-                continue
-        if (key not in keys_read and not _simple_key(key)) or key in mapping:
-            return None
-        scalar = _simple_scalar(value)
-        if scalar is None:
-            header = value.lstrip(" ")
-            if header[:1] not in ("|", ">") or sequence is not None:
-                return None
-            # a block scalar, read by `_Reader` exactly as it reads it in a mapping whose
-            # keys are at this column (its lines and what follows them: the same list)
-            if blocks is None:
-                blocks = _Reader(lines)
-            try:
-                scalar, i = blocks.block(i - 1, len(line) - len(header), stack[-1][0])
-            except _Refused:
-                return None
-        mapping[key] = scalar
-    if pending is not None or not root:
-        return None  # a key with nothing under it, or nothing (the build side refuses it)
-    return root
-
-
-def _simple_scalar(value: str) -> str | None:
-    """A value `read_simple` reads, as it reads it: a plain scalar on its line (no ``": "``
-    or ``" #"`` in it, not ending in ``:``) or a quoted one (no quote of its kind in it, nor
-    a backslash in a double-quoted one), spaces around it cut; else None."""
-    value = value.strip(" ")
-    if not value:
-        return None
-    quote = value[0]
-    if quote in _INDICATORS:
-        text = value[1:-1]
-        if (quote not in "\"'" or len(value) < 2 or value[-1] != quote or quote in text
-                or (quote == '"' and "\\" in text)):
-            return None
-        return text
-    if (":" in value and (": " in value or value[-1] == ":")) or (
-            "#" in value and " #" in value):  # (one character is found by memchr first)
-        return None
-    return value
-
-
-def _simple_key(key: str) -> bool:
-    """Whether `read_nested` reads `key` (as `_check_key`, which refuses the others)."""
-    if not key or key.strip(_KEY_CHARS) or key[0] in "-./" or len(key) > _MAX_KEY:
-        return False
-    if len(_KEYS_READ) < _KEYS_READ_MAX:
-        _KEYS_READ.add(key)
-    return True
 
 
 def _allowed_characters(text: str) -> bool:
@@ -470,19 +241,11 @@ def _allowed_characters(text: str) -> bool:
     return True
 
 
-#: Keys already checked by `_check_key` (a skill's keys are few: a set lookup spares the
-#: check); bounded so that hostile input cannot grow it without end.
-_KEYS_READ: set[str] = set()
-_KEYS_READ_MAX = 4096
-
-
 def _check_key(key: str) -> None:
     """Refuse a key this reader does not read: other characters, a leading ``- . /``, too
     long for YAML's simple keys."""
     if not key or key.strip(_KEY_CHARS) or key[0] in "-./" or len(key) > _MAX_KEY:
         raise _Refused
-    if len(_KEYS_READ) < _KEYS_READ_MAX:
-        _KEYS_READ.add(key)
 
 
 def _indent(line: str) -> int:
@@ -569,8 +332,7 @@ class _Reader:
                     if stripped[-1] != ":":
                         raise _Refused
                     key = stripped[:-1]
-                if key not in _KEYS_READ:
-                    _check_key(key)
+                _check_key(key)
             if key in result:
                 raise _Refused  # a duplicate: the build side reports it
             if prefix is not None:

@@ -18,17 +18,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from skillpack._record import Record
 from skillpack.errors import Problem
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import Any, Literal, TypeAlias
-
-    Severity: TypeAlias = Literal["error", "warning"]
-else:  # a string at run time: the checker sees the Literal
-    Severity = str
 
 __all__ = [
     "BIDI",
@@ -46,18 +39,13 @@ ZERO_WIDTH = frozenset({0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 
                         0xFEFF, 0x180E, 0x00AD, 0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0,
                         *range(0x206A, 0x2070)})
 _TAGS = range(0xE0000, 0xE0080)
-#: What `find_invisible` reports, a run of tag characters as one: compiled on first use, not at
-#: import (about 0.6 ms of every start-up, for the few texts that hold one).
-_SUSPECT_SOURCE = ("[\U000e0000-\U000e007f]+|["
-                   + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
-_SUSPECT: re.Pattern[str] | None = None
-#: Any one character `_SUSPECT_SOURCE` looks for, as one character class, which `re` scans for
-#: several times faster than the alternation (most texts hold none): compiled on first use,
-#: not at import (start-up).
-_ANY_SUSPECT_SOURCE = ("[\U000e0000-\U000e007f"
-                       + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
-_ANY_SUSPECT: re.Pattern[str] | None = None
-_ASCII = bytes(range(0x80))
+#: What `find_invisible` reports, a run of tag characters as one.
+_SUSPECT = re.compile("[\U000e0000-\U000e007f]+|["
+                      + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
+#: Any one character `_SUSPECT` looks for, as one character class, which `re` scans for
+#: several times faster than the alternation (most texts hold none).
+_ANY_SUSPECT = re.compile("[\U000e0000-\U000e007f"
+                          + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
 _CODES = {"bidi": "text-bidi", "invisible": "text-invisible", "tag": "text-tag"}
 _WHAT = {
     "bidi": "a bidirectional control, which reorders how the text around it is shown",
@@ -66,7 +54,8 @@ _WHAT = {
 }
 
 
-class Finding(Record):
+@dataclass(frozen=True, slots=True)
+class Finding:
     """One invisible character: 1-based ``line`` and ``column`` (in code points), the code
     point, its ``kind`` (``bidi``, ``invisible`` or ``tag``) and, for a run of tag
     characters, ``hidden``: the ASCII text they spell."""
@@ -133,30 +122,6 @@ def _in_emoji_at(text: str, index: int) -> bool:
     return _in_emoji(text, start, end)
 
 
-def _may_hold_suspect(text: str) -> bool:
-    """Whether `text` holds a character `_SUSPECT_SOURCE` looks for, told from its characters
-    beyond ASCII alone (every such character is): the text in UTF-8 less its ASCII bytes is exactly
-    those characters in UTF-8 (each byte of a multi-byte sequence is 0x80 or more), a few
-    percent of most texts, and ``re`` searches that at once (the whole text: 6 times longer,
-    measured on the corpus's SKILL.md bodies)."""
-    beyond = text.encode("utf-8", "surrogatepass").translate(None, _ASCII)
-    return _any_suspect().search(beyond.decode("utf-8", "surrogatepass")) is not None
-
-
-def _any_suspect() -> re.Pattern[str]:
-    global _ANY_SUSPECT
-    if _ANY_SUSPECT is None:
-        _ANY_SUSPECT = re.compile(_ANY_SUSPECT_SOURCE)
-    return _ANY_SUSPECT
-
-
-def _suspect() -> re.Pattern[str]:
-    global _SUSPECT
-    if _SUSPECT is None:
-        _SUSPECT = re.compile(_SUSPECT_SOURCE)
-    return _SUSPECT
-
-
 def find_invisible(text: str) -> list[Finding]:
     """Every bidi control, zero-width/invisible format character and tag character of `text`,
     in order. A leading U+FEFF (a byte order mark) is not reported; a run of tag characters
@@ -164,13 +129,11 @@ def find_invisible(text: str) -> list[Finding]:
     findings: list[Finding] = []
     if text.isascii():  # every character looked for is beyond ASCII (a flag of the str: O(1))
         return findings
-    if not _may_hold_suspect(text):
-        return findings
-    first = _any_suspect().search(text)
+    first = _ANY_SUSPECT.search(text)
     if first is None:
         return findings
     line, line_start, counted = 1, 0, 0  # newlines counted up to `counted`
-    for match in _suspect().finditer(text, first.start()):
+    for match in _SUSPECT.finditer(text, first.start()):
         index = match.start()
         if (index == 0 and text[0] == "\ufeff") or _in_emoji(text, index, match.end()):
             continue
@@ -195,7 +158,7 @@ def find_invisible(text: str) -> list[Finding]:
 
 def invisible_problems(path: str, text: str, is_skill_md: bool) -> list[Problem]:
     """`find_invisible` as problems on `path`: errors in SKILL.md, warnings elsewhere."""
-    severity: Severity = "error" if is_skill_md else "warning"
+    severity: Literal["error", "warning"] = "error" if is_skill_md else "warning"
     problems: list[Problem] = []
     for found in find_invisible(text):
         what = _WHAT[found.kind]

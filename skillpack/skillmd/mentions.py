@@ -28,9 +28,9 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from skillpack._record import Record
 from skillpack.skillmd.commands import effective_program
 
 __all__ = ["SHELL_INFO", "Mention", "mentioned_programs", "split_commands"]
@@ -72,7 +72,8 @@ INTERPRETERS = frozenset({"python", "python3", "python2", "node", "bash", "sh", 
                           "perl", "deno", "bun", "Rscript", "php", "pwsh", "tsx", "ts-node"})
 
 
-class Mention(Record):
+@dataclass(frozen=True, slots=True)
+class Mention:
     """One command of the body: the ``program`` it starts, its 1-based ``line`` in SKILL.md,
     ``kind`` (``mentioned`` in a shell code block, ``runs-at-load`` for `` !`...` ``), the
     command ``text`` as written, the wrapper ``context`` (``via sudo``) and, for an

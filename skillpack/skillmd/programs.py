@@ -18,16 +18,13 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from skillpack._record import Record
 from skillpack.formats.shebang import shebang_line
 from skillpack.skillmd.commands import effective_program, literal_word
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import PARAM_REF
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = [
     "Program",
@@ -39,7 +36,8 @@ __all__ = [
 _BASH_ENTRY = re.compile(r"Bash\((.*)\)", re.DOTALL)
 
 
-class Program(Record):
+@dataclass(frozen=True, slots=True)
+class Program:
     """A program a skill runs. ``dynamic`` when its name is chosen by a tool argument.
 
     ``tools`` are the ids of the tools whose template starts it; ``sources`` say where it

@@ -13,16 +13,13 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from typing import Any
 
 from skillpack.errors import Problem
 from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.commands import run_problems
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import ALLOW_SECRETS_KEY, Skill
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = [
     "KNOWN_KEYS",

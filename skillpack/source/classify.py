@@ -43,7 +43,7 @@ from skillpack.storedzip.reader import read_zip_file
 from skillpack.storedzip.source import FileBytes
 
 __all__ = ["ARCHIVE_SUFFIXES", "Input", "Inputs", "Kind", "classify", "classify_all",
-           "no_skill", "unpacked_foreign"]
+           "no_skill", "read_input", "unpacked_foreign"]
 
 #: What an input is: a skill folder; an archive or bundle of ours (verified strictly); an
 #: archive made elsewhere (read as the folder it unpacks to).
@@ -211,8 +211,14 @@ def _strictly_ours(path: str) -> bool:
             return any(_ours_name(n) for n in read_zip_file(file).names)
         except ArchiveError:
             pass
+    return _is_ours(read_input(path), source=path)
+
+
+def read_input(path: str) -> bytes:
+    """The bytes of the archive file of an input (`read_regular`); one that cannot be read
+    raises `SkillpackError` saying why."""
     try:
-        return _is_ours(read_regular(path), source=path)
+        return read_regular(path)
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
 
@@ -229,11 +235,7 @@ def unpacked_foreign(items: Iterable[Input]) -> Iterator[list[Input]]:
             if item.kind != "foreign":
                 out.append(item)
                 continue
-            try:
-                data = read_regular(item.path)
-            except OSError as err:
-                raise SkillpackError(f"cannot read it: {err.strerror}",
-                                     path=item.path) from None
+            data = read_input(item.path)
             made.append(tempfile.mkdtemp(prefix="skillpack-unpacked-"))
             folder, _ = unpack(data, made[-1], source=item.path)
             out.append(replace(item, kind="folder", path=str(folder), origin=item.path))

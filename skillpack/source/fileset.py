@@ -8,18 +8,16 @@ matched (nothing is left out silently).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from skillpack._record import Record, field
 from skillpack.content.scan import ContentScan
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["FileSet", "HashedFile", "LeftOut", "WalkedFile", "display_path"]
 
 
-class LeftOut(Record):
+@dataclass(frozen=True, slots=True)
+class LeftOut:
     """A path the walk saw and did not carry; a folder's path ends with ``/``."""
 
     path: str
@@ -33,7 +31,8 @@ class LeftOut(Record):
         return cls(path=str(data["path"]), rule=str(data["rule"]))
 
 
-class WalkedFile(Record):
+@dataclass(frozen=True, slots=True)
+class WalkedFile:
     """A carried regular file, with the ``lstat`` facts the reader checks again on open.
 
     ``fs_path`` is the name on disk when it differs from ``path`` (a name that is not NFC).
@@ -52,7 +51,8 @@ class WalkedFile(Record):
         return self.fs_path if self.fs_path is not None else self.path
 
 
-class HashedFile(Record):
+@dataclass(frozen=True, slots=True)
+class HashedFile:
     """What a reading walk learnt of a file through the descriptor it classified the file
     by: its BLAKE3, what its content check found (`skillpack.content.scan`), its bytes when the
     walk kept them (for `pack` to write), and its `#!` line when it is executable and has
@@ -70,7 +70,8 @@ class HashedFile(Record):
     crc32: int | None = None
 
 
-class FileSet(Record):
+@dataclass(frozen=True, slots=True)
+class FileSet:
     """What a skill carries: ``files`` sorted by UTF-8 bytes of their path, and what was left out.
 
     ``allowed`` lists the secret allowances that named a carried file (a bare path, or

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Any
+
+import pathspec
 
 from skillpack.source.readfile import OPEN_FLAGS
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = [
     "BUILTIN_DIRS",
@@ -110,8 +109,6 @@ class SkillIgnore:
     line is not compiled, and the walk refuses the skill."""
 
     def __init__(self, text: str) -> None:
-        import pathspec  # only when a skill has a .skillignore
-
         patterns: list[Any] = []
         self._lines: list[tuple[int, str]] = []
         self.problems: list[tuple[str, str, str, int | None]] = []

@@ -15,12 +15,14 @@ this module (it reads no file).
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import stat
 import zlib
-from _queue import SimpleQueue  # queue's own, without queue's imports (start-up)
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from blake3 import blake3
 
@@ -28,11 +30,6 @@ from skillpack._threads import quiet_helper
 from skillpack.content.scan import ContentStream
 from skillpack.errors import SkillpackError
 from skillpack.formats.shebang import SHEBANG_MAX
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from hashlib import _Hash
-    from typing import Any
 
 __all__ = [
     "DIR_FLAGS",
@@ -52,11 +49,8 @@ __all__ = [
     "small_file_reader",
 ]
 
-def sha256_hasher(data: bytes = b"") -> _Hash:
-    """A SHA-256 hasher fed `data` (the manifest's second hash, pack's). hashlib is imported
-    on first use: it loads OpenSSL, about 3 ms of start-up that `check` never needs."""
-    import hashlib  # start-up: see the docstring
-
+def sha256_hasher(data: bytes = b"") -> hashlib._Hash:
+    """A SHA-256 hasher fed `data` (the manifest's second hash, pack's)."""
     return hashlib.sha256(data)
 
 
@@ -136,43 +130,6 @@ def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
     return read_small_file
 
 
-class _Beside:
-    """One helper thread that feeds each chunk given to `submit` to `feed` while the caller
-    goes on; `result` waits for the last one and raises what it raised. What a one-thread
-    ``concurrent.futures`` pool does, without its import (about 7 ms of every start-up)."""
-
-    def __init__(self, feed: Callable[[memoryview], object]) -> None:
-        self._feed = feed
-        self._todo: SimpleQueue[memoryview | None] = SimpleQueue()
-        self._done: SimpleQueue[BaseException | None] = SimpleQueue()
-        import threading  # start-up: only a large file starts a thread (about 2 ms)
-
-        self._thread = threading.Thread(target=self._run, name="skillpack-scan", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        quiet_helper()
-        while (chunk := self._todo.get()) is not None:
-            try:
-                self._feed(chunk)
-            except BaseException as err:  # handed to the caller by `result`
-                self._done.put(err)
-            else:
-                self._done.put(None)
-
-    def submit(self, chunk: memoryview) -> None:
-        self._todo.put(chunk)
-
-    def result(self) -> None:
-        error = self._done.get()
-        if error is not None:
-            raise error
-
-    def close(self) -> None:
-        self._todo.put(None)
-        self._thread.join()
-
-
 def _buffer() -> mmap.mmap:
     """A `READ_CHUNK` buffer to read a large file into: an anonymous memory map, not a
     ``bytearray`` (measured here: a fresh process's first 256 MiB read through two new
@@ -187,12 +144,7 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
     hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when
     given: all release the GIL), this thread runs the content check over it (`scan`: the RE2
     set and the rules hold the GIL) and reads the next chunk into the other buffer. Returns
-    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line).
-
-    The scan counts no lines (`ContentStream.uncounted`): when it finds something, the file
-    is read and scanned once more, counting, and must hash the same (`Changed` otherwise)."""
-    if scan is not None:
-        scan.uncounted()
+    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line)."""
     hasher = blake3(max_threads=blake3.AUTO)
     bufs = (_buffer(), _buffer())
     views = (memoryview(bufs[0]), memoryview(bufs[1]))
@@ -207,8 +159,7 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
     total = 0
     head = b""
     try:
-        helper = _Beside(digest)
-        try:
+        with ThreadPoolExecutor(1, "skillpack-hash", initializer=quiet_helper) as helper:
             turn = 0
             n = os.readv(fd, [bufs[turn]])
             while n:
@@ -218,49 +169,21 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
                 chunk = views[turn][:n]
                 if not head:
                     head = bytes(chunk[:HEAD])
-                helper.submit(chunk)
+                hashed = helper.submit(digest, chunk)
                 try:
                     if scan is not None:
                         scan.feed(chunk)
                     turn ^= 1
                     n = os.readv(fd, [bufs[turn]])  # the other buffer: the helper reads chunk
                 finally:
-                    helper.result()
+                    hashed.result()
                 chunk.release()
-        finally:
-            helper.close()
     finally:
         for view in views:
             view.release()
     if total != size:
         raise Changed
-    hex_digest = hasher.hexdigest()
-    if scan is not None and scan.recount():
-        _scan_again(fd, size, scan, hex_digest)
-    return hex_digest, head
-
-
-def _scan_again(fd: int, size: int, scan: ContentStream, hex_digest: str) -> None:
-    """Feed `scan` the `size` bytes of `fd` read again from the start (the file held a
-    finding: its lines are counted now); raises `Changed` unless they hash to `hex_digest`,
-    the bytes scanned the first time."""
-    hasher = blake3(max_threads=blake3.AUTO)
-    buf = _buffer()
-    view = memoryview(buf)
-    try:
-        total = 0
-        while n := os.preadv(fd, [buf], total):
-            total += n
-            if total > size:
-                raise Changed
-            chunk = view[:n]
-            hasher.update(chunk)
-            scan.feed(chunk)
-            chunk.release()
-    finally:
-        view.release()
-    if total != size or hasher.hexdigest() != hex_digest:
-        raise Changed
+    return hasher.hexdigest(), head
 
 
 def hash_fd(fd: int, size: int) -> str:

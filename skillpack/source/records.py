@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import errno
 import os
+from dataclasses import dataclass, field
 
-from skillpack._record import Record, field
 from skillpack.content.scan import (
     CLEAN,
     Allowances,
@@ -44,10 +44,6 @@ from skillpack.source.readfile import (
     small_file_reader,
 )
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from skillpack.formats.digest import FileColumns
-
 __all__ = [
     "HashedSet",
     "digest_skill",
@@ -59,7 +55,8 @@ __all__ = [
 ]
 
 
-class HashedSet(Record):
+@dataclass(frozen=True, slots=True)
+class HashedSet:
     """A file set hashed: each file's record, in order, and each executable's `#!` line."""
 
     records: list[FileRecord]
@@ -221,7 +218,8 @@ def digest_skill(skill: Skill | str | os.PathLike[str]) -> tuple[Skill, str]:
     return skill, digest_records(record_files(fileset))
 
 
-def _columns_read_by_walk(fileset: FileSet) -> FileColumns | None:
+def _columns_read_by_walk(
+        fileset: FileSet) -> tuple[list[str], list[str], list[int], list[str]] | None:
     """The digest columns of `fileset` when its walk read every file and found no private
     key in any (what `record_files` would then give, without making a record a file); else
     None."""

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from helpers.paths import FIXTURES, REPO
 from helpers.skills import make_tree
 
 from skillpack._atomic import TEMP_MARK
+from skillpack._threads import quiet_helper
 
 _HELD = textwrap.dedent('''
     import os, sys, time
@@ -224,8 +226,7 @@ def test_a_signal_raised_where_python_ignores_it_is_sent_again() -> None:
 def test_helper_threads_leave_signals_to_the_main_thread() -> None:
     """SIGINT and SIGTERM are blocked in the build's helper threads (the kernel then delivers
     them to the main thread, whose handler runs even while it waits on a helper)."""
-    from skillpack._threads import Background
-
-    mask = Background("test-mask").run(lambda: signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    with ThreadPoolExecutor(1, initializer=quiet_helper) as pool:
+        mask = pool.submit(signal.pthread_sigmask, signal.SIG_BLOCK, [])
     assert {signal.SIGINT, signal.SIGTERM} <= mask.result()
     assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])

@@ -5,13 +5,12 @@
 * `_may_hold_utf16_needles`: a file read as UTF-16 (a byte order mark, or the NULs of UTF-16
   text: every TrueType font of the corpus) is transcoded and scanned only when its bytes hold
   a rule's needle in UTF-16.
-* `_present` on a large text: its halves searched on two threads, the seam covered.
 * `_LITERALS`: the needles searched by Aho-Corasick (ahocorasick_rs, SIMD) in pieces of
-  `PIECE` bytes, the RE2 set run on the pieces holding one only.
-* `hash_large`'s scan counts no lines; a file holding a finding is read and scanned again,
-  counting.
+  `PIECE` bytes, the RE2 set run on the pieces holding one only; in a text of one piece,
+  the rules told from the literal matches (`_needles_in`) when they can be.
 
-Each is compared with the slow path (the fast path switched off) on the recall set of
+Each is compared with the slow path (the fast path switched off, or the RE2 set over the
+whole text) on the recall set of
 test_secret_rules, on generated inputs, and on every corpus file. Fake secrets are built at
 test time (see test_secret_rules).
 """
@@ -26,21 +25,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.cli import cli
+import re2
+from click.testing import CliRunner
 from helpers.paths import CORPUS
-from helpers.secrets import LEAKS, PROSE, aws_secret
+from helpers.secrets import LEAKS, aws_secret
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillpack.content import scan, secret_rules
+from skillpack.cli import main
+from skillpack.content import secret_rules
 from skillpack.content.scan import ContentStream, scan_content
 from skillpack.content.secret_rules import RULES, scan_text
 from skillpack.source import readfile
-from skillpack.source.readfile import LARGE_FILE, READ_CHUNK, Changed, hash_large
+from skillpack.source.readfile import READ_CHUNK, hash_large
 
-needs_re2 = pytest.mark.skipif(secret_rules._NEEDLES is None, reason="google-re2 is not installed")
-needs_literals = pytest.mark.skipif(secret_rules._LITERALS is None,
-                                    reason="google-re2 or ahocorasick_rs is not installed")
+
+def reference_present(text: bytes) -> tuple[tuple[secret_rules.Rule, ...], bool]:
+    """`_present` by the RE2 set over the whole text: no literal search."""
+    needles = secret_rules._NEEDLES
+    ats = sorted({needles.index[h] for h in needles.set.Match(text) or ()})
+    utf16 = bool(ats) and ats[-1] == secret_rules._UTF16_AT
+    return tuple(RULES[at] for at in ats if at != secret_rules._UTF16_AT), utf16
 
 
 def slow_scan(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object], bool]:
@@ -48,8 +53,7 @@ def slow_scan(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object
     with monkeypatch.context() as patch:
         patch.setattr(secret_rules, "_gate", lambda r: None)
         patch.setattr(secret_rules, "_may_hold_utf16_needles", lambda data: True)
-        patch.setattr(secret_rules, "SPLIT_SEARCH", 1 << 62)
-        patch.setattr(secret_rules, "_LITERALS", None)
+        patch.setattr(secret_rules, "_present", reference_present)
         found, marker = scan_text(data)
     return list(found), marker
 
@@ -104,21 +108,6 @@ def utf16_texts(draw: st.DrawFn) -> bytes:
 
 # -- the gate --------------------------------------------------------------------------------
 
-@needs_re2
-def test_every_gated_rule_match_is_a_gate_match() -> None:
-    """The gate is the rule without its look-arounds: wherever the rule matches, the gate
-    matches at the same place."""
-    gated = [r for r in RULES if r.gate is not None]
-    assert gated, "no rule has a gate"
-    for r in gated:
-        gate = secret_rules._gate(r)
-        assert gate is not None
-        for _, _, data, _ in LEAKS:
-            for match in r.pattern.finditer(data):
-                assert gate.search(data[match.start():]) is not None, r.id
-
-
-@needs_re2
 @settings(max_examples=400, deadline=None)
 @given(texts())
 def test_the_gate_changes_no_finding(data: bytes) -> None:
@@ -126,43 +115,8 @@ def test_the_gate_changes_no_finding(data: bytes) -> None:
         assert fast_scan(data) == slow_scan(data, patch)
 
 
-@needs_re2
-def test_an_aws_secret_is_still_found_through_the_gate() -> None:
-    """The gated rule still fires: a real assignment is found, one without a value is not."""
-    secret = aws_secret()
-    for name in ("aws_secret_access_key", "AWS_SECRET_KEY", "SecretAccessKey"):
-        data = PROSE + f"{name} = \"{secret}\"\n".encode() + PROSE
-        assert [f.rule for f in scan_text(data)[0]] == ["aws-secret-access-key"], name
-    assert scan_text(PROSE + b"aws_secret_access_key = ${AWS_SECRET}\n")[0] == []
-
-
 # -- the UTF-16 needle check -----------------------------------------------------------------
 
-@needs_re2
-def test_utf16_leaks_are_still_found() -> None:
-    """Every leak of the recall set, written in UTF-16 (both byte orders, with and without a
-    byte order mark), gives the same findings with and without the check, and they are
-    found in UTF-16."""
-    checked = 0
-    with pytest.MonkeyPatch.context() as patch:
-        for case, _path, data, _rules in LEAKS:
-            if b"\x00" in data:
-                continue  # already UTF-16
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue  # a compressed asset
-            for encoding, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")):
-                for head in (b"", bom):
-                    encoded = head + (PROSE.decode() + text).encode(encoding)
-                    fast = fast_scan(encoded)
-                    assert fast == slow_scan(encoded, patch), case
-                    assert fast[0], case
-                    checked += 1
-    assert checked >= 100
-
-
-@needs_re2
 @settings(max_examples=400, deadline=None)
 @given(utf16_texts())
 def test_the_utf16_check_changes_no_finding(data: bytes) -> None:
@@ -170,7 +124,6 @@ def test_the_utf16_check_changes_no_finding(data: bytes) -> None:
         assert fast_scan(data) == slow_scan(data, patch)
 
 
-@needs_re2
 def test_a_font_without_utf16_needles_is_not_transcoded(monkeypatch: pytest.MonkeyPatch
                                                          ) -> None:
     """A binary whose NULs make it read as UTF-16 and that holds no UTF-16 needle is never
@@ -197,11 +150,10 @@ def test_a_font_without_utf16_needles_is_not_transcoded(monkeypatch: pytest.Monk
 def _re2_utf16_check(data: bytes, monkeypatch: pytest.MonkeyPatch) -> bool:
     """`_may_hold_utf16_needles` with its literal search of the two halves switched off."""
     with monkeypatch.context() as patch:
-        patch.setattr(secret_rules, "_LITERALS", None)
+        patch.setattr(secret_rules, "_needle_pieces", lambda text: [(0, len(text))])
         return secret_rules._may_hold_utf16_needles(data)
 
 
-@needs_literals
 def test_the_halves_search_finds_every_utf16_needle_the_re2_search_finds(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Every rule's needle (a folded one in three cases), in UTF-16-LE and BE, at an even and
@@ -227,7 +179,6 @@ def test_the_halves_search_finds_every_utf16_needle_the_re2_search_finds(
     assert checked >= 37 * 2 * 5
 
 
-@needs_literals
 @pytest.mark.corpus
 def test_the_halves_search_agrees_on_every_corpus_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every corpus file read as UTF-16 (its fonts), and each with a UTF-16 leak appended."""
@@ -244,58 +195,13 @@ def test_the_halves_search_agrees_on_every_corpus_file(monkeypatch: pytest.Monke
 
 def _content_scans(path: str, data: bytes, monkeypatch: pytest.MonkeyPatch
                    ) -> tuple[object, object]:
-    """`scan_content` of `data` with `plainly_clean`, and without it (the full scan)."""
+    """`scan_content` of `data`, and with the RE2 set alone telling the rules (the full
+    scan)."""
     fast = scan_content(path, data, frozenset())
     with monkeypatch.context() as patch:
-        patch.setattr(scan, "plainly_clean", lambda data: False)
+        patch.setattr(secret_rules, "_present", reference_present)
         slow = scan_content(path, data, frozenset())
     return fast, slow
-
-
-@needs_literals
-def test_plainly_clean_texts_scan_as_the_full_scan_scans_them(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Texts at the edges of `plainly_clean`: one piece and one byte more, a NUL at the last
-    byte of the head looked at and the first one past it, each byte order mark, every leak
-    of the recall set and every needle (a piece's last bytes, its first): `scan_content`
-    gives what the full scan gives. Clean prose is told plainly clean; a needle never."""
-    one = secret_rules._ONE_PIECE
-    line = b"A line of the reference notes: nothing to hide here, just words.\n"
-    prose = (line * (one // len(line) + 2))[:one]
-    assert secret_rules.plainly_clean(prose)
-    assert not secret_rules.plainly_clean(prose + b"x")  # two pieces: the full scan
-    cases = [prose, prose + b"x", prose[:100], b"", b"\0", prose[:4095] + b"\0",
-             prose[:4096] + b"\0", b"\xff\xfe" + prose[:200], b"\xfe\xff" + prose[:200],
-             "PRIVATE KEY".encode("utf-16-le") + prose[:100]]
-    cases += [prose[:200] + leaked for _, _, leaked, _ in LEAKS]
-    cases += [head + leaked.decode("latin-1").encode(encoding)  # UTF-16 told by its NULs
-              for _, _, leaked, _ in LEAKS[:8] for encoding in ("utf-16-le", "utf-16-be")
-              for head in (b"", b"x" * 11, b"x" * 100)]
-    for rule in RULES:
-        for needle in rule.needles:
-            assert not secret_rules.plainly_clean(prose[:100] + needle), needle
-            cases += [prose[:one - len(needle)] + needle, needle + prose[len(needle):]]
-    rng = random.Random(18)
-    binaries = [rng.randbytes(4096) for _ in range(5)]  # a few NULs: no UTF-16 reading
-    assert all(secret_rules.plainly_clean(b) for b in binaries)
-    spread = [bytes(x for c in b[:2000] for x in (c, 0)) for b in binaries]  # read as UTF-16
-    assert not any(secret_rules.plainly_clean(b) for b in spread)
-    cases += binaries + spread
-    told = 0
-    for data in cases:
-        fast, slow = _content_scans("notes.md", data, monkeypatch)
-        assert fast == slow, data[:60]
-        told += secret_rules.plainly_clean(data)
-    assert 3 <= told < len(cases) - 80  # both ways are taken
-
-
-@needs_literals
-@settings(max_examples=300, deadline=None)
-@given(texts())
-def test_plainly_clean_changes_no_content_scan(data: bytes) -> None:
-    with pytest.MonkeyPatch.context() as patch:
-        fast, slow = _content_scans("notes.txt", data, patch)
-    assert fast == slow
 
 
 # -- a folded needle's core without its head (issue 18, fourth round) ------------------------
@@ -313,13 +219,10 @@ def _re2_needles(text: bytes) -> list[int]:
     return sorted(secret_rules._NEEDLES.set.Match(text) or ())
 
 
-@needs_re2
 def test_re2_folds_the_folded_needles_letters_as_the_core_check_knows() -> None:
-    """`_stray_cores` takes RE2's ``(?i:secret)`` for ``[sS\u017f][eE][cC][rR][eE][tT]``: asked
+    """`_needles_in` takes RE2's ``(?i:secret)`` for ``[sS\u017f][eE][cC][rR][eE][tT]``: asked
     of every code point of the BMP, RE2 folds to each letter exactly those; beyond it, no
     character has a case that is an ASCII letter."""
-    import re2
-
     assert secret_rules._FOLD_HEADS == (b"se",)
     expected = {"s": "sS\u017f", "e": "eE", "c": "cC", "r": "rR", "t": "tT"}
     for letter, spelt in expected.items():
@@ -330,48 +233,7 @@ def test_re2_folds_the_folded_needles_letters_as_the_core_check_knows() -> None:
     ascii_letters = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     assert not [cp for cp in range(0x10000, 0x110000)
                 if {chr(cp).lower(), chr(cp).upper(), chr(cp).casefold()} & ascii_letters]
-    assert secret_rules._kinds() is not None  # one automaton, no pattern a prefix of another
-
-
-@needs_literals
-def test_a_core_without_its_head_is_plainly_clean_only_when_no_needle_is_there(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every case of ``cret`` after every head (``se`` in each case, U+017F then ``e``, a
-    part of them, nothing) and before each needle or a core (a needle starting inside the
-    core's last letters, too): told plainly clean only when the RE2 set finds no needle,
-    and scanned as the full scan scans it."""
-    told = 0
-    for head, core, after in itertools.product(_HEADS, _CORES, _AFTER):
-        for text in (head + core + after, b"con" + head + core + after + b" end",
-                     core[:3] + head + core + after):
-            clean = secret_rules.plainly_clean(text)
-            if clean:
-                assert _re2_needles(text) == [], text
-                told += 1
-            fast, slow = _content_scans("notes.md", text, monkeypatch)
-            assert fast == slow, text
-    for needle in NEEDLES:  # a needle starting at each letter of a core but its first
-        for core in _CORES:
-            for cut in (1, 2, 3):
-                overlap = core[:cut] + needle
-                if needle.startswith(core[cut:]):
-                    assert not secret_rules.plainly_clean(overlap), overlap
-                assert not secret_rules.plainly_clean(b"x" + core + needle), (core, needle)
-    assert told > 100  # the check tells many at once
-
-
-@needs_literals
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(_HEADS + _CORES + _AFTER + [b" ", b"\n", b"crete", b"T3Bl"]),
-                max_size=12))
-def test_texts_of_cores_and_needles_are_plainly_clean_only_without_a_needle(
-        parts: list[bytes]) -> None:
-    text = b"".join(parts)
-    if secret_rules.plainly_clean(text):
-        assert _re2_needles(text) == [], text
-    with pytest.MonkeyPatch.context() as patch:
-        fast, slow = _content_scans("notes.txt", text, patch)
-    assert fast == slow
+    assert secret_rules._KINDS is not None  # one automaton, no pattern a prefix of another
 
 
 # -- the corpus ------------------------------------------------------------------------------
@@ -397,37 +259,6 @@ def test_every_corpus_file_scans_the_same(monkeypatch: pytest.MonkeyPatch) -> No
 NEEDLES = sorted({n for r in RULES for n in r.needles} | {m for _, _, m in secret_rules._UTF16})
 
 
-@needs_re2
-def test_a_needle_across_the_middle_of_a_split_search_is_found() -> None:
-    """Every needle, placed at every offset across the middle of a text searched in two halves
-    (and at its two ends), is found; the text without it holds none."""
-    size = secret_rules.SPLIT_SEARCH + 1001
-    blank = bytes(size)
-    assert not secret_rules._any_needle(blank)
-    middle = size // 2
-    for needle in NEEDLES:
-        for at in [0, size - len(needle), *range(middle - len(needle), middle + 2)]:
-            text = blank[:at] + needle + blank[at + len(needle):]
-            assert len(text) == size
-            assert secret_rules._any_needle(text), (needle, at)
-
-
-@needs_re2
-@settings(max_examples=60, deadline=None)
-@given(st.integers(secret_rules.SPLIT_SEARCH, secret_rules.SPLIT_SEARCH * 2),
-       st.sampled_from(NEEDLES), st.floats(0, 1), st.binary(max_size=64))
-def test_the_split_search_is_the_plain_search(size: int, needle: bytes, where: float,
-                                              noise: bytes) -> None:
-    at = int(where * (size - len(needle) - len(noise)))
-    text = (bytes(at) + noise + needle).ljust(size, b"\x01")
-    assert secret_rules._NEEDLES is not None
-    assert secret_rules._any_needle(text) == (
-        secret_rules._NEEDLES.any.search(text) is not None)
-    cut = text[:at + len(noise) + len(needle) - 1].ljust(size, b"\x01")
-    assert secret_rules._any_needle(cut) == (secret_rules._NEEDLES.any.search(cut) is not None)
-
-
-@needs_re2
 def test_a_token_split_over_two_chunks_of_a_large_stream_is_found() -> None:
     """A large file streamed in 4 MiB chunks (each window searched in two halves): a token
     across a chunk seam, and one across a window's middle, are each found once, at their
@@ -462,10 +293,8 @@ LITERAL_NEEDLES = sorted(
 
 
 def re2_present(text: bytes) -> tuple[tuple[str, ...], bool]:
-    """`_present` by the RE2 search and set alone (no literal search), as rule ids."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(secret_rules, "_LITERALS", None)
-        rules, utf16 = secret_rules._present(text)
+    """`_present` by the RE2 set alone (no literal search), as rule ids."""
+    rules, utf16 = reference_present(text)
     return tuple(r.id for r in rules), utf16
 
 
@@ -474,7 +303,6 @@ def literal_present(text: bytes) -> tuple[tuple[str, ...], bool]:
     return tuple(r.id for r in rules), utf16
 
 
-@needs_literals
 def test_the_literal_patterns_are_every_needle() -> None:
     """Each case-sensitive needle and UTF-16 marker once, and every ASCII case of the last
     four letters of the folded one (``cret``): 54 patterns, one automaton (Teddy takes 64)."""
@@ -489,15 +317,13 @@ def test_the_literal_patterns_are_every_needle() -> None:
     assert len(flat) == len(exact) + 16
 
 
-@needs_literals
 def test_a_needle_at_every_seam_of_the_pieces_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every needle (each case of a folded one), at every offset across a piece's end, across
-    the middle of a split search and at the two ends of the text, and in a text of one piece:
+    """Every needle (each case of a folded one), at every offset across a piece's end and at
+    the two ends of the text, and in a text of one piece:
     the same rules and UTF-16 marker as the RE2 search of the whole text; the text without it
     holds none."""
     piece = secret_rules.PIECE
     size = 4 * piece + 1001
-    monkeypatch.setattr(secret_rules, "SPLIT_SEARCH", 3 * piece)  # split this text too
     blank = bytes(size)
     assert literal_present(blank) == re2_present(blank) == ((), False)
     middle = size // 2 // piece * piece
@@ -518,7 +344,6 @@ def test_a_needle_at_every_seam_of_the_pieces_is_found(monkeypatch: pytest.Monke
             assert got[0] or got[1], (needle, at)
 
 
-@needs_literals
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 3 * secret_rules.PIECE), st.lists(st.tuples(
     st.sampled_from(LITERAL_NEEDLES), st.floats(0, 1)), max_size=6), st.binary(max_size=64))
@@ -532,7 +357,6 @@ def test_the_literal_search_tells_the_rules_the_re2_set_tells(
     assert literal_present(data) == re2_present(data)
 
 
-@needs_literals
 def test_needles_end_to_end_are_searched_piece_by_piece() -> None:
     """A text of needles end to end (one match every few bytes): the same rules as the RE2 set,
     no automaton search longer than one piece."""
@@ -542,13 +366,12 @@ def test_needles_end_to_end_are_searched_piece_by_piece() -> None:
                for start, end in secret_rules._needle_pieces(text))
 
 
-@needs_literals
 def test_one_piece_texts_tell_the_rules_the_re2_set_tells_from_the_literal_matches() -> None:
     """`_present` of a text of one piece takes the rules from the literal matches
     (`_needles_in`): two needles overlapping in every way they can (the second starting
     inside the first: the automaton reports only the first), each after every head of a
     folded core, and texts of more than `_FEW` matches: what the RE2 set tells."""
-    assert secret_rules._kinds() is not None
+    assert secret_rules._KINDS is not None
     told = 0
     for first, second in itertools.product(LITERAL_NEEDLES, repeat=2):
         for cut in range(1, len(first)):  # `second` starts at first[cut:] when they agree
@@ -569,7 +392,6 @@ def test_one_piece_texts_tell_the_rules_the_re2_set_tells_from_the_literal_match
     assert literal_present(many) == re2_present(many)
 
 
-@needs_literals
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(LITERAL_NEEDLES + _HEADS + [b" ", b"x", b"\0", b"ret",
                                                          b"T3Bl", b"hf", b"_"]), max_size=14))
@@ -579,7 +401,7 @@ def test_one_piece_texts_of_needles_and_their_parts_tell_what_the_re2_set_tells(
     assert literal_present(text) == re2_present(text)
 
 
-# -- the large file's scan without line counts -----------------------------------------------
+# -- a large file's scan, chunk by chunk ----------------------------------------------------
 
 def _large(tmp_path: Path, body: bytes) -> Path:
     path = tmp_path / "big.txt"
@@ -587,7 +409,8 @@ def _large(tmp_path: Path, body: bytes) -> Path:
     return path
 
 
-def _lazy(path: Path, allow: frozenset[str] = frozenset()) -> tuple[str, object]:
+def _read(path: Path, allow: frozenset[str] = frozenset()) -> tuple[str, object]:
+    """The content check of `path` as the large-file reader runs it."""
     stream = ContentStream(path.name, allow)
     fd = os.open(path, readfile.OPEN_FLAGS)
     try:
@@ -606,61 +429,11 @@ def _counted(path: Path, allow: frozenset[str] = frozenset()) -> object:
     return stream.finish()
 
 
-def _token(rng: random.Random) -> bytes:
-    return b"hf_" + bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ") for _ in range(34))
-
-
-@needs_re2
-def test_a_large_file_is_scanned_once_and_again_only_for_its_findings(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A large file holding no secret is read once; one holding tokens (on the first line,
-    across a chunk seam, on a line longer than the overlap, in the last bytes) is read
-    again, and its findings are those of the counting scan, at the same lines and columns;
-    so are those of a UTF-16 key block starting in the middle of the file."""
-    rng = random.Random(5)
-    again: list[int] = []
-    real = readfile._scan_again
-
-    def counting(fd: int, size: int, scan: ContentStream, hex_digest: str) -> None:
-        again.append(size)
-        real(fd, size, scan, hex_digest)
-
-    monkeypatch.setattr(readfile, "_scan_again", counting)
-    body = bytearray(b"words and more words " * ((2 * READ_CHUNK + 5000) // 21))
-    for at in range(0, len(body), 3001):
-        body[at] = 0x0A
-    clean = _large(tmp_path, bytes(body))
-    assert len(body) >= LARGE_FILE
-    assert _lazy(clean)[1] == _counted(clean)
-    assert again == []
-    long_line_at = READ_CHUNK + READ_CHUNK // 2
-    body[long_line_at - 20000:long_line_at + 100] = b"y" * 20100  # no line break in 20 KB
-    for at in (1, READ_CHUNK - 10, long_line_at, len(body) - 40):
-        token = _token(rng)
-        body[at - 1] = 0x20
-        body[at:at + len(token)] = token
-        body[at + len(token):at + len(token) + 1] = b" "
-    leaky = _large(tmp_path, bytes(body[:len(body) - 2]))
-    lazy = _lazy(leaky)[1]
-    assert lazy == _counted(leaky)
-    assert [f.rule for f in lazy.findings] == ["huggingface-token"] * 4  # type: ignore[attr-defined]
-    assert [(f.line, f.column) for f in lazy.findings] == [  # type: ignore[attr-defined]
-        (f.line, f.column) for f in scan_text(leaky.read_bytes())[0]]
-    assert again == [leaky.stat().st_size]
-    key = ("-----BEGIN RSA " + "PRIVATE KEY-----\n" + "MIIEow" * 20 + "\n").encode("utf-16-le")
-    middle = READ_CHUNK + 78  # a UTF-16 reading starts at an even offset
-    marked = _large(tmp_path, bytes(body[:middle]) + key + bytes(body[middle:]))
-    lazy = _lazy(marked, frozenset({"huggingface-token"}))[1]
-    assert lazy == _counted(marked, frozenset({"huggingface-token"}))
-    assert "private-key" in {f.rule for f in lazy.findings}  # type: ignore[attr-defined]
-
-
-@needs_re2
 @pytest.mark.parametrize("cut", [1, 2, 3, 26])
 def test_a_needle_across_a_chunk_seam_of_a_large_file_is_found(tmp_path: Path, cut: int) -> None:
-    """A window holding no needle is moved on without joining its tail to the chunk: a needle
-    cut by the seam of two chunks (its first `cut` bytes in the first), in a file with line
-    breaks, is still found, at its line and column, as the counting scan finds it."""
+    """A needle cut by the seam of two chunks of a large file (its first `cut` bytes in the
+    first), in a file with line breaks, is found by the reader's scan at its line and column,
+    as the scan of the whole text finds it."""
     needle = b"pypi-AgENdGVzdC5weXBpLm9yZw" if cut == 26 else b"hf_"
     rng = random.Random(cut)
     token = (needle + bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJ")
@@ -673,10 +446,10 @@ def test_a_needle_across_a_chunk_seam_of_a_large_file_is_found(tmp_path: Path, c
     body[at:at + len(token)] = token
     body[at + len(token)] = 0x20
     path = _large(tmp_path, bytes(body))
-    lazy = _lazy(path)[1]
-    assert lazy == _counted(path)
+    read = _read(path)[1]
+    assert read == _counted(path)
     found = scan_text(path.read_bytes())[0]
-    assert found and [(f.rule, f.line, f.column) for f in lazy.findings] == [  # type: ignore[attr-defined]
+    assert found and [(f.rule, f.line, f.column) for f in read.findings] == [  # type: ignore[attr-defined]
         (f.rule, f.line, f.column) for f in found]
 
 
@@ -686,73 +459,12 @@ def _pypi_test_token() -> bytes:
     return b"pypi-" + base64.urlsafe_b64encode(macaroon).rstrip(b"=")
 
 
-@needs_re2
-def test_a_large_file_changed_before_it_is_read_again_is_refused(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The second read must hash as the first: a file rewritten in between raises Changed."""
-    body = bytearray(b"z" * (LARGE_FILE + 100))
-    token = _token(random.Random(9))
-    body[10:10 + len(token)] = token
-    body[9] = body[10 + len(token)] = 0x20
-    path = _large(tmp_path, bytes(body))
-    assert _lazy(path)[1].findings  # type: ignore[attr-defined]
-    real = ContentStream.recount
-
-    def rewrite(self: ContentStream) -> bool:
-        with open(path, "r+b") as handle:  # the same size, another byte
-            handle.seek(LARGE_FILE)
-            handle.write(b"Z")
-        return real(self)
-
-    monkeypatch.setattr(ContentStream, "recount", rewrite)
-    with pytest.raises(Changed):
-        _lazy(path)
-
-
 # -- the rules searched around their needles -------------------------------------------------
 
-def whole_window_scan(data: bytes) -> tuple[list[object], bool]:
-    """`scan_text` with each rule searched over the whole text, not its regions."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(secret_rules, "_widened", lambda pieces, size: [(0, size)])
-        return fast_scan(data)
-
-
-#: The recall set's texts (not its compressed assets): leaks to place in a large text.
 TEXT_LEAKS = [data for _, path, data, _ in LEAKS
               if not path.endswith(("gz", "zip", "tar")) and b"\x00" not in data]
 
 
-@needs_literals
-@settings(max_examples=80, deadline=None)
-@given(st.integers(2, 5), st.lists(st.tuples(st.integers(0, len(TEXT_LEAKS) - 1),
-                                             st.floats(0, 1), st.integers(-40, 40)),
-                                   min_size=1, max_size=6),
-       st.sampled_from([b"x", b" ", b"\n", b"A", b"a1 "]))
-def test_the_rules_searched_around_their_needles_find_what_the_whole_text_gives(
-        pieces: int, leaks: list[tuple[int, float, int]], filler: bytes) -> None:
-    """Leaks of the recall set placed anywhere in a text of several pieces, or across a
-    piece's end (the filler running on into them, letters or not): the same findings, at
-    the same lines and columns, as each rule searched over the whole text."""
-    size = pieces * secret_rules.PIECE
-    text = bytearray((filler * (size // len(filler) + 1))[:size])
-    for which, where, near_seam in leaks:
-        leak = TEXT_LEAKS[which]
-        at = int(where * (size - len(leak)))
-        if near_seam:  # across the end of the piece it would start in
-            at = max(0, min(size - len(leak),
-                            at // secret_rules.PIECE * secret_rules.PIECE + near_seam))
-        text[at:at + len(leak)] = leak
-    data = bytes(text)
-    fast = fast_scan(data)
-    assert fast == whole_window_scan(data)
-    stream = secret_rules.StreamScan()
-    for at in range(0, len(data), 3 * secret_rules.PIECE + 7):
-        stream.feed(data[at:at + 3 * secret_rules.PIECE + 7])
-    assert stream.finish() == fast[0]
-
-
-@needs_literals
 def test_a_token_running_into_letters_at_a_region_end_is_not_cut() -> None:
     """A token whose needle sits at a piece's end, followed by more letters than the token
     takes: not a token (its look-ahead sees the letters), with regions as without."""
@@ -762,7 +474,8 @@ def test_a_token_running_into_letters_at_a_region_end_is_not_cut() -> None:
         for at in (piece - 3, piece - 1, 2 * piece - 2):
             data = bytearray(b" " * (3 * piece))
             data[at:at + len(token)] = token
-            assert fast_scan(bytes(data)) == whole_window_scan(bytes(data)), (len(tail), at)
+            with pytest.MonkeyPatch.context() as patch:
+                assert fast_scan(bytes(data)) == slow_scan(bytes(data), patch), (len(tail), at)
 
 
 # -- an adversarial review of the fast paths (issue 18, review) ------------------------------
@@ -792,7 +505,6 @@ def _placed(noise: bytes, needle: bytes, end: int) -> bytes:
     return head + needle + line
 
 
-@needs_literals
 def test_hostile_texts_around_the_folded_core_scan_as_the_full_scan(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """An AWS secret key assigned to ``AWS_SECRET_ACCESS_KEY`` in every case and with the
@@ -801,7 +513,7 @@ def test_hostile_texts_around_the_folded_core_scan_as_the_full_scan(
     at the last byte of one piece (`_ONE_PIECE`) and one byte past it; in UTF-8, and in
     UTF-16 (LE and BE, with and without a byte order mark): `scan_content` gives what the
     full scan gives, the RE2 set's rules are what the literal matches tell, and a text
-    `plainly_clean` passes holds no needle. Each ASCII spelling in UTF-8 is refused."""
+    Each ASCII spelling in UTF-8 is refused."""
     one = secret_rules._ONE_PIECE
     refused = 0
     for spelt, noise in itertools.product(_SPELLINGS, _NOISE):
@@ -822,26 +534,21 @@ def test_hostile_texts_around_the_folded_core_scan_as_the_full_scan(
                 assert fast_scan(data) == slow_scan(data, monkeypatch), (spelt, noise, end)
                 if len(data) <= one:
                     assert literal_present(data) == re2_present(data), (spelt, noise, end)
-                if secret_rules.plainly_clean(data):
-                    assert _re2_needles(data) == [], (spelt, noise, end)
             if spelt.isascii():
                 assert scan_content("notes.md", text, frozenset()).refused, (spelt, end)
                 refused += 1
     assert refused == 4 * len(_NOISE) * 4
 
 
-@needs_literals
-def test_stray_cores_then_a_needle_anywhere_are_plainly_clean_only_without_it() -> None:
+def test_stray_cores_then_a_needle_anywhere_tell_what_the_re2_set_tells() -> None:
     """A text of nothing but stray cores (``cret`` in each case, no head), one piece long,
-    is plainly clean. With a needle (or the folded one's head put back) at its start, its
+    holds no needle. With a needle (or the folded one's head put back) at its start, its
     middle, its very end, or cut by the end; and, in a short one, a needle starting at each
     byte of a core but its first (the automaton reports the core only, `_hides` must see
-    the needle): plainly clean only when the RE2 set finds nothing, and `_present` tells what
-    the RE2 set tells."""
+    the needle): `_present` tells what the RE2 set tells."""
     cores = b" ".join(_CORES) + b" "
     body = (cores * (secret_rules._ONE_PIECE // len(cores) + 1))[:secret_rules._ONE_PIECE - 40]
-    assert secret_rules.plainly_clean(body) and _re2_needles(body) == []
-    assert secret_rules.plainly_clean(b"")
+    assert literal_present(body) == ((), False) and _re2_needles(body) == []
     assert scan_content("x.md", b"", frozenset()).refused is False
     texts = []
     for needle in [*NEEDLES, b"se", b"SE", _LONG_S + b"E"]:
@@ -853,15 +560,11 @@ def test_stray_cores_then_a_needle_anywhere_are_plainly_clean_only_without_it() 
         texts += [short + core[:cut] + needle for core in (b"cret", b"CRET") for cut in (1, 2, 3)]
     needled = 0
     for text in texts:
-        if secret_rules.plainly_clean(text):
-            assert _re2_needles(text) == [], text[-60:]
-        else:
-            needled += 1
+        needled += _re2_needles(text) != []
         assert literal_present(text) == re2_present(text), text[-60:]
     assert needled > len(NEEDLES) * 4
 
 
-@needs_literals
 def test_a_skill_whose_only_needle_follows_many_stray_cores_is_refused(tmp_path: Path) -> None:
     """Through the command line: `skillpack check` of a skill whose notes hold an AWS secret
     key (in any case of ``secret``) after more stray cores than `_FEW` refuses it, naming the
@@ -872,20 +575,19 @@ def test_a_skill_whose_only_needle_follows_many_stray_cores_is_refused(tmp_path:
     notes = skill / "notes" / "plan.md"
     stray = b"A concrete, discrete plan.\n" * (secret_rules._FEW + 3)
     notes.write_bytes(stray)
-    assert cli("check", skill).exit_code == 0
+    assert CliRunner().invoke(main, ["check", str(skill)]).exit_code == 0
     for spelt in (b"secret", b"SECRET", b"sEcReT"):
         notes.write_bytes(stray + _aws_line(spelt) + stray)
-        result = cli("check", skill)
+        result = CliRunner().invoke(main, ["check", str(skill)])
         assert result.exit_code != 0, spelt
         assert "aws-secret-access-key" in result.output and "notes/plan.md" in result.output
 
 
-@needs_literals
 def test_utf16_text_without_a_nul_in_its_head_is_read_by_its_byte_order_mark(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """UTF-16 text whose head holds no NUL (4 KiB and more of CJK characters) and then an AWS
     key: with a byte order mark it is read as UTF-16 and refused, by `scan_content` as by the
-    full scan (`plainly_clean`'s NUL shortcut stands aside for a byte order mark); without
+    full scan (the NUL test of the head stands aside for a byte order mark); without
     one it is not UTF-16 to either, and a UTF-16 ``PRIVATE KEY`` there is still a needle."""
     cjk = "\u6f22\u5b57\u306e\u30e1\u30e2\u3002" * 500  # no byte of it is NUL in UTF-16
     leak = "\nAWS_SECRET_ACCESS_KEY=" + aws_secret() + "\n"
@@ -897,6 +599,5 @@ def test_utf16_text_without_a_nul_in_its_head_is_read_by_its_byte_order_mark(
             fast, slow = _content_scans("notes.txt", data, monkeypatch)
             assert fast == slow, (encoding, data[:2])
         data = bom + head + leak.encode(encoding)
-        assert not secret_rules.plainly_clean(data)
         assert scan_content("notes.txt", data, frozenset()).refused
-        assert not secret_rules.plainly_clean(head + "PRIVATE KEY".encode(encoding))
+        assert literal_present(head + "PRIVATE KEY".encode(encoding))[1]

@@ -6,11 +6,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.paths import CORPUS, FIXTURES
+from helpers.paths import CORPUS_SKILLS, FIXTURES
 from helpers.skills import write_skill
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillpack.errors import SkillError, SkillpackError
 from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES, normalise_text, split_frontmatter
+from skillpack.skillmd.frontmatter_reader import closing_line
 from skillpack.skillmd.skill import parse_skill
 from skillpack.source.load import parse_skill_file
 
@@ -206,28 +209,70 @@ def test_missing_skill_md(tmp_path: Path) -> None:
                                "is a folder holding SKILL.md)")
 
 
+# -- the closing delimiter: the first line whose rstrip() is "---" -------------------------------
+
+
+def _closing_by_lines(rest: str) -> tuple[int, int] | str:
+    """The closing delimiter as split_frontmatter looked for it before: each line in turn,
+    stopping at the first line past the size limit. (offset, line in the file), or the
+    refusal's code."""
+    offset, line_no = 0, 1
+    while offset <= len(rest):
+        if offset > MAX_FRONTMATTER_BYTES:
+            return "frontmatter-too-large"
+        end = rest.find("\n", offset)
+        line = rest[offset:] if end < 0 else rest[offset:end]
+        line_no += 1
+        if line.rstrip() == "---":
+            return offset, line_no
+        if end < 0:
+            break
+        offset = end + 1
+    return "frontmatter-unterminated"
+
+
+def _closing_now(rest: str) -> tuple[int, int] | str:
+    """What split_frontmatter finds now: the same triple from `closing_line`."""
+    closing = closing_line(rest, 0)
+    if (closing if closing >= 0 else rest.rfind("\n") + 1) > MAX_FRONTMATTER_BYTES:
+        return "frontmatter-too-large"
+    if closing < 0:
+        return "frontmatter-unterminated"
+    return closing, rest.count("\n", 0, closing) + 2
+
+
+_LINES = ["---", "--- ", "---\t", "---\x0b", "---\x85", "---\u2003", "----", " ---", "---x",
+          "--- x", "-- -", "--", "-", "", " ", "name: x", "a: ---", "#---", "\t---", "---\r"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_LINES), max_size=8), st.booleans())
+def test_the_closing_line_is_the_one_each_line_in_turn_finds(lines: list[str],
+                                                           newline: bool) -> None:
+    rest = "\n".join(lines) + ("\n" if newline else "")
+    assert _closing_now(rest) == _closing_by_lines(rest), repr(rest)
+    if _closing_by_lines(rest) == "frontmatter-unterminated":
+        with pytest.raises(SkillError) as info:
+            split_frontmatter("---\n" + rest, file="SKILL.md")
+        assert info.value.problems[0].code == "frontmatter-unterminated"
+
+
+def test_the_closing_line_at_the_size_limit() -> None:
+    """Lines starting just under, at and past the limit; a closing line past it, none, and
+    many ``----`` lines before it (each looked at up to the limit, no further)."""
+    limit = MAX_FRONTMATTER_BYTES
+    for start in (limit - 2, limit - 1, limit, limit + 1, limit + 2):
+        for tail in ("---", "---\n", "----\n", "----", "x\n---\n", "\n"):
+            rest = "a" * (start - 1) + "\n" + tail
+            assert _closing_now(rest) == _closing_by_lines(rest), (start, tail)
+    many = "----\n" * (limit // 5 + 10) + "---\n"
+    assert _closing_now(many) == _closing_by_lines(many) == "frontmatter-too-large"
+    assert _closing_now("") == _closing_by_lines("") == "frontmatter-unterminated"
+
+
 @pytest.mark.corpus
-def test_libyaml_fast_path_parses_every_corpus_and_fixture_frontmatter_like_pure_python(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The libyaml composer (taken when PyYAML has it) and the pure-Python one must agree
-    on data and key lines for every real SKILL.md; and the fast path must really be taken."""
-    import yaml
-
-    from skillpack.skillmd import frontmatter
-
-    if not getattr(yaml, "__with_libyaml__", False):
-        pytest.skip("this PyYAML was built without libyaml: only the pure-Python path exists")
-    files = sorted(CORPUS.glob("*/*/SKILL.md")) + sorted(FIXTURES.glob("*/SKILL.md"))
-    assert len(files) >= 184
-    taken = 0
-    for path in files:
-        text = frontmatter.normalise_text(path.read_text(encoding="utf-8"))
-        fast = frontmatter.split_frontmatter(text, file=str(path))
-        taken += frontmatter._compose_fast(text.split("\n---", 1)[0][4:]) is not None
-        with monkeypatch.context() as patched:
-            patched.setattr(frontmatter, "_compose_fast", lambda _text: None)
-            slow = frontmatter.split_frontmatter(text, file=str(path))
-        assert (fast.data, fast.lines, fast.body, fast.body_line) == (
-            slow.data, slow.lines, slow.body, slow.body_line), path
-    assert taken == len(files)
+def test_the_closing_line_of_every_corpus_skill() -> None:
+    for skill in CORPUS_SKILLS:
+        text = normalise_text((skill / "SKILL.md").read_text("utf-8"))
+        rest = text.partition("\n")[2]
+        assert _closing_now(rest) == _closing_by_lines(rest), skill

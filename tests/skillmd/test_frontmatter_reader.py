@@ -5,7 +5,7 @@ refuses (None); it never guesses.
   the corpus is read in full;
 * generated frontmatter (keys, scalars in every style, lists, nesting, block scalars) and
   fuzzed YAML-ish text: equal whenever the reader reads, against both of the build side's
-  YAML paths (libyaml and pure Python); a simple subset is never refused;
+  YAML loads (libyaml and pure Python); a simple subset is never refused;
 * hostile input (deep nesting, megabyte lines, surrogate escapes, NUL, BOM): refused or
   equal, never an exception, with work linear in the input's size.
 """
@@ -13,31 +13,97 @@ refuses (None); it never guesses.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.frontmatter import (
-    KEYS,
-    TEXT,
-    YAMLISH,
-    assert_build_side_agrees,
-    assert_exact_or_refused,
-    build_side,
-    document,
-    double_quoted,
-    mappings,
-    runtime_side,
-    single_quoted,
-)
 from helpers.paths import CORPUS_SKILLS, FIXTURES
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from skillpack.errors import SkillError
 from skillpack.skillmd import frontmatter
 from skillpack.skillmd import frontmatter_reader as reader
-from skillpack.skillmd.frontmatter_reader import read_yaml
+from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
+from skillpack.skillmd.frontmatter_reader import read_frontmatter, read_yaml
+
+Outcome = tuple[dict[str, Any], str, int] | None
+
+
+@contextmanager
+def yaml_only() -> Iterator[None]:
+    """The build side with YAML alone: without the exact reader it tries first (the reader
+    is what these tests check against YAML)."""
+    saved = frontmatter.read_yaml
+    frontmatter.read_yaml = lambda text, keys=None: None
+    try:
+        yield
+    finally:
+        frontmatter.read_yaml = saved
+
+
+def yaml_front(source: str) -> frontmatter.Frontmatter | None:
+    """The build side's split and YAML load of `source`, or None if refused."""
+    with yaml_only():
+        try:
+            return split_frontmatter(normalise_text(source))
+        except SkillError:
+            return None
+
+
+def build_side(source: str) -> Outcome:
+    """What `skillpack.skillmd.skill.parse_skill` takes from the frontmatter (YAML's
+    reading), or None if refused."""
+    front = yaml_front(source)
+    return None if front is None else (front.data, front.body, front.body_line)
+
+
+def assert_build_side_agrees(source: str) -> None:
+    """The build side as it runs (the reader first, YAML for the rest) gives what YAML alone
+    gives: data in the same order, the same key lines, or the same refusal."""
+    want = yaml_front(source)
+    try:
+        got: frontmatter.Frontmatter | None = split_frontmatter(normalise_text(source))
+    except SkillError:
+        got = None
+    assert got == want, source
+    if got is not None and want is not None:
+        assert list(got.lines.items()) == list(want.lines.items()), source
+        assert list(got.data) == list(want.data), source
+
+
+@contextmanager
+def pure_python_yaml() -> Iterator[None]:
+    """The build side without libyaml (as on a machine whose PyYAML lacks it)."""
+    saved = frontmatter._compose_libyaml
+    frontmatter._compose_libyaml = lambda text: None
+    try:
+        yield
+    finally:
+        frontmatter._compose_libyaml = saved
+
+
+def runtime_side(source: str) -> Outcome:
+    read = read_frontmatter(source)
+    return None if read is None else (read.data, read.body, read.body_line)
+
+
+def assert_exact_or_refused(source: str) -> Outcome:
+    """The reader's outcome, checked equal to both build-side YAML loads (libyaml and pure
+    Python) when it reads."""
+    got = runtime_side(source)
+    if got is not None:
+        assert got == build_side(source), source
+        with pure_python_yaml():
+            assert got == build_side(source), source
+    return got
+
+
+def document(yaml_text: str, body: str = "Body.\n") -> str:
+    return f"---\n{yaml_text}---\n{body}"
+
 
 # -- the corpus and the fixtures ----------------------------------------------------------------
 
@@ -162,6 +228,41 @@ def test_each_construct_read_is_read_exactly(yaml_text: str) -> None:
     assert got is not None, yaml_text
 
 
+NESTED = [  # mappings and sequences nested, block scalars among them
+    "a:\n  b:\n    c: d\n",
+    "a:\n- b\n- 'c'\n",  # a sequence at its key's column
+    "a:\n  - b\n  - c\nd: e\n",
+    "m:\n  o:\n    env:\n    - name: X\n      required: true\n    - name: Y\n  v: \"1\"\n",
+    "a:\n-   b: c\n    d: e\n- f\n",  # an entry's mapping at its first key's column
+    "a:\n  - b: c\n    d:\n      e: f\n  - g: h\nz: y\n",
+    "a:\n  b:\n  - c\n  d: e\n",  # a sequence ends at its key's column
+    "a: b  \nc:   d\n",
+    "a: |\n  x\n   y\nb: c\n",
+    "m:\n  d: >-\n    folded\n    text\n  e: f\n",
+    "a: |+\n  x\n\nb: c\n",
+    "a: >\n  x\n\n  y\n",
+    "a: |2\n    x\n",
+    "a: |\n  x\n\n",  # its trailing empty lines are its own
+    "a:\n- name: x\n  desc: |\n    t\n  k: v\n- y\n",  # in an entry's mapping, past its first key
+]
+
+
+@pytest.mark.parametrize("yaml_text", NESTED)
+def test_nested_shapes_are_read_exactly(yaml_text: str) -> None:
+    assert assert_exact_or_refused(document(yaml_text)) is not None
+
+
+@pytest.mark.parametrize("yaml_text", [
+    "metadata.x: a\nmetadata:\n  x: b\n",  # a top-level metadata.x key, then metadata's
+    "a: b\nmetadata:\n  x: y\nc:\n  x: z\n",  # another key's mapping records nothing
+])
+def test_key_lines_are_yamls_where_metadata_keys_are_odd(yaml_text: str) -> None:
+    assert_build_side_agrees(document(yaml_text))
+    keys: dict[str, int] = {}
+    read_yaml(yaml_text, keys)
+    assert "c.x" not in keys and "b.x" not in keys
+
+
 REFUSED_THOUGH_VALID = [  # valid YAML the build side reads, outside the subset read here
     "name: ! a\n",
     "name: a\nmetadata: {a: b}\n",
@@ -257,6 +358,94 @@ def test_the_size_limit_is_the_build_sides() -> None:
 
 # -- generated frontmatter --------------------------------------------------------------------
 
+KEYS = st.text("abcdefghijklmnopqrstuvwxyzABCZ0189_-./", min_size=1, max_size=12).filter(
+    lambda k: k[0] not in "-./")
+TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
+PRINTABLE = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x2FF).filter(
+    lambda c: not 0x7F <= ord(c) <= 0xA0) | st.sampled_from("—“”😀é"), max_size=40)
+
+
+def double_quoted(value: str) -> str:
+    out = []
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0xA0 or ch in "\u2028\u2029\ufeff":
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) > 0xFF else f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def single_quoted(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+#: Keys in quotes, as real metadata has them (``"@scope/pkg": "^1.0"``).
+QUOTED_KEYS = st.builds(lambda quote, text: quote(text),
+                        st.sampled_from([double_quoted, single_quoted]),
+                        PRINTABLE.filter(bool))
+
+
+@st.composite
+def scalars(draw: st.DrawFn, indent: int) -> str:
+    """A scalar in some style, as the text after ``key:`` (block scalars span lines)."""
+    style = draw(st.sampled_from(["plain", "single", "double", "block", "raw"]))
+    if style == "single":
+        return " " + single_quoted(draw(PRINTABLE))
+    if style == "double":
+        return " " + double_quoted(draw(TEXT))
+    pad = " " * (indent + draw(st.integers(1, 3)))
+    if style == "block":
+        header = draw(st.sampled_from("|>")) + draw(st.sampled_from(["", "-", "+", "1", "2-",
+                                                                      "+1"]))
+        body = draw(st.lists(st.text(" ab#:-", max_size=6), max_size=4))
+        lines = "".join(f"\n{pad}{line}" if line else "\n" for line in body)
+        return f" {header}{draw(st.sampled_from(['', ' # c']))}{lines}"
+    if style == "raw":  # plain-ish text with every character YAML cares about
+        first = draw(st.text("ab :#-'\"[]{},&*!|>?%@`\\", min_size=1, max_size=12))
+        more = draw(st.lists(st.text("ab :#-'\"\\", max_size=8), max_size=2))
+        return " " + first + "".join(f"\n{pad}{m}" for m in more)
+    words = draw(st.lists(st.text("abcXYZ09é.,;()/+=", min_size=1, max_size=8), min_size=1,
+                          max_size=5))
+    return " " + " ".join(words)
+
+
+@st.composite
+def mappings(draw: st.DrawFn, indent: int = 0, depth: int = 0) -> str:
+    lines = []
+    pad = " " * indent
+    for key in draw(st.lists(KEYS | QUOTED_KEYS, min_size=1, max_size=4)):
+        kind = draw(st.sampled_from(["scalar", "scalar", "flow", "list", "map", "empty"]
+                                    if depth < 2 else ["scalar", "flow", "empty"]))
+        if kind == "scalar":
+            lines.append(f"{pad}{key}:{draw(scalars(indent))}")
+        elif kind == "flow":
+            items = draw(st.lists(st.sampled_from(["a", "b c", "'q'", '"d"', "x-y"]), max_size=3))
+            lines.append(f"{pad}{key}: [{', '.join(items)}]")
+        elif kind == "empty":
+            lines.append(f"{pad}{key}:{draw(st.sampled_from(['', ' # c', '  ']))}")
+        elif kind == "list":
+            lines.append(f"{pad}{key}:")
+            at = pad + " " * draw(st.integers(0, 2))
+            for _ in range(draw(st.integers(1, 3))):
+                if draw(st.booleans()):
+                    lines.append(f"{at}-{draw(scalars(len(at)))}")
+                else:
+                    inner = draw(mappings(len(at) + 2, depth + 1))
+                    lines.append(f"{at}- {inner[len(at) + 2:]}".rstrip("\n"))
+        else:
+            lines.append(f"{pad}{key}:")
+            lines.append(draw(mappings(indent + draw(st.integers(1, 3)), depth + 1)).rstrip("\n"))
+        if draw(st.integers(0, 5)) == 0:
+            lines.append(draw(st.sampled_from(["", "# comment", pad + "  # indented"])))
+    return "\n".join(lines) + "\n"
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mappings())
 def test_generated_frontmatter_is_read_exactly_or_refused(yaml_text: str) -> None:
@@ -303,6 +492,7 @@ def _printable(value: str) -> str:
     return "".join(ch for ch in value if reader._allowed_characters(ch) and ch != "\n")
 
 
+YAMLISH = st.text("ab :#-'\"\\|>[]{},&*!?%@`\n019+", max_size=120)
 
 
 @settings(max_examples=600, deadline=None)

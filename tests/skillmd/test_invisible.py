@@ -123,17 +123,3 @@ def test_the_one_class_precheck_changes_nothing(text: str) -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(invisible, "_ANY_SUSPECT", re.compile(""))  # matches at 0: scan all
         assert find_invisible(text) == fast
-
-
-@given(st.lists(st.one_of(st.sampled_from([chr(c) for c in SUSPECTS]),
-                          st.sampled_from(["a", "\n", "é", "—", " ", "\ud800", "\udfff"]),
-                          st.characters()), max_size=60).map("".join))
-def test_the_check_of_the_characters_beyond_ascii_changes_nothing(text: str) -> None:
-    """`find_invisible` looks for a suspect only among the text's characters beyond ASCII
-    first (none: it returns at once); looking in the whole text finds the same."""
-    fast = find_invisible(text)
-    assert invisible._may_hold_suspect(text) == (
-        re.compile(invisible._ANY_SUSPECT_SOURCE).search(text) is not None)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(invisible, "_may_hold_suspect", lambda text: True)
-        assert find_invisible(text) == fast

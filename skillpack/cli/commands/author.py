@@ -19,8 +19,9 @@ from skillpack.content.inflate import DEFAULT_CAPS, Caps
 from skillpack.errors import SkillpackError
 from skillpack.model.calls import STYLES, tool_definitions
 from skillpack.packing.verify import verify_bytes
+from skillpack.source.classify import read_input
 from skillpack.source.foreign import read_foreign, unpack
-from skillpack.source.load import parse_skill_file, read_regular
+from skillpack.source.load import parse_skill_file
 from skillpack.source.records import digest_skill
 from skillpack.source.scaffold import new_skill
 
@@ -76,10 +77,7 @@ def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
     """
     refuse_dash(out_dir, "a skill folder")
     caps = Caps(total=max_total, members=max_members, ratio=max_ratio)
-    try:
-        data = read_regular(archive)
-    except OSError as err:
-        raise SkillpackError(f"cannot read it: {err.strerror}", path=archive) from None
+    data = read_input(archive)
     if read_foreign(data, caps=caps, source=archive).kind == "skillpack":
         verify_bytes(data, source=archive)  # ours: every promise checked, not only names
     target, skill = unpack(data, out_dir, caps=caps, source=archive)

@@ -15,7 +15,7 @@ are compared:
 * a **disagreement** is a rule on which the verdicts differ and one of them is an error
   (skills-ref errors where skillpack is silent or only warns, or skillpack errors where
   skills-ref is silent). docs/CONFORMANCE.md lists each one and why it is deliberate, and
-  tests/test_conformance.py fails when the list and this script part ways;
+  tests/project/test_conformance.py fails when the list and this script part ways;
 * a **skillpack-only warning** is advice skillpack adds where skills-ref has no rule. It does
   not change a verdict; the script counts them per code.
 

@@ -3,7 +3,7 @@
     python benchmarks/hostile_counts.py            # runs pytest tests/hostile (slow tests too)
     python benchmarks/hostile_counts.py --from F   # only prints the counts of a tally file F
 
-Every hostile test records its input in a tally (tests/hostile/_util.py); conftest.py writes
+Every hostile test records its input in a tally (tests/helpers/hostile.py); conftest.py writes
 the tally as JSON to ``$SKILLPACK_HOSTILE_TALLY`` at the end of the session. This script sets
 that variable, runs the suite, and prints a markdown table to paste into docs/SECURITY.md.
 
@@ -41,7 +41,7 @@ CATEGORIES = {"archive": "archives", "bundle": "bundles", "tree": "skill folders
 
 def run_suite(tally: Path, extra: list[str]) -> int:
     env = {**os.environ, "SKILLPACK_HOSTILE_TALLY": str(tally)}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--run-slow",
                "tests/hostile", *extra]
     return subprocess.run(command, cwd=REPO, env=env, check=False).returncode
 

@@ -1,7 +1,11 @@
-"""Fixtures and session hooks of the hostile suite (helpers are in _util.py).
+"""Fixtures and session hooks of the hostile suite (issue 5): every refusal skillpack promises,
+tried on inputs built at test time through the entry points a user touches (pack, verify,
+load, bundle, the CLI). docs/SECURITY.md names each test that holds a promise;
+benchmarks/hostile_counts.py prints how many hostile inputs the suite tried, refused and
+accepted.
 
-At the end of the session the tally of hostile inputs is written as JSON (see _util.py) and
-its counts are printed in the terminal summary.
+At the end of the session the tally of hostile inputs is written as JSON (see
+tests/helpers/hostile.py) and its counts are printed in the terminal summary.
 """
 
 from __future__ import annotations
@@ -14,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from ._util import TALLY, Tally, demo_skill, helper_skill, tally_path
+from helpers.hostile import TALLY, Tally, demo_skill, helper_skill, tally_path
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ promise at a time, tried through every entry point a user touches.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import zlib
@@ -23,20 +24,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from skillpack.errors import (
-    ArchiveError,
-    FormatVersionError,
-    IntegrityError,
-    SkillpackError,
+from helpers.hostile import (
+    DEMO_MD,
+    TALLY,
+    audited_outcomes,
+    demo_skill,
+    files_under,
+    no_hang,
+    run_cli,
+    same_refusal,
 )
-from skillpack.formats.digest import FileRecord, digest_records
-from skillpack.model.calls import resolve
-from skillpack.packing.verify import verify_bytes
-from skillpack.runtime import load
-
-from ._util import TALLY, audited_outcomes, files_under, no_hang, run_cli
-from ._zip import (
+from helpers.skills import make_tree
+from helpers.zips import (
     MANIFEST,
     MODE_EXEC,
     Member,
@@ -52,6 +51,25 @@ from ._zip import (
     reseal,
     set_manifest,
 )
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skillpack.approve.lock import read_lock
+from skillpack.errors import (
+    ArchiveError,
+    FormatVersionError,
+    IntegrityError,
+    RefusedError,
+    SkillpackError,
+)
+from skillpack.formats.digest import FileRecord, digest_records
+from skillpack.formats.paths import may_be_unportable, name_problem, windows_problem
+from skillpack.model.calls import resolve
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.pack import pack
+from skillpack.packing.verify import verify_bytes
+from skillpack.runtime import load
+from skillpack.storedzip.writer import ZipWriter
 
 M = f"demo/{MANIFEST}"
 NOTES, RUN, SKILL = "demo/notes.txt", "demo/scripts/run.py", "demo/SKILL.md"
@@ -494,7 +512,6 @@ def test_the_runtime_reads_nothing_but_the_archive_bytes(
 # -- something other than a file where an archive or a lock file is named -------------------------
 
 def test_a_fifo_or_a_device_named_as_an_archive_or_lock_never_blocks(tmp_path: Path) -> None:
-    from skillpack.approve.lock import read_lock
     from skillpack.packing.verify import verify_file
 
     fifo = tmp_path / "incoming.skill"
@@ -514,3 +531,197 @@ def test_a_fifo_or_a_device_named_as_an_archive_or_lock_never_blocks(tmp_path: P
             TALLY.add("archive", case, f"cli {command[0]}", "refused" if ok else "wrong-error",
                       result.output[-300:])
             assert ok, (command, result.output)
+
+
+# -- the same refusals, from a file (`verify_file`) ------------------------------------------------
+
+@pytest.mark.parametrize("case", list(REFUSED_AT_LOAD))
+def test_archive_refused_at_load_is_refused_from_a_file(
+    case: str, good_archive: bytes, good_members: Ms, tmp_path: Path,
+) -> None:
+    make, kind, fragments = REFUSED_AT_LOAD[case]
+    data = make(good_members, good_archive)
+    with TALLY.refused("archive", case, "verify_file", kind, *fragments):
+        raise same_refusal(data, tmp_path / "hostile.skill")
+
+
+@pytest.mark.parametrize("case", list(REFUSED_BY_VERIFY))
+def test_archive_refused_by_verify_is_refused_from_a_file(
+    case: str, good_archive: bytes, good_members: Ms, tmp_path: Path,
+) -> None:
+    make, fragments = REFUSED_BY_VERIFY[case]
+    data = make(good_members, good_archive)
+    with TALLY.refused("archive", case, "verify_file", IntegrityError, *fragments):
+        raise same_refusal(data, tmp_path / "hostile.skill")
+
+
+# -- an archive carries exactly what pack could have produced -------------------------------------
+
+INCLUDES_MD = DEMO_MD.replace("description:", "includes: [scripts]\ndescription:", 1)
+
+SMUGGLED = {
+    "pycache beside the reviewed script": ("demo/scripts/__pycache__/run.cpython-312.pyc",
+                                           "__pycache__"),
+    "a .pyc file": ("demo/scripts/run.pyc", "*.pyc"),
+    "git config": ("demo/.git/config", ".git"),
+    "hg folder": ("demo/.hg/hgrc", ".hg"),
+    "editor swap file": ("demo/scripts/.run.py.swp", "*.swp"),
+    "editor backup file": ("demo/notes.txt~", "*~"),
+    "editor lock file": ("demo/.#notes.txt", ".#*"),
+    "editor autosave file": ("demo/#notes.txt#", "#*#"),
+    ".DS_Store": ("demo/.DS_Store", ".DS_Store"),
+    ".skillignore": ("demo/.skillignore", ".skillignore"),
+    "x beside x/y": ("demo/notes.txt/inner.txt", "notes.txt"),
+    "non-NFC path": ("demo/cafe\u0301.txt", "NFC"),
+}
+
+
+def _smuggled(good: bytes, member: str, skill_md: str | None = None) -> bytes:
+    members = members_of(good)
+    if skill_md is not None:
+        members = [Member(m.name, skill_md.encode()) if m.name == SKILL else m
+                   for m in members]
+    return build(reseal(insert(members, Member(member, b"print('not reviewed')\n"))))
+
+
+@pytest.mark.parametrize("case", sorted(SMUGGLED))
+def test_an_archive_carrying_what_pack_leaves_out_is_refused(good_archive: bytes,
+                                                              tmp_path: Path, case: str) -> None:
+    member, fragment = SMUGGLED[case]
+    data = _smuggled(good_archive, member)
+    with TALLY.refused("archive", f"resealed: {case}", "verify_bytes", IntegrityError,
+                       member, fragment):
+        no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+    archive = tmp_path / "hostile.skill"
+    archive.write_bytes(data)
+    with TALLY.refused("archive", f"resealed: {case}", "bundle", IntegrityError, member):
+        no_hang(lambda: write_bundle([archive], tmp_path / "out.bundle"))
+    assert not (tmp_path / "out.bundle").exists()
+    for command in (["verify", str(archive)], ["lock", str(archive), "-o",
+                                               str(tmp_path / "skills.lock")]):
+        result = run_cli(*command)
+        ok = result.exit_code == 1 and member in result.output
+        TALLY.add("archive", f"resealed: {case}", f"cli {command[0]}",
+                  "refused" if ok else "accepted", result.output[-300:])
+        assert ok, result.output
+    assert not (tmp_path / "skills.lock").exists()
+
+
+def test_an_archive_carrying_a_file_outside_its_includes_is_refused(good_archive: bytes
+                                                                    ) -> None:
+    # the good archive carries notes.txt; a SKILL.md declaring only `scripts` never would
+    data = _smuggled(good_archive, "demo/scripts/extra.py", INCLUDES_MD)
+    with TALLY.refused("archive", "resealed: a path outside includes", "verify_bytes",
+                       IntegrityError, "demo/notes.txt", "includes"):
+        no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+
+
+def test_an_archive_inside_its_includes_verifies(tmp_path: Path) -> None:
+    skill = demo_skill(tmp_path / "demo", {"SKILL.md": INCLUDES_MD})
+    [archive] = pack(skill, tmp_path / "out")
+    report = verify_bytes(archive.read_bytes())
+    assert [r.path for r in report.skills[0].files] == ["SKILL.md", "scripts/run.py"]
+
+
+def test_the_good_archive_still_verifies(good_archive: bytes) -> None:
+    assert verify_bytes(good_archive).skills[0].name == "demo"
+    assert isinstance(SkillpackError("x"), SkillpackError)
+
+
+# -- names that collide on Windows or macOS ------------------------------------------------------
+
+WINDOWS_NAMES = {
+    "SKILL.md.": "trailing dot",
+    "SKILL.md ": "trailing space",
+    "notes.txt..": "trailing dot",
+    "scripts./run2.py": "trailing dot",
+    "CON": "reserved",
+    "con": "reserved",
+    "aux.txt": "reserved",
+    "Nul.tar.gz": "reserved",
+    "COM1": "reserved",
+    "lpt9.log": "reserved",
+    "COM\u00b9.txt": "reserved",
+    "PRN/inner.txt": "reserved",
+    "a:b": "':'",
+    "what?.txt": "'?'",
+    "star*.txt": "'*'",
+    "less<than": "'<'",
+    "more>than": "'>'",
+    'quote".txt': "'\"'",
+    "pipe|name": "'|'",
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOWS_NAMES))
+def test_a_name_windows_refuses_is_refused_by_pack(tmp_path: Path, name: str) -> None:
+    skill = demo_skill(tmp_path / "demo", {name: "replaces the reviewed file on Windows\n"})
+    out = tmp_path / "out"
+    shown = name.split("/")[0]
+    with TALLY.refused("tree", f"windows name {name!r}", "pack", RefusedError, shown,
+                       WINDOWS_NAMES[name]):
+        no_hang(lambda: pack(skill, out))
+    assert files_under(out) == []
+
+
+@pytest.mark.parametrize("name", sorted(WINDOWS_NAMES))
+def test_a_name_windows_refuses_is_refused_in_an_archive(good_archive: bytes, name: str
+                                                         ) -> None:
+    member = f"demo/{name}"
+    data = build(reseal(insert(members_of(good_archive), Member(member, b"other bytes\n"))))
+    for entry, call in (("load", lambda: load(data, source="hostile.skill")),
+                        ("verify_bytes", lambda: verify_bytes(data, source="hostile.skill"))):
+        with TALLY.refused("archive", f"windows name {name!r}", entry, ArchiveError, member,
+                           WINDOWS_NAMES[name]):
+            no_hang(call)
+    with (TALLY.refused("archive", f"windows name {name!r}", "ZipWriter", ArchiveError,
+                        member, WINDOWS_NAMES[name]), ZipWriter(io.BytesIO()) as writer):
+        writer.add_bytes(member, b"x")
+
+
+@pytest.mark.parametrize("name", ["CONSOLE.txt", "auxiliary", "com10", "lpt0.log", "nul_x",
+                                  "a.b.c", ".hidden", "x-y_z+1", "COM", "lpt"])
+def test_names_windows_allows_still_pack(tmp_path: Path, name: str) -> None:
+    skill = demo_skill(tmp_path / "demo", {name: "fine\n"})
+    [archive] = pack(skill, tmp_path / "out")
+    assert verify_bytes(archive.read_bytes()).skills[0].name == "demo"
+
+
+@given(st.lists(st.text(alphabet="aCcOoNnMmLlPpTtUuXx1\u00b9. :?/", min_size=1, max_size=8),
+                min_size=1, max_size=4))
+def test_the_fast_screen_never_misses_a_windows_name(names: list[str]) -> None:
+    """The reader and the walk ask about each name only when the screen says one may be bad:
+    the screen must say so whenever `windows_problem` refuses a segment, and `name_problem`
+    (the writer's and the reader's rule) must refuse exactly those."""
+    for name in names:
+        segments = name.split("/")
+        if any(seg in ("", ".", "..") for seg in segments):
+            continue
+        windows = any(windows_problem(seg) is not None for seg in segments)
+        if windows:
+            assert may_be_unportable("/" + "/\\/".join(names) + "/")
+        assert (name_problem(name) is not None) == windows, name
+
+
+# -- a missed resource on a skill of many long names -----------------------------------------------
+
+def test_a_missed_resource_costs_the_same_on_a_skill_of_many_long_names(tmp_path: Path) -> None:
+    files = {f"f{i % 40:02d}/n{i:05d}" + "x" * 200 + ".txt": "x" for i in range(12_000)}
+    skill = make_tree(tmp_path / "many", {"SKILL.md": "---\nname: many\ndescription: Many "
+                                          "files.\n---\nbody\n", **files})
+    [archive] = pack(skill, tmp_path / "out")
+    loaded = load(archive.read_bytes())["many"]
+    misses = ["f01/n00001" + "y" * 200 + ".txt", "f01/" + "x" * 230, "nowhere/" + "x" * 220,
+              "f02/n00002" + "x" * 200 + ".tx"] * 10  # 40 misses: before, about a second each
+    def miss_all() -> list[str]:
+        hints = []
+        for path in misses:
+            try:
+                loaded.file(path)
+            except SkillpackError as err:
+                hints.append(err.hint or "")
+        return hints
+    hints = no_hang(miss_all, timeout=30)
+    assert len(hints) == len(misses)
+    assert "n00002" in hints[3]  # a close name in its folder is still suggested
+    TALLY.handled("archive", "40 misses on 12,000 long names", "LoadedSkill.file")

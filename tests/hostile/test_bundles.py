@@ -14,15 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from skillpack.errors import ArchiveError, FormatVersionError, IntegrityError, SkillpackError
-from skillpack.formats.digest import bundle_digest
-from skillpack.formats.manifest import canonical_json
-from skillpack.packing.verify import verify_bytes
-from skillpack.runtime import load
-
-from ._util import TALLY, audited_outcomes, files_under, make_tree, run_cli
-from ._zip import (
+from helpers.hostile import TALLY, audited_outcomes, files_under, run_cli, same_refusal
+from helpers.skills import make_tree
+from helpers.zips import (
     INDEX,
     MANIFEST,
     Member,
@@ -36,6 +30,12 @@ from ._zip import (
     members_of,
     reseal,
 )
+
+from skillpack.errors import ArchiveError, FormatVersionError, IntegrityError, SkillpackError
+from skillpack.formats.digest import bundle_digest
+from skillpack.formats.manifest import canonical_json
+from skillpack.packing.verify import verify_bytes
+from skillpack.runtime import load
 
 Ms = list[Member]
 Case = tuple[Callable[[Ms, bytes], bytes], type[SkillpackError], tuple[str, ...]]
@@ -306,3 +306,15 @@ def test_the_runtime_reads_nothing_but_the_bundle_bytes(
         assert second[name] == [kind.__name__, kind.__name__], name
     for name in cases:
         TALLY.add("bundle", name, "load, audited: no file touched", "refused")
+
+
+# -- the same refusals, from a file (`verify_file`) ------------------------------------------------
+
+@pytest.mark.parametrize("case", list(REFUSED_AT_LOAD))
+def test_bundle_refused_at_load_is_refused_from_a_file(
+    case: str, good_bundle: bytes, good_members: Ms, tmp_path: Path,
+) -> None:
+    make, kind, fragments = REFUSED_AT_LOAD[case]
+    data = make(good_members, good_bundle)
+    with TALLY.refused("bundle", case, "verify_file", kind, *fragments):
+        raise same_refusal(data, tmp_path / "hostile.bundle")

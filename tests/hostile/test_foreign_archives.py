@@ -17,12 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.hostile import TALLY
 
 from skillpack.content.inflate import CHUNK, Caps, gunzip, read_tar, read_zip
 from skillpack.errors import ArchiveError
 from skillpack.source.foreign import unpack
-
-from ._util import TALLY
 
 MD = b"---\nname: demo\ndescription: Demo skill. Use it for tests.\n---\n\nBody.\n"
 ZipEntry = tuple[str, bytes, int, int]  # name, data, Unix mode, compression method

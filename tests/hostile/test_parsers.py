@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,20 +20,35 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.hostile import DEMO_MD, TALLY, demo_skill, files_under, no_hang, run_cli
+from helpers.zips import (
+    build,
+    change,
+    manifest_dict,
+    members_of,
+    reseal,
+    set_manifest,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import skillpack.skillmd.frontmatter
-from skillpack.errors import IntegrityError, SkillError, SkillpackError
+from skillpack.approve.lock import read_lock
+from skillpack.approve.signing import TrustedKey, verify_envelope
+from skillpack.errors import (
+    FormatVersionError,
+    IntegrityError,
+    RefusedError,
+    SkillError,
+    SkillpackError,
+)
 from skillpack.model.calls import resolve
+from skillpack.packing.check import check_skill
 from skillpack.packing.pack import pack
 from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
 from skillpack.skillmd.frontmatter import MAX_FRONTMATTER_BYTES, split_frontmatter
-from skillpack.skillmd.skill import parse_skill
-
-from ._util import DEMO_MD, TALLY, demo_skill, files_under
-from ._zip import build, change, members_of, reseal
+from skillpack.skillmd.skill import parse_skill, split_entries
 
 SETTINGS = settings(max_examples=250, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -341,3 +357,280 @@ def test_resolve_raises_only_skill_error_and_runs_only_the_approved_program(
     assert call.tool.id == "hello"
     assert call.argv[:3] == ["python3", "scripts/run.py", "--who"] and len(call.argv) == 4
     assert isinstance(call.args["who"], str) and call.argv[3] == call.args["who"]
+
+
+# -- crashes: only skillpack's own errors --------------------------------------------------------
+
+ODD_FORMATS = ["\u00b9.0", "\u0661.\u0660", "1.00", "01.0", "1.0\u0660", "\uff11.0", "+1.0",
+               "1.0 ", " 1.0", "1.-0", "1_0.0", "1.0.0", ""]
+
+
+@pytest.mark.parametrize("value", ODD_FORMATS)
+def test_a_format_version_in_other_digits_or_forms_is_refused(good_archive: bytes, tmp_path: Path,
+                                                              value: str) -> None:
+    members = members_of(good_archive)
+    manifest = manifest_dict(members, "demo")
+    manifest["format"] = value
+    manifest["smuggled"] = "an unknown field the format check must not switch off"
+    data = build(set_manifest(members, "demo", manifest))
+    case = f"manifest format {value!r}"
+    with TALLY.refused("archive", case, "load", FormatVersionError, repr(value)):
+        no_hang(lambda: load(data, source="hostile.skill"))
+    with TALLY.refused("archive", case, "verify_bytes", FormatVersionError, repr(value)):
+        no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+    lock = tmp_path / "skills.lock"
+    lock.write_text(json.dumps({"format": value, "skills": {}}))
+    with TALLY.refused("archive", f"lock format {value!r}", "read_lock", FormatVersionError,
+                       repr(value)):
+        no_hang(lambda: read_lock(lock))
+
+
+def _deep(levels: int) -> str:
+    """JSON text of a value nested `levels` lists deep (built as text: json.dumps recurses)."""
+    return "[" * levels + '"x"' + "]" * levels
+
+
+@pytest.mark.parametrize("levels", [1_000, 5_000, 50_000])
+@pytest.mark.parametrize("where", ["tools", "programs", "top"])
+def test_an_unknown_field_nested_deep_is_refused_not_a_recursion_error(
+        good_archive: bytes, tmp_path: Path, levels: int, where: str) -> None:
+    members = members_of(good_archive)
+    manifest = manifest_dict(members, "demo")
+    if where == "top":
+        manifest["unknown"] = "DEEP"
+    else:
+        manifest[where] = [{**(manifest[where] or [{}])[0], "unknown": "DEEP"}]
+    text = json.dumps(manifest, sort_keys=True, separators=(",", ":")) + "\n"
+    raw = text.replace('"DEEP"', _deep(levels)).encode()
+    data = build(set_manifest(members, "demo", raw))
+    case = f"unknown field in {where} nested {levels} deep"
+    with TALLY.refused("archive", case, "verify_bytes", SkillpackError, "manifest"):
+        no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+    lock = tmp_path / "skills.lock"
+    lock.write_text('{"format":"1.1","skills":{},"unknown":' + _deep(levels) + "}")
+    with TALLY.refused("archive", f"lock: {case}", "read_lock", SkillpackError, "lock"):
+        no_hang(lambda: read_lock(lock))
+
+
+SURROGATE_FIELDS = {
+    "name": 'name: "demo\\ud800"\ndescription: A demo skill that greets someone.\n',
+    "description": 'name: demo\ndescription: "A demo \\ud800 skill."\n',
+    "includes": 'name: demo\ndescription: A demo skill.\nincludes: ["scripts/\\udfff"]\n',
+    "allowed-tools": 'name: demo\ndescription: A demo skill.\nallowed-tools: "Bash(\\ud800)"\n',
+    "allowance": ('name: demo\ndescription: A demo skill.\nmetadata:\n'
+                  '  skillpack-allow-secrets: "x\\ud83d.env"\n'),
+    "metadata": 'name: demo\ndescription: A demo skill.\nmetadata:\n  "k\\ud800": v\n',
+    "license": 'name: demo\ndescription: A demo skill.\nlicense: "\\U0000dc00"\n',
+}
+
+
+@pytest.mark.parametrize("field", sorted(SURROGATE_FIELDS))
+def test_a_lone_surrogate_from_a_yaml_escape_is_a_skill_error(tmp_path: Path, field: str
+                                                               ) -> None:
+    text = "---\n" + SURROGATE_FIELDS[field] + "---\n\n# Demo\n"
+    case = f"lone surrogate in {field}"
+    with TALLY.refused("parser", case, "parse_skill", SkillError, "surrogate",
+                       "SKILL.md:") as refusal:
+        parse_skill(text, file="SKILL.md")
+    assert refusal.value is not None and refusal.value.line is not None
+    str(refusal.value).encode("utf-8")  # the message itself is printable text
+    skill = demo_skill(tmp_path / "demo", {"SKILL.md": text})
+    out = tmp_path / "out"
+    with TALLY.refused("parser", case, "pack", SkillpackError, "surrogate"):
+        no_hang(lambda: pack(skill, out))
+    assert files_under(out) == []
+    result = check_skill(skill)
+    assert any("surrogate" in p.message for p in result.problems), result.problems
+    TALLY.add("parser", case, "check", "refused")
+
+
+# -- slow rejects: bounded by input size (no_hang only guards against a hang) --------------------
+
+NUMBER_MD = """\
+---
+name: demo
+description: A demo skill with a number, used to build hostile inputs.
+---
+
+```tool
+id: count
+description: Count to a number.
+params:
+  n:
+    type: {type}
+    default: {default}
+run: python3 scripts/run.py $n
+```
+"""
+
+
+@pytest.mark.parametrize("kind", ["number", "integer"])
+@pytest.mark.parametrize("size", [100_000, 1_000_000])  # the old regex: minutes, hours
+def test_a_long_digit_run_before_a_bad_character_is_refused_at_once(kind: str, size: int
+                                                                    ) -> None:
+    digits = "1" * size
+    good = parse_skill(NUMBER_MD.format(type=kind, default="7"))
+    case = f"{size:,}-digit {kind} then a bad character"
+    with TALLY.refused("parser", f"{case} (default)", "parse_skill", SkillError, "default"):
+        no_hang(lambda: parse_skill(NUMBER_MD.format(type=kind, default=digits + "x")))
+    for value in (digits + "x", digits + ".5.", "-" + digits + "e"):
+        answer = json.dumps({"tool": "count", "args": {"n": value}})
+        with TALLY.refused("parser", f"{case} (answer)", "resolve", SkillError, "'n'"):
+            no_hang(lambda answer=answer: resolve(good, answer))
+    call = no_hang(lambda: resolve(good, '{"tool": "count", "args": {"n": "125"}}'))
+    assert call is not None and call.argv[-1] == "125"
+
+
+@pytest.mark.parametrize("size", [30_000, 60_000])
+def test_allowed_tools_full_of_parentheses_parse_at_once(size: int) -> None:
+    text = DEMO_MD.replace("description:", 'allowed-tools: "' + "(" * size + '"\ndescription:', 1)
+    skill = no_hang(lambda: parse_skill(text))
+    TALLY.handled("parser", f"allowed-tools of {size:,} '('", "parse_skill")
+    assert skill.allowed_tools == ()
+
+
+_OLD_ENTRY_TOKEN = re.compile(r"[^\s,()]+(?:\([^)]*\))?|\([^)]*\)")
+
+
+@given(st.text(alphabet="ab (),\t\u00a0\u2003x", max_size=30))
+def test_the_entry_tokenizer_reads_what_the_regex_read(text: str) -> None:
+    assert split_entries(text) == _OLD_ENTRY_TOKEN.findall(text)
+
+
+PATHOLOGICAL = ["a*a*a*a*a*a*a*a*a*b", "*a*a*a*b", "**/a/**/a/**/b", "a/**/b/**/c*d*e",
+                "x" * 5000]
+
+
+@pytest.mark.parametrize("pattern", PATHOLOGICAL, ids=lambda p: p[:24])
+def test_a_pathological_skillignore_pattern_is_refused_at_once(tmp_path: Path, pattern: str
+                                                               ) -> None:
+    skill = demo_skill(tmp_path / "demo", {".skillignore": "*.log\n" + pattern + "\n",
+                                           "a" * 60: "a file the pattern backtracks on\n",
+                                           "/".join(["a"] * 40) + "/f": "deep\n"})
+    out = tmp_path / "out"
+    with TALLY.refused("tree", f"skillignore pattern {pattern[:40]!r}", "pack", RefusedError,
+                       ".skillignore:2"):
+        no_hang(lambda: pack(skill, out), timeout=60)
+    assert files_under(out) == []
+
+
+def test_every_refused_skillignore_line_is_listed(tmp_path: Path) -> None:
+    skill = demo_skill(tmp_path / "demo", {".skillignore": "\n".join(PATHOLOGICAL) + "\n"})
+    with TALLY.refused("tree", "five pathological skillignore lines", "pack", RefusedError,
+                       *(f".skillignore:{n}" for n in range(1, len(PATHOLOGICAL) + 1))):
+        no_hang(lambda: pack(skill, tmp_path / "out"), timeout=60)
+
+
+@pytest.mark.parametrize("pattern", ["**/build/**/*.o", "*.tar.*", "docs/**/*.png", "a*b*c",
+                                     "/secret-*/", "!keep*.txt", "**/x/**"])
+def test_ordinary_skillignore_patterns_still_work(tmp_path: Path, pattern: str) -> None:
+    skill = demo_skill(tmp_path / "demo", {".skillignore": pattern + "\n"})
+    [archive] = pack(skill, tmp_path / "out")
+    assert archive.exists()
+
+
+def test_a_skillignore_over_a_mebibyte_is_refused_not_truncated(tmp_path: Path) -> None:
+    line = "# a comment line to push the rules past 1 MiB\n"
+    filler = line * ((1 << 20) // len(line) + 1)
+    skill = demo_skill(tmp_path / "demo", {".skillignore": filler + "notes.txt\n"})
+    out = tmp_path / "out"
+    with TALLY.refused("tree", "skillignore over 1 MiB", "pack", RefusedError, ".skillignore",
+                       "1 MiB"):
+        no_hang(lambda: pack(skill, out))
+    assert files_under(out) == []
+
+
+@pytest.mark.parametrize("levels", [250, 400])
+def test_unclosed_nested_json_is_refused_in_linear_time(levels: int) -> None:
+    good = parse_skill(NUMBER_MD.format(type="number", default="7"))
+    answer = ('{"a":[' + "1," * 2_000) * levels  # about 1 MB, every object left open
+    with TALLY.refused("parser", f"unclosed nested JSON, {len(answer):,} bytes", "resolve",
+                       SkillError, "never"):
+        no_hang(lambda: resolve(good, answer), timeout=60)
+    call = '{"tool": "count", "args": {"n": 3}}'
+    assert no_hang(lambda: resolve(good, "[" * 10 + " " + call)).tool.id == "count"
+
+
+def test_the_cli_reads_a_bounded_answer(tmp_path: Path) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    answer = tmp_path / "answer.txt"
+    answer.write_bytes(b" " * (16 << 20) + b'{"tool": "hello", "args": {}}')
+    result = no_hang(lambda: run_cli("resolve", str(skill), "--answer", str(answer)))
+    ok = result.exit_code == 1 and "MiB" in result.output
+    TALLY.add("parser", "answer over 16 MiB", "cli resolve", "refused" if ok else "accepted",
+              result.output[-300:])
+    assert ok, result.output
+
+
+# -- resolve: ambiguous calls, NUL, values that would be options ----------------------------------
+
+TWO_TOOLS_MD = DEMO_MD + """
+```tool
+id: bye
+description: Say goodbye.
+params:
+  target:
+    type: string
+run: git log $target -- $who
+```
+""".replace("-- $who", "--")
+
+AMBIGUOUS = {
+    "function and tool": {"function": {"name": "hello", "arguments": "{}"}, "tool": "bye"},
+    "function and name": {"function": {"name": "hello", "arguments": "{}"}, "name": "bye",
+                          "args": {}},
+    "function and args": {"function": {"name": "hello", "arguments": "{}"},
+                          "args": {"who": "x"}},
+    "tool and function": {"tool": "hello", "function": {"name": "bye"}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(AMBIGUOUS))
+def test_an_ambiguous_call_is_refused(case: str) -> None:
+    skill = parse_skill(TWO_TOOLS_MD)
+    for entry, answer in (("resolve dict", AMBIGUOUS[case]),
+                          ("resolve text", json.dumps(AMBIGUOUS[case]))):
+        with TALLY.refused("parser", f"ambiguous call: {case}", entry, SkillError,
+                           "ambiguous"):
+            no_hang(lambda answer=answer: resolve(skill, answer))
+
+
+@pytest.mark.parametrize("value", ["--output=/tmp/pwned", "-o/tmp/x", "-", "--", "-x y"])
+def test_a_value_that_would_be_an_option_is_refused(value: str) -> None:
+    skill = parse_skill(TWO_TOOLS_MD)
+    for tool, args in (("bye", {"target": value}), ("hello", {"who": value})):
+        answer = {"tool": tool, "args": args}
+        with TALLY.refused("parser", f"option-like value {value!r} for {tool}", "resolve",
+                           SkillError, "must not start with '-'"):
+            no_hang(lambda answer=answer: resolve(skill, answer))
+
+
+def test_a_dash_value_is_fine_after_a_double_dash_or_inside_a_word() -> None:
+    text = DEMO_MD.replace("run: python3 scripts/run.py --who $who",
+                           "run: python3 scripts/run.py --who=$who -- $who")
+    skill = parse_skill(text)
+    call = resolve(skill, {"tool": "hello", "args": {"who": "-x"}})
+    assert call is not None and call.argv == ["python3", "scripts/run.py", "--who=-x", "--",
+                                              "-x"]
+    assert skill.tools[0].leading_params == frozenset()
+
+
+@pytest.mark.parametrize("value", ["a\x00b", "\x00", "x\x00--output=f"])
+def test_a_nul_in_a_value_is_refused(value: str) -> None:
+    skill = parse_skill(TWO_TOOLS_MD)
+    for answer in ({"tool": "hello", "args": {"who": value}},
+                   json.dumps({"tool": "hello", "args": {"who": value}})):
+        with TALLY.refused("parser", f"NUL in a value {value!r}", "resolve", SkillError,
+                           "NUL"):
+            no_hang(lambda answer=answer: resolve(skill, answer))
+
+
+# -- a signature envelope nested deep ------------------------------------------------------------
+
+@pytest.mark.parametrize("levels", [1_000, 50_000])
+def test_a_signature_envelope_nested_deep_is_refused_not_a_recursion_error(levels: int
+                                                                           ) -> None:
+    envelope = ('{"payloadType":"x","payload":"","signatures":' + _deep(levels) + "}").encode()
+    with TALLY.refused("parser", f"signature envelope nested {levels} deep", "verify_envelope",
+                       SkillpackError, "envelope"):
+        no_hang(lambda: verify_envelope(envelope, [TrustedKey(b"\x01" * 32)]))

@@ -12,16 +12,24 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS_SKILLS
+from helpers.hostile import TALLY, demo_skill, files_under, run_cli
+from helpers.paths import CORPUS_SKILLS
+from helpers.zips import (
+    Member,
+    build,
+    change,
+    insert,
+    manifest_dict,
+    members_of,
+    reseal,
+    set_manifest,
+)
 
 from skillpack.errors import IntegrityError, RefusedError
 from skillpack.packing.pack import pack
 from skillpack.packing.verify import verify_bytes
 from skillpack.runtime import load
 from skillpack.source.records import record_skill
-
-from ._util import TALLY, demo_skill, files_under, run_cli
-from ._zip import Member, build, change, insert, manifest_dict, members_of, reseal, set_manifest
 
 D = "."
 NAMES = [

@@ -23,21 +23,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import deny_open, intercept_open
+from helpers.hostile import DEMO_MD, TALLY, demo_skill, files_under, no_hang, run_cli
+from helpers.paths import REPO
+from helpers.skills import make_tree
+from helpers.syscalls import deny_open, intercept_open
+from helpers.zips import Member, build, manifest_dict, members_of, reseal, set_manifest
 
 import skillpack.packing.pack
 import skillpack.packing.prepare
-from skillpack.errors import ArchiveError, IntegrityError, RefusedError, SkillError
+from skillpack.errors import (
+    ArchiveError,
+    IntegrityError,
+    RefusedError,
+    SkillError,
+    SkillpackError,
+)
+from skillpack.packing.bundle import write_bundle
+from skillpack.packing.check import check_skill
 from skillpack.packing.pack import pack
-from skillpack.packing.verify import digest, verify_bytes, verify_file
+from skillpack.packing.verify import digest, verify_bytes, verify_file, verify_folder
 from skillpack.runtime import load
 from skillpack.source.records import hash_files as hash_files_unpatched
 from skillpack.source.records import record_files as record_files_unpatched
 from skillpack.source.walk import walk
 
-from ._util import TALLY, demo_skill, files_under, make_tree, no_hang, run_cli
-
-REPO = Path(__file__).resolve().parents[2]
 CANARY = b"canary: this file lives outside the skill and must never be packed\n"
 
 
@@ -749,3 +758,92 @@ def test_a_hundred_thousand_files(fast_tmp: Path) -> None:
               f"digest {digest_s:.2f} s ({digest_s / count * 1e6:.1f} us/file)")
     print(f" 60,000 files: pack {packed - started:.2f} s, verify {verified - packed:.2f} s, "
           f"load and read one {loaded - verified:.2f} s")
+
+
+# -- .skillignore can never leave out SKILL.md ---------------------------------------------------
+
+@pytest.mark.parametrize("rule", ["SKILL.md", "*", "/SKILL.md", "*.md", "SKILL.*", "[S]KILL.md"])
+@pytest.mark.parametrize("declared", [False, True], ids=["walked", "included"])
+def test_a_skillignore_rule_matching_skill_md_is_an_error(tmp_path: Path, rule: str,
+                                                          declared: bool) -> None:
+    text = DEMO_MD
+    if declared:
+        text = DEMO_MD.replace("description:", "includes: [scripts]\ndescription:", 1)
+    skill = demo_skill(tmp_path / "demo", {"SKILL.md": text, ".skillignore": rule + "\n"})
+    out = tmp_path / "out"
+    case = f"skillignore leaves out SKILL.md ({rule!r}, {'includes' if declared else 'walk'})"
+    with TALLY.refused("tree", case, "pack", RefusedError, "SKILL.md", ".skillignore:1"):
+        no_hang(lambda: pack(skill, out))
+    assert files_under(out) == []
+    with TALLY.refused("tree", case, "verify folder", RefusedError, "SKILL.md"):
+        no_hang(lambda: verify_folder(skill))
+
+
+def test_a_negated_rule_keeps_skill_md(tmp_path: Path) -> None:
+    skill = demo_skill(tmp_path / "demo", {".skillignore": "*.md\n!SKILL.md\n"})
+    [archive] = pack(skill, tmp_path / "out")
+    assert "demo/SKILL.md" in [m.name for m in members_of(archive.read_bytes())]
+
+
+# -- a name is used as written -------------------------------------------------------------------
+
+LOOKALIKES = {"full-width": "\uff57\uff41\uff49\uff54\uff4c\uff49\uff53\uff54",
+              "math bold": "\U0001d430\U0001d41a\U0001d422\U0001d42d\U0001d425\U0001d422"
+                           "\U0001d42c\U0001d42d",
+              "ligature": "wait\ufb01st"}
+
+
+@pytest.mark.parametrize("kind", sorted(LOOKALIKES))
+def test_a_name_valid_only_after_nfkc_is_refused(tmp_path: Path, kind: str) -> None:
+    name = LOOKALIKES[kind]
+    text = DEMO_MD.replace("name: demo", f"name: {name}", 1)
+    real = demo_skill(tmp_path / "waitlist", {"SKILL.md": DEMO_MD.replace("name: demo",
+                                                                          "name: waitlist", 1)})
+    twin = demo_skill(tmp_path / name, {"SKILL.md": text})
+    result = check_skill(twin)
+    ok = [p.code for p in result.problems if p.severity == "error"] == ["name-not-nfkc"]
+    TALLY.add("parser", f"NFKC look-alike name ({kind})", "check",
+              "refused" if ok else "accepted", str(result.problems)[:300])
+    assert ok, result.problems
+    with TALLY.refused("parser", f"NFKC look-alike name ({kind})", "pack", SkillpackError,
+                       "NFKC"):
+        no_hang(lambda: pack(twin, tmp_path / "out"))
+    with TALLY.refused("bundle", f"NFKC look-alike beside the real one ({kind})", "bundle",
+                       SkillpackError, "NFKC"):
+        no_hang(lambda: write_bundle([real, twin], tmp_path / "skills.bundle"))
+    assert files_under(tmp_path / "out") == [] and not (tmp_path / "skills.bundle").exists()
+
+
+def test_an_archive_named_by_a_lookalike_is_refused_by_verify(good_archive: bytes) -> None:
+    name = LOOKALIKES["full-width"]
+    members = [Member(name + m.name[len("demo"):],
+                      m.data.replace(b"name: demo", f"name: {name}".encode(), 1)
+                      if m.name == "demo/SKILL.md" else m.data, m.executable)
+               for m in members_of(good_archive)]
+    manifest = manifest_dict(members, name)
+    manifest["name"] = name
+    data = build(reseal(set_manifest(members, name, manifest)))
+    with TALLY.refused("archive", "resealed under an NFKC look-alike name", "verify_bytes",
+                       IntegrityError, "NFKC"):
+        no_hang(lambda: verify_bytes(data, source="hostile.skill"))
+
+
+# -- a folder verified against a lock: compiled Python left out, yet run in place -----------------
+
+@pytest.mark.parametrize("planted", ["scripts/__pycache__/run.cpython-311.pyc", "scripts/run.pyc",
+                                     "__pycache__/x.pyc"])
+def test_compiled_python_beside_an_approved_folder_fails_verify_lock(tmp_path: Path,
+                                                                      planted: str) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    lock = tmp_path / "skills.lock"
+    assert run_cli("lock", str(skill), "-o", str(lock)).exit_code == 0
+    assert run_cli("verify", str(skill), "--lock", str(lock)).exit_code == 0
+    (skill / planted).parent.mkdir(parents=True, exist_ok=True)
+    (skill / planted).write_bytes(b"\x00\x00\x00\x00 not the reviewed code")
+    result = run_cli("verify", str(skill), "--lock", str(lock))
+    shown = planted.split("__pycache__")[0] + "__pycache__/" if "__pycache__" in planted \
+        else planted
+    ok = result.exit_code == 1 and shown in result.output and "run in place" in result.output
+    TALLY.add("tree", f"compiled Python planted at {planted}", "cli verify --lock",
+              "refused" if ok else "accepted", result.output[-300:])
+    assert ok, result.output

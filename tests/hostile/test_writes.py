@@ -26,14 +26,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.hostile import DEMO_MD, TALLY, demo_skill, files_under, helper_skill, no_hang, run_cli
+from helpers.paths import REPO
+from helpers.skills import make_tree
 
-from skillpack.errors import WriteError
+from skillpack._atomic import clean_stale_temps
+from skillpack.errors import (
+    SkillpackError,
+    WriteError,
+)
 from skillpack.packing.bundle import write_bundle
-from skillpack.packing.pack import pack
+from skillpack.packing.pack import pack, pack_skills
+from skillpack.publish.exports import ExportSkill, export_well_known
 
-from ._util import TALLY, demo_skill, files_under, helper_skill, run_cli
-
-REPO = Path(__file__).resolve().parents[2]
 TEMP = re.compile(r"\..+\.skillpack-tmp-\d+-[0-9a-f]+")
 FINAL = re.compile(r".*\.(skill|bundle|lock|py)")
 
@@ -409,3 +414,143 @@ def test_a_symlink_planted_at_the_output_name_is_replaced_not_followed(
     assert target.read_bytes() == good  # the link's target was not written through
     TALLY.neutralised("write", "a symlink planted at the output's final name",
                       f"cli {command}", "replaced by a regular file; its target untouched")
+
+
+# -- writes: the --python-module name is not code ------------------------------------------------
+
+@pytest.mark.parametrize("name", ['x"""\nimport os; os.system("id")\n""".py', "a-b.py",
+                                  "class.py", "mod.txt", "1st.py", "x y.py"])
+def test_a_python_module_name_that_is_not_an_identifier_is_refused(tmp_path: Path,
+                                                                   name: str) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    out = tmp_path / "out"
+    out.mkdir()
+    with TALLY.refused("write", f"python module named {name!r}", "write_bundle",
+                       SkillpackError, "Python module"):
+        no_hang(lambda: write_bundle([skill], out / "skills.bundle", python_module=out / name))
+    assert files_under(out) == []
+    result = run_cli("bundle", str(skill), "-o", str(out / "b.bundle"), "--python-module",
+                     str(out / name))
+    ok = result.exit_code == 1 and "Python module" in result.output
+    TALLY.add("write", f"python module named {name!r}", "cli bundle",
+              "refused" if ok else "accepted", result.output[-300:])
+    assert ok and files_under(out) == [], result.output
+
+
+# -- writes: a planted archive with the right bytes is not "unchanged" -----------------------------
+
+@pytest.mark.parametrize("plant", ["group-writable", "world-writable", "executable", "owner",
+                                   "hard link"])
+def test_a_planted_archive_with_the_right_bytes_is_replaced(tmp_path: Path, plant: str) -> None:
+    skill = demo_skill(tmp_path / "demo")
+    out = tmp_path / "out"
+    [first] = pack_skills([skill], out)
+    assert first.written
+    [again] = pack_skills([skill], out)
+    assert not again.written  # the very file pack wrote is current
+    path = first.path
+    if plant == "owner":
+        if os.geteuid() != 0:
+            pytest.skip("changing a file's owner needs root")
+        os.chown(path, 65534, 65534)
+    elif plant == "hard link":
+        os.link(path, tmp_path / "attacker-keeps-this-name")
+    else:
+        path.chmod({"group-writable": 0o664, "world-writable": 0o666,
+                    "executable": 0o755}[plant])
+    [third] = pack_skills([skill], out)
+    st = path.stat()
+    ok = third.written and st.st_uid == os.geteuid() and (st.st_mode & 0o777) == 0o644 \
+        and st.st_nlink == 1
+    TALLY.add("write", f"planted archive, right bytes, {plant}", "pack",
+              "refused" if ok else "accepted", f"written={third.written} mode={st.st_mode:o}")
+    assert ok
+
+
+# -- writes: a writer in another PID namespace keeps its temp file ---------------------------------
+
+OTHER_NAMESPACE_WRITER = """
+import os, sys
+os.getpid = lambda: int(sys.argv[2])  # a pid from another namespace: gone, seen from ours
+from skillpack._atomic import AtomicBatch
+with AtomicBatch(sync_threads=1) as batch:
+    with batch.write(sys.argv[1]) as handle:
+        handle.write(b"in flight " * 1000)
+        handle.flush()
+        print("writing", flush=True)
+        sys.stdin.readline()  # until the other pack has run its stale-temp cleanup
+print("renamed", flush=True)
+"""
+
+
+def test_a_temp_file_of_a_writer_in_another_pid_namespace_is_not_removed(tmp_path: Path
+                                                                          ) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = gone.stdout.strip()  # reaped: no process of ours has it now
+    writer = subprocess.Popen([sys.executable, "-c", OTHER_NAMESPACE_WRITER,
+                               str(out / "theirs.skill"), dead_pid], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, cwd=REPO,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert writer.stdout is not None and writer.stdin is not None
+        assert writer.stdout.readline().strip() == "writing"
+        [temp] = [p for p in out.iterdir() if ".skillpack-tmp-" + dead_pid in p.name]
+        skill = demo_skill(tmp_path / "demo")
+        [ours] = no_hang(lambda: pack(skill, out))  # cleans stale temps in `out` first
+        kept = temp.exists()
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        finished = writer.stdout.readline().strip() == "renamed" and writer.wait(30) == 0
+    finally:
+        writer.kill()
+        writer.wait()
+    ok = kept and finished and (out / "theirs.skill").read_bytes() == b"in flight " * 1000
+    TALLY.add("write", "temp file of a writer in another PID namespace", "pack",
+              "refused" if ok else "accepted", f"kept={kept} finished={finished}")
+    assert ok and ours.exists()
+    # once that writer is gone, what a killed one leaves is still cleaned up
+    stale = out / f".x.skill.skillpack-tmp-{dead_pid}-0badc0de"
+    stale.write_bytes(b"left by a killed pack")
+    assert clean_stale_temps(out) == [str(stale)]
+
+
+# -- writes: an export in another PID namespace keeps its temp folder ----------------------------
+
+OTHER_NAMESPACE_EXPORTER = """
+import sys
+from skillpack._atomic import FolderLease
+with FolderLease(sys.argv[1]) as lease:  # what an export in another PID namespace holds
+    lease.share()
+    print("writing", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_an_export_in_another_pid_namespace_keeps_its_temp_folder(tmp_path: Path) -> None:
+    parent = tmp_path / "site" / ".well-known"
+    theirs = parent / ".agent-skills.skillpack-tmp-99999999-00ff"  # a pid we cannot see
+    make_tree(theirs, {"index.json": "{}"})
+    skill = ExportSkill.from_files("demo", "A demo skill.", {}, [
+        ("SKILL.md", DEMO_MD.encode(), False)])
+    writer = subprocess.Popen([sys.executable, "-c", OTHER_NAMESPACE_EXPORTER, str(parent)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert writer.stdout is not None and writer.stdin is not None
+        assert writer.stdout.readline().strip() == "writing"
+        no_hang(lambda: export_well_known([skill], tmp_path / "site"))
+        kept = theirs.exists()
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        writer.wait(30)
+    finally:
+        writer.kill()
+        writer.wait()
+    TALLY.add("write", "temp folder of an export in another PID namespace", "export",
+              "refused" if kept else "accepted")
+    assert kept and (parent / "agent-skills" / "index.json").exists()
+    export_well_known([skill], tmp_path / "site")  # alone now: what is left is cleaned
+    assert not theirs.exists()

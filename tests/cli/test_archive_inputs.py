@@ -1,0 +1,94 @@
+"""Inputs a user has: a folder of `.skill` archives, and archives made elsewhere (Anthropic's
+packager: DEFLATE, one top folder, no manifest; a .tar.gz), given to digest, verify, bundle
+and inspect. An archive made elsewhere is read as the folder it unpacks to: its digest is the
+digest of the folder it was made from."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from helpers.cli import cli
+from helpers.paths import NOTES, WAITLIST
+
+from skillpack.packing.verify import digest
+
+
+def anthropic_skill(folder: Path, dest: Path) -> Path:
+    """A .skill as Anthropic's package_skill.py makes it: every file of the folder, DEFLATE,
+    under one top folder named after the skill."""
+    with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"{folder.name}/{path.relative_to(folder).as_posix()}")
+    return dest
+
+
+def tar_gz(folder: Path, dest: Path) -> Path:
+    with tarfile.open(dest, "w:gz") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.add(path, f"{folder.name}/{path.relative_to(folder).as_posix()}")
+    return dest
+
+
+@pytest.mark.parametrize("make", [anthropic_skill, tar_gz])
+def test_a_foreign_archive_has_the_digest_of_its_folder(make: object, tmp_path: Path) -> None:
+    suffix = ".skill" if make is anthropic_skill else ".tar.gz"
+    archive = make(NOTES, tmp_path / f"release-notes{suffix}")  # type: ignore[operator]
+    expected = digest(NOTES)
+    shown = cli("digest", archive)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == f"{expected}  release-notes\n"
+    verified = cli("verify", archive)
+    assert verified.exit_code == 0, verified.output
+    assert verified.stdout == f"ok        {expected}  release-notes  ({archive})\n"
+    inspected = json.loads(cli("inspect", "--json", archive).stdout)
+    assert [s["digest"] for s in inspected["skills"]] == [expected]
+    bundled = json.loads(cli("bundle", archive, "-o", tmp_path / "b.bundle", "--json").stdout)
+    assert [(s["name"], s["digest"], s["source"]) for s in bundled["skills"]] == [
+        ("release-notes", expected, str(archive))]
+
+
+def test_a_folder_of_archives_is_its_archives(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert cli("pack", WAITLIST, NOTES, "-o", out).exit_code == 0
+    anthropic_skill(NOTES, out / "elsewhere.zip")  # the same skill from elsewhere: no clash
+    want = sorted([f"{digest(NOTES)}  release-notes", f"{digest(WAITLIST)}  waitlist"])
+    shown = cli("digest", out)
+    assert shown.exit_code == 0, shown.output
+    assert sorted(set(shown.stdout.splitlines())) == want
+    assert cli("verify", out).exit_code == 0
+    assert cli("inspect", out).exit_code == 0
+    bundled = cli("bundle", out, "-o", tmp_path / "all.bundle", "--json")
+    assert bundled.exit_code == 0, bundled.output
+    assert sorted(s["name"] for s in json.loads(bundled.stdout)["skills"]) == [
+        "release-notes", "waitlist"]
+
+
+def test_a_tampered_archive_of_ours_is_refused_not_read_as_foreign(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert cli("pack", NOTES, "-o", out).exit_code == 0
+    [packed] = out.glob("*.skill")
+    data = bytearray(packed.read_bytes())
+    at = data.find(b"# ")  # a byte of a file's content
+    data[at] ^= 1
+    packed.write_bytes(bytes(data))
+    for command in ("digest", "verify"):
+        assert cli(command, packed).exit_code == 1
+        assert cli(command, out).exit_code == 1
+
+
+def test_a_folder_with_skills_and_archives_is_a_folder_of_skills(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "dist").mkdir(parents=True)
+    anthropic_skill(NOTES, repo / "dist" / "notes.skill")
+    skill = repo / "mine"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: mine\ndescription: Mine.\n---\nx\n")
+    shown = cli("digest", repo)
+    assert shown.exit_code == 0
+    assert [line.split("  ")[1] for line in shown.stdout.splitlines()] == ["mine"]

@@ -1,0 +1,259 @@
+"""Issue 14 as a user meets it: `--target` on check/pack/bundle, `pack --layout wrapped|root`,
+SHA-256 next to BLAKE3 (manifest 1.1, each archive's bytes), and the catalog's cost."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers.cli import cli
+from helpers.paths import NOTES, WAITLIST
+from helpers.skills import make_skill, write_skill
+from helpers.zips import zip_members
+from helpers.zips import zip_of as zip_of
+
+import skillpack.runtime as rt
+from skillpack.packing.verify import digest, verify_file
+
+CLAUDE_CODE = """---
+name: deploy
+description: Deploys the service to an environment when the user asks for a deploy.
+when_to_use: the user says deploy, ship or release
+argument-hint: "[env]"
+disable-model-invocation: true
+context: fork
+mystery: 1
+---
+Run the deploy.
+"""
+
+UNZIP = shutil.which("unzip")
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def warnings_of(output: str, code: str) -> list[str]:
+    return [line for line in output.splitlines() if f"[{code}]" in line]
+
+
+# -- 1. --target ---------------------------------------------------------------------------
+
+def test_claude_code_keys_draw_no_unknown_key_warning_for_claude_code(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path / "deploy", CLAUDE_CODE)
+    plain = cli("check", skill)
+    assert plain.exit_code == 0
+    assert len(warnings_of(plain.stdout, "unknown-key")) == 5
+    hosted = cli("check", "--target", "claude-code", skill)
+    assert hosted.exit_code == 0
+    unknown = warnings_of(hosted.stdout, "unknown-key")
+    assert len(unknown) == 1 and "'mystery'" in unknown[0]
+    # with a host that does not document them, the spec's warnings stay
+    both = cli("check", "--target", "claude-code", "--target", "codex", skill)
+    assert len(warnings_of(both.stdout, "unknown-key")) == 5
+
+
+def test_one_report_names_the_host_of_each_problem(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path / "many", {f"f/{i:03}.txt": "x" for i in range(205)})
+    result = cli("check", "--target", "claude-ai", "--target", "mcp",
+                 "--target", "openai-api", skill)
+    assert result.exit_code == 1
+    [error] = [line for line in result.stdout.splitlines() if "error:" in line]
+    assert "[target-too-many-files] claude-ai: 206 files; the limit is 200 files" in error
+    assert "support.claude.com" in error  # the source of the limit
+    assert "checked 1 skill: 0 valid, 1 invalid (1 error" in result.stdout
+    data = json.loads(cli("check", "--json", "--target", "claude-ai", skill).stdout)
+    assert [p["code"] for p in data[0]["problems"]] == ["target-too-many-files"]
+
+
+def test_a_host_check_reports_what_the_walk_refuses(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path / "leaky", {".e" + "nv": "A=1\n"})
+    result = cli("check", "--target", "claude-ai", skill)
+    assert result.exit_code == 1
+    assert "error: [secret] a .env file holds environment secrets" in result.stdout
+    assert "checked 1 skill: 0 valid, 1 invalid" in result.stdout
+    assert cli("check", skill).exit_code == 1  # check walks as pack does, target or not
+
+
+def test_an_unknown_target_is_a_usage_error(tmp_path: Path) -> None:
+    result = cli("check", "--target", "claude-web", WAITLIST)
+    assert result.exit_code == 2 and "claude-web" in result.stderr
+    assert "claude-code" in result.stderr  # the known names are listed
+
+
+def test_pack_refuses_a_skill_over_a_host_limit_and_writes_nothing(tmp_path: Path) -> None:
+    skill = make_skill(tmp_path / "many", {f"f/{i:03}.txt": "x" for i in range(205)})
+    out = tmp_path / "out"
+    result = cli("pack", "--target", "claude-ai", skill, "-o", out)
+    assert result.exit_code == 1
+    message = result.stderr
+    assert "claude-ai" in message and "206 files" in message and "200 files" in message
+    assert "https://support.claude.com/" in message
+    assert not out.exists()
+    # the same skill packs for a host that takes it
+    assert cli("pack", "--target", "openai-api", skill, "-o", out).exit_code == 0
+
+
+def test_pack_with_a_target_prints_its_warnings(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path / "deploy", CLAUDE_CODE)
+    result = cli("pack", "--target", "claude-code", "--catalog-budget", "40", skill,
+                 "-o", tmp_path / "out")
+    assert result.exit_code == 0
+    [budget] = warnings_of(result.stdout, "target-catalog-budget")
+    listed = len("Deploys the service to an environment when the user asks for a deploy.") + len(
+        "the user says deploy, ship or release")
+    assert f"claude-code: {listed:,} characters (description + when_to_use)" in budget
+    assert "--catalog-budget" in budget
+
+
+def test_bundle_refuses_more_skills_than_a_request_takes(tmp_path: Path) -> None:
+    folders = [make_skill(tmp_path / "src" / f"s{i}") for i in range(9)]
+    dest = tmp_path / "b.bundle"
+    result = cli("bundle", "--target", "claude-api", *folders, "-o", dest)
+    assert result.exit_code == 1
+    assert "claude-api: 9 skills; the limit is 8 skills per request" in result.stderr
+    assert not dest.exists()
+    assert cli("bundle", "--target", "claude-api", *folders[:8], "-o", dest).exit_code == 0
+
+
+# -- 2. layouts -----------------------------------------------------------------------------
+
+def test_both_layouts_reproducible_with_one_digest(tmp_path: Path) -> None:
+    wrapped = json.loads(cli("pack", "--json", WAITLIST, "-o", tmp_path / "w").stdout)[0]
+    root = json.loads(cli("pack", "--json", "--layout", "root", WAITLIST,
+                          "-o", tmp_path / "r").stdout)[0]
+    again = json.loads(cli("pack", "--json", "--layout", "root", WAITLIST,
+                           "-o", tmp_path / "r2").stdout)[0]
+    assert wrapped["digest"] == root["digest"] == digest(WAITLIST)
+    assert (wrapped["layout"], root["layout"]) == ("wrapped", "root")
+    assert Path(wrapped["archive"]).name.endswith(".skill")
+    assert Path(root["archive"]).name == f"waitlist-{root['digest'][7:23]}.zip"
+    root_bytes = Path(root["archive"]).read_bytes()
+    assert root_bytes == Path(again["archive"]).read_bytes()  # byte-reproducible
+    assert sorted(zip_members(root_bytes)) == [
+        ".skillpack/manifest.json", "SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]
+    w_members = zip_members(Path(wrapped["archive"]).read_bytes())
+    assert {k.removeprefix("waitlist/"): v for k, v in w_members.items()} == zip_members(
+        root_bytes)  # the same members, the same manifest bytes
+    # skillpack's own reader: the runtime, verify, digest, and the bundler
+    loaded = rt.load(root_bytes)
+    assert loaded.names == ("waitlist",) and loaded["waitlist"].digest == root["digest"]
+    assert loaded.member_prefix("waitlist") == ""
+    assert verify_file(root["archive"]).skills[0].digest == root["digest"]
+    assert digest(root["archive"]) == root["digest"]
+    assert cli("verify", "--digest", root["digest"], root["archive"]).exit_code == 0
+    bundled = cli("bundle", root["archive"], NOTES, "-o", tmp_path / "b.bundle")
+    assert bundled.exit_code == 0
+    assert rt.load((tmp_path / "b.bundle").read_bytes())["waitlist"].digest == root["digest"]
+
+
+@pytest.mark.skipif(UNZIP is None, reason="needs the unzip binary")
+@pytest.mark.parametrize("layout", ["wrapped", "root"])
+def test_unzip_reads_both_layouts(tmp_path: Path, layout: str) -> None:
+    [packed] = json.loads(cli("pack", "--json", "--layout", layout, WAITLIST,
+                              "-o", tmp_path / "out").stdout)
+    assert UNZIP is not None
+    tested = subprocess.run([UNZIP, "-t", packed["archive"]], capture_output=True, text=True,
+                            check=False)
+    assert tested.returncode == 0 and "No errors detected" in tested.stdout
+    dest = tmp_path / "x"
+    subprocess.run([UNZIP, "-q", packed["archive"], "-d", dest], check=True)
+    top = dest / "waitlist" if layout == "wrapped" else dest
+    assert (top / "SKILL.md").read_bytes() == (WAITLIST / "SKILL.md").read_bytes()
+    assert (top / "scripts" / "waitlist.py").stat().st_mode & 0o777 == 0o755
+    # the unzipped files are the skill: the same digest, and each sha256 of the manifest
+    manifest = json.loads((top / ".skillpack" / "manifest.json").read_bytes())
+    shutil.rmtree(top / ".skillpack")
+    assert digest(top) == packed["digest"]
+    for item in manifest["files"]:
+        assert item["sha256"] == hashlib.sha256((top / item["path"]).read_bytes()).hexdigest()
+
+
+def test_targets_choose_the_layout(tmp_path: Path) -> None:
+    [packed] = json.loads(cli("pack", "--json", "--target", "well-known", WAITLIST,
+                              "-o", tmp_path / "out").stdout)
+    assert packed["layout"] == "root" and packed["archive"].endswith(".zip")
+    mixed = cli("pack", "--target", "well-known", "--target", "claude-ai", WAITLIST,
+                "-o", tmp_path / "mixed")
+    assert mixed.exit_code == 1 and "different archive layouts" in mixed.stderr
+    assert not (tmp_path / "mixed").exists()
+    wrong = cli("pack", "--target", "claude-ai", "--layout", "root", WAITLIST,
+                "-o", tmp_path / "wrong")
+    assert wrong.exit_code == 1 and "claude-ai: wants the wrapped layout" in wrong.stderr
+    assert not (tmp_path / "wrong").exists()
+
+
+def test_a_root_archive_with_a_stray_top_folder_is_refused(tmp_path: Path) -> None:
+    [packed] = json.loads(cli("pack", "--json", "--layout", "root", WAITLIST,
+                              "-o", tmp_path / "out").stdout)
+    members = zip_members(Path(packed["archive"]).read_bytes())
+    members["other/evil.sh"] = (b"echo\n", True)
+    with pytest.raises(Exception, match="not in the manifest"):
+        rt.load(zip_of(members))
+
+
+# -- 3. SHA-256 ------------------------------------------------------------------------------
+
+def test_pack_and_bundle_print_the_sha256_of_the_bytes_written(tmp_path: Path) -> None:
+    [packed] = json.loads(cli("pack", "--json", WAITLIST, "-o", tmp_path / "out").stdout)
+    assert packed["sha256"] == sha256(Path(packed["archive"]).read_bytes())
+    text = cli("pack", WAITLIST, "-o", tmp_path / "out").stdout
+    assert f"  {packed['sha256']}  " in text
+    dest = tmp_path / "b.bundle"
+    bundled = json.loads(cli("bundle", "--json", WAITLIST, NOTES, "-o", dest).stdout)
+    assert bundled["sha256"] == sha256(dest.read_bytes())
+
+
+def test_verify_refuses_an_altered_sha256(tmp_path: Path) -> None:
+    [packed] = json.loads(cli("pack", "--json", WAITLIST, "-o", tmp_path / "out").stdout)
+    members = zip_members(Path(packed["archive"]).read_bytes())
+    key = "waitlist/.skillpack/manifest.json"
+    data = json.loads(members[key][0])
+    data["files"][0]["sha256"] = "0" * 64
+    raw = (json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+           + "\n").encode()
+    members[key] = (raw, False)
+    altered = tmp_path / "altered.skill"
+    altered.write_bytes(zip_of(members))
+    result = cli("verify", altered)
+    assert result.exit_code == 1 and "sha256" in result.stderr + result.stdout
+    assert rt.load(altered.read_bytes())["waitlist"].digest == packed["digest"]  # BLAKE3 holds
+
+
+# -- 4. the catalog's cost ---------------------------------------------------------------------
+
+def test_check_and_bundle_report_the_catalog(tmp_path: Path) -> None:
+    dest = tmp_path / "b.bundle"
+    assert cli("bundle", WAITLIST, NOTES, "-o", dest).exit_code == 0
+    catalog = rt.load(dest.read_bytes()).catalog_text()
+    checked = cli("check", "--target", "claude-code", WAITLIST, NOTES)
+    assert checked.exit_code == 0
+    assert (f"catalog: {len(catalog):,} characters in all (catalog_text() of 2 skills)"
+            in checked.stdout)
+    loaded = rt.load(dest.read_bytes())
+    for name in ("waitlist", "release-notes"):
+        assert f"catalog: {len(loaded[name].description):>6,} characters  {name}" in (
+            checked.stdout)
+    data = json.loads(cli("check", "--json", "--target", "claude-code", WAITLIST).stdout)
+    assert data[0]["description_chars"] == len(loaded["waitlist"].description)
+    bundled = json.loads(cli("bundle", "--json", WAITLIST, NOTES, "-o", dest).stdout)
+    assert bundled["catalog"]["total_chars"] == len(catalog)
+
+
+def test_claude_code_listing_cap_is_the_default_budget(tmp_path: Path) -> None:
+    long = "Does one thing. " * 100  # 1,600 characters: under no hard limit of the spec...
+    skill = write_skill(tmp_path / "wordy", f"---\nname: wordy\ndescription: {long[:1000]}\n"
+                        f"when_to_use: {long[:600]}\n---\nbody\n")
+    plain = cli("check", skill)
+    assert not warnings_of(plain.stdout, "target-catalog-budget")
+    hosted = cli("check", "--target", "claude-code", skill)
+    [warning] = warnings_of(hosted.stdout, "target-catalog-budget")
+    listed = len(long[:1000].strip()) + len(long[:600].strip())
+    assert f"{listed:,} characters" in warning and "1,536 characters" in warning
+    assert cli("check", "--target", "claude-code", "--catalog-budget", "2000",
+               skill).stdout.count("target-catalog-budget") == 0

@@ -464,8 +464,7 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
                 if entry.isdir():
                     members.append(Member(name, b"", False, "dir"))
                     continue
-                stream = archive.extractfile(entry)
-                body = stream.read() if stream is not None else b""
+                body = _tar_body(archive, entry, budget)
                 if len(body) != entry.size:
                     raise _Corrupt("truncated member", _shown(entry.name))
                 members.append(Member(name, body, bool(entry.mode & stat.S_IXUSR), "file"))
@@ -480,6 +479,23 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
     if found.items:
         raise found.error()
     return tuple(members)
+
+
+def _tar_body(archive: tarfile.TarFile, entry: tarfile.TarInfo, budget: _Budget) -> bytes:
+    """A file member's bytes, read CHUNK at a time. Those of a sparse member (GNU ``S``, pax
+    ``GNU.sparse.*``: what ``tar --sparse`` writes) are counted as they come out, since
+    tarfile fills its holes itself: a few stored bytes may declare gigabytes of zeros. Its
+    stored data is then counted twice (read, then produced): a bound that no map can fool."""
+    stream = archive.extractfile(entry)
+    if stream is None:
+        return b""
+    sparse = entry.issparse()
+    parts: list[bytes] = []
+    while chunk := stream.read(min(CHUNK, budget.room()) if sparse else CHUNK):
+        if sparse:
+            budget.take(len(chunk), _shown(entry.name))
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _entries(archive: tarfile.TarFile, found: _Problems) -> Iterator[tarfile.TarInfo]:

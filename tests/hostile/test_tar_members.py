@@ -1,0 +1,140 @@
+"""Hostile tar members (issue 28): sparse members whose holes tarfile fills itself, every
+inflated byte of a nested archive asset against one budget, chains of extended headers, and
+the gzip framings real tools write (several members, zero padding).
+
+Bounds are shown by sizes, never by a clock: the peak memory (tracemalloc) and the bytes the
+error says were produced stay the same while the declared size grows 256-fold.
+"""
+
+from __future__ import annotations
+
+import re
+import tarfile
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from skillpack.content.inflate import Caps, read_tar
+from skillpack.content.scan import scan_content
+from skillpack.errors import ArchiveError
+
+from ._util import TALLY, demo_skill, run_cli
+
+MIB = 1 << 20
+
+
+def _num(value: int) -> bytes:
+    return tarfile.itn(value, 12, tarfile.GNU_FORMAT)
+
+
+def _checksummed(block: bytearray) -> bytes:
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\0 " % sum(block)
+    return bytes(block)
+
+
+def gnu_sparse(declared: int, name: str = "demo/big.bin", stored: bytes = b"x" * 512) -> bytes:
+    """A tar holding one GNU sparse member (type ``S``, what ``tar --sparse`` writes): a
+    hole of ``declared - len(stored)`` bytes, then `stored`."""
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.GNUTYPE_SPARSE
+    info.size = len(stored)
+    block = bytearray(info.tobuf(format=tarfile.GNU_FORMAT))
+    block[386:410] = _num(declared - len(stored)) + _num(len(stored))  # one map entry
+    block[483:495] = _num(declared)  # realsize
+    padded = stored + bytes(-len(stored) % 512)
+    return _checksummed(block) + padded + bytes(1024)
+
+
+def pax_sparse(declared: int, name: str = "demo/big.bin", stored: bytes = b"x" * 512) -> bytes:
+    """A tar holding one pax sparse member, format 1.0 (``GNU.sparse.*`` records, the map at
+    the start of the data)."""
+    sparse_map = f"1\n{declared - len(stored)}\n{len(stored)}\n".encode()
+    sparse_map += bytes(-len(sparse_map) % 512)
+    info = tarfile.TarInfo("demo/GNUSparseFile.0/big.bin")
+    info.size = len(sparse_map) + len(stored)
+    info.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0",
+                        "GNU.sparse.name": name, "GNU.sparse.realsize": str(declared)}
+    head = info.tobuf(format=tarfile.PAX_FORMAT)
+    body = sparse_map + stored
+    return head + body + bytes(-len(body) % 512) + bytes(1024)
+
+
+def peak_of(func: Callable[[], object]) -> tuple[int, BaseException | None]:
+    """The peak of memory allocated while `func` runs (tracemalloc), and what it raised."""
+    tracemalloc.start()
+    raised: BaseException | None = None
+    try:
+        func()
+    except BaseException as exc:
+        raised = exc
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak, raised
+
+
+def stopped_after(err: BaseException | None) -> int:
+    assert isinstance(err, ArchiveError), err
+    found = re.search(r"stopped after (\d+) bytes", str(err))
+    assert found, str(err)
+    return int(found.group(1))
+
+
+# -- 1. sparse members -----------------------------------------------------------------------
+
+SPARSE = {"gnu": gnu_sparse, "pax": pax_sparse}
+
+
+@pytest.mark.parametrize("kind", sorted(SPARSE))
+def test_a_sparse_member_counts_its_holes_against_the_caps(kind: str) -> None:
+    """2 KB declaring 1 MiB to 256 MiB: refused after the same bytes, in the same memory."""
+    seen = []
+    for declared in (MIB, 16 * MIB, 256 * MIB):
+        data = SPARSE[kind](declared)
+        with TALLY.refused("foreign-archive", f"sparse-{kind}-{declared}", "read_tar", ArchiveError,
+                           "demo/big.bin", "decompresses to more than 2 times"):
+            read_tar(data, Caps(total=MIB, ratio=2))
+        peak, raised = peak_of(lambda data=data: read_tar(data, Caps(total=MIB, ratio=2)))
+        seen.append((len(data), stopped_after(raised), peak))
+    sizes = {size for size, _, _ in seen}
+    produced = {n for _, n, _ in seen}
+    assert len(sizes) == 1 and len(produced) == 1, seen  # nothing grows with the declared size
+    assert produced.pop() <= 2 * sizes.pop() + 1
+    assert max(peak for _, _, peak in seen) < 256 * 1024, seen
+
+
+@pytest.mark.parametrize("kind", sorted(SPARSE))
+def test_a_sparse_member_within_the_caps_is_read_whole(kind: str) -> None:
+    members = read_tar(SPARSE[kind](4096, stored=b"tail" * 128))
+    assert [(m.path, m.data) for m in members] == [("demo/big.bin",
+                                                    bytes(4096 - 512) + b"tail" * 128)]
+
+
+@pytest.mark.parametrize("kind", sorted(SPARSE))
+def test_a_skill_carrying_a_sparse_tar_is_refused_in_bounded_memory(kind: str,
+                                                                     tmp_path: Path) -> None:
+    """The secret scan of a carried 2 KB .tar declaring 16 MiB to 512 MiB: the same
+    refusal after the same bytes, in the same memory (it was 1 GB resident)."""
+    seen = []
+    for declared in (16 * MIB, 512 * MIB):
+        data = SPARSE[kind](declared)
+        peak, _ = peak_of(lambda data=data: scan_content("big.tar", data, frozenset()))
+        found = scan_content("big.tar", data, frozenset())
+        assert found.refused and found.unscannable[0].code == "archive-ratio"
+        seen.append((stopped_after(ArchiveError(found.unscannable[0].message)), peak))
+    assert len({n for n, _ in seen}) == 1, seen
+    assert max(peak for _, peak in seen) < 4 * MIB, seen
+    skill = demo_skill(tmp_path / "demo", {"assets/big.tar": SPARSE[kind](512 * MIB)})
+    for command in ("check", "pack", "digest"):
+        result = run_cli(command, str(skill), *(["-o", str(tmp_path / "out")]
+                                                if command == "pack" else []))
+        assert result.exit_code == 1, result.output
+        assert "assets/big.tar" in result.output and "decompression bomb" in result.output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    unpacked = run_cli("unpack", str(tmp_path / "demo" / "assets" / "big.tar"), "-o",
+                       str(tmp_path / "unpacked"), "--max-total", "1MiB", "--max-ratio", "2")
+    assert unpacked.exit_code == 1 and "decompression bomb" in unpacked.output
+    assert not (tmp_path / "unpacked").exists()
+

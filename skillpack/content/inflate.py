@@ -50,6 +50,7 @@ else:  # strings at run time: the checker sees the Literals
 __all__ = [
     "CHUNK",
     "DEFAULT_CAPS",
+    "Budget",
     "Caps",
     "Member",
     "gunzip",
@@ -113,8 +114,11 @@ class _CapExceeded(Exception):
         self.problem = problem
 
 
-class _Budget:
-    """Counts bytes produced by decompression against the total and ratio caps."""
+class Budget:
+    """Counts bytes produced by decompression against the total and ratio caps of `caps`,
+    the ratio over `size` bytes. A reader given one (``budget=``) counts against it instead
+    of a budget of its own: the secret scan of a carried file passes one to every archive
+    nested in it, at any depth, so that nesting cannot multiply the caps."""
 
     def __init__(self, caps: Caps, size: int) -> None:
         self.caps = caps
@@ -250,8 +254,8 @@ def read_archive(data: bytes, caps: Caps = DEFAULT_CAPS, *,
 
 # -- zip ---------------------------------------------------------------------------------------
 
-def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *,
-             source: str = "<archive>") -> tuple[Member, ...]:
+def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>",
+             budget: Budget | None = None) -> tuple[Member, ...]:
     """Every member of the zip `data` (STORED or DEFLATE), checked, within `caps`.
 
     Names, kinds and flags of every entry are checked first (all problems reported at once);
@@ -259,8 +263,8 @@ def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *,
     """
     import zipfile  # start-up: see the module's imports
 
-    found = _Problems(source, caps)
-    budget = _Budget(caps, len(data))
+    budget = budget or Budget(caps, len(data))
+    found = _Problems(source, budget.caps)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
@@ -318,7 +322,7 @@ def _zip_exec(info: zipfile.ZipInfo) -> bool:
     return bool((info.external_attr >> 16) & stat.S_IXUSR)
 
 
-def _inflate_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> bytes:
+def _inflate_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget) -> bytes:
     """A member's bytes, read CHUNK at a time; zipfile checks the CRC at the end."""
     import zipfile  # start-up: see the module's imports (loaded by read_zip by now)
 
@@ -346,7 +350,7 @@ class _Gunzip(io.RawIOBase):
     left under the caps; concatenated gzip members count against ``Caps.members``.
     """
 
-    def __init__(self, data: bytes, budget: _Budget) -> None:
+    def __init__(self, data: bytes, budget: Budget) -> None:
         self.view = memoryview(data)
         self.pos = 0
         self.budget = budget
@@ -401,7 +405,7 @@ class _Gunzip(io.RawIOBase):
 class _Counted(io.RawIOBase):
     """A plain tar's bytes, counted by the budget like an inflated stream's."""
 
-    def __init__(self, data: bytes, budget: _Budget) -> None:
+    def __init__(self, data: bytes, budget: Budget) -> None:
         self.view = memoryview(data)
         self.pos = 0
         self.budget = budget
@@ -425,10 +429,12 @@ class _Corrupt(Exception):
         self.member = member
 
 
-def gunzip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>") -> bytes:
+def gunzip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>",
+           budget: Budget | None = None) -> bytes:
     """The inflated bytes of the gzip `data` (several members are joined), within `caps`."""
-    found = _Problems(source, caps)
-    stream = _Gunzip(data, _Budget(caps, len(data)))
+    budget = budget or Budget(caps, len(data))
+    found = _Problems(source, budget.caps)
+    stream = _Gunzip(data, budget)
     parts: list[bytes] = []
     try:
         if not data.startswith(GZIP_MAGIC):
@@ -445,13 +451,13 @@ def gunzip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>")
 
 # -- tar ---------------------------------------------------------------------------------------
 
-def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
-             source: str = "<archive>") -> tuple[Member, ...]:
+def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>",
+             budget: Budget | None = None) -> tuple[Member, ...]:
     """Every member of the tar or tar.gz `data` (stream mode, one pass), within `caps`."""
     import tarfile  # start-up: see the module's imports
 
-    found = _Problems(source, caps)
-    budget = _Budget(caps, len(data))
+    budget = budget or Budget(caps, len(data))
+    found = _Problems(source, budget.caps)
     raw: io.RawIOBase = (_Gunzip(data, budget) if data.startswith(GZIP_MAGIC)
                          else _Counted(data, budget))
     members: list[Member] = []
@@ -481,7 +487,7 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
     return tuple(members)
 
 
-def _tar_body(archive: tarfile.TarFile, entry: tarfile.TarInfo, budget: _Budget) -> bytes:
+def _tar_body(archive: tarfile.TarFile, entry: tarfile.TarInfo, budget: Budget) -> bytes:
     """A file member's bytes, read CHUNK at a time. Those of a sparse member (GNU ``S``, pax
     ``GNU.sparse.*``: what ``tar --sparse`` writes) are counted as they come out, since
     tarfile fills its holes itself: a few stored bytes may declare gigabytes of zeros. Its

@@ -478,6 +478,10 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>
         raise found.error([exc.problem]) from None
     except _Corrupt as exc:
         raise found.error([Problem("error", "archive-corrupt", str(exc), exc.member)]) from None
+    except RecursionError:  # tarfile reads each pax or GNU long-name header by recursing
+        raise found.error([Problem(
+            "error", "archive-corrupt", "damaged or unreadable tar: too many extended headers "
+            "(pax or GNU long name) chained before one member", None)]) from None
     except (tarfile.TarError, zlib.error, EOFError, UnicodeError, ValueError,
             OverflowError) as exc:
         raise found.error([Problem("error", "archive-corrupt",

@@ -138,3 +138,64 @@ def test_a_skill_carrying_a_sparse_tar_is_refused_in_bounded_memory(kind: str,
     assert unpacked.exit_code == 1 and "decompression bomb" in unpacked.output
     assert not (tmp_path / "unpacked").exists()
 
+
+
+# -- 8. chains of extended headers ------------------------------------------------------------
+
+def header_chain(kind: str, links: int) -> bytes:
+    """`links` pax (``x``) or GNU long-name (``L``) headers, each naming the member that
+    follows, then one empty file: tarfile reads each by recursing into the next."""
+    name = b"demo/" + b"n" * 120 + b"\0"
+    if kind == "pax":
+        record = b" path=demo/" + b"n" * 120 + b"\n"
+        record = str(len(record) + 3).encode() + record  # the length counts its own digits
+        head = tarfile.TarInfo("././@PaxHeader")
+        head.type = tarfile.XHDTYPE
+        body = record
+    else:
+        head = tarfile.TarInfo("././@LongLink")
+        head.type = tarfile.GNUTYPE_LONGNAME
+        body = name
+    head.size = len(body)
+    link = head.tobuf(format=tarfile.GNU_FORMAT) + body + bytes(-len(body) % 512)
+    last = tarfile.TarInfo("demo/SKILL.md")
+    return link * links + last.tobuf(format=tarfile.GNU_FORMAT) + bytes(1024)
+
+
+@pytest.mark.parametrize("kind", ["pax", "gnu"])
+def test_a_chain_of_extended_headers_is_refused_not_a_traceback(kind: str) -> None:
+    assert [m.path for m in read_tar(header_chain(kind, 3))] == ["demo/" + "n" * 120]
+    peaks = []
+    for links in (3_000, 30_000):
+        data = header_chain(kind, links)
+        with TALLY.refused("foreign-archive", f"{kind}-chain-{links}", "read_tar", ArchiveError,
+                           "extended headers", "chained"):
+            read_tar(data)
+        peaks.append(peak_of(lambda data=data: read_tar(data))[0])
+    assert max(peaks) < 2 * MIB, peaks  # the same refusal at 1.5 and 15 MB
+
+
+@pytest.mark.parametrize("kind", ["pax", "gnu"])
+def test_every_command_refuses_a_chain_of_extended_headers(kind: str, tmp_path: Path) -> None:
+    archive = tmp_path / "chain.tar"
+    archive.write_bytes(header_chain(kind, 3_000))
+    good = demo_skill(tmp_path / "good" / "demo")
+    approved = tmp_path / "approved.lock"
+    assert run_cli("lock", str(good), "-o", str(approved)).exit_code == 0
+    out = str(tmp_path / "out")
+    for command in (["unpack", str(archive), "-o", out], ["digest", str(archive)],
+                    ["check", str(archive)], ["files", str(archive)],
+                    ["pack", str(archive), "-o", out], ["lock", str(archive), "-o", out],
+                    ["review", str(archive), "--lock", str(approved), "-o", out]):
+        result = run_cli(*command)  # a traceback fails the test
+        if command[0] == "review":  # the page shows what verify refuses, as findings
+            assert result.exit_code == 0 and "chain.tar" in Path(out).read_text()
+            continue
+        assert result.exit_code == 1, (command, result.output)
+        assert "chain.tar" in result.output, (command, result.output)
+        if command[0] == "unpack":  # the others try it as an archive of ours first
+            assert "extended headers" in result.output, result.output
+    skill = demo_skill(tmp_path / "demo", {"assets/chain.tar": archive.read_bytes()})
+    result = run_cli("check", str(skill))
+    assert result.exit_code == 1 and "assets/chain.tar" in result.output
+    assert "extended headers" in result.output

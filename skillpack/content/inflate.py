@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import stat
+import struct
 import zlib
 from collections.abc import Iterable, Iterator
 
@@ -167,6 +168,12 @@ class _Problems:
                 "error", "archive-too-many",
                 f"has more than the cap of {self.caps.members} members", None))
 
+    def listed_past(self, why: str) -> None:
+        """Refuse (now, stop reading) an archive known to list more entries than the cap."""
+        raise _CapExceeded(Problem(
+            "error", "archive-too-many",
+            f"has more than the cap of {self.caps.members} members ({why})", None))
+
     def name(self, raw: str, is_dir: bool) -> str | None:
         """The member's checked path, or None (and a problem recorded) when it is unsafe."""
         name = raw
@@ -266,6 +273,7 @@ def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>
     budget = budget or Budget(caps, len(data))
     found = _Problems(source, budget.caps)
     try:
+        _zip_count(data, found)  # before zipfile builds an object for every entry
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
             for _ in infos:
@@ -287,6 +295,41 @@ def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>
     if found.items:
         raise found.error()
     return tuple(members)
+
+
+_END = struct.Struct("<4sHHHHIIH")  # the end of central directory record
+_END64 = struct.Struct("<4sQHHIIQQQQ")  # the Zip64 one (its size field counts from `need`)
+_ENTRY = struct.Struct("<4s24xHHH12x")  # a central entry: its name, extra, comment lengths
+
+
+def _zip_count(data: bytes, found: _Problems) -> None:
+    """Refuse a zip of more entries than the member cap from its end record's counts, then
+    from a walk over its central directory that stops at the cap (the counts may lie): the
+    work is the cap's, never the entries'. An end record that cannot be read is left to
+    zipfile, which says so."""
+    cap = found.caps.members
+    end = data.rfind(b"PK\x05\x06", max(0, len(data) - _END.size - 0xFFFF))
+    if end < 0 or len(data) - end < _END.size:
+        return
+    _, _, _, on_disk, total, size, _, _ = _END.unpack_from(data, end)
+    cd_end = end
+    locator = end - 20
+    if locator >= 0 and data[locator:locator + 4] == b"PK\x06\x07":
+        at = data.rfind(b"PK\x06\x06", max(0, locator - _END64.size - 0xFFFF), locator)
+        if at >= 0 and locator - at >= _END64.size:
+            _, _, _, _, _, _, on_disk64, total64, size64, _ = _END64.unpack_from(data, at)
+            on_disk, total, size, cd_end = on_disk64, total64, size64, at
+    if max(on_disk, total) > cap:
+        found.listed_past(f"{max(on_disk, total)} entries, says its end record")
+    pos, count = max(cd_end - size, 0), 0
+    while pos + _ENTRY.size <= cd_end:
+        sig, name, extra, comment = _ENTRY.unpack_from(data, pos)
+        if sig != b"PK\x01\x02":
+            return
+        count += 1
+        if count > cap:
+            found.listed_past("its central directory lists more")
+        pos += _ENTRY.size + name + extra + comment
 
 
 def _zip_entry(info: zipfile.ZipInfo, found: _Problems) -> str | None:

@@ -280,6 +280,7 @@ def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>
                 found.listed()
             wanted = [(info, name) for info in infos
                       if (name := _zip_entry(info, found)) is not None]
+            _zip_overlaps(data, infos, archive.start_dir, found)
             members = [] if found.items else [
                 Member(name, b"", False, "dir") if info.is_dir()
                 else Member(name, _inflate_zip(archive, info, budget), _zip_exec(info), "file")
@@ -330,6 +331,33 @@ def _zip_count(data: bytes, found: _Problems) -> None:
         if count > cap:
             found.listed_past("its central directory lists more")
         pos += _ENTRY.size + name + extra + comment
+
+
+def _zip_overlaps(data: bytes, infos: list[zipfile.ZipInfo], start_dir: int,
+                  found: _Problems) -> None:
+    """Refuse members whose bytes (local header, name, extra field, data) overlap another's
+    or the central directory: a "non-recursive" zip bomb has every entry share one member's
+    data. (A data descriptor after a member is not counted: it can only hide an overlap of
+    at most 16 bytes, never make one.)"""
+    spans = []
+    for info in infos:
+        start = info.header_offset
+        head = data[start:start + 30]
+        if len(head) < 30:
+            continue  # zipfile says the member is truncated
+        name, extra = struct.unpack_from("<HH", head, 26)
+        spans.append((start, start + 30 + name + extra + info.compress_size, info.filename))
+    spans.sort()
+    reach, first = 0, ""  # the furthest end so far, and the member it ends
+    for start, end, name in spans:
+        if start < reach:
+            found.add("archive-overlap", f"its bytes overlap those of member {first!r} "
+                      "(overlapping members are refused: a zip bomb shares one member's data "
+                      "among many entries)", name)
+        if end > reach:
+            reach, first = end, name
+    if reach > start_dir:
+        found.add("archive-overlap", "its bytes overlap the central directory", first)
 
 
 def _zip_entry(info: zipfile.ZipInfo, found: _Problems) -> str | None:

@@ -1,5 +1,6 @@
 """A foreign zip's central directory (issue 28): the member cap read from the end record and
-a walk that stops at the cap, before zipfile builds an object for every entry.
+a walk that stops at the cap, before zipfile builds an object for every entry; members whose
+bytes overlap refused, as docs/ARCHIVES.md says.
 
 Bounds are shown by sizes: the peak memory (tracemalloc) of refusing 20,000 to 320,000
 entries stays the same (it grew with the entries: 400,000 cost 259 MiB).
@@ -7,8 +8,11 @@ entries stays the same (it grew with the entries: 400,000 cost 259 MiB).
 
 from __future__ import annotations
 
+import io
 import struct
 import tracemalloc
+import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -17,6 +21,8 @@ from skillpack.content.inflate import Caps, read_zip
 from skillpack.errors import ArchiveError
 
 from ._util import TALLY, run_cli
+
+MD = b"---\nname: demo\ndescription: Demo skill. Use it for tests.\n---\n\nBody.\n"
 
 
 def many_entries(count: int, *, says: int | None = None) -> bytes:
@@ -79,3 +85,59 @@ def test_unpack_refuses_a_zip_of_too_many_entries(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "more than the cap of 10000 members" in result.output
     assert not (tmp_path / "out").exists()
 
+
+# -- 15. overlapping members ----------------------------------------------------------------
+
+def good_zip() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("demo/SKILL.md", MD)
+        archive.writestr("demo/a.txt", b"A" * 100)
+        archive.writestr("demo/b.txt", b"B" * 100)
+    return out.getvalue()
+
+
+def _entries(data: bytes) -> list[int]:
+    at, found = 0, []
+    while (at := data.find(b"PK\x01\x02", at)) >= 0:
+        found.append(at)
+        at += 4
+    return found
+
+
+def overlapped(data: bytes, how: str) -> bytes:
+    """`data` with the central entry of demo/b.txt pointed into another member's bytes:
+    at demo/a.txt's local header (a shared member, names differ), or inside a.txt's data."""
+    entries = _entries(data)
+    last = entries[2]
+    a_offset = struct.unpack_from("<I", data, entries[1] + 42)[0]
+    target = a_offset if how == "shared" else a_offset + 40
+    patched = bytearray(data)
+    struct.pack_into("<I", patched, last + 42, target)
+    if how == "shared":  # the same name in both headers, so only the overlap is wrong
+        name_len = struct.unpack_from("<H", data, last + 28)[0]
+        patched[last + 46:last + 46 + name_len] = b"demo/a.txt"
+        crc = zlib.crc32(b"A" * 100)
+        struct.pack_into("<I", patched, last + 16, crc)
+    return bytes(patched)
+
+
+@pytest.mark.parametrize("how", ["shared", "inside"])
+def test_overlapping_members_are_refused(how: str, tmp_path: Path) -> None:
+    data = overlapped(good_zip(), how)
+    with TALLY.refused("foreign-archive", f"zip-overlap-{how}", "read_zip", ArchiveError,
+                       "overlap") as refusal:
+        read_zip(data)
+    assert refusal.value is not None
+    assert "archive-overlap" in {p.code for p in refusal.value.problems}
+    archive = tmp_path / "overlap.zip"
+    archive.write_bytes(data)
+    result = run_cli("unpack", str(archive), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 1 and "overlap" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_zip_with_prepended_data_is_not_an_overlap() -> None:
+    """A self-extracting zip (a stub before the first member) is no overlap."""
+    assert [m.path for m in read_zip(b"#!stub\n" * 100 + good_zip())] == [
+        "demo/SKILL.md", "demo/a.txt", "demo/b.txt"]

@@ -455,7 +455,10 @@ class _Gunzip(io.RawIOBase):
         return b""
 
     def _next_member(self) -> None:
-        start = self.pos - len(self.inflater.unused_data) - len(self.pending)
+        # All input after the member's end is in unused_data; unconsumed_tail may still
+        # hold a copy of it when the last call was cut short by max_length (so it was
+        # counted twice: 40 bytes of "trailing data" for bgzip's 20-byte end block)
+        start = self.pos - len(self.inflater.unused_data)
         self.pending = b""
         rest = self.view[start:]
         if rest[:2] == GZIP_MAGIC:

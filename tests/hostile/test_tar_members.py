@@ -8,6 +8,8 @@ error says were produced stay the same while the declared size grows 256-fold.
 
 from __future__ import annotations
 
+import gzip
+import io
 import re
 import tarfile
 import tracemalloc
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from skillpack.content.inflate import Caps, read_tar
+from skillpack.content.inflate import Caps, gunzip, read_tar
 from skillpack.content.scan import scan_content
 from skillpack.errors import ArchiveError
 
@@ -199,3 +201,60 @@ def test_every_command_refuses_a_chain_of_extended_headers(kind: str, tmp_path: 
     result = run_cli("check", str(skill))
     assert result.exit_code == 1 and "assets/chain.tar" in result.output
     assert "extended headers" in result.output
+
+
+# -- 16. the gzip framings real tools write ----------------------------------------------------
+
+def _tar(files: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as archive:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+SKILL_TAR = {"demo/SKILL.md": b"---\nname: demo\ndescription: Demo skill. Use it for tests.\n"
+                              b"---\n\nBody.\n",
+             "demo/data.bin": bytes(range(256)) * 400}
+
+
+def framings() -> dict[str, bytes]:
+    raw = _tar(SKILL_TAR)
+    return {
+        "two members (gzip a >> b)": gzip.compress(raw[:1536]) + gzip.compress(raw[1536:]),
+        "two members, the first inflating past 64 KiB": gzip.compress(raw[:-1024])
+        + gzip.compress(raw[-1024:]),
+        "a member per 512-byte block": b"".join(gzip.compress(raw[i:i + 512])
+                                                 for i in range(0, len(raw), 512)),
+        "an empty member at the end (bgzip's end block)": gzip.compress(raw)
+        + gzip.compress(b""),
+        "zero padding to a 10,240-byte record (dd conv=sync)": gzip.compress(raw)
+        + bytes(-len(gzip.compress(raw)) % 10240),
+        "one zero byte of padding": gzip.compress(raw) + b"\0",
+        "members, then zero padding": gzip.compress(raw[:512]) + gzip.compress(raw[512:])
+        + bytes(4096),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(framings()))
+def test_a_valid_gzip_framing_is_read(case: str, tmp_path: Path) -> None:
+    data = framings()[case]
+    assert gzip.decompress(data) == _tar(SKILL_TAR)  # what Python's gzip reads
+    assert {m.path: m.data for m in read_tar(data)} == SKILL_TAR
+    archive = tmp_path / "demo.tar.gz"
+    archive.write_bytes(data)
+    result = run_cli("unpack", str(archive), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "demo" / "data.bin").read_bytes() == SKILL_TAR["demo/data.bin"]
+    skill = demo_skill(tmp_path / "carrier" / "demo", {"assets/demo.tar.gz": data})
+    checked = run_cli("check", str(skill))
+    assert checked.exit_code == 0, checked.output
+
+
+def test_trailing_bytes_that_are_not_padding_are_still_refused() -> None:
+    data = gzip.compress(_tar(SKILL_TAR)) + bytes(100) + b"junk"
+    with TALLY.refused("foreign-archive", "gzip-trailing-junk", "gunzip", ArchiveError,
+                       "trailing data"):
+        gunzip(data)

@@ -208,11 +208,31 @@ class Lock:
                     for name, value in skills.items()}, version)
 
 
+class _TwiceError(ValueError):
+    """A key met twice in one JSON object of a lock file."""
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads`'s object_pairs_hook: each key once (else json keeps the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _TwiceError(key)
+        out[key] = value
+    return out
+
+
 def read_lock(path: str | os.PathLike[str]) -> Lock:
-    """Read and check a lock file."""
+    """Read and check a lock file; a key twice in one object (a skill listed twice) is
+    refused, not read as its last entry."""
     where = os.fspath(path)
     try:
-        data = json.loads(read_regular(where).decode("utf-8"))
+        data = json.loads(read_regular(where).decode("utf-8"), object_pairs_hook=_once)
+    except _TwiceError as twice:
+        raise SkillpackError(
+            f"the lock file lists {str(twice)!r} twice in one object (JSON would keep only the "
+            "last, so which was approved is unclear)", path=where,
+            hint="write the lock again with `skillpack lock`; never merge locks by hand") from None
     except OSError as err:
         raise SkillpackError(f"cannot read the lock file: {err.strerror}", path=where) from None
     except ValueError as exc:

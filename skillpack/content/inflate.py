@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import io
 import stat
+import struct
 import tarfile
 import zipfile
 import zlib
@@ -43,6 +44,7 @@ Format: TypeAlias = Literal["zip", "tar", "tar.gz"]
 __all__ = [
     "CHUNK",
     "DEFAULT_CAPS",
+    "Budget",
     "Caps",
     "Member",
     "gunzip",
@@ -108,8 +110,11 @@ class _CapExceeded(Exception):
         self.problem = problem
 
 
-class _Budget:
-    """Counts bytes produced by decompression against the total and ratio caps."""
+class Budget:
+    """Counts bytes produced by decompression against the total and ratio caps of `caps`,
+    the ratio over `size` bytes. A reader given one (``budget=``) counts against it instead
+    of a budget of its own: the secret scan of a carried file passes one to every archive
+    nested in it, at any depth, so that nesting cannot multiply the caps."""
 
     def __init__(self, caps: Caps, size: int) -> None:
         self.caps = caps
@@ -157,6 +162,12 @@ class _Problems:
             raise _CapExceeded(Problem(
                 "error", "archive-too-many",
                 f"has more than the cap of {self.caps.members} members", None))
+
+    def listed_past(self, why: str) -> None:
+        """Refuse (now, stop reading) an archive known to list more entries than the cap."""
+        raise _CapExceeded(Problem(
+            "error", "archive-too-many",
+            f"has more than the cap of {self.caps.members} members ({why})", None))
 
     def name(self, raw: str, is_dir: bool) -> str | None:
         """The member's checked path, or None (and a problem recorded) when it is unsafe."""
@@ -245,22 +256,24 @@ def read_archive(data: bytes, caps: Caps = DEFAULT_CAPS, *,
 
 # -- zip ---------------------------------------------------------------------------------------
 
-def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *,
-             source: str = "<archive>") -> tuple[Member, ...]:
+def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>",
+             budget: Budget | None = None) -> tuple[Member, ...]:
     """Every member of the zip `data` (STORED or DEFLATE), checked, within `caps`.
 
     Names, kinds and flags of every entry are checked first (all problems reported at once);
     only then is anything inflated.
     """
-    found = _Problems(source, caps)
-    budget = _Budget(caps, len(data))
+    budget = budget or Budget(caps, len(data))
+    found = _Problems(source, budget.caps)
     try:
+        _zip_count(data, found)  # before zipfile builds an object for every entry
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
             for _ in infos:
                 found.listed()
             wanted = [(info, name) for info in infos
                       if (name := _zip_entry(info, found)) is not None]
+            _zip_overlaps(data, infos, archive.start_dir, found)
             members = [] if found.items else [
                 Member(name, b"", False, "dir") if info.is_dir()
                 else Member(name, _inflate_zip(archive, info, budget), _zip_exec(info), "file")
@@ -276,6 +289,68 @@ def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *,
     if found.items:
         raise found.error()
     return tuple(members)
+
+
+_END = struct.Struct("<4sHHHHIIH")  # the end of central directory record
+_END64 = struct.Struct("<4sQHHIIQQQQ")  # the Zip64 one (its size field counts from `need`)
+_ENTRY = struct.Struct("<4s24xHHH12x")  # a central entry: its name, extra, comment lengths
+
+
+def _zip_count(data: bytes, found: _Problems) -> None:
+    """Refuse a zip of more entries than the member cap from its end record's counts, then
+    from a walk over its central directory that stops at the cap (the counts may lie): the
+    work is the cap's, never the entries'. An end record that cannot be read is left to
+    zipfile, which says so."""
+    cap = found.caps.members
+    end = data.rfind(b"PK\x05\x06", max(0, len(data) - _END.size - 0xFFFF))
+    if end < 0 or len(data) - end < _END.size:
+        return
+    _, _, _, on_disk, total, size, _, _ = _END.unpack_from(data, end)
+    cd_end = end
+    locator = end - 20
+    if locator >= 0 and data[locator:locator + 4] == b"PK\x06\x07":
+        at = data.rfind(b"PK\x06\x06", max(0, locator - _END64.size - 0xFFFF), locator)
+        if at >= 0 and locator - at >= _END64.size:
+            _, _, _, _, _, _, on_disk64, total64, size64, _ = _END64.unpack_from(data, at)
+            on_disk, total, size, cd_end = on_disk64, total64, size64, at
+    if max(on_disk, total) > cap:
+        found.listed_past(f"{max(on_disk, total)} entries, says its end record")
+    pos, count = max(cd_end - size, 0), 0
+    while pos + _ENTRY.size <= cd_end:
+        sig, name, extra, comment = _ENTRY.unpack_from(data, pos)
+        if sig != b"PK\x01\x02":
+            return
+        count += 1
+        if count > cap:
+            found.listed_past("its central directory lists more")
+        pos += _ENTRY.size + name + extra + comment
+
+
+def _zip_overlaps(data: bytes, infos: list[zipfile.ZipInfo], start_dir: int,
+                  found: _Problems) -> None:
+    """Refuse members whose bytes (local header, name, extra field, data) overlap another's
+    or the central directory: a "non-recursive" zip bomb has every entry share one member's
+    data. (A data descriptor after a member is not counted: it can only hide an overlap of
+    at most 16 bytes, never make one.)"""
+    spans = []
+    for info in infos:
+        start = info.header_offset
+        head = data[start:start + 30]
+        if len(head) < 30:
+            continue  # zipfile says the member is truncated
+        name, extra = struct.unpack_from("<HH", head, 26)
+        spans.append((start, start + 30 + name + extra + info.compress_size, info.filename))
+    spans.sort()
+    reach, first = 0, ""  # the furthest end so far, and the member it ends
+    for start, end, name in spans:
+        if start < reach:
+            found.add("archive-overlap", f"its bytes overlap those of member {first!r} "
+                      "(overlapping members are refused: a zip bomb shares one member's data "
+                      "among many entries)", name)
+        if end > reach:
+            reach, first = end, name
+    if reach > start_dir:
+        found.add("archive-overlap", "its bytes overlap the central directory", first)
 
 
 def _zip_entry(info: zipfile.ZipInfo, found: _Problems) -> str | None:
@@ -309,7 +384,7 @@ def _zip_exec(info: zipfile.ZipInfo) -> bool:
     return bool((info.external_attr >> 16) & stat.S_IXUSR)
 
 
-def _inflate_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> bytes:
+def _inflate_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget) -> bytes:
     """A member's bytes, read CHUNK at a time; zipfile checks the CRC at the end."""
     parts: list[bytes] = []
     try:
@@ -335,7 +410,7 @@ class _Gunzip(io.RawIOBase):
     left under the caps; concatenated gzip members count against ``Caps.members``.
     """
 
-    def __init__(self, data: bytes, budget: _Budget) -> None:
+    def __init__(self, data: bytes, budget: Budget) -> None:
         self.view = memoryview(data)
         self.pos = 0
         self.budget = budget
@@ -369,7 +444,10 @@ class _Gunzip(io.RawIOBase):
         return b""
 
     def _next_member(self) -> None:
-        start = self.pos - len(self.inflater.unused_data) - len(self.pending)
+        # All input after the member's end is in unused_data; unconsumed_tail may still
+        # hold a copy of it when the last call was cut short by max_length (so it was
+        # counted twice: 40 bytes of "trailing data" for bgzip's 20-byte end block)
+        start = self.pos - len(self.inflater.unused_data)
         self.pending = b""
         rest = self.view[start:]
         if rest[:2] == GZIP_MAGIC:
@@ -390,7 +468,7 @@ class _Gunzip(io.RawIOBase):
 class _Counted(io.RawIOBase):
     """A plain tar's bytes, counted by the budget like an inflated stream's."""
 
-    def __init__(self, data: bytes, budget: _Budget) -> None:
+    def __init__(self, data: bytes, budget: Budget) -> None:
         self.view = memoryview(data)
         self.pos = 0
         self.budget = budget
@@ -414,10 +492,12 @@ class _Corrupt(Exception):
         self.member = member
 
 
-def gunzip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>") -> bytes:
+def gunzip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>",
+           budget: Budget | None = None) -> bytes:
     """The inflated bytes of the gzip `data` (several members are joined), within `caps`."""
-    found = _Problems(source, caps)
-    stream = _Gunzip(data, _Budget(caps, len(data)))
+    budget = budget or Budget(caps, len(data))
+    found = _Problems(source, budget.caps)
+    stream = _Gunzip(data, budget)
     parts: list[bytes] = []
     try:
         if not data.startswith(GZIP_MAGIC):
@@ -434,11 +514,11 @@ def gunzip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>")
 
 # -- tar ---------------------------------------------------------------------------------------
 
-def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
-             source: str = "<archive>") -> tuple[Member, ...]:
+def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>",
+             budget: Budget | None = None) -> tuple[Member, ...]:
     """Every member of the tar or tar.gz `data` (stream mode, one pass), within `caps`."""
-    found = _Problems(source, caps)
-    budget = _Budget(caps, len(data))
+    budget = budget or Budget(caps, len(data))
+    found = _Problems(source, budget.caps)
     raw: io.RawIOBase = (_Gunzip(data, budget) if data.startswith(GZIP_MAGIC)
                          else _Counted(data, budget))
     members: list[Member] = []
@@ -451,8 +531,7 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
                 if entry.isdir():
                     members.append(Member(name, b"", False, "dir"))
                     continue
-                stream = archive.extractfile(entry)
-                body = stream.read() if stream is not None else b""
+                body = _tar_body(archive, entry, budget)
                 if len(body) != entry.size:
                     raise _Corrupt("truncated member", _shown(entry.name))
                 members.append(Member(name, body, bool(entry.mode & stat.S_IXUSR), "file"))
@@ -460,6 +539,10 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
         raise found.error([exc.problem]) from None
     except _Corrupt as exc:
         raise found.error([Problem("error", "archive-corrupt", str(exc), exc.member)]) from None
+    except RecursionError:  # tarfile reads each pax or GNU long-name header by recursing
+        raise found.error([Problem(
+            "error", "archive-corrupt", "damaged or unreadable tar: too many extended headers "
+            "(pax or GNU long name) chained before one member", None)]) from None
     except (tarfile.TarError, zlib.error, EOFError, UnicodeError, ValueError,
             OverflowError) as exc:
         raise found.error([Problem("error", "archive-corrupt",
@@ -467,6 +550,23 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *,
     if found.items:
         raise found.error()
     return tuple(members)
+
+
+def _tar_body(archive: tarfile.TarFile, entry: tarfile.TarInfo, budget: Budget) -> bytes:
+    """A file member's bytes, read CHUNK at a time. Those of a sparse member (GNU ``S``, pax
+    ``GNU.sparse.*``: what ``tar --sparse`` writes) are counted as they come out, since
+    tarfile fills its holes itself: a few stored bytes may declare gigabytes of zeros. Its
+    stored data is then counted twice (read, then produced): a bound that no map can fool."""
+    stream = archive.extractfile(entry)
+    if stream is None:
+        return b""
+    sparse = entry.issparse()
+    parts: list[bytes] = []
+    while chunk := stream.read(min(CHUNK, budget.room()) if sparse else CHUNK):
+        if sparse:
+            budget.take(len(chunk), _shown(entry.name))
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _entries(archive: tarfile.TarFile, found: _Problems) -> Iterator[tarfile.TarInfo]:

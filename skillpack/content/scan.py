@@ -14,7 +14,15 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from skillpack.content import secret_rules
-from skillpack.content.inflate import GZIP_MAGIC, gunzip, read_tar, read_zip, sniff
+from skillpack.content.inflate import (
+    DEFAULT_CAPS,
+    GZIP_MAGIC,
+    Budget,
+    gunzip,
+    read_tar,
+    read_zip,
+    sniff,
+)
 from skillpack.content.secret_rules import (
     Finding,
     StreamScan,
@@ -44,23 +52,25 @@ ASSET_SUFFIXES = (".zip", ".gz", ".tgz", ".tar")
 _PEM_RULE = "private-key"
 
 
-def expand(path: str, data: bytes) -> Iterator[tuple[str, bytes]]:
+def expand(path: str, data: bytes, budget: Budget | None = None
+           ) -> Iterator[tuple[str, bytes]]:
     """The `secret_rules.Expand` hook: each file member (inner path, bytes) of the .zip,
     .tar, .tar.gz / .tgz or .gz asset at `path` (for a nested member, ``outer!inner``),
-    inflated with `inflate.DEFAULT_CAPS`. A file whose bytes are not of the format its name
-    says (a text pointer named ``.tar.gz``) yields nothing; a damaged archive or one past a
-    cap raises `ArchiveError`."""
+    inflated with `inflate.DEFAULT_CAPS`, counted against `budget` when one is given (one
+    for a carried file and every archive nested in it: `scan_content`). A file whose bytes
+    are not of the format its name says (a text pointer named ``.tar.gz``) yields nothing;
+    a damaged archive or one past a cap raises `ArchiveError`."""
     name = path.rsplit("!", 1)[-1].rsplit("/", 1)[-1].lower()
     fmt = sniff(data)
     if name.endswith((".tar.gz", ".tgz")) and fmt == "tar.gz":
-        members = read_tar(data, source=path)
+        members = read_tar(data, source=path, budget=budget)
     elif name.endswith(".gz") and data.startswith(GZIP_MAGIC):
-        yield name[:-3] or "data", gunzip(data, source=path)
+        yield name[:-3] or "data", gunzip(data, source=path, budget=budget)
         return
     elif name.endswith(".zip") and fmt == "zip":
-        members = read_zip(data, source=path)
+        members = read_zip(data, source=path, budget=budget)
     elif name.endswith(".tar") and fmt == "tar":
-        members = read_tar(data, source=path)
+        members = read_tar(data, source=path, budget=budget)
     else:
         return
     for member in members:
@@ -139,8 +149,13 @@ def scan_content(path: str, data: bytes, allow: frozenset[str] | None) -> Conten
     if not _is_asset(path):  # one search for needles tells the rules and the PEM check
         findings, marker = scan_file(path, data, None, allow=allow)
         return _finish(path, findings, marker and contains_private_key(data), allow)
+    budget = Budget(DEFAULT_CAPS, len(data))  # one for the file and all nested in it
+
+    def expand_within(inner: str, inner_data: bytes) -> Iterator[tuple[str, bytes]]:
+        return expand(inner, inner_data, budget)
+
     try:
-        findings = scan_member(path, data, expand, allow=allow)
+        findings = scan_member(path, data, expand_within, allow=allow)
     except ArchiveError as err:
         findings = scan_member(path, data, None, allow=allow)
         return _finish(path, findings, contains_private_key(data), allow,

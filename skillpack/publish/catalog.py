@@ -6,7 +6,9 @@ Three forms of one list of entries (name, description, location):
   line, then ``- name: description`` with the description's white space collapsed);
 * ``xml``: the ``<available_skills>`` block of skills-ref's ``to-prompt`` (the reference
   validator), byte for byte: each of name, description and location on its own line between
-  its tags, name and description HTML-escaped, the location the absolute path of SKILL.md;
+  its tags, name and description HTML-escaped, the location the absolute path of SKILL.md,
+  escaped too (a folder named ``</location></skill><skill>...`` must not add an entry; a
+  path without ``&<>"'`` is byte for byte the reference's);
 * ``json``: ``{"skills": [{"name", "description", "location"}]}``.
 
 Entries keep the order of the paths given (the skills of a folder sorted by path; those of
@@ -116,8 +118,8 @@ def render_catalog(entries: Iterable[CatalogEntry], fmt: CatalogFormat) -> str:
         out = ["<available_skills>"]
         for e in items:
             out += ["<skill>", "<name>", html.escape(e.name), "</name>", "<description>",
-                    html.escape(e.description), "</description>", "<location>", e.location,
-                    "</location>", "</skill>"]
+                    html.escape(e.description), "</description>", "<location>",
+                    html.escape(e.location), "</location>", "</skill>"]
         out.append("</available_skills>")
         return "\n".join(out) + "\n"
     if fmt == "json":

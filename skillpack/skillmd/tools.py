@@ -137,7 +137,6 @@ class Tool(Record):
                 takes = ", ".join(names) if names else "no arguments"
                 problems.append(f"{prefix}: unknown argument '{key}'; it takes {takes}")
         result: dict[str, Value] = {}
-        leading = self.leading_params
         for param in self.params:
             if param.name not in args or args[param.name] is None:
                 if param.default is None:
@@ -155,19 +154,43 @@ class Tool(Record):
                 got = _show(args[param.name])
                 problems.append(f"{prefix}: '{param.name}' must be one of {allowed}; got {got}")
                 continue
-            if isinstance(value, str):
-                if "\x00" in value:
-                    problems.append(f"{prefix}: '{param.name}' must not hold a NUL character")
-                    continue
-                if value.startswith("-") and param.name in leading and param.enum is None:
-                    problems.append(
-                        f"{prefix}: '{param.name}' must not start with '-'; got "
-                        f"{_show(value)} (the program would read it as an option)")
-                    continue
+            if isinstance(value, str) and "\x00" in value:
+                problems.append(f"{prefix}: '{param.name}' must not hold a NUL character")
+                continue
             result[param.name] = value
+        if not problems:
+            given = {n for n in result if n in args and args[n] is not None}
+            problems += self._option_problems(result, given, prefix)
         if problems:
             raise _call_error("; ".join(problems), problems)
         return result
+
+    def _option_problems(self, values: Mapping[str, Value], given: set[str],
+                         prefix: str) -> list[str]:
+        """An argv word before any ``--`` word that would start with ``-`` from a value: the
+        rendered word is checked, not the template (``$folder$file`` with an empty
+        ``folder`` starts with ``file``). The first value that renders non-empty at the start
+        of a word decides; an enum param's value and a default (not in `given`) are the
+        author's."""
+        by_name = {p.name: p for p in self.params}
+        problems: list[str] = []
+        for word in self.words:
+            if word == "--":
+                break
+            for name in _leading_run(word):
+                shown = render_value(values[name])
+                if not shown:
+                    continue  # empty: the next reference starts the word
+                param = by_name[name]
+                if (shown.startswith("-") and param.enum is None and name in given
+                        and isinstance(values[name], str)):
+                    rendered = _render_word(word, values)
+                    problems.append(
+                        f"{prefix}: '{name}' must not start with '-' where it starts an argv "
+                        f"word; got {_show(values[name])} (the program would read "
+                        f"{_show(rendered)} as an option)")
+                break
+        return problems
 
     @property
     def leading_params(self) -> frozenset[str]:
@@ -179,9 +202,7 @@ class Tool(Record):
         for word in self.words:
             if word == "--":
                 break
-            match = PARAM_REF.match(word)
-            if match is not None and match.group(1) != "$":
-                names.add(match.group(1))
+            names.update(_leading_run(word))
         return frozenset(names)
 
     def argv(self, args: Mapping[str, Any] | None = None) -> list[str]:
@@ -232,6 +253,17 @@ def convert_text(text: str, type_: ParamType) -> Value | None:
         number = float(stripped)
         return number if math.isfinite(number) else None
     return None
+
+
+def _leading_run(word: str) -> list[str]:
+    """The params referred to side by side at the start of `word` (``$a$b-x`` gives a, b):
+    each starts the rendered word when those before it render empty."""
+    names: list[str] = []
+    at = 0
+    while (match := PARAM_REF.match(word, at)) is not None and match.group(1) != "$":
+        names.append(match.group(1))
+        at = match.end()
+    return names
 
 
 def _render_word(word: str, values: Mapping[str, Value]) -> str:

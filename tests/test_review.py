@@ -11,7 +11,8 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from test_pack import NOTES, WAITLIST
 
-from skillpack.approve.lock import Lock, LockEntry
+from skillpack.approve.approval import lock_entries
+from skillpack.approve.lock import Lock, LockEntry, make_lock
 from skillpack.approve.review import (
     CSP,
     SkillChange,
@@ -43,12 +44,8 @@ def view_of(folder: Path, findings: tuple[str, ...] = ()) -> SkillView:
 
 
 def approved_lock(*folders: Path) -> Lock:
-    entries = {}
-    for folder in folders:
-        [s] = verify_folder(folder).skills
-        entries[s.name] = LockEntry.for_skill(parse_skill_file(folder / "SKILL.md"), s.digest,
-                                              s.files, s.programs)
-    return Lock(entries)
+    """The lock `skillpack lock` writes for `folders`."""
+    return make_lock(lock_entries(folders).entries)
 
 
 def changed_waitlist(tmp_path: Path) -> tuple[Lock, Path]:

@@ -17,12 +17,15 @@ import os
 from collections.abc import Iterable
 
 from skillpack.errors import SkillpackError
+from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.members import write_members
 from skillpack.packing.prepare import prepare_many
 from skillpack.packing.verify import verify_bytes
 from skillpack.publish.exports import ExportSkill
 from skillpack.publish.oci import OciArtifact, artifact_from_bytes
 from skillpack.runtime import LoadedSkill
+from skillpack.skillmd.frontmatter import normalise_text
+from skillpack.skillmd.yaml_core import core_frontmatter, frontmatter_yaml
 from skillpack.source.classify import classify_all, unpacked_foreign
 from skillpack.source.load import read_regular
 from skillpack.storedzip.writer import ZipWriter
@@ -56,12 +59,14 @@ def archives_of(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[bytes, st
 
 
 def export_skill(loaded: LoadedSkill) -> ExportSkill:
-    """The export record of one verified skill: its name, description, frontmatter and
-    every file (path, bytes, executable bit), the manifest itself left out."""
+    """The export record of one verified skill: its name, description, frontmatter (as a
+    YAML 1.2 host reads it: `core_frontmatter`) and every file (path, bytes, executable
+    bit), the manifest itself left out."""
     modes = {record.path: record.mode for record in loaded.manifest.files}
     skill = loaded.skill
+    text = frontmatter_yaml(normalise_text(loaded.file(SKILL_MD).text()))
     return ExportSkill.from_files(
-        loaded.name, skill.description, skill.frontmatter,
+        loaded.name, skill.description, core_frontmatter(text or ""),
         [(path, loaded.file(path).bytes(), modes.get(path) == _EXECUTABLE)
          for path in loaded.files()])
 

@@ -22,7 +22,7 @@ from skillpack.packing.members import write_members
 from skillpack.packing.prepare import prepare_many
 from skillpack.packing.verify import verify_bytes
 from skillpack.publish.exports import ExportSkill
-from skillpack.publish.oci import OciArtifact, artifact_from_bytes
+from skillpack.publish.oci import OciArtifact, artifact_from_bytes, toolhive_from_bytes
 from skillpack.runtime import LoadedSkill
 from skillpack.skillmd.frontmatter import normalise_text
 from skillpack.skillmd.yaml_core import core_frontmatter, frontmatter_yaml
@@ -87,11 +87,15 @@ def export_skills(paths: Iterable[str | os.PathLike[str]]) -> list[ExportSkill]:
     return skills
 
 
-def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]]) -> list[OciArtifact]:
+def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]], *,
+                         fmt: str = "skillpack") -> list[OciArtifact]:
     """One OCI artifact per `.skill` or bundle file, and one per skill folder, under
-    ``paths``; sorted by kind then name, the same one given twice listed once."""
+    ``paths``; sorted by kind then name, the same one given twice listed once. With ``fmt``
+    ``toolhive``, one ToolHive artifact per skill (a bundle's skills each)."""
     found: dict[str, OciArtifact] = {}
     for data, source in archives_of(paths):
-        art = artifact_from_bytes(data, source=source)
-        found.setdefault(art.manifest_digest, art)
+        made = (toolhive_from_bytes(data, source=source) if fmt == "toolhive"
+                else [artifact_from_bytes(data, source=source)])
+        for art in made:
+            found.setdefault(art.manifest_digest, art)
     return sorted(found.values(), key=lambda a: (a.kind, a.name.encode("utf-8")))

@@ -133,14 +133,17 @@ class RefusedError(SkillpackError, ValueError):
     """A skill's file set was refused (symlink, fifo, secret, escaping include...).
 
     ``problems`` lists every refused path of the skill, each with its reason; a problem's
-    ``file`` is relative to the skill folder, ``path`` (`located` joins them).
+    ``file`` is relative to the skill folder, ``path`` (`located` joins them), unless
+    ``joined`` says the files are already as a person finds them (``ARCHIVE!MEMBER``).
     """
+
+    joined: bool = False
 
     def located(self) -> tuple[Problem, ...]:
         """The problems with each relative ``file`` joined to the skill folder (``path``):
         ``notes/.env``, not ``.env``, so that a refusal of several skills says whose."""
         root = self.path
-        if root is None:
+        if root is None or self.joined:
             return self.problems
         return tuple(
             Problem(p.severity, p.code, p.message, os.path.join(root, p.file), p.line)

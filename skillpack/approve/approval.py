@@ -33,6 +33,7 @@ from skillpack.formats.allowances import parse as parse_allowances
 from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
 from skillpack.packing.prepare import prepare_many
+from skillpack.packing.sha256 import canonical_sha256, loaded_sha256
 from skillpack.packing.verify import verified_archive, verify_bytes
 from skillpack.runtime import Bundle
 from skillpack.runtime.skill import LoadedSkill
@@ -121,8 +122,9 @@ def verify_signed_lock(lock_file: str | os.PathLike[str], signature: str | os.Pa
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """The skills found at some paths, to lock: each one's entry, and the hex SHA-256 of the
-    ``.skill`` archive a skill was read from, where it was (by name)."""
+    """The skills found at some paths, to lock: each one's entry (with the SHA-256 of its
+    ``.skill`` archive), and the hex SHA-256 of the ``.skill`` archive a skill was read from,
+    where it was (by name)."""
 
     entries: tuple[LockedSkill, ...]
     archives: Mapping[str, str]
@@ -133,7 +135,9 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
     reads: skill folders, SKILL.md files, folders of skills or of archives, ``.skill``
     archives, bundles, archives made elsewhere), each verified as `verify` does; raises on
     the first that does not verify; the folders are prepared together, each skill once,
-    every problem of theirs in one report."""
+    every problem of theirs in one report. Each entry's ``archive`` is the SHA-256 of the
+    skill's ``.skill`` archive: the file it was read from, else the one ``skillpack pack``
+    writes for it, computed without writing it (`canonical_sha256`)."""
     found: list[LockedSkill] = []
     archives: dict[str, str] = {}
     with unpacked_foreign(classify_all(paths).items) as items:
@@ -144,16 +148,18 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
                 p = next(prepared)
                 m = p.manifest
                 found.append(LockedSkill(m.name, LockEntry.for_skill(
-                    p.skill, m.digest, m.files, m.programs), item.label))
+                    p.skill, m.digest, m.files, m.programs, canonical_sha256(p)), item.label))
                 continue
             with verified_archive(item.path) as report:
                 assert report.loaded is not None
-                for s in report.skills:
-                    found.append(LockedSkill(s.name, LockEntry.for_skill(
-                        report.loaded[s.name].skill, s.digest, s.files, s.programs),
-                        item.path))
                 if report.kind == "archive":  # one skill: its archive's digest in its subject
                     archives.setdefault(report.skills[0].name, _file_sha256(report.loaded))
+                for s in report.skills:
+                    loaded = report.loaded[s.name]
+                    sha = ("sha256:" + archives[s.name] if report.kind == "archive"
+                           else loaded_sha256(loaded))
+                    found.append(LockedSkill(s.name, LockEntry.for_skill(
+                        loaded.skill, s.digest, s.files, s.programs, sha), item.path))
     return Found(tuple(found), archives)
 
 

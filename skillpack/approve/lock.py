@@ -20,14 +20,17 @@ the digest can be recomputed from the lock alone. Written atomically.
 Format 1.1 also records what an approver approved beyond the files, so that ``review`` shows
 it before and after without a signature: ``description``, ``tools`` (each ``{"id", "run"}``,
 ``run`` the argv template as a list of words) and, when the skill declares it,
-``allowed-tools`` (a list). A lock is written as 1.1 when every entry carries its tools and as
-1.0 when none does (entries made without them, as before); 1.0 locks are still read.
+``allowed-tools`` (a list), and ``archive``: ``sha256:<hex>`` of the skill's ``.skill``
+archive, what a signed statement's subject carries. A lock is written as 1.1 when every
+entry carries its tools and as 1.0 when none does (entries made without them, as before);
+1.0 locks are still read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -42,6 +45,8 @@ from skillpack.source.load import read_regular
 
 __all__ = ["Lock", "LockEntry", "LockTool", "LockedSkill", "make_lock", "read_lock",
            "write_lock"]
+
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +86,10 @@ class LockEntry:
     #: each mention as ``{"program", "line", "kind", "script"}`` (kind ``mentioned`` or
     #: ``runs-at-load``), in SKILL.md order
     mentions: tuple[dict[str, Any], ...] = ()
+    #: ``sha256:<hex>`` of the skill's ``.skill`` archive (the one ``skillpack pack`` writes,
+    #: or the archive it was locked from): what a signed statement's subject carries (1.1;
+    #: None in a lock written before it was recorded)
+    archive: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -94,19 +103,22 @@ class LockEntry:
             if self.allowed_tools is not None:
                 data["allowed-tools"] = list(self.allowed_tools)
             data["mentions"] = list(self.mentions)
+            if self.archive is not None:
+                data["archive"] = self.archive
         return data
 
     @classmethod
     def for_skill(cls, skill: Skill, digest: str, files: Iterable[FileRecord],
-                  programs: Iterable[dict[str, Any]]) -> LockEntry:
-        """The format 1.1 entry approving ``skill`` (its parsed SKILL.md) with these files."""
+                  programs: Iterable[dict[str, Any]], archive: str | None = None) -> LockEntry:
+        """The format 1.1 entry approving ``skill`` (its parsed SKILL.md) with these files
+        (``archive``: ``sha256:<hex>`` of its ``.skill`` archive)."""
         mentions = tuple({"program": m.program, "line": m.line, "kind": m.kind,
                           "script": m.script}
                          for m in mentioned_programs(skill.body, skill.body_line))
         return cls(digest, tuple(files), tuple(programs),
                    tuple(sorted((LockTool(t.id, t.words) for t in skill.tools),
                                 key=lambda t: t.id)), skill.description,
-                   skill.allowed_tools, mentions)
+                   skill.allowed_tools, mentions, archive)
 
     @classmethod
     def from_dict(cls, data: Any, *, name: str, source: str,
@@ -137,6 +149,7 @@ class LockEntry:
         description: Any = ""
         allowed: Any = None
         mentions: Any = []
+        archive: Any = None
         if format != FORMAT:  # 1.1 and later minors: description, tools, allowed-tools
             raw_tools, description = data.get("tools"), data.get("description")
             allowed = data.get("allowed-tools")
@@ -153,12 +166,17 @@ class LockEntry:
                         "mentioned", "runs-at-load") for m in mentions):
                 raise SkillpackError(f"{where}: 'mentions' must be a list of {{program, line, "
                                      "kind, script}} objects", path=source, hint="lock again")
+            archive = data.get("archive")
+            if archive is not None and not (isinstance(archive, str) and _SHA256.fullmatch(
+                    archive)):
+                raise SkillpackError(f"{where}: 'archive' must be 'sha256:' and 64 hex digits",
+                                     path=source, hint="lock again")
             if allowed is not None and (not isinstance(allowed, list)
                                         or not all(isinstance(a, str) for a in allowed)):
                 raise SkillpackError(f"{where}: 'allowed-tools' must be a list of strings",
                                      path=source)
         entry = cls(digest, tuple(records), tuple(programs), tools, description,
-                    None if allowed is None else tuple(allowed), tuple(mentions))
+                    None if allowed is None else tuple(allowed), tuple(mentions), archive)
         if digest_records(entry.files) != digest:
             raise IntegrityError(f"{where}: its file lines do not hash to its digest {digest}",
                                  path=source, hint="the lock file was edited by hand; lock again")

@@ -2,11 +2,13 @@
 
 ``skills.lock.intoto.json`` is a DSSE JSON envelope (https://github.com/secure-systems-lab/dsse)
 of payloadType ``application/vnd.in-toto+json``. Its payload is an in-toto Statement v1 whose
-subjects are the approved skills (``name``, ``digest: {"blake3": hex, "sha256": hex}``, the
-SHA-256 being of the skill's ``.skill`` archive where one was given) and whose predicate, of
-type `PREDICATE_TYPE`, records what was approved of each skill: description, files (path, size,
-mode, BLAKE3), programs, tools with their run templates, allowed-tools. The signature is
-Ed25519 over ``PAE(payloadType, payload)``; never inside an archive.
+subjects are the approved skills (``name``: the skill's name; ``digest: {"sha256": hex}``, the
+SHA-256 of the skill's ``.skill`` archive, which standard verifiers match artifacts by) and
+whose predicate, of type `PREDICATE_TYPE`, records what was approved of each skill: its
+BLAKE3 skill digest, description, files (path, size, mode, BLAKE3), programs, tools with their
+run templates, allowed-tools. The signature is Ed25519 over ``PAE(payloadType, payload)``;
+never inside an archive. A statement signed before subjects carried the SHA-256 (a ``blake3``
+subject digest) still verifies: its predicate holds everything the lock is checked against.
 
 Everything written is deterministic: canonical JSON (keys sorted, no insignificant whitespace,
 UTF-8, one trailing newline) and Ed25519 signatures (deterministic by construction), so signing
@@ -107,14 +109,17 @@ class TrustedKey:
 
 @dataclass(frozen=True, slots=True)
 class Subject:
-    """One approved skill as a Statement subject."""
+    """One approved skill as a Statement subject: its name and the hex SHA-256 of its
+    ``.skill`` archive. ``blake3`` is the skill digest a statement signed before subjects
+    carried the SHA-256 gave instead (it is in the predicate now); never written."""
 
     name: str
-    blake3: str
-    sha256: str | None = None
+    sha256: str | None
+    blake3: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        digest = {"blake3": self.blake3} | ({} if self.sha256 is None else {"sha256": self.sha256})
+        digest = ({} if self.sha256 is None else {"sha256": self.sha256}) | (
+            {} if self.blake3 is None else {"blake3": self.blake3})
         return {"name": self.name, "digest": digest}
 
     @classmethod
@@ -123,12 +128,15 @@ class Subject:
         if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
             raise ValueError(f"a subject must be an object with a 'name', not {data!r}")
         digest = data.get("digest")
-        if not isinstance(digest, Mapping) or not _is_hex(digest.get("blake3"), 64):
-            raise ValueError(f"subject '{data['name']}' has no 'blake3' digest of 64 hex digits")
-        sha256 = digest.get("sha256")
+        sha256 = digest.get("sha256") if isinstance(digest, Mapping) else None
+        blake3 = digest.get("blake3") if isinstance(digest, Mapping) else None
+        if sha256 is None and blake3 is None:
+            raise ValueError(f"subject '{data['name']}' has no 'sha256' digest")
         if sha256 is not None and not _is_hex(sha256, 64):
             raise ValueError(f"subject '{data['name']}' has an invalid 'sha256' digest")
-        return cls(data["name"], digest["blake3"], sha256)
+        if blake3 is not None and not _is_hex(blake3, 64):
+            raise ValueError(f"subject '{data['name']}' has an invalid 'blake3' digest")
+        return cls(data["name"], sha256, blake3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +164,10 @@ def keyid_of(public: bytes) -> str:
 def statement_for_lock(lock: Lock, archives: Mapping[str, str] | None = None) -> bytes:
     """The canonical in-toto Statement v1 approving ``lock``.
 
-    ``archives`` maps a skill's name to the hex SHA-256 of its ``.skill`` archive, for the
-    skills packed as one: that digest joins the skill's subject. The lock must be of format
-    1.1 or later (it records each skill's tools); a 1.0 lock is refused.
+    Each skill's subject carries the hex SHA-256 of its ``.skill`` archive: from
+    ``archives`` (a skill's name to the hex SHA-256 of an archive given), else the one its
+    lock entry records (``archive``); a skill with neither is refused. The lock must be of
+    format 1.1 or later (it records each skill's tools); a 1.0 lock is refused.
     """
     archives = archives or {}
     old = sorted(name for name, entry in lock.skills.items() if entry.tools is None)
@@ -172,8 +181,16 @@ def statement_for_lock(lock: Lock, archives: Mapping[str, str] | None = None) ->
         raise SkillpackError(
             "archive digests given for skills not in the lock: " + ", ".join(unknown) if unknown
             else "archive digests that are not 64 hex digits: " + ", ".join(bad))
-    subjects = [Subject(name, lock.skills[name].digest.removeprefix("blake3:"),
-                        archives.get(name)).to_dict() for name in sorted(lock.skills)]
+    sha256 = {name: archives.get(name) or (entry.archive or "").removeprefix("sha256:")
+              for name, entry in lock.skills.items()}
+    missing = sorted(name for name, sha in sha256.items() if not sha)
+    if missing:
+        raise SkillpackError(
+            "the lock does not record the SHA-256 of the .skill archive of "
+            + ", ".join(missing) + ", which a signed statement's subject carries",
+            hint="lock the skills again with this skillpack (`skillpack lock`, which records "
+                 "it), or give their archives: skillpack sign LOCK --key KEY --archive X.skill")
+    subjects = [Subject(name, sha256[name]).to_dict() for name in sorted(lock.skills)]
     return canonical_json({
         "_type": STATEMENT_TYPE,
         "subject": subjects,
@@ -329,11 +346,15 @@ def check_statement_matches_lock(statement: Statement, lock: Lock, *,
     approved = approved if isinstance(approved, Mapping) else {}
     for name in sorted(set(signed) & set(lock.skills)):
         digest = lock.skills[name].digest.removeprefix("blake3:")
-        if signed[name].blake3 != digest:
-            problems.append(f"'{name}': the lock pins blake3:{digest}, the signature "
-                            f"blake3:{signed[name].blake3}")
-            continue
         mine, theirs = expected[name], approved.get(name)
+        # the skill digest: in the predicate, and in the subject of a statement made before
+        # subjects carried the archive's SHA-256
+        claimed = signed[name].blake3 or (str(theirs.get("digest", "")).removeprefix("blake3:")
+                                          if isinstance(theirs, Mapping) else None)
+        if claimed is not None and claimed != digest:
+            problems.append(f"'{name}': the lock pins blake3:{digest}, the signature "
+                            f"blake3:{claimed}")
+            continue
         if not isinstance(theirs, Mapping):
             problems.append(f"'{name}': the signed predicate does not describe it")
         elif mine != theirs:

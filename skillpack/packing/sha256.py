@@ -5,22 +5,29 @@ Digest v1 stays BLAKE3 (SPEC section 2); SHA-256 is what the distribution format
 from the very bytes its walk read and hashed with BLAKE3 (`HashedFile.sha256`,
 `HashedSet.sha256`); this module hashes an archive as it is written (`HashingFile`: the
 bytes are hashed on their way to the file, never read back) or, failing that, once written,
-and checks a manifest's SHA-256s against an archive's verified bytes.
+and checks a manifest's SHA-256s against an archive's verified bytes. `canonical_sha256` is
+the SHA-256 of the `.skill` archive ``skillpack pack`` writes for a prepared skill, computed
+without writing it (packing is reproducible): what a signed statement's subject carries.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
-from typing import BinaryIO
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from typing import BinaryIO, cast
 
 from skillpack.errors import Problem
-from skillpack.formats.manifest import Manifest
+from skillpack.formats.manifest import MANIFEST_PATH, Manifest
+from skillpack.packing.members import Member, write_members
+from skillpack.packing.prepare import PreparedSkill
 from skillpack.runtime import LoadedSkill
 from skillpack.storedzip.source import FileSpan
+from skillpack.storedzip.writer import ZipWriter
 
-__all__ = ["HashingFile", "archive_sha256", "parts_sha256", "sha256_problems"]
+__all__ = ["HashingFile", "archive_sha256", "canonical_sha256", "loaded_sha256",
+           "parts_sha256", "sha256_problems"]
 
 
 class HashingFile:
@@ -59,6 +66,68 @@ class HashingFile:
     def sha256(self) -> str | None:
         """``sha256:<hex>`` of the bytes written, or None when some were written over."""
         return "sha256:" + self._hash.hexdigest() if self._exact else None
+
+
+class _Nowhere:
+    """A seekable binary file that keeps nothing: what `HashingFile` hashes on its way."""
+
+    def __init__(self) -> None:
+        self._at = self._end = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        self._at += len(data)
+        self._end = max(self._end, self._at)
+        return len(data)
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self._at = {os.SEEK_SET: 0, os.SEEK_CUR: self._at, os.SEEK_END: self._end}[whence]
+        self._at += offset
+        return self._at
+
+    def tell(self) -> int:
+        return self._at
+
+    def flush(self) -> None:
+        pass
+
+
+def canonical_sha256(prepared: PreparedSkill) -> str:
+    """``sha256:<hex>`` of the `.skill` archive ``skillpack pack`` (no target, the wrapped
+    layout) writes for `prepared`, hashed as its writer writes it, never kept: byte for byte
+    the archive pack writes, since packing is reproducible. Only an archive whose writer
+    patches a CRC it learned late (a file too large to be kept in memory, changed since it
+    was hashed) is written to a temporary file and hashed there."""
+    if prepared.layout != "wrapped":
+        raise ValueError("the canonical archive is the wrapped layout's")
+    return _members_sha256(prepared.members)
+
+
+def loaded_sha256(skill: LoadedSkill) -> str:
+    """``sha256:<hex>`` of the `.skill` archive of a verified skill (one of a bundle): its
+    manifest and files under ``<name>/``, as ``skillpack pack`` writes them."""
+    def members() -> list[Member]:
+        prefix = f"{skill.name}/"
+        manifest = skill.manifest.to_bytes()
+        out = [Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest)]
+        for record in skill.manifest.files:
+            out.append(Member(prefix + record.path, record.size, record.mode == "100755",
+                              record.blake3, data=skill.file(record.path).view()))
+        return out
+    return _members_sha256(members)
+
+
+def _members_sha256(members: Callable[[], Sequence[Member]]) -> str:
+    hashing = HashingFile(cast(BinaryIO, _Nowhere()))
+    with ZipWriter(cast(BinaryIO, hashing)) as writer:
+        write_members(writer, members())
+    found = hashing.sha256()
+    if found is not None:
+        return found
+    with tempfile.TemporaryFile() as handle:
+        with ZipWriter(cast(BinaryIO, handle)) as writer:
+            write_members(writer, members())
+        handle.seek(0)
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def parts_sha256(parts: Iterable[bytes]) -> str:

@@ -438,7 +438,8 @@ def as_skill_folders(items: Iterable[Input]) -> Iterator[list[Input]]:
     as it is; an archive made elsewhere unpacked; an archive or bundle of ours verified
     completely, then each of its skills written out with its files' modes (an `Input` of
     kind ``folder`` whose ``origin`` is the archive, or ``ARCHIVE/NAME`` for a skill of a
-    bundle of several). The temporary folders are removed on leaving the block."""
+    bundle of several; its files shown as the archive's members, ``ARCHIVE!NAME/PATH``).
+    The temporary folders are removed on leaving the block."""
     made: list[str] = []
     out: list[Input] = []
     try:
@@ -455,7 +456,8 @@ def as_skill_folders(items: Iterable[Input]) -> Iterator[list[Input]]:
                         folder = _write_out(report.loaded[s.name], s.files,
                                             os.path.join(made[-1], s.name))
                         out.append(Input("folder", folder, item.given, f"{item.path}/{s.name}"
-                                         if several else item.path))
+                                         if several else item.path,
+                                         f"{item.path}!{report.loaded.member_prefix(s.name)}"))
             yield out
     finally:
         for root in made:

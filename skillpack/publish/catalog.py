@@ -6,10 +6,12 @@ Three forms of one list of entries (name, description, location):
   line, then ``- name: description`` with the description's white space collapsed);
 * ``xml``: the ``<available_skills>`` block of skills-ref's ``to-prompt`` (the reference
   validator), byte for byte: each of name, description and location on its own line between
-  its tags, name and description HTML-escaped, the location the absolute path of SKILL.md,
-  escaped too (a folder named ``</location></skill><skill>...`` must not add an entry; a
-  path without ``&<>"'`` is byte for byte the reference's);
-* ``json``: ``{"skills": [{"name", "description", "location"}]}``.
+  its tags, name and description stripped of leading and trailing white space (a folded
+  ``>`` description ends with a newline) and HTML-escaped, the location the absolute path of
+  SKILL.md, escaped too (a folder named ``</location></skill><skill>...`` must not add an
+  entry; a path without ``&<>"'`` is byte for byte the reference's);
+* ``json``: ``{"skills": [{"name", "description", "location"}]}``, the values as the
+  frontmatter gives them.
 
 Entries keep the order of the paths given (the skills of a folder sorted by path; those of
 a bundle by name). A folder of archives stands for its archives, and an archive made
@@ -112,14 +114,14 @@ def render_catalog(entries: Iterable[CatalogEntry], fmt: CatalogFormat) -> str:
     items = list(entries)
     if fmt == "text":
         lines = ["## Available skills", ""]
-        lines += [f"- {e.name}: {' '.join(e.description.split())}" for e in items]
+        lines += [f"- {e.name.strip()}: {' '.join(e.description.split())}" for e in items]
         return "\n".join(lines) + "\n"
     if fmt == "xml":
         out = ["<available_skills>"]
         for e in items:
-            out += ["<skill>", "<name>", html.escape(e.name), "</name>", "<description>",
-                    html.escape(e.description), "</description>", "<location>",
-                    html.escape(e.location), "</location>", "</skill>"]
+            out += ["<skill>", "<name>", html.escape(e.name.strip()), "</name>",
+                    "<description>", html.escape(e.description.strip()), "</description>",
+                    "<location>", html.escape(e.location), "</location>", "</skill>"]
         out.append("</available_skills>")
         return "\n".join(out) + "\n"
     if fmt == "json":

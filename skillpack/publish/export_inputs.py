@@ -16,12 +16,15 @@ import io
 import os
 from collections.abc import Iterable
 
+from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.members import write_members
 from skillpack.packing.prepare import prepare_many
 from skillpack.packing.verify import verify_bytes
 from skillpack.publish.exports import ExportSkill
-from skillpack.publish.oci import OciArtifact, artifact_from_bytes
+from skillpack.publish.oci import OciArtifact, artifact_from_bytes, toolhive_from_bytes
 from skillpack.runtime import LoadedSkill
+from skillpack.skillmd.frontmatter import normalise_text
+from skillpack.skillmd.yaml_core import core_frontmatter, frontmatter_yaml
 from skillpack.source.classify import classify_all, read_input, unpacked_foreign
 from skillpack.storedzip.writer import ZipWriter
 
@@ -50,12 +53,14 @@ def archives_of(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[bytes, st
 
 
 def export_skill(loaded: LoadedSkill) -> ExportSkill:
-    """The export record of one verified skill: its name, description, frontmatter and
-    every file (path, bytes, executable bit), the manifest itself left out."""
+    """The export record of one verified skill: its name, description, frontmatter (as a
+    YAML 1.2 host reads it: `core_frontmatter`) and every file (path, bytes, executable
+    bit), the manifest itself left out."""
     modes = {record.path: record.mode for record in loaded.manifest.files}
     skill = loaded.skill
+    text = frontmatter_yaml(normalise_text(loaded.file(SKILL_MD).text()))
     return ExportSkill.from_files(
-        loaded.name, skill.description, skill.frontmatter,
+        loaded.name, skill.description, core_frontmatter(text or ""),
         [(path, loaded.file(path).bytes(), modes.get(path) == _EXECUTABLE)
          for path in loaded.files()])
 
@@ -76,11 +81,15 @@ def export_skills(paths: Iterable[str | os.PathLike[str]]) -> list[ExportSkill]:
     return skills
 
 
-def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]]) -> list[OciArtifact]:
+def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]], *,
+                         fmt: str = "skillpack") -> list[OciArtifact]:
     """One OCI artifact per `.skill` or bundle file, and one per skill folder, under
-    ``paths``; sorted by kind then name, the same one given twice listed once."""
+    ``paths``; sorted by kind then name, the same one given twice listed once. With ``fmt``
+    ``toolhive``, one ToolHive artifact per skill (a bundle's skills each)."""
     found: dict[str, OciArtifact] = {}
     for data, source in archives_of(paths):
-        art = artifact_from_bytes(data, source=source)
-        found.setdefault(art.manifest_digest, art)
+        made = (toolhive_from_bytes(data, source=source) if fmt == "toolhive"
+                else [artifact_from_bytes(data, source=source)])
+        for art in made:
+            found.setdefault(art.manifest_digest, art)
     return sorted(found.values(), key=lambda a: (a.kind, a.name.encode("utf-8")))

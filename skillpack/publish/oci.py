@@ -17,22 +17,29 @@ with ``expect``, against a lock). `pull` writes nothing unless every check passe
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
+import io
 import json
 import os
 import re
 import shutil
+import tarfile
 import tempfile
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from skillpack._atomic import atomic_write, fsync_folder
 from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
+from skillpack.packing.members import write_members
 from skillpack.packing.pack import archive_name
+from skillpack.packing.prepare import prepare_skill
 from skillpack.packing.verify import VerifyReport, verify_bytes
 from skillpack.runtime import load
-from skillpack.storedzip.writer import MAX_SIZE
+from skillpack.source.foreign import unpacked
+from skillpack.storedzip.writer import MAX_SIZE, ZipWriter
 
 try:  # the optional extra `skillpack[oci]`; only push and pull need it
     import oras.provider as _oras_provider
@@ -59,13 +66,16 @@ __all__ = [
     "MANIFEST_MEDIA_TYPE",
     "SKILL_ARTIFACT_TYPE",
     "SKILL_LAYER_MEDIA_TYPE",
+    "TOOLHIVE_ARTIFACT_TYPE",
     "OciArtifact",
     "PulledArtifact",
     "PushResult",
     "RegistryRef",
+    "Timeouts",
     "artifact_for_bundle",
     "artifact_for_skill",
     "artifact_from_bytes",
+    "artifact_toolhive",
     "canonical_manifest_json",
     "docker_config_path",
     "parse_ref",
@@ -73,6 +83,8 @@ __all__ = [
     "push",
     "push_all",
     "sha256_digest",
+    "toolhive_from_bytes",
+    "toolhive_layer",
     "write_layout",
 ]
 
@@ -92,6 +104,21 @@ SKILL_LAYER_MEDIA_TYPE = "application/vnd.skillpack.skill.layer.v1+zip"
 BUNDLE_LAYER_MEDIA_TYPE = "application/vnd.skillpack.bundle.layer.v1+zip"
 _LAYER_FOR = {SKILL_ARTIFACT_TYPE: SKILL_LAYER_MEDIA_TYPE,
               BUNDLE_ARTIFACT_TYPE: BUNDLE_LAYER_MEDIA_TYPE}
+
+# ToolHive's skill artifact (`thv skill build/push/install`): an image index of artifactType
+# `dev.toolhive.skills.v1` over one image manifest per platform, each with an image config
+# whose labels describe the skill and one tar+gzip layer of the skill's files at its root.
+TOOLHIVE_ARTIFACT_TYPE = "dev.toolhive.skills.v1"
+IMAGE_CONFIG_MEDIA_TYPE = "application/vnd.oci.image.config.v1+json"
+TAR_GZIP_LAYER_MEDIA_TYPE = "application/vnd.oci.image.layer.v1.tar+gzip"
+TOOLHIVE_PLATFORMS = (("linux", "amd64"), ("linux", "arm64"))
+TOOLHIVE_LABEL = "dev.toolhive.skills."
+#: Other skill conventions on OCI registries, named when met (skillpack does not read them).
+OTHER_CONVENTIONS = {
+    "application/vnd.agent.skill.v1+json": "Alibaba's agent skill artifact",
+    "application/vnd.agentskills.skill.v1": "the agentskills-oci artifact",
+}
+_ACCEPT = ", ".join([MANIFEST_MEDIA_TYPE, INDEX_MEDIA_TYPE])
 
 # --- annotations -------------------------------------------------------------------------
 ANNOTATION_TITLE = "org.opencontainers.image.title"
@@ -128,18 +155,25 @@ def canonical_manifest_json(value: Any) -> bytes:
 class OciArtifact:
     """One skill or bundle as an OCI artifact: the manifest bytes and the blobs it names.
 
-    ``digest`` is skillpack's digest (the skill's BLAKE3 digest, or the bundle digest);
-    ``manifest_digest`` the OCI digest of ``manifest``. ``ref_name`` is the tag used when no
-    other is given: ``<name>-<16 hex>`` for a skill, ``bundle-<16 hex>`` for a bundle.
+    ``digest`` is skillpack's digest (the skill's BLAKE3 digest, or the bundle digest; for
+    a ToolHive artifact the sha256 of its layer); ``manifest_digest`` the OCI digest of
+    ``manifest``. ``ref_name`` is the tag used when no other is given: ``<name>-<16 hex>``
+    for a skill (and a ToolHive artifact), ``bundle-<16 hex>`` for a bundle.
     """
 
-    kind: str  # "skill" or "bundle"
+    kind: str  # "skill", "bundle", or "toolhive" (a skill in ToolHive's convention)
     name: str
     digest: str
     manifest: bytes
     layer: bytes
     file_name: str
     skills: tuple[tuple[str, str], ...]  # (name, digest) of each skill, sorted by name bytes
+    #: what `manifest` is: an image manifest, or (ToolHive) an image index
+    media_type: str = MANIFEST_MEDIA_TYPE
+    #: (digest, bytes) of the other blobs: a ToolHive artifact's image configs
+    extra_blobs: tuple[tuple[str, bytes], ...] = ()
+    #: the manifests an index lists (a ToolHive artifact's platform manifests)
+    children: tuple[bytes, ...] = ()
     manifest_digest: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -147,19 +181,24 @@ class OciArtifact:
 
     @property
     def ref_name(self) -> str:
+        if self.kind == "toolhive":
+            return f"{self.name}-{self.digest.removeprefix('sha256:')[:16]}"
         return self.file_name.rsplit(".", 1)[0]
 
     @property
     def artifact_type(self) -> str:
-        return SKILL_ARTIFACT_TYPE if self.kind == "skill" else BUNDLE_ARTIFACT_TYPE
+        return {"skill": SKILL_ARTIFACT_TYPE, "bundle": BUNDLE_ARTIFACT_TYPE}.get(
+            self.kind, TOOLHIVE_ARTIFACT_TYPE)
 
     def blobs(self) -> dict[str, bytes]:
-        """Every blob the manifest references, by OCI digest (the config, then the layer)."""
+        """Every blob the manifests reference, by OCI digest (the configs, then the layer)."""
+        if self.kind == "toolhive":
+            return {**dict(self.extra_blobs), sha256_digest(self.layer): self.layer}
         return {EMPTY_DIGEST: EMPTY_DATA, sha256_digest(self.layer): self.layer}
 
     def descriptor(self, annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The manifest's descriptor, as an index lists it."""
-        out: dict[str, Any] = {"mediaType": MANIFEST_MEDIA_TYPE, "digest": self.manifest_digest,
+        out: dict[str, Any] = {"mediaType": self.media_type, "digest": self.manifest_digest,
                                "size": len(self.manifest), "artifactType": self.artifact_type}
         if annotations:
             out["annotations"] = dict(annotations)
@@ -235,6 +274,94 @@ def artifact_from_bytes(data: bytes, *, source: str = "<bytes>") -> OciArtifact:
     return _artifact_of(verify_bytes(data, source=source), bytes(data))
 
 
+# --- ToolHive's convention ----------------------------------------------------------------
+
+def toolhive_layer(files: Iterable[tuple[str, bytes]]) -> tuple[bytes, bytes]:
+    """(the tar, the tar+gzip layer) of a skill's files as ToolHive packs them: each file at
+    its path from the skill's root (no wrapper folder, no folder entries), mode 0644, hidden
+    files (a path part starting with ``.``) left out; deterministic (sorted by path bytes,
+    owner 0, time 0, gzip without a name or time)."""
+    tar_buffer = io.BytesIO()
+    with tarfile.open(fileobj=tar_buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path, data in sorted(files, key=lambda f: f[0].encode("utf-8")):
+            if any(part.startswith(".") for part in path.split("/")):
+                continue
+            info = tarfile.TarInfo(path)
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(data))
+    raw = tar_buffer.getvalue()
+    gz_buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=gz_buffer, mtime=0,
+                       compresslevel=9) as gz:
+        gz.write(raw)
+    return raw, gz_buffer.getvalue()
+
+
+def artifact_toolhive(name: str, description: str, files: Iterable[tuple[str, bytes]], *,
+                      version: str = "", license: str = "",
+                      allowed_tools: Sequence[str] = ()) -> OciArtifact:
+    """A skill as ToolHive's artifact (what ``thv skill install`` reads): an image index of
+    artifactType `TOOLHIVE_ARTIFACT_TYPE` over one image manifest per platform of
+    `TOOLHIVE_PLATFORMS`, each with an image config labelled ``dev.toolhive.skills.name``,
+    ``.description``, ``.version``, ``.allowedTools``, ``.license`` and ``.files`` and the
+    one tar+gzip layer of `toolhive_layer`. Deterministic: canonical JSON, no timestamps."""
+    kept = [(p, d) for p, d in files if not any(x.startswith(".") for x in p.split("/"))]
+    raw, layer = toolhive_layer(kept)
+    labels = {
+        TOOLHIVE_LABEL + "name": name,
+        TOOLHIVE_LABEL + "description": description,
+        TOOLHIVE_LABEL + "version": version,
+        TOOLHIVE_LABEL + "allowedTools": json.dumps(list(allowed_tools)),
+        TOOLHIVE_LABEL + "license": license,
+        TOOLHIVE_LABEL + "files": json.dumps(sorted((p for p, _ in kept),
+                                                    key=lambda p: p.encode("utf-8"))),
+    }
+    annotations = {TOOLHIVE_LABEL + "name": name, TOOLHIVE_LABEL + "description": description,
+                   TOOLHIVE_LABEL + "version": version}
+    configs: list[tuple[str, bytes]] = []
+    children: list[bytes] = []
+    entries: list[dict[str, Any]] = []
+    for os_name, arch in TOOLHIVE_PLATFORMS:
+        config = canonical_manifest_json({
+            "architecture": arch, "os": os_name, "config": {"Labels": labels},
+            "rootfs": {"type": "layers", "diff_ids": [sha256_digest(raw)]}})
+        configs.append((sha256_digest(config), config))
+        child = canonical_manifest_json({
+            "schemaVersion": 2, "mediaType": MANIFEST_MEDIA_TYPE,
+            "config": {"mediaType": IMAGE_CONFIG_MEDIA_TYPE, "digest": sha256_digest(config),
+                       "size": len(config)},
+            "layers": [{"mediaType": TAR_GZIP_LAYER_MEDIA_TYPE, "digest": sha256_digest(layer),
+                        "size": len(layer)}],
+            "annotations": annotations})
+        children.append(child)
+        entries.append({"mediaType": MANIFEST_MEDIA_TYPE, "digest": sha256_digest(child),
+                        "size": len(child), "platform": {"architecture": arch, "os": os_name}})
+    index = canonical_manifest_json({"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE,
+                                     "artifactType": TOOLHIVE_ARTIFACT_TYPE,
+                                     "manifests": entries, "annotations": annotations})
+    return OciArtifact("toolhive", name, sha256_digest(layer), index, layer,
+                       f"{name}.tar.gz", (), INDEX_MEDIA_TYPE, tuple(configs), tuple(children))
+
+
+def toolhive_from_bytes(data: bytes, *, source: str = "<bytes>") -> list[OciArtifact]:
+    """The ToolHive artifact of each skill of a `.skill` archive or bundle held in memory,
+    after verifying it completely."""
+    report = verify_bytes(data, source=source)
+    assert report.loaded is not None
+    out = []
+    for s in report.skills:
+        loaded = report.loaded[s.name]
+        skill = loaded.skill
+        version = (skill.metadata or {}).get("version")
+        out.append(artifact_toolhive(
+            s.name, skill.description, [(p, loaded.file(p).bytes()) for p in loaded.files()],
+            version=version if isinstance(version, str) else "",
+            license=skill.license or "", allowed_tools=skill.allowed_tools or ()))
+    return out
+
+
 # --- the image layout --------------------------------------------------------------------
 
 def _layout_files(artifacts: Sequence[OciArtifact],
@@ -258,6 +385,8 @@ def _layout_files(artifacts: Sequence[OciArtifact],
         refs[ref] = art.manifest_digest
         manifests.append(art.descriptor({ANNOTATION_REF_NAME: ref}))
         files[_blob_path(art.manifest_digest)] = art.manifest
+        for child in art.children:
+            files[_blob_path(sha256_digest(child))] = child
         for digest, data in art.blobs().items():
             files[_blob_path(digest)] = data
     manifests.sort(key=lambda d: d["annotations"][ANNOTATION_REF_NAME].encode("utf-8"))
@@ -326,6 +455,50 @@ def write_layout(artifacts: Sequence[OciArtifact], out_dir: str | os.PathLike[st
 
 # --- registries --------------------------------------------------------------------------
 
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long a push or pull waits on a registry: ``connect`` seconds to open each
+    connection, ``read`` seconds for each answer (and between two chunks of one), and
+    ``deadline`` seconds for the whole command: no request starts, and none waits, past it.
+    A registry that does not answer in time is an error naming the limit, never a hang."""
+
+    connect: float = 10.0
+    read: float = 60.0
+    deadline: float = 900.0
+
+    def clock(self) -> _Clock:
+        return _Clock(self, time.monotonic() + self.deadline)
+
+
+DEFAULT_TIMEOUTS = Timeouts()
+
+
+@dataclass(frozen=True, slots=True)
+class _Clock:
+    """A command's `Timeouts`, with the moment its deadline falls."""
+
+    limits: Timeouts
+    ends: float
+
+    def request(self, ref: RegistryRef) -> tuple[float, float]:
+        """The (connect, read) timeouts of the next request: the limits, or what is left
+        of the deadline; raises once it has passed."""
+        left = self.check(ref)
+        return min(self.limits.connect, left), min(self.limits.read, left)
+
+    def check(self, ref: RegistryRef) -> float:
+        left = self.ends - time.monotonic()
+        if left <= 0:
+            raise _timed_out(ref, f"the deadline of {self.limits.deadline:g} s")
+        return left
+
+
+def _timed_out(ref: RegistryRef, what: str) -> SkillpackError:
+    return SkillpackError(f"the registry {ref.registry} did not answer within {what}",
+                          path=str(ref), hint="check the registry and the network, or allow "
+                          "more time: --timeout SECONDS (each request), --deadline SECONDS "
+                          "(the whole command)")
+
 def docker_config_path(environ: Mapping[str, str] | None = None) -> str | None:
     """The Docker config file credentials come from: ``$DOCKER_CONFIG/config.json`` when
     ``DOCKER_CONFIG`` is set, else ``~/.docker/config.json``; None when it does not exist."""
@@ -387,21 +560,32 @@ if _oras_provider is not None:
         do_request = _oras_provider.Registry.do_request.__wrapped__
 
 
-def _client(ref: RegistryRef, plain_http: bool, docker_config: str | None) -> Any:
+def _client(ref: RegistryRef, plain_http: bool, docker_config: str | None,
+            clock: _Clock) -> Any:
     """An oras client for ``ref``'s registry, with the auth backend its /v2/ challenge asks
     for: oras's token flow (GHCR, Docker Hub, Harbor...), or HTTP Basic (a distribution
-    server with htpasswd), which oras's token backend does not answer."""
+    server with htpasswd), which oras's token backend does not answer. Every request it
+    makes (the token flow's too) gets the connect and read timeouts `clock` allows."""
     if _oras_provider is None:
         raise SkillpackError("pushing and pulling need the oras library", hint=_HINT_EXTRA)
     scheme = "http" if plain_http else "https"
     try:  # a bare ping: oras's client would already try to answer the challenge
-        ping = _requests.get(f"{scheme}://{ref.registry}/v2/", timeout=30)
+        ping = _requests.get(f"{scheme}://{ref.registry}/v2/", timeout=clock.request(ref))
+    except _requests.Timeout:
+        raise _timed_out(ref, _limit(clock)) from None
     except _requests.RequestException as err:
         raise _unreachable(ref, err) from None
     challenge = ping.headers.get("Www-Authenticate", "") if ping.status_code == 401 else ""
     basic = challenge.lower().startswith("basic")
     client = _Registry(hostname=ref.registry, insecure=plain_http,
                        auth_backend="basic" if basic else "token")
+    session_request = client.session.request
+
+    def request(method: str, url: str, **kwargs: Any) -> Any:
+        kwargs["timeout"] = clock.request(ref)
+        return session_request(method, url, **kwargs)
+
+    client.session.request = request
     if docker_config is not None and not os.path.isfile(docker_config):
         raise SkillpackError("the Docker config file does not exist", path=docker_config,
                              hint="give the config.json that `docker login` wrote")
@@ -427,9 +611,18 @@ def _unreachable(ref: RegistryRef, err: Exception) -> SkillpackError:
                           "--plain-http for a registry without TLS (loopback, tests)")
 
 
-def _request(client: Any, ref: RegistryRef, url: str, method: str, **kwargs: Any) -> Any:
+def _limit(clock: _Clock) -> str:
+    limits = clock.limits
+    return (f"the timeouts ({limits.connect:g} s to connect, {limits.read:g} s to answer)"
+            if clock.ends > time.monotonic() else f"the deadline of {limits.deadline:g} s")
+
+
+def _request(client: Any, ref: RegistryRef, url: str, method: str, clock: _Clock,
+             **kwargs: Any) -> Any:
     try:
         return client.do_request(url, method, **kwargs)
+    except _requests.Timeout:
+        raise _timed_out(ref, _limit(clock)) from None
     except _requests.RequestException as err:
         raise _unreachable(ref, err) from None
     except ValueError as err:  # oras: "Cannot respond to request for authentication."
@@ -464,7 +657,8 @@ class PushResult:
 
 
 def push(artifact: OciArtifact, ref: str, *, plain_http: bool = False,
-         docker_config: str | None = None) -> PushResult:
+         docker_config: str | None = None,
+         timeouts: Timeouts = DEFAULT_TIMEOUTS) -> PushResult:
     """Push ``artifact`` to ``ref`` (``REGISTRY/REPO[:TAG]``; no tag: its `ref_name`).
 
     The blobs go first (the registry keeps one it already has), the manifest last, put under
@@ -472,9 +666,11 @@ def push(artifact: OciArtifact, ref: str, *, plain_http: bool = False,
     artifact. The manifest is sent as its exact canonical bytes, and the digest the registry
     answers with must be ours. A ``@sha256:`` reference pushes the manifest untagged and must
     name its digest. Credentials come from the Docker config (`docker_config_path`, or
-    ``docker_config``) and are never shown.
+    ``docker_config``) and are never shown. ``timeouts`` bounds every request and the
+    whole push (`Timeouts`).
     """
-    return push_all([artifact], ref, plain_http=plain_http, docker_config=docker_config)[0]
+    return push_all([artifact], ref, plain_http=plain_http, docker_config=docker_config,
+                    timeouts=timeouts)[0]
 
 
 def _targets(artifacts: Sequence[OciArtifact], ref: str) -> list[RegistryRef]:
@@ -497,7 +693,8 @@ def _targets(artifacts: Sequence[OciArtifact], ref: str) -> list[RegistryRef]:
 
 
 def push_all(artifacts: Sequence[OciArtifact], ref: str, *, plain_http: bool = False,
-             docker_config: str | None = None) -> list[PushResult]:
+             docker_config: str | None = None,
+             timeouts: Timeouts = DEFAULT_TIMEOUTS) -> list[PushResult]:
     """Push several artifacts to one repository: every blob of every artifact first, then
     the manifests, each under its `ref_name` (a tag in ``ref`` needs exactly one artifact).
     A failure before the manifests leaves no new tag at all."""
@@ -505,7 +702,8 @@ def push_all(artifacts: Sequence[OciArtifact], ref: str, *, plain_http: bool = F
         raise SkillpackError("nothing to push", hint="give skill folders, .skill archives or "
                              "bundles")
     targets = _targets(artifacts, ref)
-    client = _client(targets[0], plain_http, docker_config)
+    clock = timeouts.clock()
+    client = _client(targets[0], plain_http, docker_config, clock)
     where = targets[0]
     container = client.get_container(str(where))
     seen: set[str] = set()
@@ -516,19 +714,20 @@ def push_all(artifacts: Sequence[OciArtifact], ref: str, *, plain_http: bool = F
             for digest, data in art.blobs().items():
                 if digest not in seen:
                     seen.add(digest)
-                    count += _upload_blob(client, container, where, digest, data, tmp)
+                    count += _upload_blob(client, container, where, digest, data, tmp,
+                                          clock)
             sent.append(count)
     results = []
     for art, target, count in zip(artifacts, targets, sent, strict=True):
-        _put_manifest(client, target, art)
+        _put_manifest(client, target, art, clock)
         results.append(PushResult(str(target), art.manifest_digest, count))
     return results
 
 
 def _upload_blob(client: Any, container: Any, where: RegistryRef, digest: str, data: bytes,
-                 tmp: str) -> bool:
+                 tmp: str, clock: _Clock) -> bool:
     """Upload one blob unless the registry has it; True when it was sent."""
-    head = _request(client, where, _url(client, where, f"blobs/{digest}"), "HEAD")
+    head = _request(client, where, _url(client, where, f"blobs/{digest}"), "HEAD", clock)
     if head.status_code == 200:
         return False
     if head.status_code != 404:
@@ -538,6 +737,8 @@ def _upload_blob(client: Any, container: Any, where: RegistryRef, digest: str, d
         handle.write(data)
     try:
         response = client.put_upload(path, container, {"digest": digest, "size": len(data)})
+    except _requests.Timeout:
+        raise _timed_out(where, _limit(clock)) from None
     except _requests.RequestException as err:
         raise _unreachable(where, err) from None
     except ValueError as err:  # oras: no upload location in the answer
@@ -548,26 +749,36 @@ def _upload_blob(client: Any, container: Any, where: RegistryRef, digest: str, d
     return True
 
 
-def _put_manifest(client: Any, where: RegistryRef, art: OciArtifact) -> None:
+def _put_manifest(client: Any, where: RegistryRef, art: OciArtifact, clock: _Clock) -> None:
+    """The manifests an index lists first (by digest, untagged), then the artifact's own
+    under its reference."""
+    for child in art.children:
+        _put_one(client, where, sha256_digest(child), child, MANIFEST_MEDIA_TYPE, clock)
+    _put_one(client, where, where.reference, art.manifest, art.media_type, clock)
+
+
+def _put_one(client: Any, where: RegistryRef, reference: str, manifest: bytes,
+             media_type: str, clock: _Clock) -> None:
     # Not oras's upload_manifest: it sends json=dict, re-serialised with spaces, which
     # would give the manifest another digest than the one we computed and documented.
-    response = _request(client, where, _url(client, where, f"manifests/{where.reference}"),
-                        "PUT", data=art.manifest, headers={"Content-Type": MANIFEST_MEDIA_TYPE})
+    response = _request(client, where, _url(client, where, f"manifests/{reference}"),
+                        "PUT", clock, data=manifest, headers={"Content-Type": media_type})
     if response.status_code not in (200, 201):
         raise _registry_error(response, where, "putting the manifest")
     answered = response.headers.get("Docker-Content-Digest")
-    if answered is not None and answered != art.manifest_digest:
+    if answered is not None and answered != sha256_digest(manifest):
         raise IntegrityError(f"the registry stored the manifest as {answered}, not "
-                             f"{art.manifest_digest}", path=str(where),
+                             f"{sha256_digest(manifest)}", path=str(where),
                              hint="the registry rewrote the manifest; do not use this tag")
 
 
 @dataclass(frozen=True, slots=True)
 class PulledArtifact:
     """What `pull` fetched, checked and wrote: the verified archive or bundle, where it was
-    written, the manifest's OCI digest and annotations, and its skills as (name, digest)."""
+    written, the manifest's OCI digest and annotations (a ToolHive artifact's config
+    labels), and its skills as (name, digest)."""
 
-    kind: str  # "skill" or "bundle"
+    kind: str  # "skill", "bundle", or "toolhive" (written as the .skill it packs to)
     path: str
     manifest_digest: str
     digest: str
@@ -576,14 +787,23 @@ class PulledArtifact:
     data: bytes = field(repr=False)
 
 
-def _read_limited(response: Any, limit: int, what: str, ref: RegistryRef) -> bytes:
+def _read_limited(response: Any, limit: int, what: str, ref: RegistryRef,
+                  clock: _Clock) -> bytes:
     buffer = bytearray()
-    for chunk in response.iter_content(chunk_size=1024 * 1024):
-        buffer += chunk
-        if len(buffer) > limit:
-            response.close()
-            raise IntegrityError(f"{what} is larger than {limit:,} bytes", path=str(ref),
-                                 hint="this is not what the registry announced; do not use it")
+    try:
+        for chunk in response.iter_content(chunk_size=1024 * 1024):
+            buffer += chunk
+            clock.check(ref)
+            if len(buffer) > limit:
+                break
+    except _requests.RequestException as err:  # a read timed out, or the connection broke
+        timed_out = isinstance(err, _requests.Timeout) or "timed out" in str(err)
+        raise (_timed_out(ref, _limit(clock)) if timed_out else _unreachable(ref, err)
+               ) from None
+    if len(buffer) > limit:
+        response.close()
+        raise IntegrityError(f"{what} is larger than {limit:,} bytes", path=str(ref),
+                             hint="this is not what the registry announced; do not use it")
     return bytes(buffer)
 
 
@@ -599,9 +819,7 @@ def _check_manifest(raw: bytes, ref: RegistryRef, max_size: int) -> tuple[dict[s
                            hint="skillpack pulls only what `skillpack push` pushed")
     kind = doc.get("artifactType")
     if kind not in _LAYER_FOR:
-        raise ArchiveError(f"unknown artifactType {kind!r}: this is not a skillpack artifact",
-                           path=str(ref), hint=f"expected {SKILL_ARTIFACT_TYPE} or "
-                           f"{BUNDLE_ARTIFACT_TYPE}")
+        raise _unknown_type(doc, ref)
     layers = doc.get("layers")
     if not isinstance(layers, list) or len(layers) != 1 or not isinstance(layers[0], dict):
         raise ArchiveError("a skillpack artifact has exactly one layer", path=str(ref))
@@ -623,6 +841,33 @@ def _check_manifest(raw: bytes, ref: RegistryRef, max_size: int) -> tuple[dict[s
             isinstance(k, str) and isinstance(v, str) for k, v in annotations.items()):
         raise ArchiveError("the manifest's annotations are not strings", path=str(ref))
     return layer, kind
+
+
+def _kinds_of(doc: Mapping[str, Any]) -> list[str]:
+    """Every type a manifest or index says it is: its artifactType, its config's media type,
+    its layers' media types (where another convention puts its own)."""
+    found = [doc.get("artifactType")]
+    config = doc.get("config")
+    found.append(config.get("mediaType") if isinstance(config, dict) else None)
+    layers = doc.get("layers")
+    found += [layer.get("mediaType") for layer in layers if isinstance(layer, dict)
+              ] if isinstance(layers, list) else []
+    return [k for k in found if isinstance(k, str)]
+
+
+def _unknown_type(doc: Mapping[str, Any], ref: RegistryRef) -> ArchiveError:
+    """What to say of an artifact skillpack does not read: the convention it follows, when
+    it is a known one, else its artifactType."""
+    known = (f"{SKILL_ARTIFACT_TYPE} or {BUNDLE_ARTIFACT_TYPE} (skillpack's), or a ToolHive "
+             f"skill ({TOOLHIVE_ARTIFACT_TYPE})")
+    for kind in _kinds_of(doc):
+        if kind in OTHER_CONVENTIONS:
+            return ArchiveError(f"this is {OTHER_CONVENTIONS[kind]} ({kind}), which skillpack "
+                                "does not read", path=str(ref),
+                                hint=f"pull it with its own tool; skillpack pulls {known}")
+    return ArchiveError(f"unknown artifactType {doc.get('artifactType')!r}: this is not a "
+                        "skill artifact skillpack reads", path=str(ref),
+                        hint=f"expected {known}")
 
 
 def _check_report(report: VerifyReport, kind: str, annotations: Mapping[str, str],
@@ -649,9 +894,146 @@ def _check_report(report: VerifyReport, kind: str, annotations: Mapping[str, str
     return digest, skills
 
 
+def _get_manifest(client: Any, where: RegistryRef, reference: str, digest: str | None,
+                  clock: _Clock) -> bytes:
+    """The manifest or index at `reference`, checked against `digest` (or the one the
+    registry announces)."""
+    response = _request(client, where, _url(client, where, f"manifests/{reference}"),
+                        "GET", clock, headers={"Accept": _ACCEPT}, stream=True)
+    if response.status_code != 200:
+        raise _registry_error(response, where, "getting the manifest")
+    raw = _read_limited(response, MAX_MANIFEST_SIZE, "the manifest", where, clock)
+    expected = digest or response.headers.get("Docker-Content-Digest")
+    if expected is not None and expected != sha256_digest(raw):
+        raise IntegrityError(f"the manifest received hashes to {sha256_digest(raw)}, not "
+                             f"{expected}", path=str(where),
+                             hint="the registry or the network altered it; do not use it")
+    return raw
+
+
+def _get_blob(client: Any, where: RegistryRef, descriptor: Mapping[str, Any], what: str,
+              clock: _Clock) -> bytes:
+    """The blob a (checked) descriptor names, read up to its size, which it must have, and
+    its digest."""
+    response = _request(client, where, _url(client, where, f"blobs/{descriptor['digest']}"),
+                        "GET", clock, stream=True)
+    if response.status_code != 200:
+        raise _registry_error(response, where, f"getting {what} {descriptor['digest']}")
+    data = _read_limited(response, descriptor["size"], what, where, clock)
+    if len(data) != descriptor["size"] or sha256_digest(data) != descriptor["digest"]:
+        raise IntegrityError(f"{what} received ({len(data):,} bytes, "
+                             f"{sha256_digest(data)}) is not the one the manifest names "
+                             f"({descriptor['size']:,} bytes, {descriptor['digest']})",
+                             path=str(where),
+                             hint="the registry or the network altered it; do not use it")
+    return data
+
+
+def _json_object(raw: bytes, where: RegistryRef) -> dict[str, Any]:
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ArchiveError("the manifest is not JSON", path=str(where)) from None
+    if not isinstance(doc, dict) or doc.get("schemaVersion") != 2:
+        raise ArchiveError("this is not an OCI image manifest or index", path=str(where),
+                           hint="skillpack pulls skillpack and ToolHive skill artifacts")
+    return doc
+
+
+def _toolhive_manifest(doc: Mapping[str, Any]) -> bool:
+    """Whether an image manifest has the shape of a ToolHive skill's platform manifest."""
+    config, layers = doc.get("config"), doc.get("layers")
+    return (isinstance(config, dict) and config.get("mediaType") == IMAGE_CONFIG_MEDIA_TYPE
+            and isinstance(layers, list) and len(layers) == 1 and isinstance(layers[0], dict)
+            and layers[0].get("mediaType") == TAR_GZIP_LAYER_MEDIA_TYPE)
+
+
+def _descriptor(value: Any, what: str, where: RegistryRef, limit: int) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ArchiveError(f"{what} has no descriptor", path=str(where))
+    size, digest = value.get("size"), value.get("digest")
+    if not isinstance(digest, str) or not _SHA256_RE.fullmatch(digest):
+        raise ArchiveError(f"{what}'s digest {digest!r} is not a sha256 digest",
+                           path=str(where))
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ArchiveError(f"{what}'s size {size!r} is not a size", path=str(where))
+    if size > limit:
+        raise IntegrityError(f"{what} is {size:,} bytes, over the limit of {limit:,}",
+                             path=str(where), hint="raise --max-size if you trust this artifact")
+    return value
+
+
+def _pull_toolhive(client: Any, where: RegistryRef, doc: Mapping[str, Any], top_digest: str,
+                   out_dir: str | os.PathLike[str], limit: int,
+                   expect: Mapping[str, Any] | None, clock: _Clock) -> PulledArtifact:
+    """A ToolHive skill: its config's labels, its tar+gzip layer read as the skill folder it
+    holds (SKILL.md at its root), packed as `skillpack pack` packs it, and verified; written
+    as ``<name>-<16 hex>.skill``. Its digest is that of the files ToolHive carried (0644,
+    hidden files left out), not necessarily the folder's it was built from."""
+    if not _toolhive_manifest(doc):
+        raise ArchiveError("the ToolHive manifest does not have one image config and one "
+                           "tar+gzip layer", path=str(where))
+    config_ref = _descriptor(doc["config"], "the image config", where, MAX_MANIFEST_SIZE)
+    layer_ref = _descriptor(doc["layers"][0], "the layer", where, limit)
+    config = _json_object_plain(_get_blob(client, where, config_ref, "the image config",
+                                          clock), where)
+    inner = config.get("config")
+    labels = inner.get("Labels") if isinstance(inner, dict) else None
+    if not isinstance(labels, dict) or not isinstance(labels.get(TOOLHIVE_LABEL + "name"), str):
+        raise ArchiveError(f"the image config has no {TOOLHIVE_LABEL}name label: this is not a "
+                           "ToolHive skill", path=str(where))
+    layer = _get_blob(client, where, layer_ref, "the layer", clock)
+    buffer = io.BytesIO()
+    try:
+        # the members are read from the folder: written before it is removed
+        with unpacked(layer, source=str(where)) as (folder, _), ZipWriter(buffer) as writer:
+            write_members(writer, prepare_skill(folder).members())
+    except SkillpackError as err:
+        raise ArchiveError(f"the ToolHive skill is not one skillpack packs: {err.message}",
+                           path=str(where), problems=err.problems,
+                           hint=err.hint or "fix the skill, then push it again") from None
+    data = buffer.getvalue()
+    report = verify_bytes(data, source=str(where))
+    [skill] = report.skills
+    if labels[TOOLHIVE_LABEL + "name"] != skill.name:
+        raise IntegrityError(f"the label {TOOLHIVE_LABEL}name says "
+                             f"{labels[TOOLHIVE_LABEL + 'name']!r}, but the layer holds the "
+                             f"skill {skill.name!r}", path=str(where),
+                             hint="the config does not describe its layer; do not use it")
+    if expect is not None:
+        load(data, expect=expect, source=str(where))
+    dest = _write_pulled(out_dir, archive_name(skill.name, skill.digest), data)
+    return PulledArtifact("toolhive", dest, top_digest, skill.digest,
+                          ((skill.name, skill.digest),),
+                          {str(k): str(v) for k, v in labels.items()}, data)
+
+
+def _json_object_plain(raw: bytes, where: RegistryRef) -> dict[str, Any]:
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ArchiveError("the image config is not JSON", path=str(where)) from None
+    if not isinstance(doc, dict):
+        raise ArchiveError("the image config is not a JSON object", path=str(where))
+    return doc
+
+
+def _write_pulled(out_dir: str | os.PathLike[str], name: str, data: bytes) -> str:
+    dest = os.path.join(os.fspath(out_dir), name)
+    try:
+        os.makedirs(os.fspath(out_dir), exist_ok=True)
+    except OSError as err:
+        raise WriteError(f"cannot make the folder: {err.strerror}",
+                         path=os.fspath(out_dir)) from None
+    with atomic_write(dest) as handle:
+        handle.write(data)
+    return dest
+
+
 def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
          docker_config: str | None = None, max_size: int = DEFAULT_MAX_SIZE,
-         expect: Mapping[str, Any] | None = None) -> PulledArtifact:
+         expect: Mapping[str, Any] | None = None,
+         timeouts: Timeouts = DEFAULT_TIMEOUTS) -> PulledArtifact:
     """Pull a skillpack artifact by tag or ``@sha256:`` digest, check it, and write it.
 
     Checks, in order: the manifest hashes to the digest asked for (or that the registry
@@ -662,32 +1044,32 @@ def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
     ``expect`` (name -> digest, or a lock's content), every skill is approved
     (`skillpack.runtime.load`'s rules). Only then is ``out_dir/<name>-<16 hex>.skill`` (or
     ``bundle-<16 hex>.bundle``) written, atomically: any failure writes nothing.
+    ``timeouts`` bounds every request and the whole pull (`Timeouts`).
     """
     where = parse_ref(ref)
     limit = min(max_size, MAX_SIZE - 1)
-    client = _client(where, plain_http, docker_config)
-    response = _request(client, where, _url(client, where, f"manifests/{where.reference}"),
-                        "GET", headers={"Accept": MANIFEST_MEDIA_TYPE}, stream=True)
-    if response.status_code != 200:
-        raise _registry_error(response, where, "getting the manifest")
-    raw = _read_limited(response, MAX_MANIFEST_SIZE, "the manifest", where)
+    clock = timeouts.clock()
+    client = _client(where, plain_http, docker_config, clock)
+    raw = _get_manifest(client, where, where.reference, where.digest, clock)
     manifest_digest = sha256_digest(raw)
-    expected = where.digest or response.headers.get("Docker-Content-Digest")
-    if expected is not None and expected != manifest_digest:
-        raise IntegrityError(f"the manifest received hashes to {manifest_digest}, not "
-                             f"{expected}", path=str(where),
-                             hint="the registry or the network altered it; do not use it")
+    doc = _json_object(raw, where)
+    if doc.get("mediaType") == INDEX_MEDIA_TYPE or "manifests" in doc:
+        if doc.get("artifactType") != TOOLHIVE_ARTIFACT_TYPE:
+            raise _unknown_type(doc, where)
+        first = doc.get("manifests")
+        if not isinstance(first, list) or not first or not isinstance(first[0], dict) or not (
+                isinstance(first[0].get("digest"), str)
+                and _SHA256_RE.fullmatch(first[0]["digest"])):
+            raise ArchiveError("the ToolHive index lists no manifest", path=str(where))
+        # what `thv skill install` reads: the index's first manifest
+        child = _get_manifest(client, where, first[0]["digest"], first[0]["digest"], clock)
+        return _pull_toolhive(client, where, _json_object(child, where), manifest_digest,
+                              out_dir, limit, expect, clock)
+    if doc.get("artifactType") not in _LAYER_FOR and _toolhive_manifest(doc):
+        return _pull_toolhive(client, where, doc, manifest_digest, out_dir, limit, expect,
+                              clock)
     layer, kind = _check_manifest(raw, where, limit)
-    response = _request(client, where, _url(client, where, f"blobs/{layer['digest']}"),
-                        "GET", stream=True)
-    if response.status_code != 200:
-        raise _registry_error(response, where, f"getting the layer {layer['digest']}")
-    data = _read_limited(response, layer["size"], "the layer", where)
-    if len(data) != layer["size"] or sha256_digest(data) != layer["digest"]:
-        raise IntegrityError(f"the layer received ({len(data):,} bytes, "
-                             f"{sha256_digest(data)}) is not the one the manifest names "
-                             f"({layer['size']:,} bytes, {layer['digest']})", path=str(where),
-                             hint="the registry or the network altered it; do not use it")
+    data = _get_blob(client, where, layer, "the layer", clock)
     annotations: dict[str, str] = json.loads(raw).get("annotations", {})
     report = verify_bytes(data, source=str(where))
     digest, skills = _check_report(report, kind, annotations, where)
@@ -695,14 +1077,7 @@ def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
         load(data, expect=expect, source=str(where))
     name = (archive_name(*skills[0]) if kind == SKILL_ARTIFACT_TYPE
             else f"bundle-{digest.removeprefix('blake3:')[:16]}{BUNDLE_SUFFIX}")
-    dest = os.path.join(os.fspath(out_dir), name)
-    try:
-        os.makedirs(os.fspath(out_dir), exist_ok=True)
-    except OSError as err:
-        raise WriteError(f"cannot make the folder: {err.strerror}",
-                         path=os.fspath(out_dir)) from None
-    with atomic_write(dest) as handle:
-        handle.write(data)
+    dest = _write_pulled(out_dir, name, data)
     return PulledArtifact("skill" if kind == SKILL_ARTIFACT_TYPE else "bundle", dest,
                           manifest_digest, digest, skills, annotations, data)
 

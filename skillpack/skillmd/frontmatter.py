@@ -42,13 +42,15 @@ class Frontmatter(Record):
 
     ``data`` holds strings, lists and dicts only. ``lines`` maps each top-level key (and each
     ``metadata.<key>``) to its 1-based line in the file. ``body`` is the markdown after the
-    closing delimiter and ``body_line`` the file line where it starts.
+    closing delimiter and ``body_line`` the file line where it starts. ``text`` is the YAML
+    between the delimiters (its first line is line 2 of the file).
     """
 
     data: dict[str, Any]
     lines: dict[str, int] = field(default_factory=dict)
     body: str = ""
     body_line: int = 1
+    text: str = ""
 
 
 def normalise_text(source: str) -> str:
@@ -94,7 +96,8 @@ def split_frontmatter(source: str, *, file: str | None = None) -> Frontmatter:
     after = rest.find("\n", closing)
     body = "" if after < 0 else rest[after + 1 :]
     data, lines = _load(yaml_text, file)
-    return Frontmatter(data=data, lines=lines, body=body, body_line=line_no + 1)
+    return Frontmatter(data=data, lines=lines, body=body, body_line=line_no + 1,
+                       text=yaml_text)
 
 
 def _load(text: str, file: str | None) -> tuple[dict[str, Any], dict[str, int]]:

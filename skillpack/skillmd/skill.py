@@ -60,6 +60,8 @@ class Skill(Record):
     frontmatter: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     body_line: int = field(default=1, compare=False, repr=False)
+    #: the frontmatter's YAML text, as written (empty when read without YAML: the runtime)
+    yaml_text: str = field(default="", compare=False, repr=False)
 
     @property
     def include_list(self) -> tuple[str, ...] | None:
@@ -134,6 +136,7 @@ def parse_skill(source: str, *, file: str | None = None, workdir: str | None = N
         frontmatter=data,
         lines=lines,
         body_line=front.body_line,
+        yaml_text=front.text,
     )
     if problems:
         raise SkillError(_summary(problems), path=file, line=problems[0].line, problems=problems)

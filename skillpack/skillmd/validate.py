@@ -20,6 +20,7 @@ from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.commands import run_problems
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import ALLOW_SECRETS_KEY, Skill
+from skillpack.skillmd.yaml_core import version_differences
 
 __all__ = [
     "KNOWN_KEYS",
@@ -93,8 +94,30 @@ def validate_skill(skill: Skill, accepted_keys: frozenset[str] = frozenset()) ->
     for tool in skill.tools:  # what the approver must see: the program a model may choose
         problems.extend(run_problems(tool, file))
     problems.extend(_invisible(skill))
+    problems.extend(_yaml_versions(skill))
     problems.sort(key=lambda p: (p.line or 0))
     return problems
+
+
+def _yaml_versions(skill: Skill) -> list[Problem]:
+    """A plain scalar YAML 1.1 readers (PyYAML) and YAML 1.2 hosts (npm ``yaml``, the MCP
+    skills extension) read differently: a warning to quote it (`yaml_core`)."""
+    return [Problem(
+        "warning", "yaml-version",
+        f"'{text}' reads as {_shown(old)} under YAML 1.1 (PyYAML) but as {_shown(new)} under "
+        f"YAML 1.2 (the MCP skills extension's hosts): quote it ('{text}') so that every "
+        "reader gets the same string", skill.file, line + 2)
+        for line, text, old, new in version_differences(skill.yaml_text)]
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"the string '{value}'"
+    return f"{type(value).__name__} {value}"
 
 
 def _invisible(skill: Skill) -> list[Problem]:

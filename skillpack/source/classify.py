@@ -33,7 +33,13 @@ from pathlib import Path
 from typing import Literal
 
 from skillpack.content.inflate import read_archive, sniff
-from skillpack.errors import ArchiveError, NoSkillError, Problem, SkillpackError
+from skillpack.errors import (
+    ArchiveError,
+    NoSkillError,
+    Problem,
+    RefusedError,
+    SkillpackError,
+)
 from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.manifest import MANIFEST_PATH
 from skillpack.source.discover import ARCHIVE_SUFFIXES, Skipped, discover, is_archive_name
@@ -58,12 +64,15 @@ class Input:
     """One thing found under a PATH: its `Kind`, its path (the skill folder or the archive
     file, as pathlib spells it) and the PATH it was found under. ``origin`` is the archive a
     skill folder was written from (`unpacked_foreign`, a verified archive's skills): the
-    folder is temporary, and the user knows it by that archive (`label`, `shown`)."""
+    folder is temporary, and the user knows it by that archive (`label`, `shown`), its files
+    as the archive's members: ``members`` and the file's path in the skill (``ARCHIVE!`` and
+    the top folder's name and a slash, or just ``ARCHIVE!`` for SKILL.md at the root)."""
 
     kind: Kind
     path: str
     given: str
     origin: str | None = None
+    members: str | None = None
 
     @property
     def label(self) -> str:
@@ -71,24 +80,43 @@ class Input:
         return self.path if self.origin is None else self.origin
 
     def shown(self, text: str) -> str:
-        """`text`, a path at or below this input's folder, as the user knows it (below the
-        archive for a folder written from one); any other text as it is."""
+        """`text`, a path at or below this input's folder, as the user knows it: for a
+        folder written from an archive, the archive (the folder itself) or
+        ``ARCHIVE!MEMBER`` (a file in it, named as the archive names it); any other text as
+        it is."""
         if self.origin is None:
             return text
         if text == self.path:
             return self.origin
         if text.startswith(self.path + "/"):
-            return self.origin + text[len(self.path):]
+            return self._below + text[len(self.path) + 1:]
         return text
 
+    @property
+    def _below(self) -> str:
+        return self.members if self.members is not None else f"{self.origin}/"
+
+    def _shown_in(self, text: str) -> str:
+        """`text`, a message, with every path below this input's (temporary) folder as the
+        user knows it (`shown`)."""
+        if self.origin is None or self.path not in text:
+            return text
+        text = text.replace(self.path + "/", self._below)
+        return text.replace(self.path, self.origin)
+
     def relabel(self, err: SkillpackError) -> SkillpackError:
-        """`err` with its path and its problems' files as the user knows them (`shown`)."""
+        """`err` with its path, its message and its problems' files and messages as the user
+        knows them (`shown`; a file relative to the error's path is joined to it first)."""
         if self.origin is None:
             return err
         shown = copy.copy(err)
         shown.path = None if err.path is None else self.shown(err.path)
-        shown.problems = tuple(p if p.file is None else Problem(
-            p.severity, p.code, p.message, self.shown(p.file), p.line) for p in err.problems)
+        shown.message = self._shown_in(err.message)
+        shown.problems = tuple(Problem(
+            p.severity, p.code, self._shown_in(p.message),
+            None if p.file is None else self.shown(p.file), p.line) for p in err.located())
+        if isinstance(shown, RefusedError):
+            shown.joined = True
         return shown
 
 
@@ -227,7 +255,9 @@ def read_input(path: str) -> bytes:
 def unpacked_foreign(items: Iterable[Input]) -> Iterator[list[Input]]:
     """``with unpacked_foreign(inputs) as items:`` the inputs, each archive made elsewhere
     replaced by the skill folder it unpacks to (kind ``folder``, its ``origin`` the archive),
-    in a temporary folder removed on leaving the block; the others as they are."""
+    in a temporary folder removed on leaving the block; the others as they are. An error
+    raised in the block names a file of such a folder ``ARCHIVE!MEMBER`` (`Input.relabel`),
+    never the temporary folder."""
     made: list[str] = []
     out: list[Input] = []
     try:
@@ -237,9 +267,16 @@ def unpacked_foreign(items: Iterable[Input]) -> Iterator[list[Input]]:
                 continue
             data = read_input(item.path)
             made.append(tempfile.mkdtemp(prefix="skillpack-unpacked-"))
-            folder, _ = unpack(data, made[-1], source=item.path)
-            out.append(replace(item, kind="folder", path=str(folder), origin=item.path))
-        yield out
+            folder, skill = unpack(data, made[-1], source=item.path)
+            top = f"{folder.name}/" if skill.layout == "folder" else ""
+            out.append(replace(item, kind="folder", path=str(folder), origin=item.path,
+                               members=f"{item.path}!{top}"))
+        try:
+            yield out
+        except SkillpackError as err:
+            for item in out:
+                err = item.relabel(err)
+            raise err from err.__cause__
     finally:
         for root in made:
             shutil.rmtree(root, ignore_errors=True)

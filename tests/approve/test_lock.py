@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -49,8 +50,11 @@ def test_the_lock_is_sorted_with_one_line_per_file(tmp_path: Path) -> None:
             "waitlist", "release-notes") else (WAITLIST if name == "waitlist" else NOTES)
         parsed = parse_skill_file(folder)
         declared = ["allowed-tools"] if parsed.allowed_tools is not None else []
-        assert list(entry) == [*declared, "description", "digest", "files", "mentions",
-                               "programs", "tools"]
+        assert list(entry) == [*declared, "archive", "description", "digest", "files",
+                               "mentions", "programs", "tools"]
+        # the SHA-256 of the archive `pack` writes for it, computed without writing it
+        [packed] = pack(folder, tmp_path / "packed" / name)
+        assert entry["archive"] == "sha256:" + hashlib.sha256(packed.read_bytes()).hexdigest()
         assert entry["description"] == parsed.description
         assert entry["tools"] == [{"id": t.id, "run": list(t.words)}
                                   for t in sorted(parsed.tools, key=lambda t: t.id)]

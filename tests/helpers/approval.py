@@ -18,7 +18,8 @@ from cryptography.hazmat.primitives.serialization import (
 )
 
 from helpers.paths import NOTES, WAITLIST
-from skillpack.approve.lock import Lock, LockEntry
+from skillpack.approve.approval import lock_entries
+from skillpack.approve.lock import Lock, LockEntry, make_lock
 from skillpack.approve.review import SkillChange, SkillView, compare
 from skillpack.packing.verify import verify_folder
 from skillpack.source.load import parse_skill_file
@@ -27,13 +28,8 @@ Keys = dict[str, Path]
 
 
 def lock_of(*folders: Path) -> Lock:
-    """The format 1.1 lock of skill folders, as `skillpack lock` is to write it."""
-    entries = {}
-    for folder in folders:
-        [s] = verify_folder(folder).skills
-        skill = parse_skill_file(Path(s.source) / "SKILL.md")
-        entries[s.name] = LockEntry.for_skill(skill, s.digest, s.files, s.programs)
-    return Lock(entries)
+    """The format 1.1 lock of skill folders, as `skillpack lock` writes it."""
+    return make_lock(lock_entries(folders).entries)
 
 
 def write_keys(folder: Path, name: str = "alice") -> Keys:

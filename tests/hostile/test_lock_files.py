@@ -16,11 +16,10 @@ from cryptography.hazmat.primitives.serialization import (
     NoEncryption,
     PrivateFormat,
 )
+from helpers.hostile import TALLY, demo_skill, run_cli
 
 from skillpack.approve.lock import read_lock
 from skillpack.errors import SkillpackError
-
-from helpers.hostile import TALLY, demo_skill, run_cli
 
 
 def twice(text: str, where: str) -> str:

@@ -5,12 +5,11 @@ refused by looking at the rendered word, not the template: two params side by si
 from __future__ import annotations
 
 import pytest
+from helpers.hostile import TALLY, no_hang
 
 from skillpack.errors import SkillError
 from skillpack.model.calls import resolve
 from skillpack.skillmd.skill import parse_skill
-
-from helpers.hostile import TALLY, no_hang
 
 SIDE_BY_SIDE = """\
 ---

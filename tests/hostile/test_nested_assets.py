@@ -14,12 +14,12 @@ import re
 import tarfile
 from pathlib import Path
 
+from helpers.hostile import TALLY, demo_skill, run_cli
+
 from skillpack.content.inflate import DEFAULT_CAPS
 from skillpack.content.scan import scan_content
 from skillpack.errors import RefusedError
 from skillpack.packing.pack import pack
-
-from helpers.hostile import TALLY, demo_skill, run_cli
 
 
 def tgz(files: dict[str, bytes]) -> bytes:

@@ -17,12 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.hostile import TALLY, demo_skill, run_cli
 
 from skillpack.content.inflate import Caps, gunzip, read_tar
 from skillpack.content.scan import scan_content
 from skillpack.errors import ArchiveError
-
-from helpers.hostile import TALLY, demo_skill, run_cli
 
 MIB = 1 << 20
 

@@ -16,11 +16,10 @@ import zlib
 from pathlib import Path
 
 import pytest
+from helpers.hostile import TALLY, run_cli
 
 from skillpack.content.inflate import Caps, read_zip
 from skillpack.errors import ArchiveError
-
-from helpers.hostile import TALLY, run_cli
 
 MD = b"---\nname: demo\ndescription: Demo skill. Use it for tests.\n---\n\nBody.\n"
 

@@ -123,6 +123,11 @@ WARNINGS: list[tuple[str, str, str, int, str]] = [
      HEAD.format(name="listed", description="Listed metadata.")
      + "metadata:\n  tags:\n    - a\n    - b\n" + BODY,
      5, "metadata 'tags' is a list; the spec wants string values"),
+    ("yaml-version", "answered",
+     HEAD.format(name="answered", description="Answers yes.") + "metadata:\n  flag: yes\n" + BODY,
+     5, "'yes' reads as true under YAML 1.1 (PyYAML) but as the string 'yes' under YAML 1.2 "
+     "(the MCP skills extension's hosts): quote it ('yes') so that every reader gets the same "
+     "string"),
     ("body-too-long", "long-body",
      HEAD.format(name="long-body", description="A long body.") + "---\n" + "line\n" * 501,
      5, "the body is 501 lines; keep SKILL.md under 500 lines and move details to "

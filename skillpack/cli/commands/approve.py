@@ -36,8 +36,8 @@ _PASSWORD_ENV = click.option("--key-password-env", "password_env", metavar="NAME
 @_PASSWORD_ENV
 def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str | None) -> int:
     """Pin each skill's digest, files, programs and tools (format 1.1) in a lock file an
-    approver can diff; with --sign, sign it in the same step (a skill locked from its .skill
-    archive gets the archive's SHA-256 in its subject)."""
+    approver can diff, with the SHA-256 of each skill's .skill archive (computed, never
+    written); with --sign, sign it in the same step (each subject: that SHA-256)."""
     if dest == DASH and key is not None:
         raise click.UsageError("--sign writes the signature beside the lock: give -o a file, "
                                "not -")
@@ -69,8 +69,9 @@ def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str |
 @_PASSWORD_ENV
 @out_file("The signature to write (default: LOCK.intoto.json).")
 @click.option("--archive", "archives", multiple=True, type=EXISTING,
-              help="A .skill archive of a locked skill, or a folder of them: its SHA-256 "
-                   "joins the skill's subject (repeatable).")
+              help="A .skill archive of a locked skill, or a folder of them: its SHA-256 is "
+                   "the skill's subject digest, instead of the one the lock records "
+                   "(repeatable).")
 def sign(lock_file: str, key: str, password_env: str | None, dest: str | None,
          archives: tuple[str, ...]) -> int:
     """Sign LOCK: write a DSSE envelope holding an in-toto statement of what it approves.

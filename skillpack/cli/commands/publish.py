@@ -24,12 +24,39 @@ from skillpack.publish.catalog import FORMATS, catalog_entries, render_catalog
 from skillpack.publish.export_inputs import artifacts_from_paths, export_skills
 from skillpack.publish.exports import WELL_KNOWN_DIR, export_well_known, mcp_skills_list
 from skillpack.publish.exports import sha256_digest as exports_sha256
-from skillpack.publish.oci import DEFAULT_MAX_SIZE, pull, push_all, write_layout
+from skillpack.publish.oci import (
+    DEFAULT_MAX_SIZE,
+    DEFAULT_TIMEOUTS,
+    Timeouts,
+    pull,
+    push_all,
+    write_layout,
+)
 
 __all__ = ["catalog", "export", "pull_command", "push"]
 
 _PLAIN_HTTP = click.option("--plain-http", is_flag=True,
                            help="HTTP instead of HTTPS (a registry on loopback, tests).")
+_FORMAT = click.option(
+    "--format", "fmt", type=click.Choice(["skillpack", "toolhive"]), default="skillpack",
+    show_default=True, help="skillpack: one artifact per archive or bundle (a zip layer); "
+    "toolhive: what `thv skill install` reads, one per skill (an image index, linux/amd64 "
+    "and linux/arm64 manifests, a labelled config, a tar+gzip layer).")
+_TIMEOUT = click.option(
+    "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+    help=f"Wait at most this long to connect to the registry and for each answer "
+         f"[default: {DEFAULT_TIMEOUTS.connect:g} to connect, {DEFAULT_TIMEOUTS.read:g} to "
+         "answer].")
+_DEADLINE = click.option(
+    "--deadline", type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUTS.deadline, show_default=True, metavar="SECONDS",
+    help="Give up on the registry after this long in all.")
+
+
+def _timeouts(timeout: float | None, deadline: float) -> Timeouts:
+    if timeout is None:
+        return Timeouts(DEFAULT_TIMEOUTS.connect, DEFAULT_TIMEOUTS.read, deadline)
+    return Timeouts(timeout, timeout, deadline)
 
 
 @click.group(cls=Group)
@@ -47,14 +74,16 @@ def export() -> None:
             required=True)
 @click.option("--tag", default=None, metavar="NAME",
               help="The reference name of the one artifact (default: <name>-<16 hex>).")
+@_FORMAT
 @JSON
-def export_oci(paths: tuple[str, ...], out_dir: str, tag: str | None, as_json: bool) -> int:
+def export_oci(paths: tuple[str, ...], out_dir: str, tag: str | None, fmt: str,
+               as_json: bool) -> int:
     """Write an OCI image layout (oci-layout, index.json, blobs/sha256/) to OUT.
 
     One artifact per skill and per .skill or bundle given; standard tools read it
     (skopeo inspect --raw oci:OUT:NAME).
     """
-    artifacts = artifacts_from_paths(paths)
+    artifacts = artifacts_from_paths(paths, fmt=fmt)
     if tag is not None and len(artifacts) != 1:
         raise click.UsageError(
             f"--tag names one artifact, and there are {len(artifacts)}; leave it out (each "
@@ -138,16 +167,21 @@ def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
 @paths()
 @click.argument("ref")
 @_PLAIN_HTTP
+@_FORMAT
+@_TIMEOUT
+@_DEADLINE
 @JSON
-def push(paths: tuple[str, ...], ref: str, plain_http: bool, as_json: bool) -> int:
+def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: float | None,
+         deadline: float, as_json: bool) -> int:
     """Push each skill and bundle under PATH to REF (REGISTRY/REPO[:TAG]).
 
     Without a tag each artifact is tagged <name>-<16 hex> (a bundle bundle-<16 hex>); a tag
     names exactly one artifact. The blobs go first and the manifest last, so a failed push
     leaves no tag. Needs: pip install 'skillpack[oci]'.
     """
-    artifacts = artifacts_from_paths(paths)
-    results = push_all(artifacts, ref, plain_http=plain_http)
+    artifacts = artifacts_from_paths(paths, fmt=fmt)
+    results = push_all(artifacts, ref, plain_http=plain_http,
+                       timeouts=_timeouts(timeout, deadline))
     rows = [{"ref": r.ref, "manifest_digest": r.manifest_digest, "kind": a.kind,
              "name": a.name, "digest": a.digest, "blobs_uploaded": r.blobs_uploaded}
             for a, r in zip(artifacts, results, strict=True)]
@@ -170,9 +204,11 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, as_json: bool) -> i
 @_PLAIN_HTTP
 @click.option("--max-size", type=click.IntRange(min=0), default=DEFAULT_MAX_SIZE,
               show_default=True, metavar="BYTES", help="Refuse a larger layer unread.")
+@_TIMEOUT
+@_DEADLINE
 @JSON
 def pull_command(ref: str, out_dir: str, lock_file: str | None, plain_http: bool,
-                 max_size: int, as_json: bool) -> int:
+                 max_size: int, timeout: float | None, deadline: float, as_json: bool) -> int:
     """Pull REF (REGISTRY/REPO:TAG or REGISTRY/REPO@sha256:HEX), check it, write it to OUT.
 
     The manifest and the layer must hash to their digests, the layer must be a valid
@@ -180,7 +216,8 @@ def pull_command(ref: str, out_dir: str, lock_file: str | None, plain_http: bool
     approved one): otherwise nothing is written. Needs: pip install 'skillpack[oci]'.
     """
     expect = read_lock(lock_file).digests() if lock_file is not None else None
-    got = pull(ref, out_dir, plain_http=plain_http, max_size=max_size, expect=expect)
+    got = pull(ref, out_dir, plain_http=plain_http, max_size=max_size, expect=expect,
+               timeouts=_timeouts(timeout, deadline))
     skills = [{"name": name, "digest": digest} for name, digest in got.skills]
     if as_json:
         echo_json({"ok": True, "ref": ref, "manifest_digest": got.manifest_digest,

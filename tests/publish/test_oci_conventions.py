@@ -1,0 +1,167 @@
+"""OCI conventions besides skillpack's: ToolHive's skill artifact (written and read), other
+known ones named, and registry requests bounded in time.
+
+Against Debian's `docker-registry` on 127.0.0.1 with `skopeo` as the independent reader
+(tests/_registry.py; skipped without them unless SKILLPACK_REQUIRE_REGISTRY=1).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+import socket
+import tarfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from helpers.paths import FIXTURES
+from helpers.registry import Registry, run_skopeo
+from helpers.skills import write_skill
+
+from skillpack.cli import main
+from skillpack.errors import ArchiveError, SkillpackError
+from skillpack.packing.verify import digest
+from skillpack.publish import oci
+from skillpack.publish.export_inputs import artifacts_from_paths
+
+registry = pytest.mark.registry
+WAITLIST = FIXTURES / "waitlist"
+
+
+def _skill_with_hidden(tmp_path: Path) -> Path:
+    folder = write_skill(tmp_path / "hidden-demo", "---\nname: hidden-demo\ndescription: The "
+                         "hidden-demo skill. Use when testing.\n---\nRun `scripts/go.sh`.\n",
+                         {"scripts/go.sh": "#!/bin/sh\necho go\n", "notes/.keep": "x\n",
+                          "data/a.txt": "a\n"})
+    (folder / "scripts" / "go.sh").chmod(0o755)
+    return folder
+
+
+def test_the_toolhive_artifact_is_deterministic_and_holds_what_thv_reads(
+        tmp_path: Path) -> None:
+    folder = _skill_with_hidden(tmp_path)
+    [art] = artifacts_from_paths([folder], fmt="toolhive")
+    [again] = artifacts_from_paths([folder], fmt="toolhive")
+    assert art.manifest == again.manifest and art.layer == again.layer
+    index = json.loads(art.manifest)
+    assert index["mediaType"] == oci.INDEX_MEDIA_TYPE
+    assert index["artifactType"] == "dev.toolhive.skills.v1"
+    assert [m["platform"] for m in index["manifests"]] == [
+        {"architecture": "amd64", "os": "linux"}, {"architecture": "arm64", "os": "linux"}]
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(art.layer))) as tar:
+        members = tar.getmembers()
+    # files only, at the root, 0644, hidden files left out (what ToolHive writes)
+    assert [(m.name, m.mode, m.type) for m in members] == [
+        ("SKILL.md", 0o644, tarfile.REGTYPE), ("data/a.txt", 0o644, tarfile.REGTYPE),
+        ("scripts/go.sh", 0o644, tarfile.REGTYPE)]
+    config = json.loads(dict(art.extra_blobs)[json.loads(art.children[0])["config"]["digest"]])
+    labels = config["config"]["Labels"]
+    assert sorted(labels) == sorted(f"dev.toolhive.skills.{k}" for k in (
+        "name", "description", "version", "allowedTools", "license", "files"))
+    assert json.loads(labels["dev.toolhive.skills.files"]) == [
+        "SKILL.md", "data/a.txt", "scripts/go.sh"]
+
+
+def test_export_oci_toolhive_is_read_by_skopeo(tmp_path: Path, skopeo: str) -> None:
+    out = tmp_path / "layout"
+    result = CliRunner().invoke(main, ["export", "oci", str(WAITLIST), "-o", str(out),
+                                       "--format", "toolhive", "--json"])
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.output)["artifacts"]
+    assert row["kind"] == "toolhive"
+    for arch in ("amd64", "arm64"):
+        seen = json.loads(run_skopeo(skopeo, "inspect", "--override-os", "linux",
+                                     "--override-arch", arch, f"oci:{out}:{row['ref']}"))
+        assert seen["Architecture"] == arch
+        assert seen["Labels"]["dev.toolhive.skills.name"] == "waitlist"
+
+
+@registry
+def test_push_toolhive_then_pull_it_back(reg: Registry, tmp_path: Path, skopeo: str) -> None:
+    folder = _skill_with_hidden(tmp_path)
+    result = CliRunner().invoke(main, ["push", str(folder), f"{reg.host}/skills/hidden-demo:v1",
+                                       "--plain-http", "--format", "toolhive", "--json"])
+    assert result.exit_code == 0, result.output
+    raw = run_skopeo(skopeo, "inspect", "--raw", "--tls-verify=false",
+                     f"docker://{reg.host}/skills/hidden-demo:v1")
+    assert json.loads(raw)["artifactType"] == "dev.toolhive.skills.v1"
+    copied = tmp_path / "copied"  # skopeo copies the whole index, both platforms
+    run_skopeo(skopeo, "copy", "--all", "--src-tls-verify=false",
+               f"docker://{reg.host}/skills/hidden-demo:v1", f"oci:{copied}:x")
+    got = oci.pull(f"{reg.host}/skills/hidden-demo:v1", tmp_path / "out", plain_http=True)
+    assert got.kind == "toolhive" and got.skills[0][0] == "hidden-demo"
+    # the round trip's honest difference: 0644 and no hidden file, so another digest
+    assert got.digest != digest(folder)
+    (folder / "notes" / ".keep").unlink()
+    (folder / "scripts" / "go.sh").chmod(0o644)
+    assert got.digest == digest(folder)
+    assert Path(got.path).name.startswith("hidden-demo-")
+
+
+@registry
+def test_pull_names_other_conventions(reg: Registry, tmp_path: Path) -> None:
+    layer = b"not a skill of ours"
+    for media_type, name in [("application/vnd.agent.skill.v1+json", "Alibaba"),
+                             ("application/vnd.agentskills.skill.v1", "agentskills-oci")]:
+        repo = f"skills/other-{name.lower()}"
+        reg.put_blob(repo, b"{}")
+        reg.put_blob(repo, layer)
+        reg.put_manifest(repo, "v1", oci.canonical_manifest_json({
+            "schemaVersion": 2, "mediaType": oci.MANIFEST_MEDIA_TYPE,
+            "artifactType": media_type,
+            "config": {"mediaType": oci.EMPTY_MEDIA_TYPE, "digest": oci.EMPTY_DIGEST,
+                       "size": 2},
+            "layers": [{"mediaType": "application/octet-stream",
+                        "digest": oci.sha256_digest(layer), "size": len(layer)}]}))
+        with pytest.raises(ArchiveError, match=f"this is .*{name}.*{re.escape(media_type)}"
+                                               ".*which skillpack does not read"):
+            oci.pull(f"{reg.host}/{repo}:v1", tmp_path / "out", plain_http=True)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture
+def silent() -> Iterator[str]:
+    """A server on 127.0.0.1 that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+def test_a_registry_that_never_answers_is_a_timeout(silent: str, tmp_path: Path) -> None:
+    pytest.importorskip("oras.provider", reason="pip install 'skillpack[oci]'")
+    result = CliRunner().invoke(main, ["pull", f"{silent}/skills/x:v1", "-o",
+                                       str(tmp_path / "out"), "--plain-http", "--timeout", "0.3"])
+    assert result.exit_code == 1
+    assert (f"the registry {silent} did not answer within the timeouts (0.3 s to connect, "
+            "0.3 s to answer)") in result.output
+    assert "--timeout SECONDS" in result.output and "--deadline SECONDS" in result.output
+    with pytest.raises(SkillpackError, match=r"did not answer within the deadline of 0\.2 s"):
+        oci.pull(f"{silent}/skills/x:v1", tmp_path / "out", plain_http=True,
+                 timeouts=oci.Timeouts(connect=5, read=5, deadline=0.2))
+    assert not (tmp_path / "out").exists()

@@ -373,3 +373,17 @@ def test_install_from_a_well_known_site(tmp_path: Path, repo: Path,
     assert not (tmp_path / "again").exists()
     with pytest.raises(SkillpackError, match="HTTP 404"):
         install([url + "/nothing-here"], folder(tmp_path / "again"))
+
+
+def test_deploy_md_lists_every_agent_folder_as_the_code_has_it() -> None:
+    from skillpack.install.agents import AGENTS
+
+    text = (Path(__file__).parents[2] / "docs" / "DEPLOY.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip().strip("`") for c in line.strip("|").split("|")]
+        if line.startswith("| `") and len(cells) == 4:
+            rows[cells[0]] = (cells[1], cells[2], cells[3] or None)
+    bases = {"home": "~", "config": "~/.config", "claude": "~/.claude"}
+    assert rows == {a.name: (a.project, f"{bases[a.base]}/{a.user}", a.target)
+                    for a in AGENTS.values()}

@@ -30,7 +30,7 @@ from skillpack.packing.verify import SkillReport, VerifyReport, as_skill_folders
 from skillpack.source.classify import classify_all
 from skillpack.source.records import digest_skill
 
-__all__ = ["Action", "InstallReport", "Step", "install"]
+__all__ = ["Action", "InstallReport", "Step", "install", "install_skills"]
 
 #: What install did with one skill in one folder: ``installed`` (new there), ``updated`` (it
 #: had installed another version), ``unchanged`` (the same digest was there: nothing
@@ -302,3 +302,7 @@ def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill]) -> list[Step]:
             state.pop(step.name)
             write_state(folder, state)
     return list(plan.steps)
+
+
+#: `install` as the package exports it (``skillpack.install`` is this stage's package).
+install_skills = install

@@ -66,6 +66,12 @@ _EXPORTS: dict[str, str] = {
     "trusted_keys": "skillpack.approve.approval",
     "verify_signed_lock": "skillpack.approve.approval",
     "BundleResult": "skillpack.packing.bundle",
+    # installing into agents' folders, and verifying them
+    "AgentFolder": "skillpack.install.agents",
+    "agent_folders": "skillpack.install.agents",
+    "InstallReport": "skillpack.install.pipeline",
+    "install_skills": "skillpack.install.pipeline",
+    "verify_folders": "skillpack.install.folders",
     "write_bundle": "skillpack.packing.bundle",
     # runtime and the model-facing layer
     "load": "skillpack.runtime",
@@ -103,6 +109,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.approve.lock import read_lock as read_lock
     from skillpack.approve.lock import write_lock as write_lock
     from skillpack.errors import ArchiveError as ArchiveError
+    from skillpack.install.agents import AgentFolder as AgentFolder
+    from skillpack.install.agents import agent_folders as agent_folders
+    from skillpack.install.folders import verify_folders as verify_folders
+    from skillpack.install.pipeline import InstallReport as InstallReport
+    from skillpack.install.pipeline import install_skills as install_skills
     from skillpack.errors import ArgumentError as ArgumentError
     from skillpack.errors import FormatVersionError as FormatVersionError
     from skillpack.errors import IntegrityError as IntegrityError

@@ -107,7 +107,9 @@ class SkillVerdict:
     ``--digest`` (``name`` None, ``skills`` its skill count); or a skill the lock approves
     that is in none of the targets (``target`` None). When not ``ok``: why (``reason``, and
     the files added, removed and changed, ``diff``); ``code`` is the lock's
-    (`LockVerdict.code`, which every verdict against a lock carries, ``by_lock``)."""
+    (`LockVerdict.code`, which every verdict against a lock carries, ``by_lock``). ``link``
+    is where a skill of an agent's folder that is a symbolic link points (it was verified
+    there; `skillpack.install.folders`)."""
 
     target: str | None
     name: str | None
@@ -118,6 +120,7 @@ class SkillVerdict:
     diff: FileDiff | None = None
     skills: int | None = None
     by_lock: bool = False
+    link: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The item of ``verify --json``."""
@@ -125,6 +128,8 @@ class SkillVerdict:
                                 "digest": self.digest, "ok": self.ok}
         if self.by_lock:
             data["code"] = self.code
+        if self.link is not None:
+            data["link"] = self.link
         if self.reason is not None:
             data["reason"] = self.reason
         if self.diff is not None:
@@ -140,6 +145,8 @@ class SkillVerdict:
             return [f"{state}  {self.digest}  bundle of {self.skills} skill(s)  "
                     f"({self.target}){why}"]
         where = "in none of the targets" if self.target is None else self.target
+        if self.link is not None:
+            where += f", a link to {self.link}"
         return [f"{state}  {self.digest}  {self.name}  ({where}){why}",
                 *(self.diff.lines() if self.diff is not None else ())]
 

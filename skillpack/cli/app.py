@@ -55,6 +55,7 @@ COMMANDS: dict[str, str] = {
     "export": "publish.export",
     "files": "walk.files",
     "inspect": "verify.inspect",
+    "install": "install.install",
     "lint": "check.lint",
     "lock": "approve.lock",
     "new": "author.new",

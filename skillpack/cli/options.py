@@ -11,11 +11,12 @@ import click
 
 from skillpack.cli.output import failed
 from skillpack.errors import SkillpackError
+from skillpack.install.agents import AGENTS
 from skillpack.packing.targets import DEFAULT_TARGET, TARGETS
 
-__all__ = ["CATALOG_BUDGET", "EXISTING", "JOBS_ENV", "JSON", "LAYOUT", "TARGET", "Command",
-           "Group", "command", "jobs", "json_failures", "out_file", "out_folder", "paths",
-           "wants_json"]
+__all__ = ["AGENT", "CATALOG_BUDGET", "EXISTING", "GLOBAL", "JOBS_ENV", "JSON", "LAYOUT",
+           "TARGET", "Command", "Group", "command", "jobs", "json_failures",
+           "out_file", "out_folder", "paths", "signed_lock", "wants_json"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -110,3 +111,35 @@ def out_folder(name: str, help: str, **extra: Any) -> Callable[[F], F]:
     """``-o/--out DIR``: the folder a command writes into."""
     return click.option("-o", "--out", name, type=click.Path(file_okay=False), help=help,
                         **extra)
+
+
+AGENT = click.option(
+    "--agent", "agents", multiple=True, metavar="NAME",
+    help="An agent's skills folder: its project folder under the working folder, or its "
+         "user folder with --global (repeatable; " + ", ".join(AGENTS) + "). See "
+         "docs/DEPLOY.md for each folder and its source.")
+GLOBAL = click.option("--global", "user", is_flag=True,
+                      help="--agent names the agent's folder in your home, not the project's.")
+
+
+def signed_lock(f: F) -> F:
+    """``--lock LOCK [--signature ENVELOPE (--signer KEY... | --signers FILE)]``: a lock,
+    required to be signed by a trusted signer when --signature is given
+    (`skillpack.cli.commands.verify.given_lock` reads it)."""
+    for option in reversed((
+        click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
+                     help="The lock file: the digests an approver pinned."),
+        click.option("--signature", type=click.Path(exists=True, dir_okay=False),
+                     help="Require the lock to be signed: its DSSE envelope "
+                          "(LOCK.intoto.json)."),
+        click.option("--signer", "signers", multiple=True,
+                     type=click.Path(exists=True, dir_okay=False),
+                     help="A trusted signer's Ed25519 public key (PEM or OpenSSH; "
+                          "repeatable)."),
+        click.option("--signers", "signers_file", type=click.Path(exists=True, dir_okay=False),
+                     help="A trusted-signers file: one 'ssh-ed25519 AAAA... name' line per "
+                          "signer."),
+    )):
+        f = option(f)
+    return f
+

@@ -1,14 +1,16 @@
-"""`skillpack verify` (skills, archives and bundles against a lock or a digest) and
-`skillpack inspect` (what an archive's manifests say)."""
+"""`skillpack verify` (skills, archives and bundles against a lock or a digest; agents'
+skills folders against a lock) and `skillpack inspect` (what an archive's manifests say)."""
 
 from __future__ import annotations
 
+import os
+
 import click
 
-from skillpack.approve.approval import trusted_keys, verify_signed_lock
+from skillpack.approve.approval import SignedLock, trusted_keys, verify_signed_lock
 from skillpack.approve.compare import TargetFailure, verify_against
 from skillpack.approve.lock import Lock, read_lock
-from skillpack.cli.options import EXISTING, JSON, command, paths
+from skillpack.cli.options import AGENT, EXISTING, GLOBAL, JSON, command, signed_lock
 from skillpack.cli.output import (
     echo,
     echo_json,
@@ -17,10 +19,12 @@ from skillpack.cli.output import (
     report_error,
 )
 from skillpack.formats.digest import is_digest
+from skillpack.install.agents import agent_folders
+from skillpack.install.folders import verify_folders
 from skillpack.packing.verify import verify_target
 from skillpack.skillmd.mentions import Mention, mentioned_programs
 
-__all__ = ["inspect", "mention_lines", "verify"]
+__all__ = ["given_lock", "inspect", "mention_lines", "verify"]
 
 
 def mention_lines(mentions: list[Mention]) -> list[str]:
@@ -90,13 +94,11 @@ def inspect(archive: str, as_json: bool) -> int:
     return 0
 
 
-def _refuse_misuse(lock_file: str | None, expected: str | None, signature: str | None,
-                   signers: tuple[str, ...], signers_file: str | None) -> None:
-    """Refuse the option combinations `verify` cannot do (exit 2)."""
-    if lock_file and expected:
-        raise click.UsageError("give --lock or --digest, not both")
-    if expected is not None and not is_digest(expected):
-        raise click.UsageError(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
+def given_lock(lock_file: str | None, signature: str | None, signers: tuple[str, ...],
+               signers_file: str | None) -> Lock | SignedLock | None:
+    """The lock of `signed_lock`'s options: read, or verified against its signature by a
+    trusted signer (a `SignedLock`); None without --lock. A combination that cannot be
+    done is a usage error (exit 2)."""
     if signature is not None and lock_file is None:
         raise click.UsageError("--signature signs a lock: give --lock too")
     if signers and signers_file:
@@ -107,26 +109,34 @@ def _refuse_misuse(lock_file: str | None, expected: str | None, signature: str |
     if signature is None and (signers or signers_file):
         raise click.UsageError("--signer and --signers name who signed --signature: give "
                                "--signature too")
+    if lock_file is None:
+        return None
+    if signature is not None:
+        return verify_signed_lock(lock_file, signature, trusted_keys(signers, signers_file))
+    return read_lock(lock_file)
 
 
 @command()
-@paths("targets")
-@click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
-              help="Compare with the digests pinned in this lock file.")
+@click.argument("targets", nargs=-1, type=EXISTING)
+@signed_lock
 @click.option("--digest", "expected",
               help="Compare with this digest (blake3:...): a skill's, or a bundle's own.")
-@click.option("--signature", type=click.Path(exists=True, dir_okay=False),
-              help="Require the lock to be signed: its DSSE envelope (LOCK.intoto.json).")
-@click.option("--signer", "signers", multiple=True,
-              type=click.Path(exists=True, dir_okay=False),
-              help="A trusted signer's Ed25519 public key (PEM or OpenSSH; repeatable).")
-@click.option("--signers", "signers_file", type=click.Path(exists=True, dir_okay=False),
-              help="A trusted-signers file: one 'ssh-ed25519 AAAA... name' line per signer.")
+@click.option("--agent-folders", "folders", is_flag=True,
+              help="Each TARGET is an agent's skills folder: every skill directly in it "
+                   "(a symbolic link followed inside the working folder) is compared with "
+                   "--lock, and every skill the lock approves is expected in each.")
+@AGENT
+@GLOBAL
+@click.option("--partial", is_flag=True,
+              help="With agent folders: a skill the lock approves that a folder lacks is "
+                   "no drift (a subset was installed).")
 @JSON
-def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None,
-           signature: str | None, signers: tuple[str, ...], signers_file: str | None,
+def verify(targets: tuple[str, ...], lock_file: str | None, signature: str | None,
+           signers: tuple[str, ...], signers_file: str | None, expected: str | None,
+           folders: bool, agents: tuple[str, ...], user: bool, partial: bool,
            as_json: bool) -> int:
-    """Verify skill folders, .skill archives or bundles, optionally against a lock or digest.
+    """Verify skill folders, .skill archives or bundles, optionally against a lock or digest;
+    or agents' skills folders against a lock (--agent-folders, --agent).
 
     --digest is compared with each skill's digest, or with a bundle's own digest for a
     bundle. With --signature the lock must first be signed by a trusted signer (--signer or
@@ -134,17 +144,30 @@ def verify(targets: tuple[str, ...], lock_file: str | None, expected: str | None
     matches, 1 on any difference (listing the files added, removed or changed) or refused
     signature, 2 for misuse.
     """
-    _refuse_misuse(lock_file, expected, signature, signers, signers_file)
-    lock: Lock | None = None
-    if signature is not None and lock_file is not None:
-        signed = verify_signed_lock(lock_file, signature, trusted_keys(signers, signers_file))
-        lock = signed.lock
-        if not as_json:
-            echo(f"signed    {lock_file}: by {signed.signer.source} (keyid "
-                 f"{signed.signer.keyid[:16]})")
-    elif lock_file is not None:
-        lock = read_lock(lock_file)
-    answer = verify_against(targets, lock=lock, expected=expected)
+    by_folder = folders or bool(agents)
+    if not targets and not agents:
+        raise click.UsageError("give a TARGET, or --agent NAME")
+    if lock_file and expected:
+        raise click.UsageError("give --lock or --digest, not both")
+    if expected is not None and not is_digest(expected):
+        raise click.UsageError(f"--digest {expected!r} is not 'blake3:' and 64 hex digits")
+    if by_folder and lock_file is None:
+        raise click.UsageError("agents' folders are verified against a lock: give --lock")
+    if (partial or user) and not by_folder:
+        raise click.UsageError(f"--{'partial' if partial else 'global'} is for agents' "
+                               "folders: give --agent or --agent-folders")
+    given = given_lock(lock_file, signature, signers, signers_file)
+    lock = given.lock if isinstance(given, SignedLock) else given
+    if isinstance(given, SignedLock) and not as_json:
+        echo(f"signed    {lock_file}: by {given.signer.source} (keyid "
+             f"{given.signer.keyid[:16]})")
+    if by_folder:
+        assert lock is not None
+        paths = [f.path for f in agent_folders(agents, user=user)] + list(targets)
+        answer = verify_folders(dict.fromkeys(paths), lock, partial=partial,
+                                project=os.path.expanduser("~") if user else None)
+    else:
+        answer = verify_against(targets, lock=lock, expected=expected)
     if as_json:
         echo_json([{"target": a.target} | item_failure(a.target, a.error)
                    if isinstance(a, TargetFailure) else a.to_dict() for a in answer])

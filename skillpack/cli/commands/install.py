@@ -1,0 +1,79 @@
+"""`skillpack install`: approved skills into agents' skills folders (`skillpack.install`)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from skillpack.approve.approval import SignedLock
+from skillpack.cli.commands.verify import given_lock
+from skillpack.cli.options import AGENT, GLOBAL, JSON, command, signed_lock
+from skillpack.cli.output import echo, echo_json, echo_text
+from skillpack.install.agents import agent_folders
+from skillpack.install.pipeline import install as install_skills
+from skillpack.install.remote import is_remote
+
+__all__ = ["install"]
+
+
+@command()
+@click.argument("sources", nargs=-1, required=True)
+@AGENT
+@click.option("--into", "into", multiple=True, metavar="DIR",
+              help="A skills folder given by path (repeatable): each skill lands in DIR/NAME.")
+@GLOBAL
+@signed_lock
+@click.option("--frozen", is_flag=True,
+              help="Refuse any difference between the sources and the lock: a skill it does "
+                   "not list, one it lists that the sources lack.")
+@click.option("--skill", "only", multiple=True, metavar="NAME",
+              help="Install only this skill (repeatable).")
+@click.option("--prune", is_flag=True,
+              help="Remove the skills install put in the folders that the lock no longer "
+                   "lists.")
+@click.option("--plain-http", is_flag=True,
+              help="Pull oci:// sources over HTTP instead of HTTPS (a registry on loopback).")
+@JSON
+def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, ...],
+            user: bool, lock_file: str | None, signature: str | None,
+            signers: tuple[str, ...], signers_file: str | None, frozen: bool,
+            only: tuple[str, ...], prune: bool, plain_http: bool, as_json: bool) -> int:
+    """Install skills into agents' skills folders, each as FOLDER/NAME.
+
+    A SOURCE is a skill folder, its SKILL.md, a folder of skills or of archives, an archive
+    (.skill, bundle, .zip, .tar.gz), a site serving /.well-known/agent-skills/ (http:// or
+    https://; each archive checked against the index's sha256) or oci://REGISTRY/REPO:TAG.
+    With --lock only the skills it approves, as they are, are installed. Each skill is
+    written beside its place and renamed into it; the same digest again writes nothing;
+    FOLDER/.skillpack-installed.json records what install put there, and a skill it did not
+    put there is never touched. Exit 0 when installed, 1 when refused (nothing written),
+    2 for misuse.
+    """
+    if not agents and not into:
+        raise click.UsageError("give where to install: --agent NAME or --into DIR")
+    if user and not agents:
+        raise click.UsageError("--global names the agents' folders in your home: give --agent")
+    missing = [s for s in sources if not is_remote(s) and not os.path.lexists(s)]
+    if missing:
+        raise click.UsageError(f"no such source: {', '.join(missing)}")
+    given = given_lock(lock_file, signature, signers, signers_file)
+    lock = given.lock if isinstance(given, SignedLock) else given
+    if isinstance(given, SignedLock) and not as_json:
+        echo(f"signed    {lock_file}: by {given.signer.source} (keyid "
+             f"{given.signer.keyid[:16]})")
+    folders = agent_folders(agents, into, user=user)
+    report = install_skills(sources, folders, lock=lock, frozen=frozen, only=only,
+                            prune=prune, plain_http=plain_http)
+    if as_json:
+        echo_json({"folders": [{"path": f.path, "agents": list(f.agents),
+                                "targets": list(f.targets)} for f in report.folders],
+                   "skills": [s.to_dict() for s in report.steps],
+                   "written": report.written})
+        return 0
+    for step in report.steps:
+        why = f" ({step.reason})" if step.reason else ""
+        echo_text(f"{step.action:<9}  {step.digest}  {step.name}  -> {step.folder}{why}")
+    echo_text(f"{report.written} written, {len(report.steps) - report.written} unchanged, "
+              f"in {len(report.folders)} folder(s)")
+    return 0

@@ -1,0 +1,122 @@
+"""Where each agent reads skills: its folder in a project and in the user's home.
+
+The table is vercel-labs/skills' (``src/agents.ts``, the ``agents`` record: each agent's
+``skillsDir``, relative to the project, and ``globalSkillsDir``), as published in the npm
+package ``skills`` 1.7.4, so that a folder ``skillpack install --agent NAME`` writes is the
+one ``npx skills add --agent NAME`` writes and the agent reads. Like that table,
+``CLAUDE_CONFIG_DIR`` moves Claude Code's home folder and ``XDG_CONFIG_HOME`` the
+``~/.config`` folders. ``target`` is the host profile of `skillpack.packing.targets` a skill
+is checked against before it is written there (None: the Agent Skills rules only).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from skillpack.errors import SkillpackError
+
+__all__ = ["AGENTS", "AGENTS_SOURCE", "Agent", "AgentFolder", "agent_folder",
+           "agent_folders"]
+
+#: Where the table comes from (docs/DEPLOY.md cites it).
+AGENTS_SOURCE = ("https://github.com/vercel-labs/skills/blob/main/src/agents.ts "
+                 "(npm package skills 1.7.4)")
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """One agent: its project folder (relative to the project), its user folder (relative to
+    ``base``: ``home``, ``config`` for ``$XDG_CONFIG_HOME`` or ``~/.config``, ``claude`` for
+    ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``) and the host profile its skills are checked
+    against."""
+
+    name: str
+    project: str
+    user: str
+    base: str = "home"
+    target: str | None = None
+
+
+AGENTS: Mapping[str, Agent] = {a.name: a for a in (
+    Agent("amp", ".agents/skills", "agents/skills", "config"),
+    Agent("claude-code", ".claude/skills", "skills", "claude", "claude-code"),
+    Agent("cline", ".agents/skills", ".agents/skills"),
+    Agent("codex", ".agents/skills", ".agents/skills", target="codex"),
+    Agent("continue", ".continue/skills", ".continue/skills"),
+    Agent("cursor", ".agents/skills", ".cursor/skills"),
+    Agent("droid", ".agents/skills", ".factory/skills"),
+    Agent("gemini-cli", ".agents/skills", ".gemini/skills"),
+    Agent("github-copilot", ".agents/skills", ".copilot/skills"),
+    Agent("goose", ".goose/skills", "goose/skills", "config"),
+    Agent("junie", ".junie/skills", ".junie/skills"),
+    Agent("kiro-cli", ".kiro/skills", ".kiro/skills"),
+    Agent("opencode", ".agents/skills", "opencode/skills", "config"),
+    Agent("roo", ".roo/skills", ".roo/skills"),
+    Agent("windsurf", ".windsurf/skills", ".codeium/windsurf/skills"),
+)}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFolder:
+    """A folder skills are installed into or verified in: its path, the agents that read it
+    (none for a folder given by path) and the host profiles their skills are checked
+    against."""
+
+    path: str
+    agents: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+
+
+def _base(agent: Agent, home: str, environ: Mapping[str, str]) -> str:
+    if agent.base == "config":
+        return environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(home, ".config")
+    if agent.base == "claude":
+        return environ.get("CLAUDE_CONFIG_DIR", "").strip() or os.path.join(home, ".claude")
+    return home
+
+
+def agent_folder(name: str, *, user: bool = False, project: str | None = None,
+                 home: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The skills folder of agent `name`: under `project` (default: the working folder), or
+    with `user` under the user's home (`home`, default ``~``). An unknown agent raises
+    `SkillpackError` naming the known ones."""
+    agent = AGENTS.get(name)
+    if agent is None:
+        raise SkillpackError(f"unknown agent {name!r}", path=name,
+                             hint="give one of " + ", ".join(AGENTS)
+                             + ", or a folder with --into")
+    if not user:  # relative to the working folder unless a project is named
+        return os.path.join(*((project,) if project is not None else ()),
+                            *agent.project.split("/"))
+    env = os.environ if environ is None else environ
+    base = _base(agent, home if home is not None else os.path.expanduser("~"), env)
+    return os.path.join(base, *agent.user.split("/"))
+
+
+def agent_folders(agents: Iterable[str], into: Iterable[str] = (), *, user: bool = False,
+                  project: str | None = None, home: str | None = None,
+                  environ: Mapping[str, str] | None = None) -> list[AgentFolder]:
+    """The folders for `agents` (by name) and `into` (by path), in that order, each folder
+    once: agents that share one (``.agents/skills``) are named together, and their host
+    profiles all apply. Every unknown agent is named in one error."""
+    names = list(agents)
+    unknown = [n for n in names if n not in AGENTS]
+    if unknown:
+        raise SkillpackError(f"unknown agent{'s' * (len(unknown) > 1)} "
+                             + ", ".join(repr(n) for n in unknown), path=unknown[0],
+                             hint="give one of " + ", ".join(AGENTS)
+                             + ", or a folder with --into")
+    found: dict[str, AgentFolder] = {}
+    for name in names:
+        path = agent_folder(name, user=user, project=project, home=home, environ=environ)
+        key = os.path.normpath(os.path.abspath(path))
+        had = found.get(key, AgentFolder(path))
+        target = AGENTS[name].target
+        found[key] = AgentFolder(
+            had.path, tuple(dict.fromkeys((*had.agents, name))),
+            tuple(dict.fromkeys((*had.targets, *((target,) if target else ())))))
+    for path in into:
+        found.setdefault(os.path.normpath(os.path.abspath(path)), AgentFolder(path))
+    return list(found.values())

@@ -1,0 +1,145 @@
+"""`verify --lock` of agents' folders: each skill an agent would read there, whoever put it
+there (skillpack, vercel's ``skills``, a copy by hand), against one lock.
+
+An agent reads the folders directly in its skills folder. Each one holding SKILL.md is
+verified as `verify` verifies a skill folder (`skillpack.packing.verify.verify_inputs`) and
+compared with the lock (`skillpack.approve.compare.compare_with_lock`), folder by folder:
+each skill approved as it is, changed (the files added, removed, changed), not approved; then
+each approved skill missing from the folder (unless ``partial``: a subset is expected). The
+answer is `verify`'s own records (`SkillVerdict`, `TargetFailure`), so ``--json`` has its
+shape.
+
+A skill that is a symbolic link (vercel's ``skills`` links each agent's folder to one copy
+in ``.agents/skills`` by default) is verified at its target when the target lies inside the
+project (``project``: the working folder, or the home folder for the user's folders) and
+its verdict names the link; a link out of the project, or to nothing, is refused: what it
+points to is not part of what was approved and checked in. Install's own state file and temp
+folders, and files that are no folders, are no skills and are passed over.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+
+from skillpack.approve.compare import SkillVerdict, TargetFailure, compare_with_lock
+from skillpack.approve.lock import Lock
+from skillpack.errors import SkillpackError
+from skillpack.formats.digest import FileRecord
+from skillpack.install.place import TEMP_RE
+from skillpack.install.state import STATE_FILE
+from skillpack.packing.verify import SkillReport, VerifyReport, verify_inputs
+from skillpack.source.classify import Input
+from skillpack.source.discover import is_skill_folder
+
+__all__ = ["verify_folders"]
+
+Answer = list[SkillVerdict | TargetFailure]
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _entries(folder: str, project: str) -> tuple[list[tuple[Input, str | None]], Answer]:
+    """The skills directly in `folder` as inputs (each with the real path of a link), and
+    a failure for each entry refused."""
+    items: list[tuple[Input, str | None]] = []
+    failures: Answer = []
+    try:
+        names = sorted(os.listdir(folder), key=lambda n: n.encode("utf-8", "surrogateescape"))
+    except OSError as err:
+        return [], [TargetFailure(folder, SkillpackError(
+            f"cannot list the folder: {err.strerror}", path=folder,
+            hint="give an agent's skills folder, e.g. .claude/skills"))]
+    root = os.path.realpath(project)
+    for name in names:
+        if name == STATE_FILE or TEMP_RE.match(name):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISLNK(mode):
+            real = os.path.realpath(path)
+            if not os.path.isdir(real):
+                failures.append(TargetFailure(path, SkillpackError(
+                    f"a symbolic link to {os.readlink(path)}, which is no folder",
+                    path=path, hint="remove the link, or install the skill again")))
+                continue
+            if not _inside(real, root):
+                failures.append(TargetFailure(path, SkillpackError(
+                    f"a symbolic link to {real}, outside the project ({root}): what it "
+                    "points to is not verified", path=path,
+                    hint="install a copy instead (skillpack install, or skills add --copy), "
+                         "or verify from the folder that holds both")))
+                continue
+            if is_skill_folder(real):
+                items.append((Input("folder", real, folder, path), real))
+        elif stat.S_ISDIR(mode) and is_skill_folder(path):
+            items.append((Input("folder", path, folder), None))
+    return items, failures
+
+
+def _mode_note(expected: Iterable[FileRecord], actual: Iterable[FileRecord],
+               changed: tuple[str, ...]) -> str:
+    """Words for a change of execute bits alone (an installer writing every file 0644)."""
+    old = {r.path: r for r in expected}
+    new = {r.path: r for r in actual}
+    if not changed or any((old[p].size, old[p].blake3) != (new[p].size, new[p].blake3)
+                          for p in changed):
+        return ""
+    return ("; only the execute bit differs (" + ", ".join(changed) + "): the bytes are "
+            "the approved ones, the modes are not (an installer that writes every file 0644 "
+            "drops it)")
+
+
+def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
+                   project: str | None = None) -> Answer:
+    """`verify`'s answer for each agent folder of `folders` against `lock` (see the module
+    text), folder by folder; `project` (default: the working folder) is where a link may
+    point."""
+    answer: Answer = []
+    where = project if project is not None else os.getcwd()
+    for folder in folders:
+        if not os.path.isdir(folder):
+            answer.append(TargetFailure(folder, SkillpackError(
+                "no such folder", path=folder, hint="install into it first, or give the "
+                "folder an agent reads")))
+            continue
+        items, failures = _entries(folder, where)
+        answer.extend(failures)
+        reports: list[SkillReport] = []
+        links: dict[str, str | None] = {}
+        for item, link in items:
+            try:
+                found = verify_inputs([item])
+            except SkillpackError as err:
+                answer.append(TargetFailure(item.label, item.relabel(err)))
+                continue
+            for report in found:
+                reports.append(report)
+                links[report.name] = link
+        verdicts = compare_with_lock(
+            [_report(folder, reports)], lock) if reports or not partial else []
+        files = {r.name: r.files for r in reports}
+        for v in verdicts:
+            if v.code == "expect-missing":
+                if not partial:
+                    answer.append(SkillVerdict(folder, v.name, v.digest, False, v.code,
+                                               v.reason, by_lock=True))
+                continue
+            reason = v.reason
+            entry = lock.skills.get(v.name)
+            if reason is not None and v.diff is not None and entry is not None:
+                reason += _mode_note(entry.files, files[v.name], v.diff.changed) if not (
+                    v.diff.added or v.diff.removed) else ""
+            answer.append(SkillVerdict(folder, v.name, v.digest, v.ok, v.code, reason,
+                                       v.diff, by_lock=True, link=links.get(v.name)))
+    return answer
+
+
+def _report(folder: str, skills: list[SkillReport]) -> VerifyReport:
+    return VerifyReport(folder, "folder", tuple(skills))

@@ -1,0 +1,308 @@
+"""`install`: skills from their sources into agents' folders, approved first.
+
+Read top to bottom, it is the command: the folders are checked to be writable; the sources
+are fetched (a site, an OCI reference) and classified (`skillpack.source.classify`); every
+skill is read as a skill folder and judged as `pack` judges it, against the host profiles of
+the agents it goes to; the subset asked for is chosen; the lock, when given, must approve
+each of them as it is (`skillpack.approve.compare.compare_with_lock`: the verdicts `verify`
+prints); then each folder's plan is made (what is new, changed, the same, someone else's,
+to be pruned) before a byte is written, and carried out skill by skill
+(`skillpack.install.place`), each recorded in the folder's state file
+(`skillpack.install.state`). Any refusal before the writes writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from skillpack.approve.compare import compare_with_lock
+from skillpack.approve.lock import Lock
+from skillpack.errors import Problem, SkillpackError, WriteError
+from skillpack.install.agents import AgentFolder
+from skillpack.install.place import clean_stale, place_skill, remove_skill
+from skillpack.install.remote import fetched
+from skillpack.install.state import check_name, read_state, write_state
+from skillpack.packing.prepare import PackOptions, PreparedSkill, judge_skill, refuse_all
+from skillpack.packing.verify import SkillReport, VerifyReport, as_skill_folders
+from skillpack.source.classify import classify_all
+from skillpack.source.records import digest_skill
+
+__all__ = ["Action", "InstallReport", "Step", "install", "install_skills"]
+
+#: What install did with one skill in one folder: ``installed`` (new there), ``updated`` (it
+#: had installed another version), ``unchanged`` (the same digest was there: nothing
+#: written), ``present`` (the same digest, put there by someone else: left alone, not
+#: recorded), ``pruned`` (removed: the lock no longer lists it), ``kept`` (not pruned: it was
+#: changed after install put it there, see ``reason``).
+Action = Literal["installed", "updated", "unchanged", "present", "pruned", "kept"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One skill in one folder: what was (or is to be) done, and from where."""
+
+    folder: str
+    name: str
+    digest: str
+    action: Action
+    source: str = ""
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"folder": self.folder, "name": self.name,
+                                "digest": self.digest, "action": self.action,
+                                "source": self.source}
+        if self.reason is not None:
+            data["reason"] = self.reason
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class InstallReport:
+    """What `install` did: each folder, and each step in order."""
+
+    folders: tuple[AgentFolder, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def written(self) -> int:
+        """How many skills were written or removed."""
+        return sum(s.action in ("installed", "updated", "pruned") for s in self.steps)
+
+
+def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
+            lock: Lock | None = None, frozen: bool = False, only: Iterable[str] = (),
+            prune: bool = False, plain_http: bool = False) -> InstallReport:
+    """Install the skills of `sources` into each of `folders` (see the module text).
+
+    `only`: the names to install (all, when empty). With `lock`, each must be approved with
+    its digest and programs; `frozen` also refuses a skill of the sources the lock does not
+    list and one the lock lists that the sources lack. `prune` removes what install put in a
+    folder that the lock no longer lists. Raises `SkillpackError` (path and hint) before any
+    write for: a folder that cannot be written, a source that cannot be read, a skill that
+    is invalid or breaks an agent's limits, a name asked for that no source holds, two
+    different skills of one name, a skill the lock does not approve, a place held by a skill
+    install did not put there; `WriteError` when a write fails (the skills written before it
+    stay, recorded; none is half written).
+    """
+    if (frozen or prune) and lock is None:
+        raise SkillpackError(f"--{'frozen' if frozen else 'prune'} compares with a lock",
+                             hint="give the lock with --lock")
+    _check_writable(folders)
+    targets = tuple(dict.fromkeys(t for f in folders for t in f.targets))
+    with fetched(sources, plain_http=plain_http) as found:
+        inputs = classify_all(found.paths)
+        with as_skill_folders(inputs.items) as ready:
+            skills = _judge([(i.path, found.origins.get(i.label, i.label), i.relabel)
+                             for i in ready], targets)
+            chosen = _choose(skills, only)
+            if lock is not None:
+                _approve(skills if frozen else chosen, lock, frozen)
+            plans = [_plan(folder, chosen, lock if prune else None) for folder in folders]
+            steps = [step for folder, plan in zip(folders, plans, strict=True)
+                     for step in _carry_out(folder.path, plan, chosen)]
+    return InstallReport(tuple(folders), tuple(steps))
+
+
+def _check_writable(folders: Sequence[AgentFolder]) -> None:
+    """Refuse, all at once, the folders that are files or cannot be made or written."""
+    problems = []
+    for folder in folders:
+        path = os.path.abspath(folder.path)
+        probe = path
+        while not os.path.lexists(probe):
+            probe = os.path.dirname(probe)
+        why = None
+        if not os.path.isdir(probe):
+            why = f"{probe} is not a folder"
+        elif not os.access(probe, os.W_OK | os.X_OK):
+            why = f"{probe} is not writable"
+        if why is not None:
+            problems.append(Problem("error", "not-writable", f"cannot install into "
+                                    f"{folder.path}: {why}", folder.path))
+    if problems:
+        raise WriteError(problems[0].message if len(problems) == 1 else
+                         f"{len(problems)} folders cannot be written: "
+                         + "; ".join(p.message for p in problems),
+                         path=problems[0].file, problems=problems,
+                         hint="choose a folder you can write, or fix its permissions")
+
+
+@dataclass(frozen=True, slots=True)
+class _Skill:
+    prepared: PreparedSkill
+    source: str  # as the user knows it
+
+    @property
+    def name(self) -> str:
+        return self.prepared.name
+
+    @property
+    def digest(self) -> str:
+        return self.prepared.digest
+
+
+def _judge(ready: Iterable[tuple[str, str, Any]], targets: tuple[str, ...]) -> list[_Skill]:
+    """Each skill folder judged as `pack` judges it for `targets`: every refusal at once;
+    then two different skills of one name refused."""
+    skills: list[_Skill] = []
+    failures: list[SkillpackError] = []
+    for path, source, relabel in ready:
+        verdict = judge_skill(path, options=PackOptions(targets=targets))
+        if verdict.error is not None:
+            failures.append(relabel(verdict.error))
+        elif verdict.prepared is not None:
+            skills.append(_Skill(verdict.prepared, source))
+    refuse_all(failures)
+    by_name: dict[str, _Skill] = {}
+    for skill in skills:
+        had = by_name.setdefault(skill.name, skill)
+        if had.digest != skill.digest:
+            raise SkillpackError(f"two different skills are named '{skill.name}': "
+                                 f"{had.source} and {skill.source}", path=skill.source,
+                                 hint="install one of them (--skill picks by name, so give "
+                                 "one source at a time), or rename one")
+    return list(by_name.values())
+
+
+def _choose(skills: list[_Skill], only: Iterable[str]) -> list[_Skill]:
+    """The skills named in `only` (all when empty); a name no source holds is refused."""
+    wanted = list(dict.fromkeys(only))
+    if not wanted:
+        return skills
+    names = {s.name for s in skills}
+    missing = [n for n in wanted if n not in names]
+    if missing:
+        raise SkillpackError(f"no source holds a skill named {', '.join(map(repr, missing))}",
+                             path=missing[0], hint="the sources hold " + (
+                                 ", ".join(sorted(names)) or "no skill"))
+    return [s for s in skills if s.name in wanted]
+
+
+def _approve(skills: list[_Skill], lock: Lock, frozen: bool) -> None:
+    """Refuse every skill the lock does not approve as it is (and, `frozen`, every skill
+    the lock approves that the sources lack), with `verify`'s words and file lists."""
+    sources = {s.name: s.source for s in skills}
+    report = VerifyReport("sources", "folder", tuple(
+        SkillReport(s.name, s.digest, s.prepared.manifest.files, s.prepared.manifest.programs,
+                    s.prepared.manifest, s.source) for s in skills))
+    problems = []
+    for verdict in compare_with_lock(report, lock):
+        if verdict.ok or (verdict.code == "expect-missing" and not frozen):
+            continue
+        where = sources.get(verdict.name, verdict.name)
+        extra = "" if verdict.diff is None else "\n" + "\n".join(verdict.diff.lines())
+        problems.append(Problem("error", verdict.code or "lock", f"skill '{verdict.name}': "
+                                f"{verdict.reason}{extra}", where))
+    if problems:
+        raise SkillpackError(
+            f"the lock does not approve {len(problems)} skill(s) as they are: "
+            + "; ".join(p.message.splitlines()[0] for p in problems),
+            path=problems[0].file, problems=problems,
+            hint="install what the lock approves, or review and lock these skills again "
+                 "(skillpack review, skillpack lock)" + ("; --frozen also wants every "
+                                                          "skill it lists" if frozen else ""))
+
+
+def _current(path: str) -> str | None:
+    """The digest of the skill at `path` (through a link), None when it cannot be read."""
+    try:
+        return digest_skill(os.path.realpath(path))[1]
+    except (SkillpackError, OSError):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    state: Mapping[str, str]
+    steps: tuple[Step, ...]
+
+
+def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None) -> _Plan:
+    """What to do in `folder`, decided before anything is written; with `lock` (prune),
+    what install put there that the lock no longer lists is removed. A place held by a skill
+    install did not put there, with another digest, refuses the whole install."""
+    path = folder.path
+    state = read_state(path) if os.path.isdir(path) else {}
+    steps: list[Step] = []
+    problems: list[Problem] = []
+    for skill in chosen:
+        check_name(skill.name, path)
+        dest = os.path.join(path, skill.name)
+        ours = skill.name in state
+        action: Action = "installed"
+        if os.path.lexists(dest):
+            same = _current(dest) == skill.digest
+            if same:
+                action = "unchanged" if ours else "present"
+            elif ours:
+                action = "updated"
+            else:
+                problems.append(Problem("error", "not-ours", f"{dest} holds a skill that "
+                                        "skillpack did not install, with other content; it "
+                                        "is left as it is", dest))
+                continue
+        steps.append(Step(path, skill.name, skill.digest, action, skill.source))
+    if problems:
+        raise SkillpackError(problems[0].message if len(problems) == 1 else
+                             f"{len(problems)} skills are in the way: "
+                             + "; ".join(p.file or "" for p in problems),
+                             path=problems[0].file, problems=problems,
+                             hint="remove them (or move them) first, or install into another "
+                                  "folder with --into")
+    if lock is not None:
+        names = {s.name for s in chosen}
+        for name, digest in sorted(state.items()):
+            if name in lock.skills or name in names:
+                continue
+            dest = os.path.join(path, name)
+            if os.path.lexists(dest) and _current(dest) != digest:
+                steps.append(Step(path, name, digest, "kept", reason="changed since it was "
+                                  "installed: not removed; remove it by hand"))
+            else:
+                steps.append(Step(path, name, digest, "pruned"))
+    return _Plan(state, tuple(steps))
+
+
+def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill]) -> list[Step]:
+    """Write the plan of one folder: each skill recorded in the state file, then placed;
+    each pruned skill removed, then forgotten. The state file is rewritten only when it
+    changes."""
+    by_name = {s.name: s for s in chosen}
+    state = dict(plan.state)
+    writes = any(s.action in ("installed", "updated", "pruned") for s in plan.steps)
+    if writes:
+        os.makedirs(folder, exist_ok=True)
+        clean_stale(folder)
+    for step in plan.steps:
+        if step.action in ("installed", "updated"):
+            before = state.get(step.name)
+            state[step.name] = step.digest
+            write_state(folder, state)
+            prepared = by_name[step.name].prepared
+            walked = {w.path: w.disk_path for w in prepared.fileset.files}
+            try:
+                place_skill(folder, step.name, prepared.fileset.root,
+                            [(r, walked[r.path]) for r in prepared.manifest.files])
+            except BaseException:
+                if before is None:
+                    state.pop(step.name)
+                else:
+                    state[step.name] = before
+                write_state(folder, state)
+                raise
+        elif step.action == "unchanged" and state.get(step.name) != step.digest:
+            state[step.name] = step.digest
+            write_state(folder, state)
+        elif step.action == "pruned":
+            remove_skill(folder, step.name)
+            state.pop(step.name)
+            write_state(folder, state)
+    return list(plan.steps)
+
+
+#: `install` as the package exports it (``skillpack.install`` is this stage's package).
+install_skills = install

@@ -1,0 +1,152 @@
+"""Putting one skill folder into an agent folder, and taking one out, so that no reader ever
+sees half of one.
+
+A skill is written into a temp folder beside its place, ``.NAME.skillpack-tmp-PID-HEX``:
+every file checked against its record (size and BLAKE3: the bytes written are the bytes
+approved), modes 0644/0755, fsync'd; then renamed into place. A skill already there is
+first renamed aside (``.NAME.skillpack-old-PID-HEX``) and removed after, so the place holds
+either the old skill or the new one, whole. Temp and old folders left by a process that is
+gone (SIGKILL, power loss) are removed by `clean_stale` before the next write.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import stat
+from collections.abc import Iterable
+
+from blake3 import blake3
+
+from skillpack._atomic import fsync_folder
+from skillpack.errors import IntegrityError, SkillpackError, WriteError
+from skillpack.formats.digest import FileRecord
+from skillpack.source.load import read_regular
+
+__all__ = ["TEMP_RE", "clean_stale", "place_skill", "remove_skill"]
+
+#: The names of the temp and old folders of this module (group 1: the writer's pid).
+TEMP_RE = re.compile(r"\..+\.skillpack-(?:tmp|old)-(\d+)-[0-9a-f]+\Z", re.DOTALL)
+
+
+def _aside(folder: str, name: str, kind: str) -> str:
+    return os.path.join(folder, f".{name}.skillpack-{kind}-{os.getpid()}-"
+                                f"{secrets.token_hex(4)}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def clean_stale(folder: str) -> list[str]:
+    """Remove the temp and old folders of writers that are gone; return their paths."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        match = TEMP_RE.match(name)
+        path = os.path.join(folder, name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _write_files(temp: str, root: str, files: Iterable[tuple[FileRecord, str]]) -> None:
+    """Each file (its record, and its path below `root` on disk) into `temp`, checked."""
+    for record, disk in files:
+        source = os.path.join(root, disk)
+        try:
+            data = read_regular(source)
+        except OSError as err:
+            raise WriteError(f"cannot read it: {err.strerror}", path=source) from None
+        if len(data) != record.size or blake3(data).hexdigest() != record.blake3:
+            raise IntegrityError("changed since it was verified (not the bytes approved)",
+                                 path=source, hint="nothing was installed from it; try again")
+        dest = os.path.join(temp, *record.path.split("/"))
+        os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, 0o755 if record.mode == "100755" else 0o644)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for here, folders, _ in os.walk(temp):
+        for sub in folders:
+            os.chmod(os.path.join(here, sub), 0o755)
+            fsync_folder(os.path.join(here, sub))
+
+
+def place_skill(folder: str, name: str, root: str,
+                files: Iterable[tuple[FileRecord, str]]) -> None:
+    """Write skill `name` into ``folder/name`` atomically (see the module text): `files` are
+    its records with their paths below `root`. On any failure nothing of it is left beside
+    and the place holds what it held before."""
+    dest = os.path.join(folder, name)
+    temp = _aside(folder, name, "tmp")
+    try:
+        os.mkdir(temp, 0o700)
+        _write_files(temp, root, files)
+        os.chmod(temp, 0o755)
+        fsync_folder(temp)
+        if os.path.lexists(dest):
+            old = _aside(folder, name, "old")
+            os.rename(dest, old)
+            try:
+                os.rename(temp, dest)
+            except BaseException:
+                os.rename(old, dest)  # put the old skill back
+                raise
+            _remove_tree(old)
+        else:
+            os.rename(temp, dest)
+        fsync_folder(folder)
+    except SkillpackError:
+        raise
+    except OSError as err:
+        raise WriteError(f"cannot install skill '{name}': {err.strerror}", path=dest,
+                         hint="check that the folder is writable and has room") from None
+    finally:
+        if os.path.lexists(temp):
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+def _remove_tree(path: str) -> None:
+    if os.path.islink(path) or not os.path.isdir(path):
+        os.unlink(path)
+    else:
+        shutil.rmtree(path)
+
+
+def remove_skill(folder: str, name: str) -> None:
+    """Remove ``folder/name``: renamed aside first (a reader sees it whole or not at all),
+    then deleted."""
+    dest = os.path.join(folder, name)
+    old = _aside(folder, name, "old")
+    try:
+        os.rename(dest, old)
+        _remove_tree(old)
+        fsync_folder(folder)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise WriteError(f"cannot remove skill '{name}': {err.strerror}", path=dest) from None

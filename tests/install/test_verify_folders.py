@@ -1,0 +1,142 @@
+"""`skillpack verify --lock` of agents' folders, whoever filled them: drift of every kind,
+--partial, and skills installed as symbolic links."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ._util import cli, make_skill
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project (the working folder) with two skills, their lock, and a hand copy of them
+    in .claude/skills."""
+    monkeypatch.chdir(tmp_path)
+    make_skill(tmp_path / "skills", "alpha", scripts={"scripts/run.sh": "#!/bin/sh\necho\n"})
+    make_skill(tmp_path / "skills", "beta", files={"notes.md": "notes\n"})
+    assert cli("lock", "skills", "-o", "skills.lock").exit_code == 0
+    shutil.copytree(tmp_path / "skills", tmp_path / ".claude" / "skills")
+    return tmp_path
+
+
+def verify(*args: object) -> tuple[int, list[dict[str, Any]]]:
+    result = cli("verify", "--lock", "skills.lock", "--json", *args)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_a_hand_copy_verifies(project: Path) -> None:
+    code, answer = verify("--agent", "claude-code")
+    assert code == 0
+    assert [(a["target"], a["name"], a["ok"], a["code"]) for a in answer] == [
+        (".claude/skills", "alpha", True, None), (".claude/skills", "beta", True, None)]
+
+
+def test_every_kind_of_drift_is_caught(project: Path) -> None:
+    skills = project / ".claude" / "skills"
+    (skills / "beta" / "notes.md").write_text("changed\n")
+    (skills / "beta" / "added.md").write_text("added\n")
+    shutil.rmtree(skills / "alpha")
+    make_skill(skills, "gamma")
+    code, answer = verify("--agent-folders", ".claude/skills")
+    assert code == 1
+    by_name = {a["name"]: a for a in answer}
+    assert by_name["beta"]["code"] == "expect-mismatch"
+    assert (by_name["beta"]["added"], by_name["beta"]["changed"]) == (["added.md"],
+                                                                      ["notes.md"])
+    assert by_name["gamma"]["code"] == "expect-extra"
+    assert by_name["alpha"] == {"target": ".claude/skills", "name": "alpha",
+                                "digest": by_name["alpha"]["digest"], "ok": False,
+                                "code": "expect-missing", "reason": by_name["alpha"]["reason"]}
+    assert "missing" in by_name["alpha"]["reason"]
+    text = cli("verify", "--lock", "skills.lock", "--agent", "claude-code").stdout
+    assert "MISMATCH" in text and "  added:   added.md" in text
+
+
+def test_a_removed_file_and_a_lost_execute_bit(project: Path) -> None:
+    skills = project / ".claude" / "skills"
+    (skills / "beta" / "notes.md").unlink()
+    (skills / "alpha" / "scripts" / "run.sh").chmod(0o644)
+    code, answer = verify("--agent", "claude-code")
+    assert code == 1
+    by_name = {a["name"]: a for a in answer}
+    assert by_name["beta"]["removed"] == ["notes.md"]
+    assert by_name["alpha"]["changed"] == ["scripts/run.sh"]
+    assert "only the execute bit differs (scripts/run.sh)" in by_name["alpha"]["reason"]
+
+
+def test_partial_expects_a_subset(project: Path) -> None:
+    shutil.rmtree(project / ".claude" / "skills" / "alpha")
+    assert verify("--agent", "claude-code")[0] == 1
+    code, answer = verify("--agent", "claude-code", "--partial")
+    assert code == 0
+    assert [a["name"] for a in answer] == ["beta"]
+
+
+def test_each_folder_must_hold_every_approved_skill(project: Path) -> None:
+    agents = project / ".agents" / "skills"
+    agents.mkdir(parents=True)
+    shutil.copytree(project / "skills" / "beta", agents / "beta")
+    code, answer = verify("--agent", "claude-code", "--agent", "codex")
+    assert code == 1
+    assert [(a["target"], a["name"], a["ok"]) for a in answer] == [
+        (".claude/skills", "alpha", True), (".claude/skills", "beta", True),
+        (".agents/skills", "beta", True), (".agents/skills", "alpha", False)]
+
+
+def test_a_link_inside_the_project_is_verified_at_its_target(project: Path) -> None:
+    canonical = project / ".agents" / "skills"
+    canonical.mkdir(parents=True)
+    claude = project / ".claude" / "skills"
+    for name in ("alpha", "beta"):
+        shutil.move(claude / name, canonical / name)
+        os.symlink(os.path.join("..", "..", ".agents", "skills", name), claude / name)
+    code, answer = verify("--agent", "claude-code")
+    assert code == 0
+    assert [a["link"] for a in answer] == [str(canonical / "alpha"), str(canonical / "beta")]
+    text = cli("verify", "--lock", "skills.lock", "--agent", "claude-code").stdout
+    assert f"(.claude/skills, a link to {canonical / 'alpha'})" in text
+    (canonical / "beta" / "notes.md").write_text("changed through the link\n")
+    code, answer = verify("--agent", "claude-code")
+    assert code == 1
+    assert [a["changed"] for a in answer if a["name"] == "beta"] == [["notes.md"]]
+
+
+def test_a_link_out_of_the_project_is_refused(project: Path, tmp_path_factory:
+                                              pytest.TempPathFactory) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    claude = project / ".claude" / "skills"
+    shutil.move(claude / "beta", elsewhere / "beta")
+    os.symlink(elsewhere / "beta", claude / "beta")
+    code, answer = verify("--agent", "claude-code", "--partial")
+    assert code == 1
+    [refused] = [a for a in answer if a["target"] == ".claude/skills/beta"]
+    assert "outside the project" in refused["error"]
+    os.symlink(project / "nothing", claude / "dangling")
+    code, answer = verify("--agent", "claude-code", "--partial")
+    assert any(a["target"] == ".claude/skills/dangling" and "no folder" in a["error"]
+               for a in answer)
+
+
+def test_skillpacks_own_install_verifies_and_its_state_file_is_no_skill(project: Path) -> None:
+    shutil.rmtree(project / ".claude")
+    result = cli("install", "skills", "--agent", "claude-code", "--lock", "skills.lock")
+    assert result.exit_code == 0, result.output
+    code, answer = verify("--agent", "claude-code")
+    assert code == 0
+    assert [a["name"] for a in answer] == ["alpha", "beta"]
+
+
+def test_misuse_exits_2(project: Path) -> None:
+    assert cli("verify", "--agent", "claude-code").exit_code == 2  # no lock
+    assert cli("verify", "--partial", "skills").exit_code == 2
+    assert cli("verify").exit_code == 2
+    result = cli("verify", "--lock", "skills.lock", "--agent", "vim")
+    assert result.exit_code == 1
+    assert "unknown agent 'vim'" in result.stderr

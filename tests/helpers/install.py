@@ -1,5 +1,4 @@
-"""Builders for the install tests: skills written at test time, the command line, a key
-pair."""
+"""Builders of the install tests: skills, the command line, trees, keys."""
 
 from __future__ import annotations
 

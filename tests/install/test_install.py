@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.install import cli, leftovers, make_skill, tree, write_keys
 
 from skillpack.approve.lock import read_lock
 from skillpack.errors import IntegrityError, SkillpackError, WriteError
@@ -15,8 +16,6 @@ from skillpack.install import place
 from skillpack.install.agents import AgentFolder, agent_folder, agent_folders
 from skillpack.install.pipeline import install
 from skillpack.install.state import STATE_FILE
-
-from ._util import cli, leftovers, make_skill, tree, write_keys
 
 
 @pytest.fixture

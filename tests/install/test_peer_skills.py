@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from ._util import cli, make_skill
+from helpers.install import cli, make_skill
 
 REQUIRED = os.environ.get("SKILLPACK_REQUIRE_PEERS") == "1"
 #: The versions the tests were written against (vercel's skills needs Node >= 22.20).

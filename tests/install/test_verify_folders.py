@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from ._util import cli, make_skill
+from helpers.install import cli, make_skill
 
 
 @pytest.fixture

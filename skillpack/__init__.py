@@ -109,11 +109,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.approve.lock import read_lock as read_lock
     from skillpack.approve.lock import write_lock as write_lock
     from skillpack.errors import ArchiveError as ArchiveError
-    from skillpack.install.agents import AgentFolder as AgentFolder
-    from skillpack.install.agents import agent_folders as agent_folders
-    from skillpack.install.folders import verify_folders as verify_folders
-    from skillpack.install.pipeline import InstallReport as InstallReport
-    from skillpack.install.pipeline import install_skills as install_skills
     from skillpack.errors import ArgumentError as ArgumentError
     from skillpack.errors import FormatVersionError as FormatVersionError
     from skillpack.errors import IntegrityError as IntegrityError
@@ -126,6 +121,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from skillpack.formats.digest import FileRecord as FileRecord
     from skillpack.formats.digest import bundle_digest as bundle_digest
     from skillpack.formats.manifest import Manifest as Manifest
+    from skillpack.install.agents import AgentFolder as AgentFolder
+    from skillpack.install.agents import agent_folders as agent_folders
+    from skillpack.install.folders import verify_folders as verify_folders
+    from skillpack.install.pipeline import InstallReport as InstallReport
+    from skillpack.install.pipeline import install_skills as install_skills
     from skillpack.model.calls import Call as Call
     from skillpack.model.calls import compile as compile
     from skillpack.model.calls import resolve as resolve

@@ -172,9 +172,12 @@ def test_unzip_reads_both_layouts(tmp_path: Path, layout: str) -> None:
 
 
 def test_targets_choose_the_layout(tmp_path: Path) -> None:
-    [packed] = json.loads(cli("pack", "--json", "--target", "well-known", WAITLIST,
+    [packed] = json.loads(cli("pack", "--json", "--target", "well-known", NOTES,
                               "-o", tmp_path / "out").stdout)
     assert packed["layout"] == "root" and packed["archive"].endswith(".zip")
+    # the waitlist is a hard skill named by `skill:` alone, which a discovery index cannot read
+    hard = cli("pack", "--target", "well-known", WAITLIST, "-o", tmp_path / "hard")
+    assert hard.exit_code == 1 and "[target-name-key-missing] well-known:" in hard.stderr
     mixed = cli("pack", "--target", "well-known", "--target", "claude-ai", WAITLIST,
                 "-o", tmp_path / "mixed")
     assert mixed.exit_code == 1 and "different archive layouts" in mixed.stderr

@@ -40,6 +40,7 @@ __all__ = [
     "check_targets",
     "default_layout",
     "get_targets",
+    "name_key_problem",
 ]
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
@@ -97,6 +98,12 @@ _MCP_LAYOUT = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/spe
                "skill://<name>/<path>, SKILL.md at the skill root)")
 _WELL_KNOWN = ("https://github.com/cloudflare/agent-skills-discovery-rfc#archive-structure "
                "(Agent Skills Discovery 0.2.0)")
+_MCP_NAME = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/"
+             "stable/skills.mdx (each entry's frontmatter is SKILL.md's, compared field by "
+             "field) and https://agentskills.io/specification (name: required)")
+_WELL_KNOWN_NAME = ("https://github.com/cloudflare/agent-skills-discovery-rfc (an entry's name "
+                    "is its SKILL.md's) and https://agentskills.io/specification (name: "
+                    "required)")
 _ANTHROPIC_VALIDATOR = ("anthropics/skills skills/skill-creator/scripts/quick_validate.py "
                         "(ALLOWED_PROPERTIES)")
 
@@ -127,6 +134,8 @@ class Target(Record):
     one_skill_md: str | None = None  # the source, when the host requires it
     #: the description must be present and non-empty (an error naming the host)
     description_required: str | None = None  # the source, when the host requires it
+    #: the frontmatter must say ``name:`` (a hard skill's ``skill:`` alone is not read)
+    name_key_required: str | None = None  # the source, when the host requires it
     #: frontmatter keys beyond the spec's that the host documents (no unknown-key warning)
     extra_keys: frozenset[str] = frozenset()
     extra_keys_source: str | None = None
@@ -147,6 +156,7 @@ class Target(Record):
             "limits": [limit.to_dict() for limit in self.limits],
             "one_skill_md": self.one_skill_md,
             "description_required": self.description_required,
+            "name_key_required": self.name_key_required,
             "extra_keys": sorted(self.extra_keys),
             "strict_keys": None if self.strict_keys is None else sorted(self.strict_keys),
             "max_skills_per_request": (None if self.max_skills_per_request is None
@@ -216,10 +226,12 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
             Limit("files", 512, "512 resources per skill", _MCP),
             Limit("total-bytes", 16_777_216, "16 MiB (16,777,216 bytes) per skill", _MCP),
         ),
+        name_key_required=_MCP_NAME,
     ),
     Target(
         "well-known", "/.well-known/agent-skills/ discovery index 0.2.0", "root",
         _WELL_KNOWN + " (SKILL.md at the archive root, no wrapper folder)",
+        name_key_required=_WELL_KNOWN_NAME,
     ),
 )})
 
@@ -391,6 +403,10 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Pr
             f"the archive must hold exactly one SKILL.md, this skill has "
             f"{facts.skill_md_count} (source: {target.one_skill_md}); rename or remove the "
             "nested ones")
+    named = name_key_problem(target, facts.name, facts.frontmatter, facts.file,
+                             facts.lines.get("skill"))
+    if named is not None:
+        found.append(named)
     if target.description_required is not None and not (facts.description or "").strip():
         add("error", "target-description-missing",
             f"requires a non-empty description (source: {target.description_required})",
@@ -420,6 +436,21 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Pr
                     f"{', '.join(sorted(target.strict_keys))} (source: "
                     f"{target.strict_keys_source})", key)
     return found
+
+
+def name_key_problem(target: Target | str, name: str, frontmatter: Mapping[str, Any],
+                     file: str | None = None, line: int | None = None) -> Problem | None:
+    """The error of a host that reads ``name:`` given a hard skill's frontmatter without it
+    (``skill:`` alone): the same words from `check --target` and from the export that
+    writes for that host. None when the host does not require it or the key is there."""
+    target = get_targets([target])[0] if isinstance(target, str) else target
+    if target.name_key_required is None or "name" in frontmatter or "skill" not in frontmatter:
+        return None
+    return Problem(
+        "error", "target-name-key-missing",
+        f"{target.name}: the frontmatter has no 'name:' key, which this host reads ('skill:' "
+        f"is skillpack's own key for hard skills, which it ignores) (source: "
+        f"{target.name_key_required}); add 'name: {name}' beside 'skill: {name}'", file, line)
 
 
 def check_request(targets: Sequence[str], skill_count: int) -> list[Problem]:

@@ -61,7 +61,8 @@ def test_one_report_names_the_host_of_each_problem(tmp_path: Path) -> None:
                  "--target", "openai-api", skill)
     assert result.exit_code == 1
     [error] = [line for line in result.stdout.splitlines() if "error:" in line]
-    assert "[target-too-many-files] claude-ai: 206 files; the limit is 200 files" in error
+    assert ("[target-too-many-files] claude-ai: 207 files (every member of the archive, "
+            "its manifest included); the limit is 200 files") in error
     assert "support.claude.com" in error  # the source of the limit
     assert "checked 1 skill: 0 valid, 1 invalid (1 error" in result.stdout
     data = json.loads(cli("check", "--json", "--target", "claude-ai", skill).stdout)
@@ -89,7 +90,7 @@ def test_pack_refuses_a_skill_over_a_host_limit_and_writes_nothing(tmp_path: Pat
     result = cli("pack", "--target", "claude-ai", skill, "-o", out)
     assert result.exit_code == 1
     message = result.stderr
-    assert "claude-ai" in message and "206 files" in message and "200 files" in message
+    assert "claude-ai" in message and "207 files" in message and "200 files" in message
     assert "https://support.claude.com/" in message
     assert not out.exists()
     # the same skill packs for a host that takes it

@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from blake3 import blake3
 
 from skillpack.approve.lock import Lock, LockedSkill, LockEntry, read_lock
-from skillpack.approve.review import SkillView
+from skillpack.approve.review import (
+    MAX_DIFF_INPUT_BYTES,
+    REFUSED,
+    SkillChange,
+    SkillView,
+    compare,
+)
 from skillpack.approve.signing import (
     Statement,
     TrustedKey,
@@ -52,17 +58,17 @@ __all__ = [
     "SIGNATURE_SUFFIX",
     "Found",
     "SignedLock",
+    "approved_views",
     "archive_sha256s",
     "key_password",
     "lock_entries",
+    "review_changes",
     "review_views",
     "signature_path",
     "trusted_keys",
     "verify_signed_lock",
 ]
 
-#: The digest a review shows for a skill whose files could not be read as a whole.
-REFUSED = "refused: not verifiable"
 #: A lock's signature is written beside it, named ``<lock>.intoto.json`` unless told.
 SIGNATURE_SUFFIX = ".intoto.json"
 
@@ -206,19 +212,88 @@ def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> d
     return found
 
 
-def review_views(paths: Iterable[str | os.PathLike[str]]) -> list[SkillView]:
+def review_views(paths: Iterable[str | os.PathLike[str]],
+                 approved: Mapping[str, LockEntry] | None = None) -> list[SkillView]:
     """Every skill at ``paths`` (what `skillpack.source.classify` reads) as `skillpack
-    review` shows it, with its validation warnings, lint findings and secrets as findings. A
-    skill `verify` would refuse is still shown, its problems as findings; only a path that
-    does not exist or holds no skill raises."""
+    review` shows it, with its validation warnings, lint findings and secrets as findings,
+    and the bytes of the files that differ from its entry in ``approved`` (every file of a
+    skill not approved) in `SkillView.contents`. A skill whose digest is the approved one
+    is not linted or scanned again (the approval covered those very bytes): only its
+    validation findings are given. A skill `verify` would refuse is still shown, its
+    problems as findings; only a path that does not exist or holds no skill raises."""
+    approved = approved or {}
     views: list[SkillView] = []
     with unpacked_foreign(classify_all(paths).items) as items:
         for item in items:
             if item.kind == "archive":
-                views.extend(_archive_views(item.path))
+                views.extend(_archive_views(item.path, approved))
             else:
-                views.append(_folder_view(Path(item.path)))
+                views.append(_folder_view(Path(item.path), approved))
     return views
+
+
+def review_changes(paths: Iterable[str | os.PathLike[str]], lock: Lock,
+                   bases: Iterable[str | os.PathLike[str]] = ()) -> tuple[SkillChange, ...]:
+    """What `skillpack review` shows: the skills at ``paths`` (`review_views`) compared with
+    the approval in ``lock``; with ``bases`` (`approved_views`), each changed or removed
+    file's approved text, for its line diff."""
+    current = review_views(paths, lock.skills)
+    bases = list(bases)
+    if not bases:
+        return compare({n: SkillView.from_lock_entry(n, e) for n, e in lock.skills.items()},
+                       current)
+    wanted: dict[str, set[str]] = {}
+    for view in current:
+        entry = lock.skills.get(view.name)
+        removed = [r.path for r in entry.files if r.path not in view.files] if entry else []
+        wanted[view.name] = {*view.contents, *removed}
+    return compare(approved_views(bases, lock, wanted), current)
+
+
+def approved_views(paths: Iterable[str | os.PathLike[str]], lock: Lock,
+                   wanted: Mapping[str, Iterable[str]]) -> dict[str, SkillView]:
+    """The approved skills of ``lock`` as `review` compares with them, each with the
+    approved bytes of the files ``wanted`` (skill name -> paths) that could be read at
+    ``paths`` (what `skillpack.source.classify` reads: a checkout of the approved revision,
+    the approved archives): a file's bytes are kept only when their BLAKE3 is the one the
+    lock records for it, so the text shown as "before" is the approved text. A skill at
+    ``paths`` that cannot be read is passed over (its files are shown without a diff)."""
+    want = {name: set(p) for name, p in wanted.items() if name in lock.skills and p}
+    found: dict[str, dict[str, bytes]] = {}
+
+    def keep(name: str, path: str, data: bytes | None) -> None:
+        record = records.get(name, {}).get(path)
+        if data is not None and record is not None and blake3(data).hexdigest() == record:
+            found.setdefault(name, {})[path] = data[:MAX_DIFF_INPUT_BYTES + 1]
+
+    records = {name: {r.path: r.blake3 for r in lock.skills[name].files} for name in want}
+    with unpacked_foreign(classify_all(paths).items) as items:
+        for item in items:
+            if item.kind == "archive":
+                try:
+                    report = verify_bytes(_read(item.path, "archive"), source=item.path)
+                except SkillpackError:
+                    continue
+                assert report.loaded is not None
+                for s in report.skills:
+                    for path in want.get(s.name, set()) - set(found.get(s.name, ())):
+                        if path in report.loaded[s.name].files():
+                            keep(s.name, path, report.loaded[s.name].file(path).bytes())
+                continue
+            try:
+                skill = parse_skill_file(Path(item.path))
+                fileset = skill_fileset(skill)
+            except SkillpackError:
+                continue
+            disk = {w.path: os.path.join(fileset.root, w.disk_path) for w in fileset.files}
+            for path in want.get(skill.name, set()) - set(found.get(skill.name, ())):
+                if path in disk:
+                    try:
+                        keep(skill.name, path, read_regular(disk[path]))
+                    except OSError:
+                        continue
+    return {name: SkillView.from_lock_entry(name, entry, contents=found.get(name))
+            for name, entry in lock.skills.items()}
 
 
 def _read(where: str, what: str) -> bytes:
@@ -257,14 +332,36 @@ def _findings(skill: Skill, carried: list[str], read: Callable[[str], bytes | No
 
 
 def _view(skill: Skill, digest: str, files: Iterable[FileRecord],
-          programs: Iterable[dict[str, object]], findings: Iterable[Problem | str]
-          ) -> SkillView:
+          programs: Iterable[dict[str, object]], findings: Iterable[Problem | str],
+          contents: Mapping[str, bytes] | None = None) -> SkillView:
     entry = LockEntry.for_skill(skill, digest, files, programs)
     return SkillView.from_lock_entry(skill.name, entry, tuple(
-        dict.fromkeys(str(f) for f in findings)))
+        dict.fromkeys(str(f) for f in findings)), contents)
 
 
-def _folder_view(folder: Path) -> SkillView:
+def _unchanged(skill: Skill, digest: str, approved: Mapping[str, LockEntry]) -> bool:
+    entry = approved.get(skill.name)
+    return entry is not None and entry.digest == digest
+
+
+def _contents(skill: Skill, records: Iterable[FileRecord],
+              approved: Mapping[str, LockEntry], read: Callable[[str], bytes | None],
+              refused: set[str] | frozenset[str] = frozenset()) -> dict[str, bytes]:
+    """The bytes (at most `MAX_DIFF_INPUT_BYTES` + 1 of each) of the files that differ
+    from the approved entry (all of them, for a skill not approved), a refused file never."""
+    entry = approved.get(skill.name)
+    old = {r.path: r.blake3 for r in entry.files} if entry is not None else {}
+    found: dict[str, bytes] = {}
+    for r in records:
+        if r.path in refused or old.get(r.path) == r.blake3:
+            continue
+        data = read(r.path)
+        if data is not None:
+            found[r.path] = data[:MAX_DIFF_INPUT_BYTES + 1]
+    return found
+
+
+def _folder_view(folder: Path, approved: Mapping[str, LockEntry]) -> SkillView:
     try:
         skill = parse_skill_file(folder)
     except SkillError as err:
@@ -277,10 +374,9 @@ def _folder_view(folder: Path) -> SkillView:
     except SkillpackError as err:  # the walk refused it: no file set to list
         problems = list(validate_skill(skill)) + list(
             err.problems or [Problem("error", "refused", err.message, err.path, err.line)])
-        return SkillView(skill.name or folder.name, REFUSED, skill.description, {}, (),
-                         {t.id: t.words for t in skill.tools}, skill.allowed_tools,
-                         (f"{err.message}: its files are not listed",
-                          *dict.fromkeys(map(str, problems))))
+        view = _view(skill, REFUSED, (), (), (f"{err.message}: its files are not listed",
+                                             *problems))
+        return replace(view, name=skill.name or folder.name)
     disk = {w.path: os.path.join(fileset.root, w.disk_path) for w in fileset.files}
 
     def read(path: str) -> bytes | None:
@@ -294,15 +390,26 @@ def _folder_view(folder: Path) -> SkillView:
         hashed = hash_files(fileset)
     except SkillpackError as err:  # a file refused (a private key...): list the others
         refused = err.problems or [Problem("error", "refused", err.message, err.path)]
-        view = _refused_files(skill, fileset.files, read, {p.file or "" for p in refused})
-        return SkillView(skill.name or folder.name, REFUSED, view.description, view.files,
-                         view.programs, view.tools, view.allowed_tools,
-                         (f"{err.message}: not verifiable",
-                          *dict.fromkeys(map(str, [*refused, *_findings(skill, carried, read)]))))
+        names = {p.file or "" for p in refused}
+        view = _refused_files(skill, fileset.files, read, names)
+        return replace(
+            view, name=skill.name or folder.name,
+            findings=(f"{err.message}: not verifiable",
+                      *dict.fromkeys(map(str, [*refused, *_findings(skill, carried, read)]))),
+            contents=_contents(skill, _records_of(view), approved, read, names))
     records = hashed.records
     programs = [p.to_dict() for p in derive_programs(skill, hashed.shebangs)]
-    return _view(skill, digest_records(records), records, programs,
-                 _findings(skill, carried, read))
+    digest = digest_records(records)
+    if _unchanged(skill, digest, approved):  # the approval covered these very bytes
+        return _view(skill, digest, records, programs, validate_skill(skill))
+    return _view(skill, digest, records, programs, _findings(skill, carried, read),
+                 _contents(skill, records, approved, read))
+
+
+def _records_of(view: SkillView) -> list[FileRecord]:
+    return [FileRecord(path, "100644", view.sizes.get(path, 0),
+                       "0" * 64 if digest == "refused" else digest)
+            for path, digest in view.files.items()]
 
 
 def _refused_files(skill: Skill, files: Iterable[WalkedFile],
@@ -321,11 +428,10 @@ def _refused_files(skill: Skill, files: Iterable[WalkedFile],
     programs = [p.to_dict() for p in derive_programs(skill, shebangs)]
     view = _view(skill, REFUSED, records, programs, ())
     shown = {path: ("refused" if path in refused else h) for path, h in view.files.items()}
-    return SkillView(view.name, REFUSED, view.description, shown, view.programs, view.tools,
-                     view.allowed_tools)
+    return replace(view, files=shown)
 
 
-def _archive_views(where: str) -> list[SkillView]:
+def _archive_views(where: str, approved: Mapping[str, LockEntry]) -> list[SkillView]:
     try:
         report = verify_bytes(_read(where, "archive"), source=where)
     except SkillpackError as err:
@@ -341,6 +447,11 @@ def _archive_views(where: str) -> list[SkillView]:
         def read(path: str, loaded: LoadedSkill = loaded) -> bytes | None:
             return loaded.file(path).bytes()
 
+        if _unchanged(loaded.skill, s.digest, approved):
+            views.append(_view(loaded.skill, s.digest, s.files, s.programs,
+                               validate_skill(loaded.skill)))
+            continue
         views.append(_view(loaded.skill, s.digest, s.files, s.programs,
-                           _findings(loaded.skill, [r.path for r in s.files], read)))
+                           _findings(loaded.skill, [r.path for r in s.files], read),
+                           _contents(loaded.skill, s.files, approved, read)))
     return views

@@ -338,7 +338,8 @@ def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
     skill = prepared.skill
     facts = SkillFacts.from_files(
         skill.name, skill.frontmatter, [(r.path, r.size) for r in prepared.manifest.files],
-        layout=prepared.layout, archive_size=size, file=skill.file, lines=skill.lines)
+        layout=prepared.layout, archive_size=size, file=skill.file, lines=skill.lines,
+        members=[m.size for m in members])  # what the host is sent: every member
     return check_targets(options.targets, facts, catalog_budget=options.catalog_budget)
 
 

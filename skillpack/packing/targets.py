@@ -3,8 +3,10 @@
 Each :class:`Target` is one host (``claude-ai``, ``codex``, ``mcp``...) with every limit it
 documents, each :class:`Limit` carrying the value in the unit the host documents and the
 source it comes from. Where a source is ambiguous the stricter reading is taken (30 MB is
-30,000,000 bytes, not 30 MiB). File counts are the skill's own files (the walk's file set),
-never skillpack's ``.skillpack/manifest.json``.
+30,000,000 bytes, not 30 MiB). What a host refuses is an error; file counts and uncompressed
+totals count every member the archive holds (its manifest included) when the facts know them
+(``SkillFacts.members``); advice a host does not enforce is a ``note`` limit, reported (as
+``info``) only with ``notes=True``.
 
 :func:`check_targets` measures a :class:`SkillFacts` (plain data the build side fills in from
 the walk and the parsed SKILL.md) against each named target and returns one :class:`Problem`
@@ -19,6 +21,7 @@ Nothing here reads the filesystem.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -41,6 +44,7 @@ __all__ = [
     "check_targets",
     "default_layout",
     "get_targets",
+    "name_key_problem",
 ]
 
 Layout: TypeAlias = Literal["wrapped", "root"]
@@ -79,9 +83,16 @@ _ANTHROPIC_VALIDATOR_KEYS = frozenset(
     {"name", "description", "license", "allowed-tools", "metadata", "compatibility"}
 )
 
+_XML_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _SPEC = "https://agentskills.io/specification"
 _CLAUDE_AI = "https://support.claude.com/en/articles/12512198-how-to-create-custom-skills"
 _CLAUDE_API = "https://platform.claude.com/docs/en/build-with-claude/skills-guide"
+_CLAUDE_API_GA = (_CLAUDE_API + " (raised from 8 MB at general availability, 2026-08-20, as "
+                  "reported by https://apidog.com/blog/claude-skills-api-ga/; not confirmed on "
+                  "Anthropic's page: docs/TARGETS.md)")
+_ANTHROPIC_RULES = ("https://platform.claude.com/docs/en/agents-and-tools/agent-skills/overview "
+                    "(name: no XML tags, no reserved words 'anthropic', 'claude'; description: "
+                    "no XML tags)")
 _CLAUDE_CODE = "https://code.claude.com/docs/en/skills#frontmatter-reference"
 _CODEX = "https://developers.openai.com/codex/skills"
 _OPENAI_API = "https://developers.openai.com/api/docs/guides/tools-skills"
@@ -92,6 +103,12 @@ _MCP_LAYOUT = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/spe
                "skill://<name>/<path>, SKILL.md at the skill root)")
 _WELL_KNOWN = ("https://github.com/cloudflare/agent-skills-discovery-rfc#archive-structure "
                "(Agent Skills Discovery 0.2.0)")
+_MCP_NAME = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/"
+             "stable/skills.mdx (each entry's frontmatter is SKILL.md's, compared field by "
+             "field) and https://agentskills.io/specification (name: required)")
+_WELL_KNOWN_NAME = ("https://github.com/cloudflare/agent-skills-discovery-rfc (an entry's name "
+                    "is its SKILL.md's) and https://agentskills.io/specification (name: "
+                    "required)")
 _ANTHROPIC_VALIDATOR = ("anthropics/skills skills/skill-creator/scripts/quick_validate.py "
                         "(ALLOWED_PROPERTIES)")
 
@@ -104,7 +121,8 @@ class Limit:
     maximum: int
     unit: str  # how the host states it, e.g. "30 MB" or "1,024 characters"
     source: str
-    severity: Literal["error", "warning"] = "error"
+    #: ``note``: advice the host does not enforce, reported (as ``info``) only when asked
+    severity: Literal["error", "warning", "note"] = "error"
 
     def to_dict(self) -> dict[str, Any]:
         return {"measure": self.measure, "maximum": self.maximum, "unit": self.unit,
@@ -124,6 +142,11 @@ class Target:
     one_skill_md: str | None = None  # the source, when the host requires it
     #: the description must be present and non-empty (an error naming the host)
     description_required: str | None = None  # the source, when the host requires it
+    #: the host refuses a name holding a reserved word (``anthropic``, ``claude``) and a name
+    #: or description holding an XML tag
+    anthropic_rules: str | None = None  # the source, when the host enforces them
+    #: the frontmatter must say ``name:`` (a hard skill's ``skill:`` alone is not read)
+    name_key_required: str | None = None  # the source, when the host requires it
     #: frontmatter keys beyond the spec's that the host documents (no unknown-key warning)
     extra_keys: frozenset[str] = frozenset()
     extra_keys_source: str | None = None
@@ -144,6 +167,8 @@ class Target:
             "limits": [limit.to_dict() for limit in self.limits],
             "one_skill_md": self.one_skill_md,
             "description_required": self.description_required,
+            "name_key_required": self.name_key_required,
+            "anthropic_rules": self.anthropic_rules,
             "extra_keys": sorted(self.extra_keys),
             "strict_keys": None if self.strict_keys is None else sorted(self.strict_keys),
             "max_skills_per_request": (None if self.max_skills_per_request is None
@@ -167,16 +192,19 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
         (
             Limit("files", 200, "200 files", _CLAUDE_AI),
             Limit("total-bytes", 30_000_000, "30 MB uncompressed", _CLAUDE_AI),
-            Limit("description-chars", 200, "200 characters", _CLAUDE_AI, "warning"),
+            Limit("description-chars", 200, "200 characters", _CLAUDE_AI + " (advice: "
+                  "not enforced as far as we know)", "note"),
         ),
         one_skill_md=_CLAUDE_AI,
+        anthropic_rules=_ANTHROPIC_RULES,
         strict_keys=_ANTHROPIC_VALIDATOR_KEYS,
         strict_keys_source=_ANTHROPIC_VALIDATOR,
     ),
     Target(
         "claude-api", "Claude API custom skills (POST /v1/skills)", "wrapped",
         _CLAUDE_API + " (all files under one top-level folder, SKILL.md at its root)",
-        (Limit("archive-bytes", 8_000_000, "8 MB per upload", _CLAUDE_API),),
+        (Limit("total-bytes", 30_000_000, "30 MB uncompressed per upload", _CLAUDE_API_GA),),
+        anthropic_rules=_ANTHROPIC_RULES,
         strict_keys=_ANTHROPIC_VALIDATOR_KEYS,
         strict_keys_source=_ANTHROPIC_VALIDATOR,
         max_skills_per_request=Limit("skills-per-request", 8, "8 skills per request",
@@ -213,10 +241,12 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
             Limit("files", 512, "512 resources per skill", _MCP),
             Limit("total-bytes", 16_777_216, "16 MiB (16,777,216 bytes) per skill", _MCP),
         ),
+        name_key_required=_MCP_NAME,
     ),
     Target(
         "well-known", "/.well-known/agent-skills/ discovery index 0.2.0", "root",
         _WELL_KNOWN + " (SKILL.md at the archive root, no wrapper folder)",
+        name_key_required=_WELL_KNOWN_NAME,
     ),
 )})
 
@@ -285,6 +315,10 @@ class SkillFacts:
     archive_size: int | None = None
     file: str | None = None  # the SKILL.md path, for the problems' location
     lines: Mapping[str, int] = field(default_factory=dict)  # frontmatter key -> line
+    #: every member the archive holds (the manifest included) and their uncompressed bytes,
+    #: when known: the host counts what it is sent, not the skill's own files
+    members: int | None = None
+    member_bytes: int | None = None
 
     @property
     def total_size(self) -> int:
@@ -293,29 +327,36 @@ class SkillFacts:
     def with_layout(self, layout: Layout) -> SkillFacts:
         """These facts, for an archive in `layout`."""
         return SkillFacts(self.name, self.description, self.frontmatter, self.files,
-                          self.skill_md_count, layout, self.archive_size, self.file, self.lines)
+                          self.skill_md_count, layout, self.archive_size, self.file, self.lines,
+                          self.members, self.member_bytes)
 
     @classmethod
     def from_files(
         cls, name: str, frontmatter: Mapping[str, Any], files: Iterable[tuple[str, int]], *,
         layout: Layout = "wrapped", archive_size: int | None = None, file: str | None = None,
-        lines: Mapping[str, int] | None = None,
+        lines: Mapping[str, int] | None = None, members: Iterable[int] | None = None,
     ) -> SkillFacts:
         """Facts from the frontmatter and ``(path, size)`` pairs of the skill's files."""
         facts = tuple(sorted((FileFact(p, s) for p, s in files),
                              key=lambda f: f.path.encode("utf-8")))
         count = sum(1 for f in facts if posixpath.basename(f.path).lower() == "skill.md")
         description = frontmatter.get("description")
+        sizes = None if members is None else list(members)
         return cls(name, description if isinstance(description, str) else None,
                    dict(frontmatter), facts, count, layout, archive_size, file,
-                   dict(lines or {}))
+                   dict(lines or {}), None if sizes is None else len(sizes),
+                   None if sizes is None else sum(sizes))
 
 
 def _measure(measure: Measure, facts: SkillFacts) -> tuple[int, str]:
     """The measured value and the words for it."""
     if measure == "files":
+        if facts.members is not None:
+            return facts.members, "files (every member of the archive, its manifest included)"
         return len(facts.files), "files"
     if measure == "total-bytes":
+        if facts.member_bytes is not None:
+            return facts.member_bytes, "bytes in all (every member of the archive)"
         return facts.total_size, "bytes in all"
     if measure == "archive-bytes":
         if facts.archive_size is not None:
@@ -359,24 +400,27 @@ _HINTS: Mapping[Measure, str] = {
 
 def check_targets(
     targets: Sequence[str], facts: SkillFacts, *, catalog_budget: int | None = None,
+    notes: bool = False,
 ) -> list[Problem]:
     """Every limit of the named targets that ``facts`` breaks, as problems naming the host.
 
     ``catalog_budget`` (``--catalog-budget CHARS``) replaces each target's per-skill listing
-    budget, and applies one to targets that have none. An unknown target name raises
+    budget, and applies one to targets that have none. ``notes``: also the advice a host
+    gives but does not enforce (severity ``info``). An unknown target name raises
     SkillError listing the known ones. Problems are ordered by target, then by limit.
     """
     problems: list[Problem] = []
     for target in get_targets(targets) or (TARGETS[DEFAULT_TARGET],):
-        problems.extend(_check_one(target, facts, catalog_budget))
+        problems.extend(_check_one(target, facts, catalog_budget, notes))
     return problems
 
 
-def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Problem]:
+def _check_one(target: Target, facts: SkillFacts, budget: int | None,
+               notes: bool = False) -> list[Problem]:
     found: list[Problem] = []
     host = target.name
 
-    def add(severity: Literal["error", "warning"], code: str, message: str,
+    def add(severity: Literal["error", "warning", "info"], code: str, message: str,
             key: str | None = None) -> None:
         found.append(Problem(severity, code, f"{host}: {message}", facts.file,
                              facts.lines.get(key) if key else None))
@@ -390,6 +434,22 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Pr
             f"the archive must hold exactly one SKILL.md, this skill has "
             f"{facts.skill_md_count} (source: {target.one_skill_md}); rename or remove the "
             "nested ones")
+    if target.anthropic_rules is not None:
+        for word in ("anthropic", "claude"):
+            if word in facts.name.lower():
+                add("error", "target-reserved-word",
+                    f"refuses a name holding the reserved word '{word}' ('{facts.name}') "
+                    f"(source: {target.anthropic_rules}); rename the skill", "name")
+        for where, text in (("name", facts.name), ("description", facts.description or "")):
+            tag = _XML_TAG.search(text)
+            if tag is not None:
+                add("error", "target-xml-tag",
+                    f"refuses an XML tag in the {where} ({tag.group()!r}) (source: "
+                    f"{target.anthropic_rules}); write it without angle brackets", where)
+    named = name_key_problem(target, facts.name, facts.frontmatter, facts.file,
+                             facts.lines.get("skill"))
+    if named is not None:
+        found.append(named)
     if target.description_required is not None and not (facts.description or "").strip():
         add("error", "target-description-missing",
             f"requires a non-empty description (source: {target.description_required})",
@@ -400,6 +460,8 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Pr
         limits.append(Limit("listing-chars", budget, f"{budget:,} characters (description + "
                             "when_to_use)", "--catalog-budget", "warning"))
     for limit in limits:
+        if limit.severity == "note" and not notes:
+            continue
         value, words = _measure(limit.measure, facts)
         if value <= limit.maximum:
             continue
@@ -408,7 +470,7 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Pr
         exact = "" if limit.unit.startswith(f"{limit.maximum:,}") else f" = {limit.maximum:,}"
         if exact and limit.measure.endswith("bytes"):
             exact += " bytes"
-        add(limit.severity, _CODES[limit.measure],
+        add("info" if limit.severity == "note" else limit.severity, _CODES[limit.measure],
             f"{value:,} {words}; the limit is {limit.unit}{exact} (source: {limit.source}); "
             f"{_HINTS[limit.measure]}", key)
     if target.strict_keys is not None:
@@ -421,6 +483,21 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None) -> list[Pr
     return found
 
 
+def name_key_problem(target: Target | str, name: str, frontmatter: Mapping[str, Any],
+                     file: str | None = None, line: int | None = None) -> Problem | None:
+    """The error of a host that reads ``name:`` given a hard skill's frontmatter without it
+    (``skill:`` alone): the same words from `check --target` and from the export that
+    writes for that host. None when the host does not require it or the key is there."""
+    target = get_targets([target])[0] if isinstance(target, str) else target
+    if target.name_key_required is None or "name" in frontmatter or "skill" not in frontmatter:
+        return None
+    return Problem(
+        "error", "target-name-key-missing",
+        f"{target.name}: the frontmatter has no 'name:' key, which this host reads ('skill:' "
+        f"is skillpack's own key for hard skills, which it ignores) (source: "
+        f"{target.name_key_required}); add 'name: {name}' beside 'skill: {name}'", file, line)
+
+
 def check_request(targets: Sequence[str], skill_count: int) -> list[Problem]:
     """Problems for sending ``skill_count`` skills at once (a bundle) to the named targets."""
     problems: list[Problem] = []
@@ -428,7 +505,8 @@ def check_request(targets: Sequence[str], skill_count: int) -> list[Problem]:
         limit = target.max_skills_per_request
         if limit is not None and skill_count > limit.maximum:
             problems.append(Problem(
-                limit.severity, "target-too-many-skills",
+                "info" if limit.severity == "note" else limit.severity,
+                "target-too-many-skills",
                 f"{target.name}: {skill_count:,} skills; the limit is {limit.unit} "
                 f"({limit.maximum:,}) (source: {limit.source}); split them over several "
                 "requests"))

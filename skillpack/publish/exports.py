@@ -33,6 +33,7 @@ from urllib.parse import quote
 from skillpack._atomic import FolderLease
 from skillpack.errors import Problem, SkillError, WriteError
 from skillpack.formats.paths import collision_key, collision_reason, name_problem
+from skillpack.packing.targets import name_key_problem
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = [
@@ -138,8 +139,9 @@ def sha256_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _check_skills(skills: Iterable[ExportSkill]) -> list[ExportSkill]:
-    """The skills sorted by name; SkillError with every problem of every skill first."""
+def _check_skills(skills: Iterable[ExportSkill], host: str) -> list[ExportSkill]:
+    """The skills sorted by name; SkillError with every problem of every skill first
+    (``host``: the target whose `name_key_problem` applies, as `check --target` says it)."""
     listed = sorted(skills, key=lambda s: s.name.encode("utf-8"))
     problems: list[Problem] = []
 
@@ -151,6 +153,9 @@ def _check_skills(skills: Iterable[ExportSkill]) -> list[ExportSkill]:
         if not _NAME.match(skill.name) or len(skill.name) > 64:
             add("export-name", f"skill name {skill.name!r} is not an Agent Skills name "
                 "(1-64 of a-z, 0-9 and single inner hyphens)", skill)
+        named = name_key_problem(host, skill.name, skill.frontmatter, f"{skill.name}/SKILL.md")
+        if named is not None:
+            problems.append(named)
         if skill.name in seen:
             add("export-duplicate", f"two skills are named {skill.name!r}", skill)
         seen.add(skill.name)
@@ -212,7 +217,7 @@ def well_known_entries(
     URLs are path-absolute (``/.well-known/agent-skills/<name>.zip``) unless ``base_url``
     is given (the published URL of the ``agent-skills/`` folder, e.g. a CDN)."""
     out: list[tuple[IndexEntry, str, bytes]] = []
-    for skill in _check_skills(skills):
+    for skill in _check_skills(skills, "well-known"):
         relative, kind, data = _artifact(skill)
         entry = IndexEntry(skill.name, kind, skill.description, _url(relative, base_url),
                            sha256_digest(data))
@@ -370,14 +375,14 @@ def mcp_skills_list(
     Bad skills (names, paths, no SKILL.md, a frontmatter whose ``name``/``description`` are
     not the skill's: a host compares the entry's frontmatter with SKILL.md field by field)
     raise SkillError with every problem."""
-    listed = _check_skills(skills)
+    listed = _check_skills(skills, "mcp")
     problems = [
         Problem("error", "export-frontmatter",
                 f"skill {s.name!r}: the frontmatter's 'name' and 'description' must be the "
                 "skill's own (an MCP host compares them with SKILL.md); write 'name:' and "
                 "'description:' in SKILL.md", f"{s.name}/SKILL.md")
         for s in listed
-        if s.frontmatter.get("name") != s.name
+        if s.frontmatter.get("name") not in (s.name, None)  # None: _check_skills said it
         or s.frontmatter.get("description") != s.description
     ]
     if problems:

@@ -39,6 +39,7 @@ name them here so the agent knows when to read or run them.
 
 _HARD = """\
 ---
+name: {name}
 skill: {name}
 description: Describe what the {name} skill does and when an agent should use it, in one or \
 two sentences (this is what the agent reads to choose it).

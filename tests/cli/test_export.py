@@ -263,11 +263,11 @@ def test_export_mcp_refuses_a_hard_skill_frontmatter(tmp_path: Path) -> None:
     out = tmp_path / "skills.json"
     doc = failure(cli("export", "mcp", NOTES, WAITLIST, "-o", out, "--json"))
     assert [(p["code"], p["file"]) for p in doc["problems"]] == [
-        ("export-frontmatter", "waitlist/SKILL.md")]
+        ("target-name-key-missing", "waitlist/SKILL.md")]
     assert not out.exists()
     result = cli("export", "mcp", WAITLIST)
     assert result.exit_code == 1 and result.stdout == ""
-    assert "export-frontmatter" in result.stderr
+    assert "target-name-key-missing" in result.stderr
 
 
 # --- push and pull: what needs no registry -----------------------------------------------

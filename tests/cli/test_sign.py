@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,12 +36,14 @@ from helpers.approval import (
 from helpers.cli import cli
 from helpers.paths import NOTES, REPO, WAITLIST
 from helpers.skills import write_skill
+from markdown_it import MarkdownIt
 
 from skillpack.approve.review import CSP, md_escape
 from skillpack.packing.pack import pack
 
-SAFE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table",
-             "tr", "th", "td", "code", "span", "ul", "li"}
+SAFE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "p",
+             "table", "tr", "th", "td", "code", "span", "ul", "li", "section", "details",
+             "summary", "pre"}
 SAFE_ATTRS = {"lang", "charset", "http-equiv", "content", "name", "class", "colspan"}
 
 
@@ -360,7 +363,15 @@ def test_review_html_escapes_what_a_skill_supplies(tmp_path: Path) -> None:
     assert cli("review", "--lock", lock, NOTES, folder, "-o", again).exit_code == 0
     assert again.read_bytes() == page.read_bytes()
     result = cli("review", "--lock", lock, folder, NOTES, "-o", "-", "--format", "md")
-    assert result.exit_code == 0 and "<" not in result.stdout
+    assert result.exit_code == 0
+    # outside the fenced blocks of file text, no "<" at all; inside, text a forge shows
+    outside = re.sub(r"^(`{3,})diff\n.*?^\1$", "", result.stdout, flags=re.S | re.M)
+    assert "```" not in outside and "<" not in outside
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(result.stdout)
+    assert {t for t, _ in parsed(rendered).tags} <= {
+        "h2", "h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "strong", "ul",
+        "li", "em", "pre", "code"}
+    assert "<script" not in rendered and "<img" not in rendered
     assert "| waitlist | **changed** |" in result.stdout
 
 
@@ -393,8 +404,8 @@ def test_review_shows_a_skill_verify_refuses(tmp_path: Path) -> None:
     assert "<b>" not in html
     md = cli("review", "--lock", lock, waitlist, NOTES, tmp_path / "more", "-o", "-",
              "--format", "md")
-    assert md.exit_code == 0 and "| waitlist | **changed** |" in md.stdout
-    waitlist_part = md.stdout.split("### waitlist: changed")[1].split("###")[0]
+    assert md.exit_code == 0 and "| waitlist | **REFUSED** **changed** |" in md.stdout
+    waitlist_part = md.stdout.split("### waitlist: changed **REFUSED**")[1].split("###")[0]
     # the refused file is shown changed, the others as they are: nothing seems removed
     assert "- files changed: data\\/waitlist\\.csv\n" in waitlist_part
     assert "- files removed: *none*" in waitlist_part
@@ -500,7 +511,7 @@ def test_review_reads_archives_bundles_and_a_1_0_lock(tmp_path: Path) -> None:
     broken.write_bytes(archive.read_bytes()[:-30])
     result = cli("review", "--lock", lock, broken, "-o", "-", "--format", "md")
     assert result.exit_code == 0, result.output
-    assert "| broken\\.skill | **new** |" in result.stdout
+    assert "| broken\\.skill | **REFUSED** **new** |" in result.stdout
     assert md_escape("does not verify, so its skills cannot be shown") in result.stdout
     assert cli("verify", broken).exit_code == 1
 

@@ -64,7 +64,8 @@ def test_one_report_names_the_host_of_each_problem(tmp_path: Path) -> None:
                  "--target", "openai-api", skill)
     assert result.exit_code == 1
     [error] = [line for line in result.stdout.splitlines() if "error:" in line]
-    assert "[target-too-many-files] claude-ai: 206 files; the limit is 200 files" in error
+    assert ("[target-too-many-files] claude-ai: 207 files (every member of the archive, "
+            "its manifest included); the limit is 200 files") in error
     assert "support.claude.com" in error  # the source of the limit
     assert "checked 1 skill: 0 valid, 1 invalid (1 error" in result.stdout
     data = json.loads(cli("check", "--json", "--target", "claude-ai", skill).stdout)
@@ -92,7 +93,7 @@ def test_pack_refuses_a_skill_over_a_host_limit_and_writes_nothing(tmp_path: Pat
     result = cli("pack", "--target", "claude-ai", skill, "-o", out)
     assert result.exit_code == 1
     message = result.stderr
-    assert "claude-ai" in message and "206 files" in message and "200 files" in message
+    assert "claude-ai" in message and "207 files" in message and "200 files" in message
     assert "https://support.claude.com/" in message
     assert not out.exists()
     # the same skill packs for a host that takes it
@@ -175,9 +176,12 @@ def test_unzip_reads_both_layouts(tmp_path: Path, layout: str) -> None:
 
 
 def test_targets_choose_the_layout(tmp_path: Path) -> None:
-    [packed] = json.loads(cli("pack", "--json", "--target", "well-known", WAITLIST,
+    [packed] = json.loads(cli("pack", "--json", "--target", "well-known", NOTES,
                               "-o", tmp_path / "out").stdout)
     assert packed["layout"] == "root" and packed["archive"].endswith(".zip")
+    # the waitlist is a hard skill named by `skill:` alone, which a discovery index cannot read
+    hard = cli("pack", "--target", "well-known", WAITLIST, "-o", tmp_path / "hard")
+    assert hard.exit_code == 1 and "[target-name-key-missing] well-known:" in hard.stderr
     mixed = cli("pack", "--target", "well-known", "--target", "claude-ai", WAITLIST,
                 "-o", tmp_path / "mixed")
     assert mixed.exit_code == 1 and "different archive layouts" in mixed.stderr

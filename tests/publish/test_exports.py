@@ -316,6 +316,11 @@ def test_mcp_refuses_a_frontmatter_that_is_not_the_skills(skills: list[ExportSki
                        skills[0].files)
     with pytest.raises(SkillError) as caught:
         mcp_skills_list([hard])
+    assert [p.code for p in caught.value.problems] == ["target-name-key-missing"]
+    other = ExportSkill("wrangler", "Deploy Workers projects.",
+                        {"name": "wrangler", "description": "Something else."}, skills[0].files)
+    with pytest.raises(SkillError) as caught:
+        mcp_skills_list([other])
     assert [p.code for p in caught.value.problems] == ["export-frontmatter"]
 
 

@@ -10,11 +10,11 @@ from skillpack.approve.approval import (
     archive_sha256s,
     key_password,
     lock_entries,
-    review_views,
+    review_changes,
     signature_path,
 )
 from skillpack.approve.lock import make_lock, read_lock, write_lock
-from skillpack.approve.review import SkillView, compare, render_html, render_markdown
+from skillpack.approve.review import render_html, render_markdown
 from skillpack.approve.signing import sign_statement, statement_for_lock
 from skillpack.cli.options import EXISTING, command, out_file, paths
 from skillpack.cli.output import DASH, echo, write_to_stdout
@@ -95,22 +95,27 @@ def sign(lock_file: str, key: str, password_env: str | None, dest: str | None,
 @click.option("--lock", "lock_file", required=True,
               type=click.Path(exists=True, dir_okay=False),
               help="The approved lock to compare with.")
+@click.option("--base", "bases", multiple=True, type=EXISTING,
+              help="Where the approved skills can be read (a checkout of the approved "
+                   "revision, their archives): each changed file's line diff against the "
+                   "approved text, used only where it has the lock's BLAKE3 (repeatable).")
 @click.option("-o", "--out", "dest", required=True,
               type=click.Path(dir_okay=False, allow_dash=True),
               help="The page to write (atomically), or - for standard output.")
 @click.option("--format", "kind", type=click.Choice(["html", "md"]), default="html",
               show_default=True, help="A static HTML page, or Markdown for a pull request.")
-def review(paths: tuple[str, ...], lock_file: str, dest: str, kind: str) -> int:
+def review(paths: tuple[str, ...], lock_file: str, bases: tuple[str, ...], dest: str,
+           kind: str) -> int:
     """Show, per skill at PATH, what changed since the approval in --lock: unchanged,
-    changed, new or gone; files, programs, tools and run templates, allowed-tools, the
-    description, and the secret and lint findings.
+    changed, new or gone, or refused; each changed text file's line diff (with --base), a
+    new skill's files in full, programs, what SKILL.md runs at load or mentions, tools and
+    run templates, allowed-tools, the description, and the findings.
 
-    A skill that `verify` would refuse is shown with its problems as findings. Exit 0 when
+    A skill that `verify` would refuse is shown as refused, with its problems. Exit 0 when
     the page was written, 1 when the lock or a path cannot be read (nothing written).
     """
     pinned = read_lock(lock_file)
-    approved = {n: SkillView.from_lock_entry(n, e) for n, e in pinned.skills.items()}
-    changes = compare(approved, review_views(paths))
+    changes = review_changes(paths, pinned, bases)
     render = render_html if kind == "html" else render_markdown
     page = render(changes, lock=lock_file)
     if dest == DASH:
@@ -120,6 +125,8 @@ def review(paths: tuple[str, ...], lock_file: str, dest: str, kind: str) -> int:
         handle.write(page.encode("utf-8"))
     counts = {s: sum(1 for c in changes if c.status == s)
               for s in ("changed", "new", "gone", "unchanged")}
+    refused = sum(1 for c in changes if c.refused)
     echo(f"reviewed {len(changes)} skill(s) in {dest}: "
-         + ", ".join(f"{n} {s}" for s, n in counts.items()))
+         + ", ".join(f"{n} {s}" for s, n in counts.items())
+         + (f"; {refused} refused" if refused else ""))
     return 0

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from skillpack._atomic import atomic_write
-from skillpack.errors import IntegrityError, SkillpackError
+from skillpack.errors import IntegrityError, MissingPathError, SkillpackError
 from skillpack.formats.digest import DIGEST_RE, FileRecord, digest_records
 from skillpack.formats.manifest import FORMAT, LOCK_FORMAT, check_format
 from skillpack.skillmd.mentions import mentioned_programs
@@ -213,6 +213,9 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
     where = os.fspath(path)
     try:
         data = json.loads(read_regular(where).decode("utf-8"))
+    except FileNotFoundError:
+        raise MissingPathError("no such lock file", path=where,
+                               hint="give the lock `skillpack lock` wrote") from None
     except OSError as err:
         raise SkillpackError(f"cannot read the lock file: {err.strerror}", path=where) from None
     except ValueError as exc:

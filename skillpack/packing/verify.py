@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, cast
 
 from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
 from skillpack.content.secrets import secret_name_reason
-from skillpack.errors import IntegrityError, Problem, SkillpackError
+from skillpack.errors import IntegrityError, MissingPathError, Problem, SkillpackError
 from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
@@ -112,6 +112,9 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     source = os.fspath(path)
     try:
         file = FileBytes(open_regular(source), source)  # a fifo or a device must not hang
+    except FileNotFoundError:
+        raise MissingPathError("no such file", path=source,
+                               hint="give a .skill archive or a bundle") from None
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
     try:

@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,7 +50,7 @@ class CheckResult:
     path: str
     problems: tuple[Problem, ...]
     description: str | None = None
-    digest: str | None = None
+    digest: str | None = field(default=None, compare=False)
 
     @property
     def valid(self) -> bool:

@@ -13,7 +13,14 @@ import os
 from collections.abc import Iterable, Sequence
 
 from skillpack._record import Record, field
-from skillpack.errors import ArchiveError, Problem, RefusedError, SkillError, SkillpackError
+from skillpack.errors import (
+    ArchiveError,
+    MissingPathError,
+    Problem,
+    RefusedError,
+    SkillError,
+    SkillpackError,
+)
 from skillpack.formats.digest import digest_records
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest
 from skillpack.packing.members import Member, check_limits
@@ -239,6 +246,9 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
     except SkillError as err:
         problems = err.problems or (Problem("error", "parse", err.message, err.path, err.line),)
         return Verdict(source, tuple(problems), error=err)
+    except MissingPathError as err:  # a verdict, as for a folder without SKILL.md
+        return Verdict(source, (Problem("error", "parse", "there is no SKILL.md here",
+                                        err.path),), error=err)
     found = validate_skill(skill, accepted_keys(options.targets))
     errors = [p for p in found if p.severity == "error"]
     if not errors:

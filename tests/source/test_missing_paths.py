@@ -1,6 +1,7 @@
 """A path that does not exist is a `FileNotFoundError` and a `SkillpackError`, from every
 public call that takes one (issue 30 item 8): `except FileNotFoundError` catches it as it
-catches `open`'s, and it carries the path and a hint like every skillpack error."""
+catches `open`'s, and it carries the path and a hint like every skillpack error.
+(`check_skill` reports it instead, as every problem of a skill: tests/test_validate.py.)"""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ CALLS: dict[str, Callable[[Path, Path], Any]] = {
     "parse_skill_file": lambda missing, tmp: skillpack.parse_skill_file(missing),
     "walk": lambda missing, tmp: skillpack.walk(missing),
     "read_lock": lambda missing, tmp: skillpack.read_lock(missing),
-    "check_skill": lambda missing, tmp: skillpack.check_skill(missing),
     "digest": lambda missing, tmp: skillpack.digest(missing),
     "archive_digest": lambda missing, tmp: skillpack.archive_digest(missing),
     "included_files": lambda missing, tmp: skillpack.included_files(missing),

@@ -38,7 +38,8 @@ from skillpack.errors import Problem, SkillError, SkillpackError
 from skillpack.formats.allowances import parse as parse_allowances
 from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
-from skillpack.packing.prepare import prepare_many
+from skillpack.packing.check import name_clashes
+from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import canonical_sha256, loaded_sha256
 from skillpack.packing.verify import verified_archive, verify_bytes
 from skillpack.runtime import Bundle
@@ -136,36 +137,53 @@ class Found:
     archives: Mapping[str, str]
 
 
-def lock_entries(paths: Iterable[str | os.PathLike[str]]) -> Found:
+def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
+                 selection: Selection | None = None) -> Found:
     """The format 1.1 entry of every skill at ``paths`` (what `skillpack.source.classify`
     reads: skill folders, SKILL.md files, folders of skills or of archives, ``.skill``
     archives, bundles, archives made elsewhere), each verified as `verify` does; raises on
     the first that does not verify; the folders are prepared together, each skill once,
     every problem of theirs in one report. Each entry's ``archive`` is the SHA-256 of the
     skill's ``.skill`` archive: the file it was read from, else the one ``skillpack pack``
-    writes for it, computed without writing it (`canonical_sha256`)."""
+    writes for it, computed without writing it (`canonical_sha256`). Two different skills
+    with one name are refused (`name_clashes`). With `selection` (``--exclude``,
+    ``--keep-going``), what it excludes is left out and, keeping going, what does not verify
+    is skipped (``selection.skipped``)."""
+    selection = selection or Selection()
     found: list[LockedSkill] = []
     archives: dict[str, str] = {}
-    with unpacked_foreign(classify_all(paths).items) as items:
-        folders = [i.path for i in items if i.kind == "folder"]
-        prepared = iter(prepare_many(folders) if folders else ())
+    with selection.each(selection.inputs(paths), unpacked_foreign) as items:
+        prepared = selection.prepare(items)
         for item in items:
             if item.kind == "folder":
-                p = next(prepared)
-                m = p.manifest
-                found.append(LockedSkill(m.name, LockEntry.for_skill(
-                    p.skill, m.digest, m.files, m.programs, canonical_sha256(p)), item.label))
+                p = prepared.get(item.path)
+                if p is not None:
+                    m = p.manifest
+                    found.append(LockedSkill(m.name, LockEntry.for_skill(
+                        p.skill, m.digest, m.files, m.programs, canonical_sha256(p)),
+                        item.label))
                 continue
-            with verified_archive(item.path) as report:
-                assert report.loaded is not None
-                if report.kind == "archive":  # one skill: its archive's digest in its subject
-                    archives.setdefault(report.skills[0].name, _file_sha256(report.loaded))
-                for s in report.skills:
-                    loaded = report.loaded[s.name]
-                    sha = ("sha256:" + archives[s.name] if report.kind == "archive"
-                           else loaded_sha256(loaded))
-                    found.append(LockedSkill(s.name, LockEntry.for_skill(
-                        loaded.skill, s.digest, s.files, s.programs, sha), item.path))
+            try:
+                with verified_archive(item.path) as report:
+                    assert report.loaded is not None
+                    if report.kind == "archive":  # one skill: its archive's digest in its subject
+                        archives.setdefault(report.skills[0].name,
+                                            _file_sha256(report.loaded))
+                    for s in report.skills:
+                        loaded = report.loaded[s.name]
+                        sha = ("sha256:" + archives[s.name] if report.kind == "archive"
+                               else loaded_sha256(loaded))
+                        found.append(LockedSkill(s.name, LockEntry.for_skill(
+                            loaded.skill, s.digest, s.files, s.programs, sha), item.path))
+            except SkillpackError as err:
+                selection.skip(item.path, err)
+    clashes = name_clashes((f.name, f.entry.digest, f.source) for f in found)
+    if clashes:
+        bad = {p.file for p in clashes}
+        selection.settle([(p.file or "", SkillpackError(
+            p.message, path=p.file, problems=[p], hint="lock one of them, or rename one"))
+            for p in clashes])
+        found = [f for f in found if f.source not in bad]
     return Found(tuple(found), archives)
 
 
@@ -213,17 +231,22 @@ def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> d
 
 
 def review_views(paths: Iterable[str | os.PathLike[str]],
-                 approved: Mapping[str, LockEntry] | None = None) -> list[SkillView]:
+                 approved: Mapping[str, LockEntry] | None = None, *,
+                 selection: Selection | None = None) -> list[SkillView]:
     """Every skill at ``paths`` (what `skillpack.source.classify` reads) as `skillpack
     review` shows it, with its validation warnings, lint findings and secrets as findings,
     and the bytes of the files that differ from its entry in ``approved`` (every file of a
     skill not approved) in `SkillView.contents`. A skill whose digest is the approved one
     is not linted or scanned again (the approval covered those very bytes): only its
     validation findings are given. A skill `verify` would refuse is still shown, its
-    problems as findings; only a path that does not exist or holds no skill raises."""
+    problems as findings; only a path that does not exist or holds no skill raises. With
+    `selection`, what it excludes is left out, and with keep-going a PATH that holds no
+    skill (or an archive made elsewhere that does not unpack) is skipped
+    (``selection.skipped``)."""
     approved = approved or {}
+    selection = selection or Selection()
     views: list[SkillView] = []
-    with unpacked_foreign(classify_all(paths).items) as items:
+    with selection.each(selection.inputs(paths), unpacked_foreign) as items:
         for item in items:
             if item.kind == "archive":
                 views.extend(_archive_views(item.path, approved))
@@ -233,11 +256,12 @@ def review_views(paths: Iterable[str | os.PathLike[str]],
 
 
 def review_changes(paths: Iterable[str | os.PathLike[str]], lock: Lock,
-                   bases: Iterable[str | os.PathLike[str]] = ()) -> tuple[SkillChange, ...]:
-    """What `skillpack review` shows: the skills at ``paths`` (`review_views`) compared with
-    the approval in ``lock``; with ``bases`` (`approved_views`), each changed or removed
-    file's approved text, for its line diff."""
-    current = review_views(paths, lock.skills)
+                   bases: Iterable[str | os.PathLike[str]] = (), *,
+                   selection: Selection | None = None) -> tuple[SkillChange, ...]:
+    """What `skillpack review` shows: the skills at ``paths`` (`review_views`, with
+    `selection`) compared with the approval in ``lock``; with ``bases``
+    (`approved_views`), each changed or removed file's approved text, for its line diff."""
+    current = review_views(paths, lock.skills, selection=selection)
     bases = list(bases)
     if not bases:
         return compare({n: SkillView.from_lock_entry(n, e) for n, e in lock.skills.items()},

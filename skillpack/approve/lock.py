@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from skillpack._atomic import atomic_write
-from skillpack.errors import IntegrityError, SkillpackError
+from skillpack.errors import IntegrityError, MissingPathError, SkillpackError
 from skillpack.formats.digest import DIGEST_RE, FileRecord, digest_records
 from skillpack.formats.manifest import FORMAT, LOCK_FORMAT, check_format
 from skillpack.skillmd.mentions import mentioned_programs
@@ -251,6 +251,9 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
             f"the lock file lists {str(twice)!r} twice in one object (JSON would keep only the "
             "last, so which was approved is unclear)", path=where,
             hint="write the lock again with `skillpack lock`; never merge locks by hand") from None
+    except FileNotFoundError:
+        raise MissingPathError("no such lock file", path=where,
+                               hint="give the lock `skillpack lock` wrote") from None
     except OSError as err:
         raise SkillpackError(f"cannot read the lock file: {err.strerror}", path=where) from None
     except ValueError as exc:

@@ -37,7 +37,7 @@ from skillpack.cli.options import Command
 from skillpack.cli.output import echo
 from skillpack.source.discover import is_skill_folder
 
-__all__ = ["COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "LazyGroup",
+__all__ = ["ALIASES", "COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "LazyGroup",
            "StdoutClosed", "Terminated", "main", "outcome", "precommit_check", "skill_folders"]
 
 #: Exit codes of a process ended by a signal: 128 + SIGINT (2), 128 + SIGTERM (15).
@@ -72,6 +72,11 @@ COMMANDS: dict[str, str] = {
 }
 
 
+#: Other names of a command: ``validate`` is skills-ref's and ``gh skill``'s verb for
+#: ``check``. Not listed in ``--help`` (the command is, once).
+ALIASES: dict[str, str] = {"validate": "check"}
+
+
 class StdoutClosed(BaseException):
     """Whoever read stdout is gone (``skillpack files x | head -1``). Not an OSError, so that
     click's own handling of a broken pipe (exit 1) never sees it."""
@@ -98,7 +103,7 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        where = COMMANDS.get(cmd_name)
+        where = COMMANDS.get(ALIASES.get(cmd_name, cmd_name))
         if where is None:
             return None
         module, name = where.rsplit(".", 1)

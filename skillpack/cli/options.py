@@ -4,7 +4,9 @@ failures), and the arguments and options more than one command takes."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -13,10 +15,39 @@ from skillpack.cli.output import failed
 from skillpack.errors import SkillpackError
 from skillpack.install.agents import AGENTS
 from skillpack.packing.targets import DEFAULT_TARGET, TARGETS
+from skillpack.source.ignore import exclude_problem
 
-__all__ = ["AGENT", "CATALOG_BUDGET", "EXISTING", "GLOBAL", "JOBS_ENV", "JSON", "LAYOUT",
-           "TARGET", "Command", "Group", "command", "jobs", "json_failures",
-           "out_file", "out_folder", "paths", "signed_lock", "wants_json"]
+__all__ = [
+    "AGENT",
+    "CATALOG_BUDGET",
+    "CONFIG_FILE",
+    "CONFIG_KEYS",
+    "EXCLUDE",
+    "EXISTING",
+    "GLOBAL",
+    "IGNORE",
+    "JOBS_ENV",
+    "JSON",
+    "KEEP_GOING",
+    "LAYOUT",
+    "QUIET",
+    "TARGET",
+    "Command",
+    "Group",
+    "chosen",
+    "command",
+    "config_defaults",
+    "find_config",
+    "jobs",
+    "json_failures",
+    "many",
+    "out_file",
+    "out_folder",
+    "paths",
+    "quiet",
+    "signed_lock",
+    "wants_json",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +73,18 @@ class Command(click.Command):
     """A skillpack command: its callback returns the exit code; a `SkillpackError` it raises
     is printed (`failed`: on stderr, or as one JSON document when the command was asked for
     JSON), exit 1; a usage error it raises itself is printed as a JSON document too then,
-    exit 2 (otherwise click prints it)."""
+    exit 2 (otherwise click prints it). Its options' defaults come from the repository's
+    configuration file, when there is one (`find_config`, `config_defaults`)."""
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        found = find_config(Path.cwd())
+        if found is not None:
+            extra.setdefault("default_map", config_defaults(self, *found))
+        ctx = super().make_context(info_name, args, parent, **extra)
+        if found is not None:
+            ctx.meta[_META + "config"] = found[0]
+        return ctx
 
     def invoke(self, ctx: click.Context) -> int:
         try:
@@ -142,4 +184,149 @@ def signed_lock(f: F) -> F:
     )):
         f = option(f)
     return f
+
+
+_META = "skillpack."
+
+
+def _kept(key: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """An option's callback that keeps its value in the context, for `chosen`/`quiet`."""
+
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        ctx.meta[_META + key] = value
+        return value
+
+    return callback
+
+
+def _globs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
+    bad = [f"{v!r}: {why}" for v in value if (why := exclude_problem(v)) is not None]
+    if bad:
+        raise click.BadParameter("; ".join(bad), ctx, param)
+    return _kept("exclude")(ctx, param, value)
+
+
+KEEP_GOING = click.option(
+    "-k", "--keep-going", is_flag=True, expose_value=False, callback=_kept("keep_going"),
+    help="Go on past a skill that is refused: write everything valid, list each skill "
+         "skipped with its problems; exit 1 when any was skipped (default: all or nothing).")
+EXCLUDE = click.option(
+    "--exclude", multiple=True, metavar="GLOB", expose_value=False, callback=_globs,
+    help="Leave out the skill folders and archives whose path matches GLOB (gitignore "
+         "syntax, as .skillignore; repeatable). Not an error.")
+IGNORE = click.option(
+    "--ignore", multiple=True, metavar="CODE", expose_value=False, callback=_kept("ignore"),
+    help="Silence the warnings with this code, e.g. unknown-key (repeatable; an error is "
+         "never silenced).")
+QUIET = click.option(
+    "-q", "--quiet", is_flag=True, expose_value=False, callback=_kept("quiet"),
+    help="Print only problems and the final line.")
+
+
+def many(f: F) -> F:
+    """The options of a command over many skills: --keep-going, --exclude, --ignore,
+    --quiet (read back with `chosen` and `quiet`)."""
+    return KEEP_GOING(EXCLUDE(IGNORE(QUIET(f))))
+
+
+def chosen() -> dict[str, Any]:
+    """The running command's --exclude, --ignore and --keep-going, as the keyword arguments
+    of `skillpack.packing.selection.Selection` (`skillpack.cli.many.selection` makes it)."""
+    ctx = click.get_current_context()
+    meta = ctx.meta
+    config: Path | None = meta.get(_META + "config")
+    from_file = ctx.get_parameter_source("exclude") == click.core.ParameterSource.DEFAULT_MAP
+    return {"exclude": tuple(meta.get(_META + "exclude", ())),
+            "ignore": frozenset(meta.get(_META + "ignore", ())),
+            "keep_going": bool(meta.get(_META + "keep_going", False)),
+            "base": str(config.parent) if config is not None and from_file else None}
+
+
+def quiet() -> bool:
+    """Whether the running command was asked for --quiet."""
+    return bool(click.get_current_context().meta.get(_META + "quiet", False))
+
+
+#: The repository's own configuration file (or ``[tool.skillpack]`` in pyproject.toml).
+CONFIG_FILE = "skillpack.toml"
+PYPROJECT = "pyproject.toml"
+_LIST, _TEXT, _FLAG = "a list of strings", "a string", "true or false"
+#: The keys of the configuration: each a long option's name, and the type of its value.
+CONFIG_KEYS: dict[str, str] = {"target": _LIST, "exclude": _LIST, "ignore": _LIST,
+                               "layout": _TEXT, "out": _TEXT, "strict": _FLAG}
+#: Commands whose ``-o/--out`` the ``out`` key sets: pack's folder of archives (the other
+#: commands' -o each name a file of their own).
+_OUT_COMMANDS = frozenset({"pack"})
+
+
+def find_config(start: Path) -> tuple[Path, Mapping[str, Any]] | None:
+    """The configuration that applies in folder `start`: searched upward, as ruff and
+    pytest search theirs, the first ``skillpack.toml``, or ``pyproject.toml`` holding a
+    ``[tool.skillpack]`` table (one without it is passed over), in `start` or a folder above
+    it; the search stops at the repository's root (the folder holding ``.git``). Returns
+    the file and its table; a file that is no TOML is a usage error (exit 2)."""
+    for folder in (start, *start.parents):
+        own = folder / CONFIG_FILE
+        if own.is_file():
+            return own, _read_toml(own)
+        project = folder / PYPROJECT
+        if project.is_file():
+            tool = _read_toml(project).get("tool", {})
+            table = tool.get("skillpack") if isinstance(tool, dict) else None
+            if table is not None:
+                if not isinstance(table, dict):
+                    raise click.UsageError(f"{project}: [tool.skillpack] must be a table")
+                return project, table
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise click.UsageError(f"{path}: cannot read it as TOML: {err}") from None
+
+
+def config_defaults(command: click.Command, path: Path,
+                    table: Mapping[str, Any]) -> dict[str, Any]:
+    """The defaults the configuration `table` (read from `path`) gives `command`'s
+    options: each key sets the option of that long name where the command has one (``out``:
+    pack's only); the command line wins. An unknown key, or a value of the wrong type or
+    outside the option's choices, is a usage error (exit 2) naming the file and the key.
+    Paths (``out``, and what ``exclude`` matches: `chosen`) are relative to the file's
+    folder."""
+    where = "[tool.skillpack] in " if path.name == PYPROJECT else ""
+    for key, value in table.items():
+        kind = CONFIG_KEYS.get(key)
+        if kind is None:
+            raise click.UsageError(
+                f"{where}{path}: unknown key '{key}'; the keys are "
+                + ", ".join(CONFIG_KEYS))
+        good = (isinstance(value, list) and all(isinstance(v, str) for v in value)
+                if kind == _LIST else isinstance(value, bool) if kind == _FLAG
+                else isinstance(value, str))
+        if not good:
+            raise click.UsageError(f"{where}{path}: '{key}' must be {kind}")
+    defaults: dict[str, Any] = {}
+    base = path.parent
+    for param in command.params:
+        key = next((o[2:] for o in param.opts if o[2:] in table and o.startswith("--")), "")
+        if not key or param.name is None or (
+                key == "out" and command.name not in _OUT_COMMANDS):
+            continue
+        value = table[key]
+        if isinstance(param.type, click.Choice):
+            wrong = [v for v in (value if isinstance(value, list) else [value])
+                     if v not in param.type.choices]
+            if wrong:
+                raise click.UsageError(
+                    f"{where}{path}: '{key}': {', '.join(map(repr, wrong))} is not one of "
+                    + ", ".join(map(str, param.type.choices)))
+        if key == "out":
+            value = os.path.relpath(base / value) if not os.path.isabs(value) else value
+        defaults[param.name] = tuple(value) if isinstance(value, list) else value
+    return defaults
 

@@ -35,7 +35,7 @@ from skillpack.skillmd.invisible import escape_for_terminal
 from skillpack.source.notes import listen
 
 __all__ = ["DASH", "EXIT_FAILED", "EXIT_USAGE", "echo", "echo_json", "echo_problem",
-           "echo_text", "error_code", "failed", "failure_document", "item_failure",
+           "echo_text", "error_code", "failed", "failure_document", "item_failure", "json_safe",
            "refuse_dash", "report_error", "write_to_stdout"]
 
 EXIT_FAILED = 1
@@ -63,6 +63,11 @@ def echo_text(text: str, *, err: bool = False) -> None:
 def echo_json(data: Any) -> None:
     """Print `data` as indented JSON with a trailing newline (stable key order as given)."""
     echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def json_safe(value: Any) -> Any:
+    """`value` as JSON holds it: what YAML gives beyond JSON's types (a date) as its text."""
+    return json.loads(json.dumps(value, default=str, ensure_ascii=False))
 
 
 def echo_problem(problem: Problem) -> None:

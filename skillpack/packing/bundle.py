@@ -27,14 +27,14 @@ from skillpack._atomic import atomic_write, clean_stale_temps
 from skillpack.errors import Problem, SkillError, SkillpackError, WriteError
 from skillpack.formats.bundle_index import BUNDLE_INDEX, index_bytes
 from skillpack.formats.manifest import MANIFEST_PATH
-from skillpack.packing.check import CatalogReport, catalog_report
+from skillpack.packing.check import CatalogReport, catalog_report, name_clashes
 from skillpack.packing.members import Member, write_members
-from skillpack.packing.prepare import prepare_many
+from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import archive_sha256
 from skillpack.packing.targets import SkillFacts, check_request, check_targets, get_targets
 from skillpack.packing.verify import verify_file
 from skillpack.skillmd.skill import Skill
-from skillpack.source.classify import Input, classify_all, unpacked_foreign
+from skillpack.source.classify import Input, unpacked_foreign
 from skillpack.source.define import DefinedSkill, materialized
 from skillpack.storedzip.reader import FileZipIndex, read_zip
 from skillpack.storedzip.source import CHUNK
@@ -108,51 +108,69 @@ def _archive_members(path: str) -> dict[str, _Found]:
     return found
 
 
-def _collect(items: Sequence[Input],
-             outputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, _Found]:
+def _collect(items: Sequence[Input], outputs: Sequence[str | os.PathLike[str]],
+             selection: Selection) -> dict[str, _Found]:
     """Every skill to bundle, by name, in the order of `items` (`outputs`, the files being
     written, left out of any skill folder holding them; the skill folders prepared together,
-    every problem of theirs in one error). Refuses clashing names."""
+    every problem of theirs in one error, or skipped: `Selection.prepare`). Refuses two
+    different skills with one name (`name_clashes`), or with keep-going skips the later."""
     skills: dict[str, _Found] = {}
-    clashes: list[str] = []
-    folders = [i.path for i in items if i.kind == "folder"]
-    prepared = iter(prepare_many(folders, outputs=outputs) if folders else ())
+    clashes: list[tuple[str, Problem]] = []
+    prepared = selection.prepare(items, outputs=outputs)
     for item in items:
         if item.kind == "folder":
-            p = next(prepared)
+            p = prepared.get(item.path)
+            if p is None:  # skipped
+                continue
             found = {p.name: _Found(p.digest, item.label, p.members(), p.skill,
                                     tuple((r.path, r.size) for r in p.manifest.files))}
         else:
-            found = _archive_members(item.path)
+            try:
+                found = _archive_members(item.path)
+            except SkillpackError as err:
+                selection.skip(item.path, err)
+                continue
         for name, one in found.items():
-            if name in skills and skills[name].digest != one.digest:
-                clashes.append(f"'{name}' comes from both {skills[name].source} and "
-                               f"{one.source}")
+            clash = name_clashes([(name, skills[name].digest, skills[name].source),
+                                  (name, one.digest, one.source)] if name in skills else [])
+            if clash:
+                clashes.append((one.source, clash[0]))
+                continue
             skills.setdefault(name, one)
-    if clashes:
-        raise SkillpackError("two different skills have one name: " + "; ".join(clashes),
-                             hint="bundle only one of them, or rename one")
+    if clashes and not selection.keep_going:
+        raise SkillpackError("two different skills have one name: "
+                             + "; ".join(p.message for _, p in clashes),
+                             problems=[p for _, p in clashes], hint=_CLASH_HINT)
+    selection.settle([(where, SkillpackError(p.message, path=where, problems=[p],
+                                             hint=_CLASH_HINT)) for where, p in clashes])
     return skills
+
+
+_CLASH_HINT = "bundle only one of them, or rename one"
 
 
 def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
                  dest: str | os.PathLike[str], *,
                  python_module: str | os.PathLike[str] | None = None,
                  targets: Sequence[str] = (),
-                 catalog_budget: int | None = None) -> BundleResult:
+                 catalog_budget: int | None = None,
+                 selection: Selection | None = None) -> BundleResult:
     """Bundle the skills under ``paths`` into ``dest`` (atomically); refuse all on any error.
     A path may be a skill defined in code (`skillpack.define_skill`), bundled as the folder
     it writes would be. Each skill is checked against ``targets`` (host names) and the
-    per-skill ``catalog_budget``; a host's error refuses the bundle, nothing written."""
+    per-skill ``catalog_budget``; a host's error refuses the bundle, nothing written. With
+    `selection` (``--exclude``, ``--ignore``, ``--keep-going``), what it excludes is left
+    out and, keeping going, a refused skill is skipped (``selection.skipped``)."""
+    selection = selection or Selection()
     get_targets(targets)  # an unknown name: refused before anything is read
     if python_module is not None:
         module_name(python_module)  # refused before anything is read or written
     # read from disk while writing: the folders written and the archives unpacked are kept
     with materialized(paths) as (given, labels):
-        found = classify_all(given).items
-        with unpacked_foreign(found) as items:
+        found = selection.inputs(given)
+        with selection.each(found, unpacked_foreign) as items:
             return _write_bundle(items, dest, python_module, labels, tuple(targets),
-                                 catalog_budget)
+                                 catalog_budget, selection)
 
 
 def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
@@ -180,9 +198,10 @@ def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
 
 def _write_bundle(items: Sequence[Input], dest: str | os.PathLike[str],
                   python_module: str | os.PathLike[str] | None,
-                  labels: dict[str, str], targets: tuple[str, ...] = (),
-                  budget: int | None = None) -> BundleResult:
-    skills = _collect(items, [dest] if python_module is None else [dest, python_module])
+                  labels: dict[str, str], targets: tuple[str, ...],
+                  budget: int | None, selection: Selection) -> BundleResult:
+    skills = _collect(items, [dest] if python_module is None else [dest, python_module],
+                      selection)
     for name, found in skills.items():
         if found.source in labels:
             skills[name] = _Found(found.digest, labels[found.source], found.members,
@@ -217,7 +236,7 @@ def _write_bundle(items: Sequence[Input], dest: str | os.PathLike[str],
     return BundleResult(out, digest, tuple(
         BundledSkill(name, skills[name].digest, skills[name].source) for name in ordered),
         out.stat().st_size, archive_sha256(out), catalog,
-        tuple(p for p in hosts if p.severity == "warning"))
+        selection.quiet(p for p in hosts if p.severity == "warning"))
 
 
 def _make_parent(out: Path) -> None:

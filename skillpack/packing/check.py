@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,8 +25,12 @@ from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.prepare import PackOptions, judge_skill
 from skillpack.packing.targets import Layout, default_layout, get_targets
 
-__all__ = ["MIN_SHARE", "CatalogReport", "CheckResult", "catalog_report", "check_skill",
-           "check_skills", "in_processes"]
+__all__ = ["DUPLICATE_NAME", "MIN_SHARE", "CatalogReport", "CheckResult", "catalog_report",
+           "check_skill", "check_skills", "in_processes", "name_clashes",
+           "with_clashes"]
+
+#: The code of two different skills with one name (`name_clashes`).
+DUPLICATE_NAME = "duplicate-name"
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -38,13 +42,15 @@ MIN_SHARE = 8
 
 @dataclass(frozen=True, slots=True)
 class CheckResult:
-    """What `check_skill` found in one skill folder; ``description`` when checked for hosts
-    (``targets`` or ``catalog_budget`` given) and it has one."""
+    """What `check_skill` found in one skill folder; ``description`` when it has one (its
+    length is what the skill costs in the catalog), ``digest`` when its files were hashed
+    (two skills with one name and one digest are one skill: `name_clashes`)."""
 
     skill: str
     path: str
     problems: tuple[Problem, ...]
     description: str | None = None
+    digest: str | None = field(default=None, compare=False)
 
     @property
     def valid(self) -> bool:
@@ -60,7 +66,7 @@ class CheckResult:
 
 def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
                 targets: Sequence[str] = (), catalog_budget: int | None = None,
-                layout: Layout | None = None) -> CheckResult:
+                layout: Layout | None = None, ignore: Iterable[str] = ()) -> CheckResult:
     """Parse and validate the skill at ``path`` (its folder or its SKILL.md).
 
     The verdict `pack` gives (`skillpack.packing.prepare.judge_skill`, with the same
@@ -70,10 +76,11 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     on the archive pack would write, all together as problems; nothing is raised for a bad
     skill. Keys every target documents draw no unknown-key warning. ``catalog_budget`` is
     the per-skill listing budget in characters (``--catalog-budget``). With ``strict``
-    every warning becomes an error. An unknown target name, or targets that want different
-    layouts when ``layout`` is None, raise `SkillError` (as `pack` does).
+    every warning becomes an error. A warning whose code is in ``ignore`` is left out
+    (``--ignore``). An unknown target name, or targets that want different layouts when
+    ``layout`` is None, raise `SkillError` (as `pack` does).
     """
-    options = PackOptions(tuple(targets), layout, catalog_budget)
+    options = PackOptions(tuple(targets), layout, catalog_budget, frozenset(ignore))
     get_targets(targets)  # an unknown name is the caller's mistake: raised, not reported
     if layout is None:  # so are targets that disagree on the layout
         default_layout(targets)
@@ -86,10 +93,9 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     if skill is None:
         return CheckResult(where.name, folder, tuple(_strict(verdict.problems, strict)))
     description = skill.frontmatter.get("description")
-    measured = bool(targets) or catalog_budget is not None  # the catalog is a host's concern
     return CheckResult(skill.name or where.name, folder,
                        tuple(_strict(verdict.problems, strict)),
-                       description if measured and isinstance(description, str) else None)
+                       description if isinstance(description, str) else None, verdict.digest)
 
 
 def check_skills(folders: Sequence[str], check: Callable[[str], CheckResult] = check_skill, *,
@@ -162,3 +168,41 @@ def _strict(problems: Sequence[Problem], strict: bool) -> list[Problem]:
         Problem("error", p.code, p.message, p.file, p.line) if p.severity == "warning" else p
         for p in problems
     ]
+
+
+def name_clashes(skills: Iterable[tuple[str, str | None, str]]) -> list[Problem]:
+    """Two different skills with one name, which `check` reports and `bundle`, `lock`,
+    `catalog` and the exports refuse (an agent could not tell them apart): one error
+    (`DUPLICATE_NAME`) for each skill whose name an earlier one has, naming both paths.
+    `skills` gives each skill's name, digest (None: not known, never the same as another)
+    and where it is; the same skill (name and digest) found twice is no clash."""
+    first: dict[str, tuple[str | None, str]] = {}
+    problems: list[Problem] = []
+    for name, digest, where in skills:
+        if name not in first:
+            first[name] = (digest, where)
+            continue
+        known, there = first[name]
+        if digest is not None and digest == known:
+            continue
+        problems.append(Problem(
+            "error", DUPLICATE_NAME, f"two different skills are named '{name}': {there} "
+            f"and {where}; rename one, or leave one out (--exclude)", where))
+    return problems
+
+
+def with_clashes(results: Sequence[CheckResult], *, strict: bool = False
+                 ) -> list[CheckResult]:
+    """`results` with each skill whose name an earlier (different) one has carrying that
+    clash (`name_clashes`): what `bundle`, `lock`, `catalog` and the exports refuse, `check`
+    reports. A warning (each skill still packs on its own; `strict`: an error)."""
+    clashes = {p.file: p for p in name_clashes((r.skill, r.digest, r.path) for r in results)}
+    return [r if r.path not in clashes else
+            CheckResult(r.skill, r.path, (*r.problems, _clash(clashes[r.path], strict)),
+                        r.description, r.digest) for r in results]
+
+
+def _clash(problem: Problem, strict: bool) -> Problem:
+    return Problem("error" if strict else "warning", problem.code,
+                   problem.message.replace("; rename one", ", which bundle, lock, catalog "
+                                           "and export refuse; rename one"), problem.file)

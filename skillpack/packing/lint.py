@@ -13,12 +13,13 @@ A problem of severity ``info`` never fails a skill.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from skillpack.errors import Problem, RefusedError, SkillError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.check import CheckResult, check_skill
+from skillpack.packing.prepare import silenced
 from skillpack.packing.targets import Layout
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.lint_rules import lint
@@ -34,12 +35,13 @@ STRICT_CODES = frozenset({"program-dynamic", "run-code-dynamic"})
 
 def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
                check_strict: bool = False, targets: Sequence[str] = (),
-               catalog_budget: int | None = None, layout: Layout | None = None) -> CheckResult:
+               catalog_budget: int | None = None, layout: Layout | None = None,
+               ignore: Iterable[str] = ()) -> CheckResult:
     """`check_skill` of the skill at `path` (with `check_strict`, its own ``--strict``; with
     its `targets`, `catalog_budget` and `layout`) and then, when it parses, `lint_problems` (with
     `strict`). Nothing is raised for a bad skill."""
     checked = check_skill(path, strict=check_strict, targets=targets,
-                          catalog_budget=catalog_budget, layout=layout)
+                          catalog_budget=catalog_budget, layout=layout, ignore=ignore)
     folder = Path(checked.path)
     try:
         skill = parse_skill_file(folder)
@@ -47,14 +49,15 @@ def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
         return checked  # the parse error is already among the check's problems
     found = [Problem(p.severity, p.code, p.message,
                      os.path.join(checked.path, p.file or SKILL_MD), p.line)
-             for p in lint_problems(skill, strict=strict)]
+             for p in silenced(lint_problems(skill, strict=strict), ignore)]
     seen = set(checked.problems)  # a walk refusal is the check's already
     problems = [*checked.problems, *(p for p in found if p not in seen)]
     if strict:  # a model-chosen program is an error under --strict, whoever reported it
         problems = [Problem("error", p.code, p.message, p.file, p.line)
                     if p.code in STRICT_CODES and p.severity == "warning" else p
                     for p in problems]
-    return CheckResult(checked.skill, checked.path, tuple(problems), checked.description)
+    return CheckResult(checked.skill, checked.path, tuple(problems), checked.description,
+                       checked.digest)
 
 
 def lint_problems(skill: Skill, *, strict: bool = False) -> list[Problem]:

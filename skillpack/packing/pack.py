@@ -48,13 +48,13 @@ from skillpack.packing.prepare import (
     prepare_many,
     prepare_parsed,
     prepare_skill,
-    refuse_all,
     target_warnings,
 )
+from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import HashingFile, archive_sha256, parts_sha256
 from skillpack.packing.targets import Layout, default_layout
 from skillpack.packing.verify import as_skill_folders
-from skillpack.source.classify import Input, classify
+from skillpack.source.classify import Input
 from skillpack.source.define import DefinedSkill, materialized
 from skillpack.storedzip.source import FileSpan
 from skillpack.storedzip.writer import ZipWriter
@@ -123,7 +123,8 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
                 out_dir: str | os.PathLike[str], *,
                 progress: Progress | None = None,
                 options: PackOptions | None = None,
-                total: Callable[[int], None] | None = None) -> list[PackResult]:
+                total: Callable[[int], None] | None = None,
+                selection: Selection | None = None) -> list[PackResult]:
     """Pack every skill under ``paths`` into ``out_dir``; see `pack`.
 
     A path is what `skillpack.source.classify` reads: a skill folder, a folder of skills or
@@ -138,28 +139,30 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     `progress` will count before the first is written. A skill defined in code
     (`skillpack.define_skill`) is written to a temporary folder, packed from there, and the
     folder removed: its archive is the one its written folder would give.
+    With `selection` (``--exclude``, ``--ignore``, ``--keep-going``), what it excludes is
+    left out and, keeping going, a skill (or an archive, or a PATH) that is refused is
+    skipped into ``selection.skipped`` while every other is written.
     """
-    options = options or PackOptions()
+    selection = selection or Selection()
+    options = selection.options(options)
     if options.layout is None:  # targets that disagree on the layout: refused first
         default_layout(options.targets)
     with materialized(paths) as (given, labels):
-        found: list[Input] = []
-        seen: set[str] = set()
-        for path in given:
-            found += classify(path, seen=seen).items
-        with as_skill_folders(found) as items:
-            results = _pack_folders(items, out_dir, progress, options, total)
+        found = selection.inputs(given)
+        with selection.each(found, as_skill_folders) as items:
+            results = _pack_folders(items, out_dir, progress, options, total, selection)
     return [replace(r, source=labels.get(r.source, r.source)) for r in results]
 
 
 def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
                   progress: Progress | None, options: PackOptions,
-                  total: Callable[[int], None] | None) -> list[PackResult]:
+                  total: Callable[[int], None] | None,
+                  selection: Selection) -> list[PackResult]:
     out = Path(out_dir)
     outputs = ResolvedOutputs([out])
     made = not os.path.isdir(out)
     results: list[PackResult] = []
-    failures: list[SkillpackError] = []
+    failures: list[tuple[str, SkillpackError]] = []
     ready: list[tuple[PreparedSkill, Input]] = []
     try:
         with AtomicBatch() as batch:
@@ -175,13 +178,13 @@ def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
                     prepared = prepare_skill(item.path, options=options, outputs=outputs,
                                              keep_bytes=0 if total else PACK_KEEP_BYTES)
                 except (SkillError, RefusedError, ArchiveError) as err:
-                    failures.append(item.relabel(err))
+                    failures.append((item.label, item.relabel(err)))
                     continue
                 if total is not None:
                     ready.append((prepared, item))
-                elif not failures:  # once one is refused, the rest are only checked
+                elif not failures or selection.keep_going:  # else the rest are only checked
                     write(prepared, item)
-            refuse_all(failures)
+            selection.settle(failures)
             if total is not None:
                 total(sum(f.size for p, _ in ready for f in p.manifest.files))
                 for prepared, item in ready:

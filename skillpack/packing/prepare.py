@@ -13,7 +13,14 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from skillpack.errors import ArchiveError, Problem, RefusedError, SkillError, SkillpackError
+from skillpack.errors import (
+    ArchiveError,
+    MissingPathError,
+    Problem,
+    RefusedError,
+    SkillError,
+    SkillpackError,
+)
 from skillpack.formats.digest import digest_records
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest
 from skillpack.packing.members import Member, check_limits
@@ -44,10 +51,12 @@ __all__ = [
     "Verdict",
     "judge_skill",
     "output_rules",
+    "prepare_each",
     "prepare_many",
     "prepare_parsed",
     "prepare_skill",
     "refuse_all",
+    "silenced",
     "skill_folders",
     "target_warnings",
 ]
@@ -161,11 +170,13 @@ def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, 
 @dataclass(frozen=True, slots=True)
 class PackOptions:
     """What a pack is for: the hosts (``targets``), the archive layout (None: what the
-    targets want, `default_layout`) and the per-skill catalog budget (``--catalog-budget``)."""
+    targets want, `default_layout`), the per-skill catalog budget (``--catalog-budget``) and
+    the problem codes silenced (``--ignore``: warnings and notes only, never an error)."""
 
     targets: tuple[str, ...] = ()
     layout: Layout | None = None
     catalog_budget: int | None = None
+    ignore: frozenset[str] = frozenset()
 
     @property
     def chosen_layout(self) -> Layout:
@@ -183,6 +194,7 @@ class Verdict:
     prepared: PreparedSkill | None = None
     skill: Skill | None = None  # None: its SKILL.md could not be read or parsed
     error: SkillpackError | None = None  # what `prepare_skill` raises when refused
+    digest: str | None = None  # the skill's digest, when its files were hashed
 
     @property
     def valid(self) -> bool:
@@ -211,8 +223,25 @@ def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     Without `sha256` (what `check` asks: it writes nothing) no file is hashed with SHA-256:
     the manifest measured holds a placeholder of a SHA-256's length for each file, so every
     size and limit is the one pack measures, and the verdict carries no prepared skill
-    (`Verdict.prepared` is None; `valid` still says whether pack would write it)."""
+    (`Verdict.prepared` is None; `valid` still says whether pack would write it).
+    A warning or note whose code is in ``options.ignore`` is left out of the verdict."""
     options = options or PackOptions()
+    verdict = _judge(folder, keep_bytes, options, outputs, sha256)
+    if not options.ignore:
+        return verdict
+    return Verdict(verdict.source, silenced(verdict.problems, options.ignore),
+                   verdict.prepared, verdict.skill, verdict.error, verdict.digest)
+
+
+def silenced(problems: Iterable[Problem], ignore: Iterable[str]) -> tuple[Problem, ...]:
+    """`problems` without the warnings and notes whose code is in `ignore` (``--ignore``);
+    an error is never silenced."""
+    codes = frozenset(ignore)
+    return tuple(p for p in problems if p.severity == "error" or p.code not in codes)
+
+
+def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions,
+           outputs: Outputs, sha256: bool) -> Verdict:
     layout = options.chosen_layout
     source = str(folder)
     try:
@@ -220,6 +249,9 @@ def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     except SkillError as err:
         problems = err.problems or (Problem("error", "parse", err.message, err.path, err.line),)
         return Verdict(source, tuple(problems), error=err)
+    except MissingPathError as err:  # a verdict, as for a folder without SKILL.md
+        return Verdict(source, (Problem("error", "parse", "there is no SKILL.md here",
+                                        err.path),), error=err)
     found = validate_skill(skill, accepted_keys(options.targets))
     errors = [p for p in found if p.severity == "error"]
     if not errors:
@@ -231,13 +263,15 @@ def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
                            skill=skill, error=err)
         hosts = _host_problems(prepared, prepared.members(), options)
         refused = [p for p in hosts if p.severity == "error"]
+        digest = prepared.digest
         if not refused:
-            return Verdict(source, (*found, *hosts), prepared if sha256 else None, skill)
+            return Verdict(source, (*found, *hosts), prepared if sha256 else None, skill,
+                           digest=digest)
         error = SkillError(
             f"skill '{skill.name}' cannot be packed for {', '.join(options.targets)}: "
             f"{_count(refused)}", path=source, problems=refused,
             hint="fix what `skillpack check --target` reports, or pack without that target")
-        return Verdict(source, (*found, *hosts), skill=skill, error=error)
+        return Verdict(source, (*found, *hosts), skill=skill, error=error, digest=digest)
     walked: list[Problem] = []
     try:  # an invalid skill's files too, for every problem in one report
         fileset = skill_fileset(skill, read=True, outputs=output_rules(folder, outputs),
@@ -325,9 +359,10 @@ def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: 
 
 
 def target_warnings(prepared: PreparedSkill, options: PackOptions) -> tuple[Problem, ...]:
-    """The targets' warnings for a prepared skill (its errors refused it when prepared)."""
-    return tuple(p for p in _host_problems(prepared, prepared.members(), options)
-                 if p.severity == "warning")
+    """The targets' warnings for a prepared skill (its errors refused it when prepared),
+    those ``options.ignore`` silences left out."""
+    return silenced((p for p in _host_problems(prepared, prepared.members(), options)
+                     if p.severity == "warning"), options.ignore)
 
 
 def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
@@ -382,17 +417,25 @@ def refuse_all(failures: Sequence[SkillpackError]) -> None:
             problems=problems)
 
 
+def prepare_each(folders: Iterable[str | os.PathLike[str]], *,
+                 options: PackOptions | None = None,
+                 outputs: Outputs = ()) -> list[PreparedSkill | SkillpackError]:
+    """`prepare_skill` of each skill folder, in order: the skill prepared, or the error
+    refusing it (nothing raised for a bad skill)."""
+    done: list[PreparedSkill | SkillpackError] = []
+    for folder in folders:
+        try:
+            done.append(prepare_skill(folder, options=options, outputs=outputs))
+        except (SkillError, RefusedError, ArchiveError) as err:
+            done.append(err)
+    return done
+
+
 def prepare_many(paths: Iterable[str | os.PathLike[str]], *,
                  options: PackOptions | None = None,
                  outputs: Outputs = ()) -> list[PreparedSkill]:
     """Prepare every skill found under ``paths``; refuse them all at once if any is bad.
     `outputs`: what the command will write, left out of any skill holding it."""
-    prepared: list[PreparedSkill] = []
-    failures: list[SkillpackError] = []
-    for folder in skill_folders(paths):
-        try:
-            prepared.append(prepare_skill(folder, options=options, outputs=outputs))
-        except (SkillError, RefusedError, ArchiveError) as err:
-            failures.append(err)
-    refuse_all(failures)
-    return prepared
+    done = prepare_each(skill_folders(paths), options=options, outputs=outputs)
+    refuse_all([d for d in done if isinstance(d, SkillpackError)])
+    return [d for d in done if isinstance(d, PreparedSkill)]

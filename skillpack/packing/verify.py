@@ -22,7 +22,7 @@ from typing import Any, BinaryIO, cast
 
 from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
 from skillpack.content.secrets import secret_name_reason
-from skillpack.errors import IntegrityError, Problem, SkillpackError
+from skillpack.errors import IntegrityError, MissingPathError, Problem, SkillpackError
 from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
@@ -75,6 +75,9 @@ class SkillReport:
     #: In a folder: what the walk left out that Python would still run in place (a
     #: `__pycache__/` folder, a `*.pyc` file) beside the files the digest covers.
     runs_in_place: tuple[str, ...] = ()
+    #: Every frontmatter property of its verified SKILL.md (license, metadata,
+    #: compatibility, allowed-tools...: what skills-ref's read-properties prints).
+    frontmatter: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 #: The built-in leave-out rules (source/ignore.py) whose files run in place: Python imports a
@@ -102,7 +105,8 @@ def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
 def _folder_skill(p: PreparedSkill, source: str | None = None) -> SkillReport:
     return SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
                        p.source if source is None else source,
-                       tuple(x.path for x in p.fileset.left_out if x.rule in _RUN_IN_PLACE))
+                       tuple(x.path for x in p.fileset.left_out if x.rule in _RUN_IN_PLACE),
+                       dict(p.skill.frontmatter))
 
 
 def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
@@ -112,6 +116,9 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
     source = os.fspath(path)
     try:
         file = FileBytes(open_regular(source), source)  # a fifo or a device must not hang
+    except FileNotFoundError:
+        raise MissingPathError("no such file", path=source,
+                               hint="give a .skill archive or a bundle") from None
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
     try:
@@ -222,8 +229,12 @@ def _verify_loaded(bundle: Bundle, source: str,
             problems.extend(_rederive(loaded, member))
         except SkillpackError as err:
             problems.extend(err.problems or [Problem("error", "skill-md", err.message, member)])
+        try:
+            frontmatter = dict(loaded.skill.frontmatter)
+        except SkillpackError:  # its SKILL.md is refused: said above
+            frontmatter = {}
         reports.append(SkillReport(name, loaded.digest, manifest.files, manifest.programs,
-                                   manifest, source))
+                                   manifest, source, frontmatter=frontmatter))
     problems.extend(zip_problems())
     if problems:
         raise IntegrityError(

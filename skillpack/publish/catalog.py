@@ -33,8 +33,10 @@ from typing import Any, Literal
 
 from skillpack.errors import Problem, SkillpackError
 from skillpack.formats.paths import SKILL_MD
+from skillpack.packing.check import name_clashes
+from skillpack.packing.selection import Selection
 from skillpack.packing.verify import verified_archive
-from skillpack.source.classify import Input, classify, unpacked_foreign
+from skillpack.source.classify import Input, unpacked_foreign
 from skillpack.source.load import parse_skill_file, require_valid
 
 __all__ = ["FORMATS", "CatalogEntry", "catalog_entries", "render_catalog"]
@@ -76,37 +78,44 @@ def _entries_of(item: Input) -> list[CatalogEntry]:
     return [CatalogEntry(skill.name, skill.description, location)]
 
 
-def catalog_entries(paths: Iterable[str | os.PathLike[str]]) -> list[CatalogEntry]:
+def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
+                    selection: Selection | None = None) -> list[CatalogEntry]:
     """The catalog entries of every skill under ``paths`` (what `skillpack.source.classify`
-    reads). Raises `SkillpackError` listing every path that failed, and when two skills
-    share a name (an agent could not tell them apart)."""
+    reads). Raises one `SkillpackError` listing every problem of every skill that cannot be
+    listed, each once, and every two skills that share a name (`name_clashes`: an agent
+    could not tell them apart). With `selection`, what it excludes is left out and, keeping
+    going, what cannot be listed is skipped (``selection.skipped``) and the rest listed."""
+    selection = selection or Selection()
     entries: list[CatalogEntry] = []
-    failures: list[SkillpackError] = []
-    seen: set[str] = set()
-    for given in paths:
-        try:
-            with unpacked_foreign(classify(given, seen=seen).items) as items:
-                for item in items:
-                    entries.extend(_entries_of(item))
-        except SkillpackError as err:
-            failures.append(err)
-    names: dict[str, str] = {}
-    problems: list[Problem] = [p for err in failures for p in err.problems]
-    problems += [Problem("error", "not-a-skill", err.message, err.path)
-                 for err in failures if not err.problems]
-    for entry in entries:
-        if entry.name in names:
-            problems.append(Problem(
-                "error", "duplicate-name",
-                f"two skills are named '{entry.name}': {names[entry.name]} and "
-                f"{entry.location}; list one of them", entry.location))
-        names.setdefault(entry.name, entry.location)
-    if failures or problems:
-        first = failures[0] if failures else None
-        message = str(first) if first is not None else problems[0].message
-        raise SkillpackError(f"no catalog: {message}", problems=problems,
-                             hint="fix what is listed, then try again")
-    return entries
+    failures: list[tuple[str, SkillpackError]] = []
+    # every failure collected, then settled at once
+    lenient = Selection(selection.exclude, selection.ignore, keep_going=True)
+    found = lenient.inputs(paths)
+    selection.excluded += lenient.excluded
+    with lenient.each(found, unpacked_foreign) as items:
+        for item in items:
+            try:
+                entries.extend(_entries_of(item))
+            except SkillpackError as err:
+                failures.append((item.label, item.relabel(err)))
+    failures += [(s.path, s.error) for s in lenient.skipped]
+    clashes = name_clashes((e.name, None, e.location) for e in entries)
+    failures += [(p.file or "", SkillpackError(p.message, path=p.file, problems=[p]))
+                 for p in clashes]
+    if failures and not selection.keep_going:
+        problems = [p for _, err in failures for p in _problems(err)]
+        count = len(failures)
+        raise SkillpackError(
+            f"no catalog: {count} skill{'s' * (count != 1)} cannot be listed"
+            + (f" ({failures[0][1].message})" if count == 1 else ""),
+            problems=problems, hint="fix what is listed, then try again")
+    selection.settle(failures)
+    bad = {p.file for p in clashes}
+    return [e for e in entries if e.location not in bad]
+
+
+def _problems(err: SkillpackError) -> tuple[Problem, ...]:
+    return err.located() or (Problem("error", "not-a-skill", err.message, err.path),)
 
 
 def render_catalog(entries: Iterable[CatalogEntry], fmt: CatalogFormat) -> str:

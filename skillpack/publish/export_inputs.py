@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
+from skillpack.errors import SkillpackError
 from skillpack.formats.paths import SKILL_MD
+from skillpack.packing.check import name_clashes
 from skillpack.packing.members import write_members
-from skillpack.packing.prepare import prepare_many
+from skillpack.packing.selection import Selection
 from skillpack.packing.verify import verify_bytes
 from skillpack.publish.exports import ExportSkill
 from skillpack.publish.oci import OciArtifact, artifact_from_bytes, toolhive_from_bytes
-from skillpack.runtime import LoadedSkill
+from skillpack.runtime import Bundle, LoadedSkill
 from skillpack.skillmd.frontmatter import normalise_text
 from skillpack.skillmd.yaml_core import core_frontmatter, frontmatter_yaml
-from skillpack.source.classify import classify_all, read_input, unpacked_foreign
+from skillpack.source.classify import read_input, unpacked_foreign
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = ["archives_of", "artifacts_from_paths", "export_skill", "export_skills"]
@@ -33,23 +35,45 @@ __all__ = ["archives_of", "artifacts_from_paths", "export_skill", "export_skills
 _EXECUTABLE = "100755"
 
 
-def archives_of(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[bytes, str]]:
+def archives_of(paths: Iterable[str | os.PathLike[str]], *,
+                selection: Selection | None = None) -> list[tuple[bytes, str]]:
     """The bytes of every archive ``paths`` stand for, in order, each with what to call it:
     an archive or bundle of ours as it is, each skill folder packed in memory (not yet
-    verified: `verify_bytes` them)."""
+    verified: `verify_bytes` them). With `selection`, what it excludes is left out and,
+    keeping going, a refused skill skipped (``selection.skipped``)."""
+    selection = selection or Selection()
     found: list[tuple[bytes, str]] = []
-    with unpacked_foreign(classify_all(paths).items) as items:
-        folders = [i.path for i in items if i.kind == "folder"]
-        prepared = iter(prepare_many(folders) if folders else ())
+    with selection.each(selection.inputs(paths), unpacked_foreign) as items:
+        prepared = selection.prepare(items)
         for item in items:
             if item.kind == "archive":
-                found.append((read_input(item.path), item.path))
+                try:
+                    found.append((read_input(item.path), item.path))
+                except SkillpackError as err:
+                    selection.skip(item.path, err)
+                continue
+            p = prepared.get(item.path)
+            if p is None:  # skipped
                 continue
             buffer = io.BytesIO()
             with ZipWriter(buffer) as writer:
-                write_members(writer, next(prepared).members())
+                write_members(writer, p.members())
             found.append((buffer.getvalue(), item.label))
     return found
+
+
+def _verified(paths: Iterable[str | os.PathLike[str]],
+              selection: Selection) -> Iterator[tuple[Bundle, str]]:
+    """Each archive of `archives_of`, verified from its bytes, with what to call it; one
+    that does not verify raises, or keeping going is skipped."""
+    for data, source in archives_of(paths, selection=selection):
+        try:
+            bundle = verify_bytes(data, source=source).loaded
+        except SkillpackError as err:
+            selection.skip(source, err)
+            continue
+        assert bundle is not None
+        yield bundle, source
 
 
 def export_skill(loaded: LoadedSkill) -> ExportSkill:
@@ -65,31 +89,49 @@ def export_skill(loaded: LoadedSkill) -> ExportSkill:
          for path in loaded.files()])
 
 
-def export_skills(paths: Iterable[str | os.PathLike[str]]) -> list[ExportSkill]:
+def export_skills(paths: Iterable[str | os.PathLike[str]], *,
+                  selection: Selection | None = None) -> list[ExportSkill]:
     """One record per skill under ``paths`` (every skill of a bundle); the same skill (name
-    and digest) given twice is listed once. Raises what `pack` and `verify` raise."""
+    and digest) given twice is listed once; two different skills with one name are refused
+    (`name_clashes`), or keeping going the later skipped. Raises what `pack` and `verify`
+    raise (with `selection` keeping going: skips it)."""
+    selection = selection or Selection()
     skills: list[ExportSkill] = []
-    seen: set[tuple[str, str]] = set()
-    for data, source in archives_of(paths):
-        bundle = verify_bytes(data, source=source).loaded
-        assert bundle is not None
+    first: dict[str, tuple[str, str]] = {}  # name -> (digest, where) of the one kept
+    for bundle, source in _verified(paths, selection):
         for name in bundle.names:
             skill = bundle[name]
-            if (skill.name, skill.digest) not in seen:
-                seen.add((skill.name, skill.digest))
+            where = source if len(bundle.names) == 1 else f"{source}/{name}"
+            known = first.get(skill.name)
+            clash = name_clashes([(skill.name, *known), (skill.name, skill.digest, where)]
+                                 if known is not None else [])
+            if clash:
+                selection.settle([(where, SkillpackError(
+                    clash[0].message, path=where, problems=clash,
+                    hint="export one of them, or rename one"))])
+            elif known is None:
+                first[skill.name] = (skill.digest, where)
                 skills.append(export_skill(skill))
     return skills
 
 
 def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]], *,
+                         selection: Selection | None = None,
                          fmt: str = "skillpack") -> list[OciArtifact]:
     """One OCI artifact per `.skill` or bundle file, and one per skill folder, under
-    ``paths``; sorted by kind then name, the same one given twice listed once. With ``fmt``
+    ``paths``; sorted by kind then name, the same one given twice listed once. With
+    `selection`, what it excludes is left out and, keeping going, a refused skill or an
+    archive that does not verify is skipped (``selection.skipped``). With ``fmt``
     ``toolhive``, one ToolHive artifact per skill (a bundle's skills each)."""
+    selection = selection or Selection()
     found: dict[str, OciArtifact] = {}
-    for data, source in archives_of(paths):
-        made = (toolhive_from_bytes(data, source=source) if fmt == "toolhive"
-                else [artifact_from_bytes(data, source=source)])
+    for data, source in archives_of(paths, selection=selection):
+        try:
+            made = (toolhive_from_bytes(data, source=source) if fmt == "toolhive"
+                    else [artifact_from_bytes(data, source=source)])
+        except SkillpackError as err:
+            selection.skip(source, err)
+            continue
         for art in made:
             found.setdefault(art.manifest_digest, art)
     return sorted(found.values(), key=lambda a: (a.kind, a.name.encode("utf-8")))

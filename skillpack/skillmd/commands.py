@@ -232,13 +232,19 @@ def effective_program(argv_words: Sequence[str]) -> Effective:
 _OPERATORS = frozenset({"|", "||", "&&", ";", ";;", "&", "|&", ">", ">>", "<", "<<", "<<<",
                         "2>", "2>>", "&>", "2>&1", ">&2", "1>&2", "(", ")", "{", "}", "!"})
 _REDIRECT = re.compile(r"^[0-9]*(?:>>?|<<?|&>|>&)[^\s]")
+#: An operator glued to other text in one word (``$msg;``, ``a|b``, ``x>out``, ``job&``): a
+#: shell would have split the word there; no shell runs the template, so it reaches the
+#: program as it is. A lone ``&`` inside a word (a URL's query) is not one.
+_GLUED = re.compile(r"\|\||\||&&|;|&$|>>?|<<?")
 
 
 def shell_syntax(word: str, *, string_form: bool = True) -> str | None:
     """What shell syntax `word` holds, or None: the construct, named for a person.
 
     Flagged: an operator word (``|``, ``&&``, ``;``, ``>``, ``2>&1``...), a redirection
-    glued to its target (``>out.txt``, ``2>/dev/null``), backticks, ``$(``, ``${``, a quote
+    glued to its target (``>out.txt``, ``2>/dev/null``), an operator glued to other text
+    in a run string (``$msg;``, ``a|b``, ``x>y``, ``job&``: a shell would split the word
+    there; a YAML list's word is taken as meant), backticks, ``$(``, ``${``, a quote
     opening or closing the word, and a leading ``~``. Globs (``*.txt``) are not: many
     programs take them literally (``find -name *.py``).
     """
@@ -247,6 +253,9 @@ def shell_syntax(word: str, *, string_form: bool = True) -> str | None:
         return f"the shell operator '{text}'"
     if _REDIRECT.match(text):
         return f"the redirection '{text}'"
+    glued = _GLUED.search(text) if string_form else None  # a list's word means itself
+    if glued is not None:
+        return f"glued to the shell operator '{glued.group(0)}'"
     if "`" in text:
         return "a backtick command substitution"
     if "$(" in word.replace("$$", ""):

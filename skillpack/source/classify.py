@@ -17,6 +17,12 @@ a tar's or a gzip's, or it is no regular file (a fifo, a device: refused when re
 waited on). `classify` returns the `Input` records of a PATH in order (by path, part by part),
 each skill folder or archive file once however many PATHs lead to it; a PATH that does not
 exist raises `MissingPathError`, one that holds none of the above `NoSkillError`.
+
+``exclude`` (``--exclude GLOB``, gitignore syntax, as `.skillignore`) leaves out the skill
+folders and archive files whose path matches: relative to the working folder (or to the
+configuration file's folder, for its own patterns) when below it, else absolute; a folder
+matched by ``templates/`` leaves out every skill below it. A left-out input is no error:
+`Inputs.excluded` lists it, and a PATH whose every input was left out holds nothing more.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from typing import Literal
 from skillpack.content.inflate import read_archive, sniff
 from skillpack.errors import (
     ArchiveError,
+    ArgumentError,
     NoSkillError,
     Problem,
     RefusedError,
@@ -44,12 +51,13 @@ from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.manifest import MANIFEST_PATH
 from skillpack.source.discover import ARCHIVE_SUFFIXES, Skipped, discover, is_archive_name
 from skillpack.source.foreign import unpack
+from skillpack.source.ignore import exclude_problem
 from skillpack.source.load import open_regular, read_regular
 from skillpack.storedzip.reader import read_zip_file
 from skillpack.storedzip.source import FileBytes
 
-__all__ = ["ARCHIVE_SUFFIXES", "Input", "Inputs", "Kind", "classify", "classify_all",
-           "no_skill", "read_input", "unpacked_foreign"]
+__all__ = ["ARCHIVE_SUFFIXES", "Exclude", "Input", "Inputs", "Kind", "classify",
+           "classify_all", "no_skill", "read_input", "unpacked_foreign"]
 
 #: What an input is: a skill folder; an archive or bundle of ours (verified strictly); an
 #: archive made elsewhere (read as the folder it unpacks to).
@@ -122,10 +130,45 @@ class Input:
 
 @dataclass(frozen=True, slots=True)
 class Inputs:
-    """What `classify` found: the inputs in order, and what discovery skipped."""
+    """What `classify` found: the inputs in order, what discovery skipped, and the inputs
+    ``exclude`` left out (their paths)."""
 
     items: tuple[Input, ...]
     skipped: tuple[Skipped, ...] = ()
+    excluded: tuple[str, ...] = ()
+
+
+class Exclude:
+    """``--exclude`` patterns compiled once: `matches` says whether a skill folder or an
+    archive file is left out (see the module text)."""
+
+    def __init__(self, patterns: Iterable[str] = (), *, base: str | None = None) -> None:
+        self.patterns = tuple(patterns)
+        self.base = base  # what paths are matched relative to (None: the working folder)
+        bad = [(p, why) for p in self.patterns if (why := exclude_problem(p)) is not None]
+        if bad:
+            raise ArgumentError("--exclude: " + "; ".join(f"{p!r}: {why}" for p, why in bad),
+                                hint="give a glob such as 'templates/' or '*-draft'")
+        if self.patterns:
+            import pathspec  # only when something is excluded
+
+            self._spec: pathspec.GitIgnoreSpec | None = pathspec.GitIgnoreSpec.from_lines(
+                self.patterns)
+        else:
+            self._spec = None
+
+    def __bool__(self) -> bool:
+        return self._spec is not None
+
+    def matches(self, path: str, is_dir: bool) -> bool:
+        if self._spec is None:
+            return False
+        absolute = os.path.abspath(path)
+        here = os.path.abspath(self.base) if self.base is not None else os.getcwd()
+        shown = (os.path.relpath(absolute, here) if absolute.startswith(here + os.sep)
+                 else absolute.lstrip(os.sep))
+        shown = shown.replace(os.sep, "/")
+        return self._spec.match_file(shown + "/" if is_dir else shown)
 
 
 def no_skill(path: str) -> NoSkillError:
@@ -146,12 +189,15 @@ def _same_file(path: str) -> str:
     return f"{st.st_dev}:{st.st_ino}"
 
 
-def classify(path: str | os.PathLike[str], *, seen: set[str] | None = None) -> Inputs:
+def classify(path: str | os.PathLike[str], *, seen: set[str] | None = None,
+             exclude: Exclude | Iterable[str] = ()) -> Inputs:
     """The inputs PATH holds (see the module text), in order. With `seen`, an input already
     in it (by the file or folder itself, however reached) is left out, and each one kept is
-    added: a skill under two PATHs of one command is read, and reported, once. Raises
+    added: a skill under two PATHs of one command is read, and reported, once. Those
+    `exclude` matches are left out, and listed in `Inputs.excluded`. Raises
     `MissingPathError`, `NoSkillError`, or `SkillpackError` for a folder that cannot be
     listed or an archive that cannot be read."""
+    exclude = exclude if isinstance(exclude, Exclude) else Exclude(exclude)
     given = os.fspath(path)
     found = discover(given)
     items: list[Input] = [Input("folder", str(p), given) for p in found.skills]
@@ -165,6 +211,15 @@ def classify(path: str | os.PathLike[str], *, seen: set[str] | None = None) -> I
         items.sort(key=lambda i: Path(i.path).parts)
     if not items:
         raise no_skill(given)
+    excluded: list[str] = []
+    if exclude:
+        kept = []
+        for item in items:
+            if exclude.matches(item.path, item.kind == "folder"):
+                excluded.append(item.path)
+            else:
+                kept.append(item)
+        items = kept
     if seen is not None:
         fresh = []
         for item in items:
@@ -173,20 +228,24 @@ def classify(path: str | os.PathLike[str], *, seen: set[str] | None = None) -> I
                 seen.add(key)
                 fresh.append(item)
         items = fresh
-    return Inputs(tuple(items), found.skipped)
+    return Inputs(tuple(items), found.skipped, tuple(excluded))
 
 
-def classify_all(paths: Iterable[str | os.PathLike[str]]) -> Inputs:
-    """`classify` of every PATH, in order, each input once; raises for the first PATH that
-    holds nothing or cannot be read."""
+def classify_all(paths: Iterable[str | os.PathLike[str]], *,
+                 exclude: Exclude | Iterable[str] = ()) -> Inputs:
+    """`classify` of every PATH, in order, each input once (those `exclude` matches left
+    out); raises for the first PATH that holds nothing or cannot be read."""
+    exclude = exclude if isinstance(exclude, Exclude) else Exclude(exclude)
     seen: set[str] = set()
     items: list[Input] = []
     skipped: list[Skipped] = []
+    excluded: list[str] = []
     for path in paths:
-        found = classify(path, seen=seen)
+        found = classify(path, seen=seen, exclude=exclude)
         items += found.items
         skipped += found.skipped
-    return Inputs(tuple(items), tuple(skipped))
+        excluded += found.excluded
+    return Inputs(tuple(items), tuple(skipped), tuple(excluded))
 
 
 def _archive_file(path: str) -> bool:

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_SKILLIGNORE",
     "SKILLIGNORE",
     "SkillIgnore",
+    "exclude_problem",
     "left_out_rule",
     "pattern_problem",
     "read_skillignore",
@@ -90,6 +91,14 @@ def pattern_problem(line: str) -> str | None:
         return (f"the pattern holds {doubles} '**' segments after its start, over "
                 f"{MAX_DOUBLE_STARS}: matching it could take exponential time")
     return None
+
+
+def exclude_problem(pattern: str) -> str | None:
+    """Why the ``--exclude`` glob `pattern` is refused (empty, or one whose matching could
+    take exponential time: `pattern_problem`), or None."""
+    if not pattern.strip():
+        return "an empty pattern matches nothing"
+    return pattern_problem(pattern)
 
 
 def _star_runs(segment: str) -> int:

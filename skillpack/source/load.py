@@ -102,8 +102,13 @@ def _miscased(where: str, opened: bool = False) -> SkillError | None:
 
 
 def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
-    """Read and parse a SKILL.md (or the SKILL.md of a skill folder)."""
-    return _parse_at(skill_md_path(path))
+    """Read and parse a SKILL.md (or the SKILL.md of a skill folder); a path that does not
+    exist raises `MissingPathError` (a `FileNotFoundError`)."""
+    text = os.fspath(path)
+    if not os.path.lexists(text):
+        raise MissingPathError("no such file or folder", path=text,
+                               hint="give a skill folder or its SKILL.md")
+    return _parse_at(skill_md_path(text))
 
 
 def _parse_at(where: str, fd: int | None = None, size: int = 0) -> Skill:

@@ -29,7 +29,7 @@ from skillpack.content.scan import (
     unused_rule_message,
 )
 from skillpack.content.secrets import secret_name_candidates, secret_name_reason
-from skillpack.errors import ArchiveError, Problem, RefusedError, SkillpackError
+from skillpack.errors import ArchiveError, MissingPathError, Problem, RefusedError, SkillpackError
 from skillpack.formats.paths import (
     SKILL_MD,
     collision_key,
@@ -598,6 +598,9 @@ def walk(
     """
     root_str = os.fspath(root)
     if not os.path.isdir(root_str):
+        if not os.path.lexists(root_str):
+            raise MissingPathError("no such folder", path=root_str,
+                                   hint="give the path of a skill folder")
         raise SkillpackError(
             "not a folder", path=root_str, hint="give the path of a skill folder"
         )

@@ -23,7 +23,8 @@ def test_python_dash_m_skillpack_runs_the_command_line() -> None:
     done = subprocess.run([sys.executable, "-m", "skillpack", "check", "fixtures/waitlist"],
                           capture_output=True, text=True, env=env, cwd=REPO)
     assert done.returncode == 0
-    assert done.stdout == "checked 1 skill: 1 valid, 0 invalid (0 errors, 0 warnings)\n"
+    assert done.stdout.splitlines()[-1] == (
+        "checked 1 skill: 1 valid, 0 invalid (0 errors, 0 warnings)")
 
 
 def test_files_map_to_the_skill_folders_holding_them(tmp_path: Path,
@@ -49,7 +50,8 @@ def test_the_hook_entry_checks_whole_skills(tmp_path: Path, monkeypatch: pytest.
     (bad / "SKILL.md").write_bytes((TOO_LONG / "SKILL.md").read_bytes())
     (bad / "notes" / "x.md").write_text("x\n")
     assert precommit_check(["good/scripts/run.py", "good/assets/logo.bin"]) == 0
-    assert capsys.readouterr().out == "checked 1 skill: 1 valid, 0 invalid (0 errors, 0 warnings)\n"
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "checked 1 skill: 1 valid, 0 invalid (0 errors, 0 warnings)")
     # only a note changed, but the skill holding it is checked: its SKILL.md is invalid
     assert precommit_check([f"{bad.name}/notes/x.md", f"{good.name}/SKILL.md"]) == 1
     out = capsys.readouterr().out

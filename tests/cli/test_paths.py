@@ -291,7 +291,8 @@ def test_check_of_trees_pack_refuses(tmp_path: Path) -> None:
                        ("linked", "error: [symlink]"), ("lower", "[skill-md-case]")):
         result = cli("check", tmp_path / tree)
         assert result.exit_code == 1 and said in result.stdout, (tree, result.output)
-    assert ok("check", "--strict", "--strict", fine).stdout.startswith("checked 1 skill: 1 valid")
+    assert ok("check", "--strict", "--strict", fine).stdout.splitlines()[-1].startswith(
+        "checked 1 skill: 1 valid")
 
 
 # -- many skills, shared among processes ------------------------------------------------------

@@ -87,7 +87,7 @@ def test_bundling_both_skill_creators_fails_naming_both(tmp_path: Path,
     dest = tmp_path / "clash.bundle"
     with pytest.raises(SkillpackError) as info:
         write_bundle([one, WAITLIST, two], dest)
-    assert "'skill-creator' comes from both" in str(info.value)
+    assert "two different skills are named 'skill-creator'" in str(info.value)
     assert str(one) in str(info.value) and str(two) in str(info.value)
     result = cli("bundle", two.parent, one, "-o", dest)
     assert result.exit_code == 1

@@ -230,7 +230,9 @@ def test_the_runner_catches_a_wrong_example(workdir: Path) -> None:
 # --- names in the documents ---------------------------------------------------------------
 
 MODULE_PATH = re.compile(r"(?<![\w./-])skillpack/(?:\w+/)*(?:\w+\.py\b)?")
-DOTTED = re.compile(r"(?<![\w./-])skillpack(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?(?![\w/-])")
+#: ``skillpack.toml`` is the configuration file's name, not a module.
+DOTTED = re.compile(r"(?<![\w./-])skillpack(?!\.toml\b)(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?"
+                    r"(?![\w/-])")
 #: A module named by its path inside the package (`source/classify.py`), or in a stage folder
 #: that no longer exists (`build/`, `spec/`).
 STAGE_PATH = re.compile(r"(?<![\w./-])(?:build|spec|formats|storedzip|skillmd|model|runtime|"

@@ -2,7 +2,7 @@
 known ones named, and registry requests bounded in time.
 
 Against Debian's `docker-registry` on 127.0.0.1 with `skopeo` as the independent reader
-(tests/_registry.py; skipped without them unless SKILLPACK_REQUIRE_REGISTRY=1).
+(tests/helpers/registry.py; skipped without them unless SKILLPACK_REQUIRE_REGISTRY=1).
 """
 
 from __future__ import annotations

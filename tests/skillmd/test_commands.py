@@ -126,10 +126,19 @@ def test_shell_syntax_is_named(word: str, what: str) -> None:
     assert found is not None and what in found
 
 
-@pytest.mark.parametrize("word", ["*.py", "a|b", "--format=%s", "s/a/b/", "$$3", "{print}",
-                                  "key=value", "-", "x>y"])
+@pytest.mark.parametrize("word", ["*.py", "--format=%s", "s/a/b/", "$$3", "{print}",
+                                  "key=value", "-", "https://x.example/?a=1&b=2"])
 def test_ordinary_words_are_not_shell_syntax(word: str) -> None:
     assert shell_syntax(word) is None
+
+
+@pytest.mark.parametrize(("word", "operator"), [
+    ("$msg;", ";"), ("a|b", "|"), ("x>y", ">"), ("job&", "&"), ("a&&b", "&&")])
+def test_an_operator_glued_in_a_run_string_word_is_named(word: str, operator: str) -> None:
+    """A shell would have split the word at the operator (issue 30 item 8), so it is reported
+    as a whole operator word is; a YAML list's word (`grep -E 'a|b'`) is taken as meant."""
+    assert shell_syntax(word) == f"glued to the shell operator '{operator}'"
+    assert shell_syntax(word, string_form=False) is None
 
 
 def test_quotes_inside_a_list_word_are_intended() -> None:

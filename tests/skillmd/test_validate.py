@@ -282,9 +282,10 @@ def test_hard_skill_named_by_skill_key(tmp_path: Path) -> None:
 
 def test_check_skill_accepts_the_skill_md_path_and_serialises() -> None:
     result = check_skill(FIXTURES / "waitlist" / "SKILL.md")
-    assert result == CheckResult("waitlist", str(FIXTURES / "waitlist"), ())
+    description = parse_skill_file(FIXTURES / "waitlist").description
+    assert result == CheckResult("waitlist", str(FIXTURES / "waitlist"), (), description)
     assert result.to_dict() == {"name": "waitlist", "path": str(FIXTURES / "waitlist"),
-                                "valid": True, "problems": []}
+                                "valid": True, "description_chars": 143, "problems": []}
 
 
 def test_fixtures_of_both_dialects_are_valid() -> None:

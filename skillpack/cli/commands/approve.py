@@ -16,7 +16,8 @@ from skillpack.approve.approval import (
 from skillpack.approve.lock import make_lock, read_lock, write_lock
 from skillpack.approve.review import render_html, render_markdown
 from skillpack.approve.signing import sign_statement, statement_for_lock
-from skillpack.cli.options import EXISTING, command, out_file, paths
+from skillpack.cli.many import exit_code, report_skipped, selection, tail
+from skillpack.cli.options import EXISTING, command, many, out_file, paths
 from skillpack.cli.output import DASH, echo, write_to_stdout
 
 __all__ = ["lock", "review", "sign"]
@@ -34,14 +35,17 @@ _PASSWORD_ENV = click.option("--key-password-env", "password_env", metavar="NAME
               help="Also sign it with this Ed25519 private key: OUT.intoto.json, written "
                    "with the lock, both or neither.")
 @_PASSWORD_ENV
+@many
 def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str | None) -> int:
     """Pin each skill's digest, files, programs and tools (format 1.1) in a lock file an
     approver can diff, with the SHA-256 of each skill's .skill archive (computed, never
-    written); with --sign, sign it in the same step (each subject: that SHA-256)."""
+    written); with --sign, sign it in the same step (each subject: that SHA-256). With
+    --keep-going a skill that does not verify is left out of the lock and listed (exit 1)."""
     if dest == DASH and key is not None:
         raise click.UsageError("--sign writes the signature beside the lock: give -o a file, "
                                "not -")
-    found = lock_entries(paths)
+    chosen = selection()
+    found = lock_entries(paths, selection=chosen)
     if dest == DASH:
         pinned = write_to_stdout(lambda path: write_lock(found.entries, path), "skills.lock")
     elif key is None:
@@ -55,11 +59,12 @@ def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str |
                 handle.write(pinned.to_bytes())
             with batch.write(signature_path(dest)) as handle:
                 handle.write(envelope)
-    echo(f"locked {len(pinned.skills)} skill(s) in {'stdout' if dest == DASH else dest}",
-         err=dest == DASH)
+    report_skipped(chosen)
+    echo(f"locked {len(pinned.skills)} skill(s) in {'stdout' if dest == DASH else dest}"
+         + tail(chosen), err=dest == DASH)
     if key is not None:
         echo(f"signed it in {signature_path(dest)}")
-    return 0
+    return exit_code(chosen)
 
 
 @command()
@@ -104,6 +109,7 @@ def sign(lock_file: str, key: str, password_env: str | None, dest: str | None,
               help="The page to write (atomically), or - for standard output.")
 @click.option("--format", "kind", type=click.Choice(["html", "md"]), default="html",
               show_default=True, help="A static HTML page, or Markdown for a pull request.")
+@many
 def review(paths: tuple[str, ...], lock_file: str, bases: tuple[str, ...], dest: str,
            kind: str) -> int:
     """Show, per skill at PATH, what changed since the approval in --lock: unchanged,
@@ -115,18 +121,21 @@ def review(paths: tuple[str, ...], lock_file: str, bases: tuple[str, ...], dest:
     the page was written, 1 when the lock or a path cannot be read (nothing written).
     """
     pinned = read_lock(lock_file)
-    changes = review_changes(paths, pinned, bases)
+    chosen = selection()
+    changes = review_changes(paths, pinned, bases, selection=chosen)
     render = render_html if kind == "html" else render_markdown
     page = render(changes, lock=lock_file)
     if dest == DASH:
         click.echo(page, nl=False)
-        return 0
+        report_skipped(chosen)
+        return exit_code(chosen)
     with atomic_write(dest) as handle:
         handle.write(page.encode("utf-8"))
     counts = {s: sum(1 for c in changes if c.status == s)
               for s in ("changed", "new", "gone", "unchanged")}
     refused = sum(1 for c in changes if c.refused)
+    report_skipped(chosen)
     echo(f"reviewed {len(changes)} skill(s) in {dest}: "
          + ", ".join(f"{n} {s}" for s, n in counts.items())
-         + (f"; {refused} refused" if refused else ""))
-    return 0
+         + (f"; {refused} refused" if refused else "") + tail(chosen))
+    return exit_code(chosen)

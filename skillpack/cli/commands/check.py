@@ -11,7 +11,18 @@ from typing import Any, cast
 
 import click
 
-from skillpack.cli.options import CATALOG_BUDGET, JSON, LAYOUT, TARGET, command, jobs, paths
+from skillpack.cli.many import selection
+from skillpack.cli.options import (
+    CATALOG_BUDGET,
+    EXCLUDE,
+    IGNORE,
+    JSON,
+    LAYOUT,
+    TARGET,
+    command,
+    jobs,
+    paths,
+)
 from skillpack.cli.output import (
     echo,
     echo_json,
@@ -21,11 +32,17 @@ from skillpack.cli.output import (
     item_failure,
 )
 from skillpack.errors import NoSkillError, Problem, SkillpackError
-from skillpack.packing.check import CheckResult, catalog_report, check_skill, check_skills
+from skillpack.packing.check import (
+    CheckResult,
+    catalog_report,
+    check_skill,
+    check_skills,
+    with_clashes,
+)
 from skillpack.packing.lint import lint_skill
 from skillpack.packing.targets import Layout, default_layout
 from skillpack.packing.verify import as_skill_folders
-from skillpack.source.classify import Input, classify, no_skill
+from skillpack.source.classify import Exclude, Input, classify, no_skill
 
 __all__ = ["check", "lint", "summary"]
 
@@ -53,17 +70,18 @@ class Checked:
 
 
 def run_over(paths: Iterable[str], check: Callable[[str], CheckResult],
-             as_json: bool) -> Checked:
+             as_json: bool, exclude: Exclude | None = None, strict: bool = False) -> Checked:
     """`check` on every skill under each PATH (an archive's: verified, then written out),
-    each once; the skill folders shared among processes (`check_skills`). A PATH that cannot
-    be read ends the command (exit 1), or with `as_json` becomes a failed item of the list;
-    one holding no skill is listed apart."""
+    each once, those `exclude` matches left out; the skill folders shared among processes
+    (`check_skills`); two skills with one name reported (`with_clashes`). A PATH that
+    cannot be read ends the command (exit 1), or with `as_json` becomes a failed item of the
+    list; one holding no skill is listed apart."""
     checked = Checked()
     seen: set[str] = set()
     found: list[Input] = []
     for path in paths:
         try:
-            found += classify(path, seen=seen).items
+            found += classify(path, seen=seen, exclude=exclude or Exclude()).items
         except NoSkillError:
             checked.empty.append(path)
         except SkillpackError as err:
@@ -74,6 +92,7 @@ def run_over(paths: Iterable[str], check: Callable[[str], CheckResult],
                                 jobs=jobs()))
     for item in found:
         checked.results += [next(folders)] if item.kind == "folder" else _archive(item, check)
+    checked.results = with_clashes(checked.results, strict=strict)
     return checked
 
 
@@ -94,7 +113,7 @@ def _shown(result: CheckResult, folder: Input) -> CheckResult:
     return CheckResult(result.skill, folder.shown(result.path), tuple(
         p if p.file is None else Problem(p.severity, p.code, p.message, folder.shown(p.file),
                                          p.line) for p in result.problems),
-        result.description)
+        result.description, result.digest)
 
 
 def summary(verb: str, results: list[CheckResult], *, infos: bool = True) -> str:
@@ -117,22 +136,27 @@ def summary(verb: str, results: list[CheckResult], *, infos: bool = True) -> str
 @TARGET
 @LAYOUT
 @CATALOG_BUDGET
+@EXCLUDE
+@IGNORE
 def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
           targets: tuple[str, ...], layout: str | None, catalog_budget: int | None) -> int:
     """Validate skills. PATH is a skill folder, its SKILL.md, a folder searched for skills,
     a folder of archives, or an archive (verified, then checked as the folder it holds).
 
-    The verdict `pack` gives with the same --target, --layout and --catalog-budget: exit 0
-    when no skill has an error, 1 when one has or a PATH holds no SKILL.md, 2 for misuse.
+    The verdict `pack` gives with the same --target, --layout and --catalog-budget, and
+    two skills with one name (which bundle, lock, catalog and export refuse); each
+    description's catalog length. Exit 0 when no skill has an error, 1 when one has or a
+    PATH holds no SKILL.md, 2 for misuse. `validate` is another name for it.
     """
     chosen = cast("Layout | None", layout)
     if chosen is None:  # targets that want different layouts: refused as pack does
         default_layout(targets)
+    picked = selection()
     hosts: dict[str, Any] = {"targets": targets, "catalog_budget": catalog_budget,
-                             "layout": chosen}
+                             "layout": chosen, "ignore": picked.ignore}
     one = (functools.partial(lint_skill, strict=strict, check_strict=strict, **hosts)
            if with_lint else functools.partial(check_skill, strict=strict, **hosts))
-    checked = run_over(paths, one, as_json)
+    checked = run_over(paths, one, as_json, picked.excluder, strict)
     if as_json:
         checked.echo_json()
         return checked.code
@@ -142,7 +166,7 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
             echo_problem(problem)
     catalog = catalog_report([(r.skill, r.description) for r in results
                               if r.description is not None])
-    if catalog.descriptions:  # measured: --target or --catalog-budget given
+    if catalog.descriptions:  # what each description costs in the catalog, as bundle says
         for line in catalog.lines():
             echo(line)
     echo(summary("checked", results, infos=False))
@@ -155,6 +179,8 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
 @click.option("--strict", is_flag=True,
               help="Treat program-dynamic and run-code-dynamic warnings as errors.")
 @JSON
+@EXCLUDE
+@IGNORE
 def lint(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
     """Lint skills: check's rules, then paths and links to files the skill does not carry,
     unreferenced files, references more than one level deep, body size, a description that
@@ -164,7 +190,10 @@ def lint(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
     Exit 0 when no skill has an error (info and warnings do not fail), 1 when one has or a
     PATH holds no SKILL.md, 2 for misuse.
     """
-    checked = run_over(paths, functools.partial(lint_skill, strict=strict), as_json)
+    picked = selection()
+    checked = run_over(paths, functools.partial(lint_skill, strict=strict,
+                                                ignore=picked.ignore), as_json,
+                       picked.excluder)
     if as_json:
         checked.echo_json()
         return checked.code

@@ -8,6 +8,15 @@ from typing import cast
 
 import click
 
+from skillpack.cli.many import (
+    exit_code,
+    report_skipped,
+    selection,
+    skipped_json,
+    summary_line,
+    tail,
+    with_skipped,
+)
 from skillpack.cli.options import (
     CATALOG_BUDGET,
     JSON,
@@ -15,9 +24,11 @@ from skillpack.cli.options import (
     TARGET,
     command,
     json_failures,
+    many,
     out_file,
     out_folder,
     paths,
+    quiet,
 )
 from skillpack.cli.output import (
     DASH,
@@ -45,14 +56,16 @@ _PROGRESS_FROM = 256 * 1024 * 1024
 @TARGET
 @LAYOUT
 @CATALOG_BUDGET
+@many
 def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str, ...],
          layout: str | None, catalog_budget: int | None) -> int:
     """Pack each skill under PATH into OUT as <name>-<digest16>.skill (.zip: --layout root).
     PATH is also a folder of archives, or an archive (verified, or made elsewhere).
 
     Every skill is checked first, against each --target's limits too: if any is invalid,
-    refused or over a host's limit, nothing is written. Prints each archive's path, skill
-    digest and the SHA-256 of its bytes.
+    refused or over a host's limit, nothing is written (with --keep-going, every valid skill
+    is written and each refused one listed: exit 1). Prints each archive's path, skill
+    digest and the SHA-256 of its bytes, then how many were packed.
     """
     refuse_dash(out_dir, "pack's output (one archive per skill)")
     options = PackOptions(targets, cast("Layout | None", layout), catalog_budget)
@@ -64,18 +77,26 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
                 shown = click.progressbar(length=total, label="packing", file=sys.stderr)
                 bar.append(stack.enter_context(shown).update)
 
+        chosen = selection()
         results = pack_skills(paths, out_dir, options=options,
                               progress=lambda size: bar[0](size) if bar else None,
-                              total=start if sys.stderr.isatty() else None)
-    if as_json:
-        echo_json([r.to_dict() for r in results])
-        return 0
+                              total=start if sys.stderr.isatty() else None,
+                              selection=chosen)
+    if as_json:  # each archive, then each skill skipped ("name": null)
+        echo_json([r.to_dict() for r in results]
+                  + [{"name": None, "skipped": True} | s for s in skipped_json(chosen)])
+        return exit_code(chosen)
     for r in results:
         for problem in r.warnings:
             echo_problem(problem)
-        state = "packed" if r.written else "unchanged, not rewritten"
-        echo(f"{r.path}  {r.digest}  {r.sha256}  ({state})")
-    return 0
+        if not quiet():
+            state = "packed" if r.written else "unchanged, not rewritten"
+            echo(f"{r.path}  {r.digest}  {r.sha256}  ({state})")
+    report_skipped(chosen)
+    if summary_line(chosen):
+        echo(f"packed {len(results)} skill{'s' * (len(results) != 1)} into {out_dir}"
+             + tail(chosen))
+    return exit_code(chosen)
 
 
 @command()
@@ -86,6 +107,7 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
 @JSON
 @TARGET
 @CATALOG_BUDGET
+@many
 def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool,
            targets: tuple[str, ...], catalog_budget: int | None) -> int:
     """Bundle skill folders, folders of skills or of archives, .skill archives and bundles
@@ -96,27 +118,32 @@ def bundle(paths: tuple[str, ...], dest: str, module: str | None, as_json: bool,
     if dest == DASH and as_json:  # stdout is the bundle's: no JSON document there
         json_failures(click.get_current_context(), False)
         raise click.UsageError("-o - writes the bundle to stdout: --json cannot go there too")
+    chosen = selection()
     if dest == DASH:
         result = write_to_stdout(
             lambda path: write_bundle(paths, path, python_module=module, targets=targets,
-                                      catalog_budget=catalog_budget), "skills.bundle")
+                                      catalog_budget=catalog_budget, selection=chosen),
+            "skills.bundle")
+        report_skipped(chosen)
         echo(f"bundled {len(result.skills)} skill(s) to stdout ({result.size:,} bytes), "
-             f"digest {result.digest}", err=True)
-        return 0
+             f"digest {result.digest}" + tail(chosen), err=True)
+        return exit_code(chosen)
     result = write_bundle(paths, dest, python_module=module, targets=targets,
-                          catalog_budget=catalog_budget)
+                          catalog_budget=catalog_budget, selection=chosen)
     if as_json:
-        echo_json(result.to_dict())
-        return 0
+        echo_json(with_skipped(result.to_dict(), chosen))
+        return exit_code(chosen)
     for problem in result.warnings:
         echo(str(problem))
-    for name, digest, source in result.skills:
-        echo(f"{digest}  {name}  ({source})")
-    if result.catalog is not None:
-        for line in result.catalog.lines():
-            echo(line)
+    if not quiet():
+        for name, digest, source in result.skills:
+            echo(f"{digest}  {name}  ({source})")
+        if result.catalog is not None:
+            for line in result.catalog.lines():
+                echo(line)
+    report_skipped(chosen)
     echo(f"bundled {len(result.skills)} skill(s) into {result.path} ({result.size:,} bytes), "
-         f"digest {result.digest}, {result.sha256}")
+         f"digest {result.digest}, {result.sha256}" + tail(chosen))
     if module:
         echo(f"python module: {module}")
-    return 0
+    return exit_code(chosen)

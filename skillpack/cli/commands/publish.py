@@ -18,7 +18,24 @@ import click
 
 from skillpack._atomic import atomic_write
 from skillpack.approve.lock import read_lock
-from skillpack.cli.options import JSON, Group, command, json_failures, out_folder, paths
+from skillpack.cli.many import (
+    exit_code,
+    report_skipped,
+    selection,
+    summary_line,
+    tail,
+    with_skipped,
+)
+from skillpack.cli.options import (
+    JSON,
+    Group,
+    command,
+    json_failures,
+    many,
+    out_folder,
+    paths,
+    quiet,
+)
 from skillpack.cli.output import DASH, echo, echo_json
 from skillpack.publish.catalog import FORMATS, catalog_entries, render_catalog
 from skillpack.publish.export_inputs import artifacts_from_paths, export_skills
@@ -76,6 +93,7 @@ def export() -> None:
               help="The reference name of the one artifact (default: <name>-<16 hex>).")
 @_FORMAT
 @JSON
+@many
 def export_oci(paths: tuple[str, ...], out_dir: str, tag: str | None, fmt: str,
                as_json: bool) -> int:
     """Write an OCI image layout (oci-layout, index.json, blobs/sha256/) to OUT.
@@ -83,7 +101,8 @@ def export_oci(paths: tuple[str, ...], out_dir: str, tag: str | None, fmt: str,
     One artifact per skill and per .skill or bundle given; standard tools read it
     (skopeo inspect --raw oci:OUT:NAME).
     """
-    artifacts = artifacts_from_paths(paths, fmt=fmt)
+    chosen = selection()
+    artifacts = artifacts_from_paths(paths, selection=chosen, fmt=fmt)
     if tag is not None and len(artifacts) != 1:
         raise click.UsageError(
             f"--tag names one artifact, and there are {len(artifacts)}; leave it out (each "
@@ -94,12 +113,15 @@ def export_oci(paths: tuple[str, ...], out_dir: str, tag: str | None, fmt: str,
              "digest": a.digest, "manifest_digest": a.manifest_digest,
              "layer": a.file_name, "layer_size": len(a.layer)} for a in artifacts]
     if as_json:
-        echo_json({"ok": True, "layout": out_dir, "artifacts": rows})
-        return 0
-    for row in rows:
+        echo_json(with_skipped({"ok": True, "layout": out_dir, "artifacts": rows}, chosen))
+        return exit_code(chosen)
+    for row in rows if not quiet() else ():
         echo(f"{out_dir}:{row['ref']}  {row['manifest_digest']}  "
              f"({row['kind']} {row['name']} {row['digest']})")
-    return 0
+    report_skipped(chosen)
+    if summary_line(chosen):
+        echo(f"wrote {len(rows)} artifact(s) to {out_dir}" + tail(chosen))
+    return exit_code(chosen)
 
 
 @export.command("well-known")
@@ -109,6 +131,7 @@ def export_oci(paths: tuple[str, ...], out_dir: str, tag: str | None, fmt: str,
 @click.option("--base-url", default=None, metavar="URL",
               help="The published URL of agent-skills/ (default: path-absolute URLs).")
 @JSON
+@many
 def export_well_known_command(paths: tuple[str, ...], site: str, base_url: str | None,
                               as_json: bool) -> int:
     """Write SITE/.well-known/agent-skills/: index.json (discovery 0.2.0) and each skill.
@@ -116,19 +139,23 @@ def export_well_known_command(paths: tuple[str, ...], site: str, base_url: str |
     A skill whose only file is SKILL.md is published as NAME/SKILL.md, any other as
     NAME.zip (SKILL.md at the archive root); each digest is the SHA-256 of those bytes.
     """
-    entries = export_well_known(export_skills(paths), site, base_url=base_url)
+    chosen = selection()
+    entries = export_well_known(export_skills(paths, selection=chosen), site,
+                                base_url=base_url)
     folder = os.path.join(site, WELL_KNOWN_DIR)
     rows = []
     for entry in entries:
         relative = f"{entry.name}/SKILL.md" if entry.type == "skill-md" else f"{entry.name}.zip"
         rows.append({**entry.to_dict(), "path": os.path.join(folder, relative)})
     if as_json:
-        echo_json({"ok": True, "index": os.path.join(folder, "index.json"), "skills": rows})
-        return 0
-    for row in rows:
+        echo_json(with_skipped({"ok": True, "index": os.path.join(folder, "index.json"),
+                                "skills": rows}, chosen))
+        return exit_code(chosen)
+    for row in rows if not quiet() else ():
         echo(f"{row['path']}  {row['digest']}  ({row['type']})")
-    echo(f"{os.path.join(folder, 'index.json')}  {len(rows)} skill(s)")
-    return 0
+    report_skipped(chosen)
+    echo(f"{os.path.join(folder, 'index.json')}  {len(rows)} skill(s)" + tail(chosen))
+    return exit_code(chosen)
 
 
 @export.command("mcp")
@@ -136,13 +163,15 @@ def export_well_known_command(paths: tuple[str, ...], site: str, base_url: str |
 @click.option("-o", "--out", "out_file", default=DASH, metavar="FILE",
               help="Write the result to FILE (default: stdout; '-' is stdout).")
 @JSON
+@many
 def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
     """Print (or write to FILE) what an MCP server's skills/list returns (SEP-2640).
 
     Per skill its frontmatter and a {uri, digest, size} entry for every file, each digest
     the SHA-256 of the file's bytes. With --json the result is under "result".
     """
-    data = mcp_skills_list(export_skills(paths))
+    chosen = selection()
+    data = mcp_skills_list(export_skills(paths, selection=chosen))
     if out_file != DASH:
         with atomic_write(out_file) as handle:
             handle.write(data)
@@ -150,17 +179,20 @@ def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
     skills = [{"name": s["frontmatter"]["name"], "uri": s["uri"],
                "resources": len(s["resources"])} for s in result["skills"]]
     if out_file == DASH and as_json:
-        echo_json({"ok": True, "output": DASH, "skills": skills, "result": result})
+        echo_json(with_skipped({"ok": True, "output": DASH, "skills": skills,
+                                "result": result}, chosen))
     elif out_file == DASH:
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
+        report_skipped(chosen)
     elif as_json:
-        echo_json({"ok": True, "output": out_file, "sha256": exports_sha256(data),
-                   "skills": skills})
+        echo_json(with_skipped({"ok": True, "output": out_file,
+                                "sha256": exports_sha256(data), "skills": skills}, chosen))
     else:
-        echo(f"{out_file}  {exports_sha256(data)}  {len(skills)} skill(s)")
-    return 0
+        report_skipped(chosen)
+        echo(f"{out_file}  {exports_sha256(data)}  {len(skills)} skill(s)" + tail(chosen))
+    return exit_code(chosen)
 
 
 @command("push")
@@ -171,6 +203,7 @@ def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
 @_TIMEOUT
 @_DEADLINE
 @JSON
+@many
 def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: float | None,
          deadline: float, as_json: bool) -> int:
     """Push each skill and bundle under PATH to REF (REGISTRY/REPO[:TAG]).
@@ -179,20 +212,24 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: 
     names exactly one artifact. The blobs go first and the manifest last, so a failed push
     leaves no tag. Needs: pip install 'skillpack[oci]'.
     """
-    artifacts = artifacts_from_paths(paths, fmt=fmt)
+    chosen = selection()
+    artifacts = artifacts_from_paths(paths, selection=chosen, fmt=fmt)
     results = push_all(artifacts, ref, plain_http=plain_http,
                        timeouts=_timeouts(timeout, deadline))
     rows = [{"ref": r.ref, "manifest_digest": r.manifest_digest, "kind": a.kind,
              "name": a.name, "digest": a.digest, "blobs_uploaded": r.blobs_uploaded}
             for a, r in zip(artifacts, results, strict=True)]
     if as_json:
-        echo_json({"ok": True, "pushed": rows})
-        return 0
-    for row in rows:
+        echo_json(with_skipped({"ok": True, "pushed": rows}, chosen))
+        return exit_code(chosen)
+    for row in rows if not quiet() else ():
         echo(f"pushed {row['ref']}  {row['manifest_digest']}  "
              f"({row['kind']} {row['name']} {row['digest']}, "
              f"{row['blobs_uploaded']} blob(s) uploaded)")
-    return 0
+    report_skipped(chosen)
+    if summary_line(chosen):
+        echo(f"pushed {len(rows)} artifact(s) to {ref}" + tail(chosen))
+    return exit_code(chosen)
 
 
 @command("pull")
@@ -235,11 +272,20 @@ def pull_command(ref: str, out_dir: str, lock_file: str | None, plain_http: bool
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text: the runtime's catalog block; xml: skills-ref's <available_skills>; "
                    "json.")
+@many
 def catalog(paths: tuple[str, ...], fmt: str) -> int:
     """Print the available-skills catalog of skill folders, folders of skills or of
     archives, .skill archives and bundles: what an agent's system prompt lists to choose a
-    skill from."""
+    skill from. A skill that cannot be listed (invalid, or a second skill of one name)
+    refuses the catalog, every problem listed once; with --keep-going it is left out and
+    listed on stderr (exit 1)."""
     json_failures(click.get_current_context(), fmt == "json")
-    entries = catalog_entries(paths)
-    click.echo(render_catalog(entries, fmt), nl=False)  # type: ignore[arg-type]
-    return 0
+    chosen = selection()
+    entries = catalog_entries(paths, selection=chosen)
+    text = render_catalog(entries, fmt)  # type: ignore[arg-type]
+    if fmt == "json" and chosen.keep_going:
+        text = json.dumps(with_skipped(json.loads(text), chosen), indent=2,
+                          ensure_ascii=False) + "\n"
+    click.echo(text, nl=False)
+    report_skipped(chosen)
+    return exit_code(chosen)

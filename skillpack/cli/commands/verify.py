@@ -16,6 +16,7 @@ from skillpack.cli.output import (
     echo_json,
     echo_text,
     item_failure,
+    json_safe,
     report_error,
 )
 from skillpack.formats.digest import is_digest
@@ -62,7 +63,8 @@ def inspect(archive: str, as_json: bool) -> int:
     if as_json:
         echo_json({"target": archive, "kind": report.kind, "digest": report.digest,
                    "skills": manifests,
-                   "mentioned": {k: [m.to_dict() for m in v] for k, v in mentioned.items()}})
+                   "mentioned": {k: [m.to_dict() for m in v] for k, v in mentioned.items()},
+                   "properties": {s.name: json_safe(s.frontmatter) for s in report.skills}})
         return 0
     if report.kind == "bundle":
         echo_text(f"{archive}: bundle of {len(manifests)} skill(s), digest {report.digest}")

@@ -1,0 +1,246 @@
+"""A repository as users have it: many skills, a few broken. Every many-skill command is
+all or nothing by default; --keep-going writes what is valid and lists what it skipped
+(exit 1); --exclude leaves skills out on purpose (exit 0); --ignore silences a code;
+--quiet prints only problems and the final line; skillpack.toml or [tool.skillpack] sets
+their defaults; check reports two skills with one name; catalog lists every problem once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from skillpack.approve.lock import read_lock
+from skillpack.cli import main
+
+GOOD = [f"skill-{n:02d}" for n in range(10)]
+BROKEN = {"template": "---\nname: {{name}}\ndescription: x\n---\n",
+          "no-description": "---\nname: no-description\n---\n# body\n"}
+
+
+def good(name: str, extra: str = "") -> str:
+    return (f"---\nname: {name}\ndescription: Does {name} things. Use when {name} is "
+            f"needed.\n{extra}---\n# {name}\n")
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``skills/`` of ten valid skills (one with an unknown key) and two broken ones, in a
+    git repository (the configuration search stops there); the working folder."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    for name in GOOD:
+        (root / "skills" / name).mkdir(parents=True)
+        (root / "skills" / name / "SKILL.md").write_text(
+            good(name, "version: 1\n" if name == GOOD[0] else ""))
+    for name, text in BROKEN.items():
+        (root / "skills" / name).mkdir(parents=True)
+        (root / "skills" / name / "SKILL.md").write_text(text)
+    monkeypatch.chdir(root)
+    yield root
+
+
+def remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def run(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+#: Every many-skill command (push needs a registry: tests/test_cli_export.py), writing into
+#: the path given: the command's words, and what it wrote.
+COMMANDS: dict[str, tuple[list[str], str]] = {
+    "pack": (["pack", "skills", "-o", "out"], "out"),
+    "bundle": (["bundle", "skills", "-o", "out.bundle"], "out.bundle"),
+    "lock": (["lock", "skills", "-o", "skills.lock"], "skills.lock"),
+    "export oci": (["export", "oci", "skills", "-o", "oci"], "oci"),
+    "export well-known": (["export", "well-known", "skills", "-o", "site"], "site"),
+    "export mcp": (["export", "mcp", "skills", "-o", "mcp.json"], "mcp.json"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_all_or_nothing_by_default_keep_going_writes_the_valid_ones(repo: Path,
+                                                                    name: str) -> None:
+    words, written = COMMANDS[name]
+    refused = run(*words)
+    assert refused.exit_code == 1
+    assert not (repo / written).exists()
+    assert "skills/template" in refused.stderr and "skills/no-description" in refused.stderr
+
+    kept = run(*words, "--keep-going")
+    assert kept.exit_code == 1, kept.output
+    assert (repo / written).exists()
+    for broken in BROKEN:
+        assert f"skillpack: skipped skills/{broken}: " in kept.stderr
+    assert "[description-missing]" in kept.stderr  # each with its problems
+    assert "skill-03" not in kept.stderr
+
+    remove(repo / written)  # a layout is never merged into
+    excluded = run(*words, "--exclude", "template", "--exclude", "no-description",
+                   "--keep-going")
+    assert excluded.exit_code == 0, excluded.output
+    assert "excluded 2 skills or archives (--exclude)" in excluded.stderr
+
+
+def test_keep_going_writes_every_valid_skill(repo: Path) -> None:
+    pack = run("pack", "skills", "-o", "out", "-k")
+    assert sorted(p.name.rsplit("-", 1)[0] for p in (repo / "out").iterdir()) == GOOD
+    assert pack.stdout.splitlines()[-1] == "packed 10 skills into out, 2 skipped"
+    lock = run("lock", "skills", "-o", "skills.lock", "-k")
+    assert sorted(read_lock(repo / "skills.lock").skills) == GOOD
+    assert lock.stdout == "locked 10 skill(s) in skills.lock, 2 skipped\n"
+    bundle = json.loads(run("bundle", "skills", "-o", "b.bundle", "-k", "--json").stdout)
+    assert [s["name"] for s in bundle["skills"]] == GOOD
+    assert [(s["path"], s["ok"]) for s in bundle["skipped"]] == [
+        ("skills/no-description", False), ("skills/template", False)]
+    assert bundle["skipped"][0]["problems"][0]["code"] == "description-missing"
+
+
+def test_pack_json_lists_the_skipped_after_the_archives(repo: Path) -> None:
+    result = run("pack", "skills", "-o", "out", "-k", "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert [d["name"] for d in data] == [*GOOD, None, None]
+    assert [d.get("skipped") for d in data[-2:]] == [True, True]
+    assert data[-1]["path"] == "skills/template"
+
+
+def test_catalog_keep_going_and_every_problem_once(repo: Path) -> None:
+    refused = run("catalog", "skills")
+    assert refused.exit_code == 1 and refused.stdout == ""
+    first, *rest = refused.stderr.splitlines()
+    assert first == ("skillpack: error: no catalog: 2 skills cannot be listed (fix what is "
+                     "listed, then try again)")
+    assert len(rest) == 2 and len(set(rest)) == 2  # each problem once, no hint twice
+    assert refused.stderr.count("fix what") == 1
+    assert "no-description" in rest[0] and "template" in rest[1]
+    kept = run("catalog", "skills", "-k", "--format", "json")
+    assert kept.exit_code == 1
+    data = json.loads(kept.stdout)
+    assert [s["name"] for s in data["skills"]] == GOOD
+    assert [s["path"] for s in data["skipped"]] == ["skills/no-description", "skills/template"]
+
+
+def test_review_keep_going_skips_a_path_holding_no_skill(repo: Path) -> None:
+    assert run("lock", "skills", "-o", "skills.lock", "--exclude", "template",
+               "--exclude", "no-description").exit_code == 0
+    (repo / "empty").mkdir()
+    refused = run("review", "skills", "empty", "--lock", "skills.lock", "-o", "r.html")
+    assert refused.exit_code == 1 and not (repo / "r.html").exists()
+    kept = run("review", "skills", "empty", "--lock", "skills.lock", "-o", "r.html", "-k")
+    assert kept.exit_code == 1 and (repo / "r.html").exists()
+    assert "skillpack: skipped empty: no SKILL.md found in empty" in kept.stderr
+
+
+def test_ignore_silences_a_warning_never_an_error(repo: Path) -> None:
+    noisy = run("check", "skills/skill-00")
+    assert "[unknown-key]" in noisy.stdout
+    quiet = run("check", "skills/skill-00", "--ignore", "unknown-key")
+    assert quiet.exit_code == 0 and "[unknown-key]" not in quiet.stdout
+    still = run("check", "skills/no-description", "--ignore", "description-missing")
+    assert still.exit_code == 1 and "[description-missing]" in still.stdout
+
+
+def test_quiet_prints_only_problems_and_the_final_line(repo: Path) -> None:
+    result = run("pack", "skills", "-o", "out", "-k", "-q")
+    assert result.stdout == "packed 10 skills into out, 2 skipped\n"
+    assert "[description-missing]" in result.stderr
+    assert "excluded" not in result.stderr
+    bundle = run("bundle", "skills", "-o", "b.bundle", "-k", "--quiet")
+    [line] = bundle.stdout.splitlines()
+    assert line.startswith("bundled 10 skill(s) into b.bundle (") and line.endswith(
+        ", 2 skipped")
+
+
+def test_exclude_is_gitignore_syntax_on_the_skill_folder_s_path(repo: Path) -> None:
+    result = run("pack", "skills", "-o", "out", "--exclude", "skills/skill-0[1-9]/",
+                 "--exclude", "template", "--exclude", "*-description")
+    assert result.exit_code == 0, result.output
+    assert [p.name.rsplit("-", 1)[0] for p in (repo / "out").iterdir()] == ["skill-00"]
+    bad = run("pack", "skills", "-o", "out", "--exclude", "a*b*c*d*e")
+    assert bad.exit_code == 2 and "exponential" in bad.stderr
+
+
+# -- the configuration file -------------------------------------------------------------------
+
+def test_skillpack_toml_sets_the_defaults_and_the_command_line_wins(repo: Path) -> None:
+    (repo / "skillpack.toml").write_text(
+        'exclude = ["template/", "no-description"]\nignore = ["unknown-key"]\n'
+        'out = "dist"\nstrict = true\n')
+    os.chdir(repo / "skills")  # found upward, its paths relative to its own folder
+    checked = run("check", ".")
+    assert checked.exit_code == 0, checked.output  # strict, and the warning silenced
+    assert "checked 10 skills: 10 valid" in checked.stdout
+    packed = run("pack", ".")
+    assert packed.exit_code == 0, packed.output
+    assert len(list((repo / "dist").iterdir())) == 10
+    loud = run("check", ".", "--ignore", "nothing")  # the command line wins: strict stays
+    assert loud.exit_code == 1 and "error: [unknown-key]" in loud.stdout
+
+
+def test_pyproject_tool_table_is_read_and_one_without_it_passed_over(repo: Path) -> None:
+    (repo / "pyproject.toml").write_text('[tool.skillpack]\nexclude = ["template"]\n')
+    (repo / "skills" / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    os.chdir(repo / "skills")
+    result = run("check", ".")
+    assert "template" not in result.stdout and "checked 11 skills" in result.stdout
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('exlude = ["x"]\n', "unknown key 'exlude'"),
+    ('exclude = "x"\n', "'exclude' must be a list of strings"),
+    ('strict = "yes"\n', "'strict' must be true or false"),
+    ('layout = "flat"\n', "'layout': 'flat' is not one of wrapped, root"),
+    ('target = ["nowhere"]\n', "'target': 'nowhere' is not one of"),
+    ("exclude = [\n", "cannot read it as TOML"),
+])
+def test_a_bad_configuration_is_a_usage_error_naming_file_and_key(repo: Path, text: str,
+                                                                  said: str) -> None:
+    (repo / "skillpack.toml").write_text(text)
+    result = run("check", "skills")
+    assert result.exit_code == 2
+    assert f"{repo / 'skillpack.toml'}: " in result.stderr and said in result.stderr
+
+
+def test_the_search_stops_at_the_repository_root(repo: Path) -> None:
+    (repo.parent / "skillpack.toml").write_text('exclude = ["*"]\n')
+    result = run("check", "skills/skill-01")
+    assert result.exit_code == 0 and "checked 1 skill" in result.stdout
+
+
+# -- check reports what later commands refuse --------------------------------------------------
+
+def test_check_reports_two_skills_with_one_name_both_paths(repo: Path) -> None:
+    (repo / "other" / "skill-01").mkdir(parents=True)
+    (repo / "other" / "skill-01" / "SKILL.md").write_text(good("skill-01") + "changed\n")
+    result = run("check", "skills/skill-01", "other/skill-01")
+    assert result.exit_code == 0  # each packs on its own
+    assert ("other/skill-01: warning: [duplicate-name] two different skills are named "
+            "'skill-01': skills/skill-01 and other/skill-01") in result.stdout
+    assert run("check", "--strict", "skills/skill-01", "other/skill-01").exit_code == 1
+    bundle = run("bundle", "skills/skill-01", "other/skill-01", "-o", "b.bundle")
+    assert bundle.exit_code == 1 and "[duplicate-name]" in bundle.stderr
+    lock = run("lock", "skills/skill-01", "other/skill-01", "-o", "l.lock", "-k")
+    assert lock.exit_code == 1 and "skipped other/skill-01" in lock.stderr
+    assert list(read_lock(repo / "l.lock").skills) == ["skill-01"]
+    catalog = run("catalog", "skills/skill-01", "other/skill-01")
+    assert catalog.exit_code == 1 and "[duplicate-name]" in catalog.stderr
+    same = run("check", "skills/skill-01", repo / "skills" / "skill-01")
+    assert "duplicate-name" not in same.stdout  # one skill, given twice
+
+
+def test_check_reports_every_problem_of_every_skill_in_one_run(repo: Path) -> None:
+    result = run("check", "skills")
+    assert result.exit_code == 1
+    assert "skills/template/SKILL.md:2: error:" in result.stdout
+    assert "skills/no-description/SKILL.md:1: error: [description-missing]" in result.stdout

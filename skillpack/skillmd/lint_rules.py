@@ -10,6 +10,11 @@ Each rule has a stable code (docs/LINT.md lists them with examples):
   count in prose; fenced code blocks other than scripts run by shell lines are not read. A
   shell block's script counts when it is under a usual skill folder or ends with a carried
   path (``skills/x/scripts/a.py``): ``python app/main.py`` runs a file of the user's project.
+  A path is reported only when it is in the skill's own tree shape: under ``scripts/``,
+  ``references/`` or ``assets/`` (`SPEC_FOLDERS`), under a folder the skill carries, ending
+  with a carried path, or naming a file the skill carries elsewhere; ``resources/_gen/`` in
+  a skill with no ``resources/`` names the user's own project (a site generator's output),
+  not a file the skill lacks.
 * ``link-missing`` (warning): a markdown link (``[text](target)`` or a ``[ref]: target``
   definition) in SKILL.md to a relative target the skill does not carry.
 * ``file-unreferenced`` (info): a carried file whose path or name appears in no text that
@@ -50,13 +55,16 @@ from skillpack.skillmd.mentions import INTERPRETERS, mentioned_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import template_params
 
-__all__ = ["MAX_BODY_TOKENS", "RULES", "SKILL_FOLDERS", "WHEN_PHRASES", "estimate_tokens",
-           "lint"]
+__all__ = ["MAX_BODY_TOKENS", "RULES", "SKILL_FOLDERS", "SPEC_FOLDERS", "WHEN_PHRASES",
+           "estimate_tokens", "lint"]
 
 MAX_BODY_TOKENS = 5000
 #: Folders whose paths are recognised in prose and backticks.
 SKILL_FOLDERS = ("scripts", "references", "reference", "assets", "templates", "examples",
                  "resources", "agents", "themes", "fonts", "rules", "workflows", "guides")
+#: The folders of the Agent Skills specification's skill shape: a path under one of them
+#: that the skill does not carry is reported even when the skill has no such folder.
+SPEC_FOLDERS = ("scripts", "references", "assets")
 #: A description says when to use the skill if its lower-cased text holds one of these.
 WHEN_PHRASES = ("use when", "use this", "use for", "use it", "use if", "use whenever",
                 "use to ", "use on ", "use in ", "use during", "use with", "use after",
@@ -198,6 +206,7 @@ class _Files:
 
     def __init__(self, carried: Iterable[str]) -> None:
         self.paths = {posixpath.normpath(p) for p in carried}
+        self.names = {posixpath.basename(p) for p in self.paths}
         self.folders = {posixpath.dirname(p) for p in self.paths}
         for folder in list(self.folders):
             while folder:
@@ -274,7 +283,7 @@ def lint(
                      or _carried_tail(script, files) is not None)):
             named.append((mention.line, script))
     for line, path in named:
-        if not files.has(path) and path not in reported:
+        if not files.has(path) and path not in reported and _in_skill_shape(path, files):
             reported.add(path)
             problems.append(_problem(
                 "path-missing", f"'{path}' is named here but the skill does not carry it: "
@@ -294,6 +303,19 @@ def lint(
             "use it; add a sentence such as 'Use when the user asks to ...'", file,
             skill.lines.get("description")))
     return sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.code, p.message))
+
+
+def _in_skill_shape(path: str, files: _Files) -> bool:
+    """Whether a path SKILL.md names is one of the skill's own, so that its absence is
+    reported: under a folder of the specification's shape (`SPEC_FOLDERS`), under a folder
+    the skill carries, ending with a carried path, or naming a file the skill carries
+    elsewhere (``reference/x.md`` for ``references/x.md``). Any other (``resources/_gen/``
+    of the user's site generator, ``templates/vue/`` of the user's app) names the user's
+    project."""
+    first = path.removeprefix("./").split("/", 1)[0]
+    return (first in SPEC_FOLDERS or first in files.folders
+            or _carried_tail(path, files) is not None
+            or posixpath.basename(path.rstrip("/")) in files.names)
 
 
 def _fix(path: str, files: _Files) -> str:

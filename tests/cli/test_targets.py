@@ -17,6 +17,7 @@ from helpers.zips import zip_members
 from helpers.zips import zip_of as zip_of
 
 import skillpack.runtime as rt
+from skillpack.errors import ArchiveError
 from skillpack.packing.verify import digest
 
 CLAUDE_CODE = """---
@@ -246,6 +247,10 @@ def test_an_archive_for_a_host_holds_the_skill_and_reads_back_by_content(
     bundle = tmp_path / "one.bundle"
     assert cli("bundle", archive, "-o", bundle).exit_code == 0
     assert rt.load(bundle.read_bytes())[name].digest == want
+    # the runtime loads what carries a manifest, and says how to get one
+    with pytest.raises(ArchiveError, match=r"no manifest member .*skill's files only") as err:
+        rt.load(archive.read_bytes())
+    assert "skillpack bundle ARCHIVE" in (err.value.hint or "")
 
 
 def test_a_changed_host_archive_fails_verify_against_the_lock(tmp_path: Path) -> None:

@@ -61,10 +61,6 @@ from skillpack.source.readfile import (
 
 __all__ = ["KEEP_FILE", "Walker", "walk"]
 
-#: How many listed folders a reading walk keeps open until their files are read (the others
-#: are opened again by path, and checked to be the folder listed).
-KEEP_FOLDERS = 128
-
 #: The largest file whose bytes a reading walk keeps (within its `keep` budget) for `pack` to
 #: write without reading it again: files written in one go by the zip writer.
 KEEP_FILE = 1 << 20
@@ -83,8 +79,8 @@ class Walker:
         # with a limit, a reading walk lists the whole tree before it opens any file
         self.member_limit = member_limit
         # listed folders whose files are read once the listing is done: (folder, its
-        # (st_dev, st_ino), its descriptor if kept open, [(path, name)]); and their count
-        self.pending: list[tuple[str, tuple[int, int], int | None, list[tuple[str, str]]]] = []
+        # (st_dev, st_ino), [(path, name)]); and their count
+        self.pending: list[tuple[str, tuple[int, int], list[tuple[str, str]]]] = []
         self.pending_files = 0
         self.sha256 = sha256  # whether each file read is also hashed with SHA-256
         self.outputs = outputs or {}  # relative path -> rule: what this command writes
@@ -99,8 +95,6 @@ class Walker:
         self.left_out: dict[str, LeftOut] = {}
         self.problems: dict[tuple[str | int | None, ...], Problem] = {}
         self.ignore: SkillIgnore | None = None
-        # whether the root's listing, when it comes, decides if .skillignore is looked up
-        self.ignore_from_listing = False
         self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
         self._renamed = False  # whether a carried file's name on disk is not NFC
 
@@ -126,19 +120,9 @@ class Walker:
     # -- rules -------------------------------------------------------------------------------
 
     def load_skillignore(self) -> None:
-        self.ignore_from_listing = False
         self.ignore, problems = read_skillignore(self.root)
         for problem in problems:
             self.problem(*problem)
-
-    def _ignore_from(self, entries: list[os.DirEntry[str]]) -> None:
-        """Read .skillignore if the root's listing `entries` may hold it: an entry named so
-        in some ASCII case (a case-insensitive folder answers to it), or one not ASCII
-        (normalisation or folding beyond ASCII could make it answer). Otherwise there is
-        nothing by that name to look up."""
-        if any(not e.name.isascii() or e.name.lower() == SKILLIGNORE for e in entries):
-            self.load_skillignore()
-        self.ignore_from_listing = False
 
     def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
         """Why `rel` is left out, or None when it is walked."""
@@ -203,13 +187,7 @@ class Walker:
                 self.problem("changed", rel, "changed while being read (it is not the file "
                              "the walk saw); try again")
                 return
-            if rel.isascii() and rel not in self.files:  # add_file's common case, inline
-                walked = self.files[rel] = WalkedFile(
-                    rel, size, "100755" if mode & stat.S_IXUSR else "100644", st.st_dev,
-                    st.st_ino,
-                )
-            else:
-                walked = self.add_file(rel, st)
+            walked = self.add_file(rel, st)
             if self.reader is None:
                 return
             path = walked.path
@@ -290,7 +268,6 @@ class Walker:
             except OSError as err:
                 self._unlistable(rel, err)
                 continue
-            kept = False
             try:
                 # opened by its path: the very folder its parent's listing saw (a folder on
                 # the way swapped for a link since would lead elsewhere)
@@ -301,15 +278,12 @@ class Walker:
                     continue
                 later = self._walk_listing(rel, dir_fd, stack)
                 if later:
-                    kept = len(self.pending) < KEEP_FOLDERS
-                    self.pending.append((rel, (st.st_dev, st.st_ino), dir_fd if kept else None,
-                                         later))
+                    self.pending.append((rel, (st.st_dev, st.st_ino), later))
                     self.pending_files += len(later)
             except OSError as err:
                 self._unlistable(rel, err)
             finally:
-                if not kept:
-                    os.close(dir_fd)
+                os.close(dir_fd)
 
     def _unlistable(self, rel: str, err: OSError) -> None:
         self.problem(
@@ -324,22 +298,16 @@ class Walker:
         returned instead, (path, name) each, to be read once the whole tree is listed."""
         with os.scandir(dir_fd) as listing:
             entries = list(listing)
-        if not rel and self.ignore_from_listing:
-            self._ignore_from(entries)
-        ignore, files, is_reg, exec_bit = self.ignore, self.files, stat.S_ISREG, stat.S_IXUSR
-        reading, read_file = self.reader is not None, self.read_file
+        reading = self.reader is not None
         later: list[tuple[str, str]] = []
         defer = reading and self.member_limit is not None
-        outputs = self.outputs
         prefix = f"{rel}/" if rel else ""
         for entry in entries:
             name = entry.name
             child = prefix + name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)  # False for a symlink
-                why = left_out_rule(child, name, is_dir, ignore)
-                if outputs and child in outputs:
-                    why = outputs[child]
+                why = self.rule(child, name, is_dir)
                 if why is not None:
                     self.leave_out(child + "/" if is_dir else child, why)
                 elif is_dir:
@@ -349,19 +317,13 @@ class Walker:
                     if defer:
                         later.append((child, name))
                     else:
-                        read_file(child, name, dir_fd)
+                        self.read_file(child, name, dir_fd)
                 else:
                     st = entry.stat(follow_symlinks=False)
-                    mode = st.st_mode
-                    if not is_reg(mode):
-                        self.other(child, mode)
-                    elif child.isascii() and child not in files:  # add_file's common case
-                        files[child] = WalkedFile(
-                            child, st.st_size, "100755" if mode & exec_bit else "100644",
-                            st.st_dev, st.st_ino,
-                        )
-                    else:
+                    if stat.S_ISREG(st.st_mode):
                         self.add_file(child, st)
+                    else:
+                        self.other(child, st.st_mode)
             except OSError as err:
                 self.problem("unreadable", child, f"cannot stat it ({err.strerror})")
         return later
@@ -375,12 +337,11 @@ class Walker:
         if limit is None or len(self.files) + self.pending_files + 1 <= limit:
             return
         carried = set(self.files)  # exact: a file listed twice (two includes) counts once
-        for _, _, _, later in self.pending:
+        for _, _, later in self.pending:
             carried.update(p if p.isascii() else unicodedata.normalize("NFC", p)
                            for p, _ in later)
         if len(carried) + 1 <= limit:
             return
-        self.close_pending()
         raise ArchiveError(
             f"the skill carries {len(carried):,} files: with its manifest, {len(carried) + 1:,} "
             f"zip members; an archive holds at most {limit:,} members (more would need Zip64, "
@@ -388,37 +349,25 @@ class Walker:
             hint="split the files into several skills, or leave some out with .skillignore")
 
     def read_pending(self) -> None:
-        """Read the files listed for later, folder by folder, each folder through the
-        descriptor it was listed with or opened again and checked to be that folder."""
+        """Read the files listed for later, folder by folder, each folder opened again and
+        checked to be the folder listed."""
         pending, self.pending = self.pending, []
-        try:
-            for at, (rel, ident, dir_fd, later) in enumerate(pending):
-                pending[at] = (rel, ident, None, later)  # its descriptor is closed below
-                if dir_fd is None:
-                    try:
-                        dir_fd = os.open(self._full(rel), DIR_FLAGS if rel else ROOT_FLAGS)
-                    except OSError as err:
-                        self._unlistable(rel, err)
-                        continue
-                try:
-                    st = os.fstat(dir_fd)
-                    if (st.st_dev, st.st_ino) != ident:
-                        self.problem("changed", rel or ".", "was replaced while the walk read "
-                                     "it (it is not the folder the walk saw); try again")
-                        continue
-                    for child, name in later:
-                        self.read_file(child, name, dir_fd)
-                finally:
-                    os.close(dir_fd)
-        finally:
-            self.pending = pending
-            self.close_pending()
-
-    def close_pending(self) -> None:
-        for _, _, dir_fd, _ in self.pending:
-            if dir_fd is not None:
+        for rel, ident, later in pending:
+            try:
+                dir_fd = os.open(self._full(rel), DIR_FLAGS if rel else ROOT_FLAGS)
+            except OSError as err:
+                self._unlistable(rel, err)
+                continue
+            try:
+                st = os.fstat(dir_fd)
+                if (st.st_dev, st.st_ino) != ident:
+                    self.problem("changed", rel or ".", "was replaced while the walk read "
+                                 "it (it is not the folder the walk saw); try again")
+                    continue
+                for child, name in later:
+                    self.read_file(child, name, dir_fd)
+            finally:
                 os.close(dir_fd)
-        self.pending.clear()
 
     def walk_include(self, entry: str) -> None:
         """One declared include: a file, or every file under a folder."""
@@ -603,10 +552,7 @@ def walk(
         )
     walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow), sha256,
                     member_limit)
-    try:
-        _list_and_read(walker, includes)
-    finally:
-        walker.close_pending()
+    _list_and_read(walker, includes)
     return _file_set(walker)
 
 
@@ -614,13 +560,10 @@ def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
     """List the skill folder (the include entries, if declared), check the member limit,
     then read the files listed for later."""
     root_str = walker.root
+    walker.load_skillignore()
     if includes is None:
-        walker.ignore_from_listing = True  # looked up once the root is listed (if there)
         walker.walk_tree("")
-        if walker.ignore_from_listing:  # the root could not be listed: as before
-            walker.load_skillignore()
     else:
-        walker.load_skillignore()
         for name in (SKILLIGNORE, MANIFEST_DIR):
             full = os.path.join(root_str, name)
             if os.path.lexists(full):
@@ -655,12 +598,7 @@ def _file_set(walker: Walker) -> FileSet:
             hint="fix every listed path, then try again",
             problems=problems,
         )
-    paths = list(walker.files)
-    if "".join(paths).isascii():  # ASCII strings sort as their UTF-8 bytes do
-        paths.sort()
-    else:
-        paths.sort(key=sort_key)
-    files = tuple(map(walker.files.__getitem__, paths))
+    files = tuple(walker.files[p] for p in sorted(walker.files, key=sort_key))
     left_out = tuple(sorted(walker.left_out.values(), key=lambda x: sort_key(x.path)))
     return FileSet(root=root_str, files=files, left_out=left_out, allowed=allowed,
                    hashed=walker.hashed)

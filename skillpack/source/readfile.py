@@ -1,12 +1,11 @@
 """Reading a carried file's bytes: whole when small, streamed through one buffer when large;
 hashed with BLAKE3 and checked for secrets (`skillpack.content.scan`) on the same bytes.
 
-Small files are read whole, in one ``read`` call when they can be (the hot path of a tree
-of many small files). Large ones stream through one fixed buffer, so memory stays flat
-whatever the file size (a buffer rather than mmap: a file truncated under an mmap kills the
-process with SIGBUS, and mapped pages would count in the process's RSS); each chunk is hashed
-with multi-threaded BLAKE3 (which releases the GIL) on a helper thread while this one runs
-the secret rules over it and reads the next chunk into a second buffer.
+Small files are read whole, in one ``read`` call when they can be. Large ones stream
+through two fixed buffers (not a map of the file: one truncated under it kills the process
+with SIGBUS), so memory stays flat whatever the file size; each chunk is hashed with
+multi-threaded BLAKE3 on a helper thread while this one runs the secret rules over it and
+reads the next chunk into the other buffer.
 
 The walk (`skillpack.source.walk`) and the file records (`skillpack.source.records`) read
 through these, and every carried file is opened with `OPEN_FLAGS`; the runtime never imports
@@ -83,17 +82,14 @@ class Changed(Exception):
     """The file is not the one the walk saw, or changed while being read."""
 
 
-def read_small(fd: int, size: int, data: bytes | None = None) -> bytes:
+def read_small(fd: int, size: int) -> bytes:
     """The `size` bytes of the open regular file `fd`, read whole; raises `Changed` otherwise.
 
     One byte more than expected is asked for: a regular file's read comes back short only at
-    its end, so exactly `size` bytes from one read is the whole file, as measured (four system
-    calls a file in all, the hot path of a tree of many small files). Otherwise the reads go
-    on until the end, and any other total means the file changed. `data` is what a first
-    ``os.read(fd, size + 1)`` of the caller's gave, if it made one.
+    its end, so exactly `size` bytes from one read is the whole file. Otherwise the reads go
+    on until the end, and any other total means the file changed.
     """
-    if data is None:
-        data = os.read(fd, size + 1)
+    data = os.read(fd, size + 1)
     got = len(data)
     if got == size:
         return data
@@ -112,30 +108,15 @@ def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
     `fd` of expected `size`: (BLAKE3 hex, the bytes), or None when the bytes do not add up
     to `size`. Read errors raise `OSError`. The caller checks the content
     (`skillpack.content.scan.scan_content`), knowing the file's path and allowances."""
-    read = os.read
-    hasher = blake3()  # one hasher, reset after each file: cheaper than a new one each time
-    update, finish, reset = hasher.update, hasher.digest, hasher.reset
 
     def read_small_file(fd: int, size: int) -> tuple[str, bytes] | None:
-        data = read(fd, size + 1)  # one byte more: see read_small
-        if len(data) != size:
-            try:
-                data = read_small(fd, size, data)
-            except Changed:
-                return None
-        reset()
-        update(data)
-        return finish().hex(), data
+        try:
+            data = read_small(fd, size)
+        except Changed:
+            return None
+        return blake3(data).hexdigest(), data
 
     return read_small_file
-
-
-def _buffer() -> mmap.mmap:
-    """A `READ_CHUNK` buffer to read a large file into: an anonymous memory map, not a
-    ``bytearray`` (measured here: a fresh process's first 256 MiB read through two new
-    bytearrays took about 110 ms longer, page faults of new heap memory, than through
-    two anonymous maps; later reads alike). No file is mapped: nothing to SIGBUS on."""
-    return mmap.mmap(-1, READ_CHUNK)
 
 
 def hash_large(fd: int, size: int, scan: ContentStream | None = None,
@@ -146,7 +127,7 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
     set and the rules hold the GIL) and reads the next chunk into the other buffer. Returns
     the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line)."""
     hasher = blake3(max_threads=blake3.AUTO)
-    bufs = (_buffer(), _buffer())
+    bufs = (mmap.mmap(-1, READ_CHUNK), mmap.mmap(-1, READ_CHUNK))  # anonymous: no SIGBUS
     views = (memoryview(bufs[0]), memoryview(bufs[1]))
 
     def digest(chunk: memoryview) -> None:

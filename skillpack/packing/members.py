@@ -67,7 +67,6 @@ def write_members(writer: ZipWriter, members: Sequence[Member],
     """Write ``members`` sorted by the UTF-8 bytes of their names, streaming disk files."""
     check_limits(members, what="the archive")
     ordered = sorted(members, key=lambda m: m.name.encode("utf-8"))
-    writer.screen([m.name for m in ordered])  # every name looked at once, not one by one
     for member in ordered:
         if isinstance(member.data, FileSpan):  # a large member of an archive file
             writer.add_chunks(member.name, member.size, member.data.chunks(),

@@ -33,7 +33,6 @@ from skillpack.errors import ArchiveError, Problem, RefusedError, SkillpackError
 from skillpack.formats.paths import (
     SKILL_MD,
     collision_key,
-    may_be_unportable,
     sort_key,
     windows_problem,
 )
@@ -135,7 +134,7 @@ class Walker:
         if reason is not None:
             self.problem("unportable-name", rel, f"{reason}; rename it")
         if name.isascii() and name.isprintable() and "\\" not in name:
-            return  # the common case, and a fast one: nothing below can apply
+            return
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
@@ -462,17 +461,10 @@ class Walker:
             while parent and parent not in folders:
                 folders.add(parent)
                 parent = parent.rpartition("/")[0]
-        every = rels + sorted(folders)
-        text = "/" + "/".join(every) + "/"
-        plain = (text.isascii() and text.isprintable() and "\\" not in text
-                 and not may_be_unportable(text))
-        if plain and len({rel.lower() for rel in every}) == len(every):
-            return  # the common case, checked at once: nothing below can apply
         children: dict[str, dict[str, set[str]]] = {}  # parent -> folded name -> names
-        for rel in every:
+        for rel in rels + sorted(folders):
             parent, _, name = rel.rpartition("/")
-            if not plain:
-                self._check_name(rel, name)
+            self._check_name(rel, name)
             children.setdefault(parent, {}).setdefault(collision_key(name), set()).add(name)
         for parent, folded in sorted(children.items()):
             for names in folded.values():

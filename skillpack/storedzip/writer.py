@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 
 from blake3 import blake3
@@ -24,7 +24,6 @@ from skillpack.errors import ArchiveError, IntegrityError
 from skillpack.formats.paths import (
     collision_key,
     collision_reason,
-    may_be_unportable,
     name_problem,
 )
 from skillpack.storedzip.layout import (
@@ -74,7 +73,6 @@ class ZipWriter:
         self._cd_size = 0
         self._last: bytes | None = None
         self._keys: dict[str, str] = {}
-        self._portable: frozenset[str] = frozenset()  # names `screen` found portable
         self._closed = False
         self._broken = False
 
@@ -104,29 +102,11 @@ class ZipWriter:
                 hint="throw the partial archive away and pack again",
             )
 
-    def screen(self, names: Sequence[str]) -> None:
-        """Look at the names of the members about to be added all at once: when none of them
-        can be unportable (a few scans of their joined text, as the reader screens an
-        archive's names), each is spared `name_problem` when it is added; otherwise each is
-        looked at when it is added, as without a screen. Every other check of `_admit`
-        (order, duplicates, collisions, limits) is made at each add either way."""
-        # An empty, '.' or '..' segment, once wrapped in '/', is '//', '/./' or '/../' (the
-        # last two hold './', a trailing dot, which may_be_unportable looks for); an absolute
-        # name gives '//'; a drive letter holds ':'; the joiner '\\' is refused in names, so
-        # a name holding one changes the count.
-        joined = "/" + "/\\/".join(names) + "/"
-        if ("//" in joined or ":" in joined
-                or joined.count("\\") != max(len(names) - 1, 0) or not joined.isprintable()
-                or may_be_unportable(joined)):
-            return
-        self._portable = frozenset(names)
-
     def _admit(self, name: str, size: int) -> bytes:
         """Check the name, order and limits of a new member; return its UTF-8 name."""
-        if name not in self._portable:
-            problem = name_problem(name)
-            if problem is not None:
-                raise ArchiveError(f"member {name!r}: {problem}", hint="rename the file")
+        problem = name_problem(name)
+        if problem is not None:
+            raise ArchiveError(f"member {name!r}: {problem}", hint="rename the file")
         encoded = name.encode("utf-8")
         if len(encoded) > 0xFFFF:  # a header's name length is 16 bits
             raise ArchiveError(f"member {name[:60]!r}...: its name is {len(encoded):,} UTF-8 "

@@ -27,7 +27,6 @@ from blake3 import blake3
 
 from skillpack._threads import quiet_helper
 from skillpack.content.scan import ContentStream
-from skillpack.errors import SkillpackError
 from skillpack.formats.shebang import SHEBANG_MAX
 
 __all__ = [
@@ -40,8 +39,6 @@ __all__ = [
     "ROOT_FLAGS",
     "Changed",
     "Crc32",
-    "hash_fd",
-    "hash_file",
     "hash_large",
     "read_small",
     "sha256_hasher",
@@ -121,11 +118,11 @@ def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
 
 def hash_large(fd: int, size: int, scan: ContentStream | None = None,
                sha: Any = None, crc: Crc32 | None = None) -> tuple[str, bytes]:
-    """`hash_fd` for a large file, read once: two buffers taken in turn; while a helper thread
-    hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when
-    given: all release the GIL), this thread runs the content check over it (`scan`: the RE2
-    set and the rules hold the GIL) and reads the next chunk into the other buffer. Returns
-    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line)."""
+    """BLAKE3 hex and first `HEAD` bytes (for its `#!` line) of the large open file `fd` of
+    expected `size`, read once through two buffers in turn: while a helper thread hashes one
+    chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when given: all
+    release the GIL), this thread runs the content check `scan` over it and reads the next
+    chunk into the other buffer. Raises `Changed` when the bytes do not add up to `size`."""
     hasher = blake3(max_threads=blake3.AUTO)
     bufs = (mmap.mmap(-1, READ_CHUNK), mmap.mmap(-1, READ_CHUNK))  # anonymous: no SIGBUS
     views = (memoryview(bufs[0]), memoryview(bufs[1]))
@@ -165,33 +162,3 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
     if total != size:
         raise Changed
     return hasher.hexdigest(), head
-
-
-def hash_fd(fd: int, size: int) -> str:
-    """BLAKE3 hex of the open file `fd` of expected `size` (no content check).
-
-    Raises `Changed` when the bytes read do not add up to `size`.
-    """
-    if size < LARGE_FILE:
-        return blake3(read_small(fd, size)).hexdigest()
-    return hash_large(fd, size)[0]
-
-
-def hash_file(path: str | os.PathLike[str]) -> tuple[int, str]:
-    """(size, BLAKE3 hex) of the regular file at `path`, opened without following a link."""
-    name = os.fspath(path)
-    fd = os.open(name, OPEN_FLAGS)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SkillpackError("not a regular file", path=name)
-        try:
-            hex_digest = hash_fd(fd, st.st_size)
-        except Changed:
-            raise SkillpackError(
-                "changed while being read", path=name, hint="try again once it is written"
-            ) from None
-        return st.st_size, hex_digest
-    finally:
-        os.close(fd)
-

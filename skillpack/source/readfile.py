@@ -19,14 +19,13 @@ import mmap
 import os
 import stat
 import zlib
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 from blake3 import blake3
 
 from skillpack._threads import quiet_helper
-from skillpack.content.scan import ContentStream
+from skillpack.content.scan import ContentScan, ContentStream, scan_content
 from skillpack.formats.shebang import SHEBANG_MAX
 
 __all__ = [
@@ -39,10 +38,11 @@ __all__ = [
     "ROOT_FLAGS",
     "Changed",
     "Crc32",
+    "FileRead",
     "hash_large",
+    "read_carried",
     "read_small",
     "sha256_hasher",
-    "small_file_reader",
 ]
 
 def sha256_hasher(data: bytes = b"") -> hashlib._Hash:
@@ -100,20 +100,38 @@ def read_small(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
-    """A function reading a small file (under `LARGE_FILE`) whole from its open descriptor
-    `fd` of expected `size`: (BLAKE3 hex, the bytes), or None when the bytes do not add up
-    to `size`. Read errors raise `OSError`. The caller checks the content
-    (`skillpack.content.scan.scan_content`), knowing the file's path and allowances."""
+class FileRead(NamedTuple):
+    """What `read_carried` learnt of one file from a single read of its bytes."""
 
-    def read_small_file(fd: int, size: int) -> tuple[str, bytes] | None:
-        try:
-            data = read_small(fd, size)
-        except Changed:
-            return None
-        return blake3(data).hexdigest(), data
+    blake3: str
+    head: bytes  #: the whole bytes of a small file, the first `HEAD` bytes of a large one
+    content: ContentScan
+    sha256: str  #: its SHA-256 hex when asked for, else ""
+    crc32: int | None  #: the CRC-32 of a large file when asked for, else None
 
-    return read_small_file
+
+def read_carried(fd: int, st: os.stat_result, path: str, allow: frozenset[str] | None,
+              sha256: bool = False, crc: bool = False) -> FileRead:
+    """Hash the open regular file `fd` (``fstat`` gave `st`) with BLAKE3 (and SHA-256 when
+    asked) and check its content for the carried file `path` (`allow`: see
+    `skillpack.content.scan.scan_content`), from one read of its bytes: whole when small,
+    streamed through `hash_large` from `LARGE_FILE` on (with `crc`, its CRC-32 too). Raises
+    `Changed` when the bytes do not add up to its size or it changed meanwhile, `OSError`
+    when it cannot be read."""
+    size = st.st_size
+    if size < LARGE_FILE:
+        data = read_small(fd, size)
+        return FileRead(blake3(data).hexdigest(), data, scan_content(path, data, allow),
+                        sha256_hasher(data).hexdigest() if sha256 else "", None)
+    stream = ContentStream(path, allow)
+    sha = sha256_hasher() if sha256 else None
+    crc32 = Crc32() if crc else None
+    hex_digest, head = hash_large(fd, size, stream, sha, crc32)
+    after = os.fstat(fd)
+    if (after.st_size, after.st_mtime_ns) != (size, st.st_mtime_ns):
+        raise Changed
+    return FileRead(hex_digest, head, stream.finish(), sha.hexdigest() if sha else "",
+                    crc32.value if crc32 is not None else None)
 
 
 def hash_large(fd: int, size: int, scan: ContentStream | None = None,

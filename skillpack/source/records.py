@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from skillpack.content.scan import (
     Allowances,
     ContentScan,
-    ContentStream,
-    scan_content,
     unused_rule_message,
 )
 from skillpack.content.secret_rules import Finding
@@ -33,14 +31,11 @@ from skillpack.source.load import load_skill, require_valid, skill_fileset
 from skillpack.source.readfile import (
     DIR_FLAGS,
     HEAD,
-    LARGE_FILE,
     MODE_BITS,
     OPEN_FLAGS,
     ROOT_FLAGS,
     Changed,
-    hash_large,
-    sha256_hasher,
-    small_file_reader,
+    read_carried,
 )
 
 __all__ = [
@@ -80,7 +75,6 @@ def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
     shas: list[str] = []
     problems: list[Problem] = []
     base = os.path.join(fileset.root, "")  # the root and one separator: base + relative path
-    read_small_file = small_file_reader()
     allow = Allowances.parse(fileset.allowed)
     used: dict[str, frozenset[str]] = {}
     allowed: dict[str, tuple[Finding, ...]] = {}
@@ -124,22 +118,7 @@ def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
                 if (st.st_ino != walked.ino or st.st_dev != walked.dev or size != walked.size
                         or st.st_mode & 0o170100 != MODE_BITS[walked.mode]):
                     raise Changed
-                if size < LARGE_FILE:
-                    found_now = read_small_file(fd, size)
-                    if found_now is None:
-                        raise Changed
-                    hex_digest, head = found_now
-                    sha_hex = sha256_hasher(head).hexdigest() if sha256 else ""
-                    content = scan_content(path, head, allow.allow(path))
-                else:  # read in many calls: check it was not rewritten meanwhile
-                    stream = ContentStream(path, allow.allow(path))
-                    sha = sha256_hasher() if sha256 else None
-                    hex_digest, head = hash_large(fd, size, stream, sha)
-                    sha_hex = sha.hexdigest() if sha is not None else ""
-                    after = os.fstat(fd)
-                    if (after.st_size, after.st_mtime_ns) != (size, st.st_mtime_ns):
-                        raise Changed
-                    content = stream.finish()
+                got = read_carried(fd, st, path, allow.allow(path), sha256)
             except Changed:
                 problems.append(Problem("error", "changed", _CHANGED, path))
                 continue
@@ -150,14 +129,14 @@ def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
                 continue
             finally:
                 os.close(fd)
-            used[path] = _note(path, content, allowed)
-            if content.refused:
-                problems.extend(content.problems(path))
+            used[path] = _note(path, got.content, allowed)
+            if got.content.refused:
+                problems.extend(got.content.problems(path))
                 continue
-            records.append(FileRecord(path, walked.mode, size, hex_digest))
-            shas.append(sha_hex)
+            records.append(FileRecord(path, walked.mode, size, got.blake3))
+            shas.append(got.sha256)
             if walked.mode == "100755":
-                line = shebang_line(head[:HEAD])
+                line = shebang_line(got.head[:HEAD])
                 if line is not None:
                     shebangs[path] = line
     finally:

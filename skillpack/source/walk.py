@@ -18,16 +18,9 @@ import errno
 import os
 import stat
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from skillpack.content.scan import (
-    CLEAN,
-    Allowances,
-    ContentScan,
-    ContentStream,
-    scan_content,
-    unused_rule_message,
-)
+from skillpack.content.scan import Allowances, ContentScan, unused_rule_message
 from skillpack.content.secrets import secret_name_candidates, secret_name_reason
 from skillpack.errors import ArchiveError, Problem, RefusedError, SkillpackError
 from skillpack.formats.paths import (
@@ -48,14 +41,10 @@ from skillpack.source.ignore import (
 from skillpack.source.readfile import (
     DIR_FLAGS,
     HEAD,
-    LARGE_FILE,
     OPEN_FLAGS,
     ROOT_FLAGS,
     Changed,
-    Crc32,
-    hash_large,
-    sha256_hasher,
-    small_file_reader,
+    read_carried,
 )
 
 __all__ = ["KEEP_FILE", "Walker", "walk"]
@@ -84,12 +73,9 @@ class Walker:
         self.sha256 = sha256  # whether each file read is also hashed with SHA-256
         self.outputs = outputs or {}  # relative path -> rule: what this command writes
         self.allow = allow if allow is not None else Allowances({})
-        # when reading: the hasher of small open files, and what it found
-        self.reader: Callable[[int, int], tuple[str, bytes] | None] | None = None
+        self.reading = read  # whether each file is hashed and checked when found
         self.hashed: dict[str, HashedFile] = {}
         self.keep = keep  # bytes of read files still to keep (files up to KEEP_FILE each)
-        if read:
-            self.reader = small_file_reader()
         self.files: dict[str, WalkedFile] = {}
         self.left_out: dict[str, LeftOut] = {}
         self.problems: dict[tuple[str | int | None, ...], Problem] = {}
@@ -187,51 +173,24 @@ class Walker:
                              "the walk saw); try again")
                 return
             walked = self.add_file(rel, st)
-            if self.reader is None:
+            if not self.reading:
                 return
             path = walked.path
-            if size >= LARGE_FILE:
-                self._read_large(walked, fd, st)
+            try:  # on failure, read again by hash_files, which says why
+                got = read_carried(fd, st, path, self.allow.allow(path), self.sha256, self.sha256)
+            except (Changed, OSError):
                 return
-            try:
-                found = self.reader(fd, size)
-            except OSError:
-                found = None
-            if found is not None:  # else read again by hash_files, which says why
-                data: bytes | None = None
-                if size <= KEEP_FILE and size <= self.keep:
-                    data = found[1]
-                    self.keep -= size
-                shebang = (shebang_line(found[1][:HEAD]) if walked.mode == "100755"
-                           else None)
-                content = scan_content(path, found[1], self.allow.allow(path))
-                if content is not CLEAN and content.refused:  # CLEAN: nothing refused
-                    self.refuse_content(path, content)
-                sha = sha256_hasher(found[1]).hexdigest() if self.sha256 else ""
-                self.hashed[path] = HashedFile(walked, found[0], content, data, shebang, sha)
+            data: bytes | None = None
+            if size <= min(KEEP_FILE, self.keep):
+                data = got.head
+                self.keep -= size
+            shebang = shebang_line(got.head[:HEAD]) if walked.mode == "100755" else None
+            if got.content.refused:
+                self.refuse_content(path, got.content)
+            self.hashed[path] = HashedFile(walked, got.blake3, got.content, data, shebang,
+                                           got.sha256, got.crc32)
         finally:
             os.close(fd)
-
-    def _read_large(self, walked: WalkedFile, fd: int, st: os.stat_result) -> None:
-        """Hash and check a large file through its open descriptor `fd`, streamed; a file
-        that changes meanwhile or cannot be read is left for hash_files, which says why."""
-        stream = ContentStream(walked.path, self.allow.allow(walked.path))
-        sha = sha256_hasher() if self.sha256 else None
-        crc = Crc32() if self.sha256 else None  # pack's walk: its writer needs the CRC
-        try:
-            hex_digest, head = hash_large(fd, st.st_size, stream, sha, crc)
-            after = os.fstat(fd)
-        except (Changed, OSError):
-            return
-        if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
-            return
-        content = stream.finish()
-        if content.refused:
-            self.refuse_content(walked.path, content)
-        shebang = shebang_line(head[:HEAD]) if walked.mode == "100755" else None
-        self.hashed[walked.path] = HashedFile(walked, hex_digest, content, None, shebang,
-                                              sha.hexdigest() if sha is not None else "",
-                                              crc.value if crc is not None else None)
 
     def other(self, rel: str, st_mode: int) -> None:
         """A walked entry that is neither a regular file nor a folder."""
@@ -297,7 +256,7 @@ class Walker:
         returned instead, (path, name) each, to be read once the whole tree is listed."""
         with os.scandir(dir_fd) as listing:
             entries = list(listing)
-        reading = self.reader is not None
+        reading = self.reading
         later: list[tuple[str, str]] = []
         defer = reading and self.member_limit is not None
         prefix = f"{rel}/" if rel else ""
@@ -422,7 +381,7 @@ class Walker:
                     self.walk_tree(rel, st)
                 continue
             if last and stat.S_ISREG(st.st_mode):
-                if self.reader is not None:  # by its path: the very file lstat saw
+                if self.reading:  # by its path: the very file lstat saw
                     self.read_file(rel, self._full(rel), None, st)
                 else:
                     self.add_file(rel, st)

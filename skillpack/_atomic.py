@@ -172,15 +172,6 @@ class AtomicBatch:
             self.abort()
 
     def _sync(self, fd: int, dest: str) -> Future[None]:
-        if self._threads <= 1:  # on this thread: no pool to start for one file
-            done: Future[None] = Future()
-            try:
-                _sync_and_close(fd, dest)
-            except WriteError as err:
-                done.set_exception(err)
-            else:
-                done.set_result(None)
-            return done
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skillpack-fsync",
                                             initializer=quiet_helper)
@@ -337,7 +328,7 @@ def atomic_write(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
 
     OS errors while creating, writing, syncing or renaming raise
     :class:`~skillpack.errors.WriteError` naming `dest`; any exception leaves no temp file and
-    `dest` untouched. (`AtomicBatch` of one file, fsync'd on this thread.)
+    `dest` untouched. (`AtomicBatch` of one file.)
     """
     with AtomicBatch(sync_threads=1) as batch, batch.write(dest) as file:
         yield file

@@ -53,7 +53,7 @@ def load_skill(path: str | os.PathLike[str]) -> Skill:
     if not os.path.isfile(where) and _miscased(where) is None:
         raise SkillpackError("no SKILL.md here", path=text,
                              hint="give a skill folder or its SKILL.md")
-    return _parse_at(where)
+    return parse_skill_file(where)
 
 
 def _miscased(where: str) -> SkillError | None:
@@ -74,11 +74,7 @@ def _miscased(where: str) -> SkillError | None:
 
 def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
     """Read and parse a SKILL.md (or the SKILL.md of a skill folder)."""
-    return _parse_at(skill_md_path(path))
-
-
-def _parse_at(where: str) -> Skill:
-    """Read and parse the SKILL.md at `where` (`skill_md_path`'s spelling)."""
+    where = skill_md_path(path)
     wrong_case = _miscased(where)
     if wrong_case is not None:
         raise wrong_case

@@ -42,13 +42,7 @@ __all__ = [
     "hash_large",
     "read_carried",
     "read_small",
-    "sha256_hasher",
 ]
-
-def sha256_hasher(data: bytes = b"") -> hashlib._Hash:
-    """A SHA-256 hasher fed `data` (the manifest's second hash, pack's)."""
-    return hashlib.sha256(data)
-
 
 #: How every carried file is opened: never through a link, never blocking (a fifo).
 OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -122,9 +116,9 @@ def read_carried(fd: int, st: os.stat_result, path: str, allow: frozenset[str] |
     if size < LARGE_FILE:
         data = read_small(fd, size)
         return FileRead(blake3(data).hexdigest(), data, scan_content(path, data, allow),
-                        sha256_hasher(data).hexdigest() if sha256 else "", None)
+                        hashlib.sha256(data).hexdigest() if sha256 else "", None)
     stream = ContentStream(path, allow)
-    sha = sha256_hasher() if sha256 else None
+    sha = hashlib.sha256() if sha256 else None
     crc32 = Crc32() if crc else None
     hex_digest, head = hash_large(fd, size, stream, sha, crc32)
     after = os.fstat(fd)

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 
 from skillpack.content.scan import Allowances, ContentScan, unused_rule_message
-from skillpack.content.secrets import secret_name_candidates, secret_name_reason
+from skillpack.content.secrets import secret_name_reason
 from skillpack.errors import ArchiveError, Problem, RefusedError, SkillpackError
 from skillpack.formats.paths import (
     SKILL_MD,
@@ -81,7 +81,6 @@ class Walker:
         self.problems: dict[tuple[str | int | None, ...], Problem] = {}
         self.ignore: SkillIgnore | None = None
         self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
-        self._renamed = False  # whether a carried file's name on disk is not NFC
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -141,7 +140,6 @@ class Walker:
     def add_file(self, rel: str, st: os.stat_result) -> WalkedFile:
         path = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
         mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
-        self._renamed |= path != rel
         if path in self.files and self.files[path].disk_path != rel:
             self._shadowed.append(self.files[path].disk_path)  # an NFC twin: see check_names
         walked = self.files[path] = WalkedFile(
@@ -329,29 +327,28 @@ class Walker:
 
     def walk_include(self, entry: str) -> None:
         """One declared include: a file, or every file under a folder."""
-        shown = entry
         if not entry:
-            self.problem("include-missing", shown, "an include entry is empty; remove it")
+            self.problem("include-missing", entry, "an include entry is empty; remove it")
             return
         if entry.startswith("~"):
             self.problem(
-                "include-home", shown, "an include may not start with '~'; name a path "
+                "include-home", entry, "an include may not start with '~'; name a path "
                 "inside the skill folder"
             )
             return
         if entry.startswith(("/", "\\")) or (len(entry) > 1 and entry[1] == ":"):
             self.problem(
-                "include-absolute", shown, "an include must be a path relative to the skill "
+                "include-absolute", entry, "an include must be a path relative to the skill "
                 "folder, not an absolute path"
             )
             return
         if "\\" in entry:
-            self.problem("unportable-name", shown, "write include paths with '/', not '\\'")
+            self.problem("unportable-name", entry, "write include paths with '/', not '\\'")
             return
         segments = entry.split("/")
         if ".." in segments:
             self.problem(
-                "include-dotdot", shown, "an include may not contain a '..' segment; a skill "
+                "include-dotdot", entry, "an include may not contain a '..' segment; a skill "
                 "carries only what is inside its folder"
             )
             return
@@ -364,7 +361,7 @@ class Walker:
                 st = os.lstat(self._full(rel))
             except (FileNotFoundError, NotADirectoryError):
                 self.problem(
-                    "include-missing", shown, f"the declared include {entry!r} does not exist "
+                    "include-missing", entry, f"the declared include {entry!r} does not exist "
                     "in the skill folder; fix the path or remove it from includes"
                 )
                 return
@@ -389,7 +386,7 @@ class Walker:
                 self.other(rel, st.st_mode)
             else:
                 self.problem(
-                    "include-missing", shown, f"{rel!r} is not a folder, so the declared "
+                    "include-missing", entry, f"{rel!r} is not a folder, so the declared "
                     f"include {entry!r} does not exist; fix the path"
                 )
             return
@@ -411,9 +408,7 @@ class Walker:
     def check_names(self) -> None:
         """Check the name of every carried file and of every folder above one: portable, and
         no two siblings naming the same path after case folding or NFC normalisation."""
-        rels = list(self.files) + self._shadowed  # the paths, and where not NFC, disk names
-        if self._renamed:
-            rels = [f.disk_path for f in self.files.values()] + self._shadowed
+        rels = [f.disk_path for f in self.files.values()] + self._shadowed  # names on disk
         folders: set[str] = set()
         for rel in rels:  # every folder holding a carried file, at any depth
             parent = rel.rpartition("/")[0]
@@ -455,7 +450,7 @@ class Walker:
                 if rules is not None and p in hashed}
         for entry in allow.unused(used):
             self.problem("allow-unused", entry.rpartition("#")[0], unused_rule_message(entry))
-        for path in secret_name_candidates(list(self.files)):
+        for path in self.files:
             if allow.whole(path):
                 continue
             reason = secret_name_reason(path)
@@ -510,13 +505,12 @@ def walk(
 def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
     """List the skill folder (the include entries, if declared), check the member limit,
     then read the files listed for later."""
-    root_str = walker.root
     walker.load_skillignore()
     if includes is None:
         walker.walk_tree("")
     else:
         for name in (SKILLIGNORE, MANIFEST_DIR):
-            full = os.path.join(root_str, name)
+            full = os.path.join(walker.root, name)
             if os.path.lexists(full):
                 is_dir = os.path.isdir(full) and not os.path.islink(full)
                 why = walker.rule(name, name, is_dir)
@@ -534,7 +528,6 @@ def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
 
 def _file_set(walker: Walker) -> FileSet:
     """The walk's file set, or `RefusedError` listing every problem."""
-    root_str = walker.root
     walker.keep_skill_md()
     walker.check_names()
     walker.check_secrets()
@@ -545,12 +538,12 @@ def _file_set(walker: Walker) -> FileSet:
         count = len(problems)
         raise RefusedError(
             f"the file set was refused: {count} problem{'s' if count > 1 else ''}",
-            path=root_str,
+            path=walker.root,
             hint="fix every listed path, then try again",
             problems=problems,
         )
     files = tuple(walker.files[p] for p in sorted(walker.files, key=sort_key))
     left_out = tuple(sorted(walker.left_out.values(), key=lambda x: sort_key(x.path)))
-    return FileSet(root=root_str, files=files, left_out=left_out, allowed=allowed,
+    return FileSet(root=walker.root, files=files, left_out=left_out, allowed=allowed,
                    hashed=walker.hashed)
 

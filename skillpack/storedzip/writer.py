@@ -16,7 +16,7 @@ import os
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from types import TracebackType
+from typing import BinaryIO, NoReturn
 
 from blake3 import blake3
 
@@ -35,10 +35,6 @@ from skillpack.storedzip.layout import (
     LOCAL_SIG,
     UTF8_FLAG,
 )
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import BinaryIO, NoReturn
 
 __all__ = ["CHUNK_SIZE", "MAX_MEMBERS", "MAX_SIZE", "ByteComparer", "ZipWriter"]
 
@@ -79,10 +75,7 @@ class ZipWriter:
     def __enter__(self) -> ZipWriter:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         if exc_type is None:
             self.close()
         else:

@@ -5,11 +5,7 @@ apply the leave-out rules and the name checks, and collect every problem, raised
 Iterative (a tree 1,000 folders deep is fine), it never follows a symlink: each folder is
 opened without following a link and listed through that descriptor, each entry classified
 from the directory entry and ``lstat`` facts, so a fifo cannot block it and a symlink loop
-cannot trap it. A walk that reads (`Walker(root, read=True)`) opens each regular file it
-lists, relative to its folder's descriptor and without following a link or blocking, takes
-its facts from ``fstat``, hashes it through that same descriptor and checks its content for
-secrets on the same bytes (`skillpack.content.scan`; large files streamed), so that a skill's
-name and content refusals are listed together.
+cannot trap it. A reading walk hashes and checks each file as it finds it (see `walk`).
 """
 
 from __future__ import annotations
@@ -254,9 +250,8 @@ class Walker:
         returned instead, (path, name) each, to be read once the whole tree is listed."""
         with os.scandir(dir_fd) as listing:
             entries = list(listing)
-        reading = self.reading
         later: list[tuple[str, str]] = []
-        defer = reading and self.member_limit is not None
+        defer = self.reading and self.member_limit is not None
         prefix = f"{rel}/" if rel else ""
         for entry in entries:
             name = entry.name
@@ -269,7 +264,7 @@ class Walker:
                 elif is_dir:
                     st = entry.stat(follow_symlinks=False)  # of this folder (a few a tree)
                     stack.append((child, (st.st_dev, st.st_ino)))
-                elif reading and entry.is_file(follow_symlinks=False):
+                elif self.reading and entry.is_file(follow_symlinks=False):
                     if defer:
                         later.append((child, name))
                     else:
@@ -445,9 +440,8 @@ class Walker:
                 "not carry; fix the path or remove it from the allowance"
             )
         # what `unused` looks at: the files a PATH#RULE-ID entry names (most skills: none)
-        hashed = self.hashed
-        used = {p: hashed[p].content.allowed_rules for p, rules in allow.by_path.items()
-                if rules is not None and p in hashed}
+        used = {p: self.hashed[p].content.allowed_rules for p, rules in allow.by_path.items()
+                if rules is not None and p in self.hashed}
         for entry in allow.unused(used):
             self.problem("allow-unused", entry.rpartition("#")[0], unused_rule_message(entry))
         for path in self.files:

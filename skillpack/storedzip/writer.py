@@ -179,12 +179,10 @@ class ZipWriter:
         """
         self._usable()
         encoded = self._admit(name, size)
-        chunks: Iterable[bytes] = _fd_chunks(fd, size)
-        if size < CHUNK_SIZE and expect_crc is None:  # read whole: its header needs no patch
-            chunks = list(chunks)
-            expect_crc = zlib.crc32(b"".join(chunks))
-        return self._stream(name, encoded, size, chunks, executable, expect_blake3,
-                            expect_crc)
+        if size < CHUNK_SIZE:
+            return self._add_small_fd(name, encoded, fd, size, executable, expect_blake3)
+        return self._stream(name, encoded, size, _fd_chunks(fd, size), executable,
+                            expect_blake3, expect_crc)
 
     def add_chunks(self, name: str, size: int, chunks: Iterable[bytes | memoryview], *,
                    executable: bool = False, expect_blake3: str | None = None) -> str:
@@ -228,6 +226,27 @@ class ZipWriter:
                 self._file.seek(header_at + _CRC_AT)
                 write(struct.pack("<I", crc))
                 self._file.seek(end)
+        except BaseException:
+            self._broken = True
+            raise
+        self._record(encoded, crc, size, executable)
+        return digest
+
+    def _add_small_fd(self, name: str, encoded: bytes, fd: int, size: int, executable: bool,
+                      expect_blake3: str | None) -> str:
+        """`add_fd` for a file under CHUNK_SIZE: read whole (asking one byte more, so that a
+        file that grew is caught), then header and data written at once, with no CRC patch."""
+        try:
+            data = os.read(fd, size + 1)  # a short read: read on until the end of the file
+            while len(data) < size and (more := os.read(fd, size + 1 - len(data))):
+                data += more
+            if len(data) != size:
+                _changed_size(name, size, len(data) if len(data) < size else None)
+            digest: str = blake3(data).hexdigest()
+            _check_blake3(name, digest, expect_blake3)
+            crc = zlib.crc32(data)
+            self._file.write(self._local_header(encoded, crc, size))
+            self._file.write(data)
         except BaseException:
             self._broken = True
             raise

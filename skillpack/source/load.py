@@ -76,13 +76,13 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
     """Read and parse a SKILL.md (or the SKILL.md of a skill folder); a path that does not
     exist raises `MissingPathError` (a `FileNotFoundError`)."""
     text = os.fspath(path)
-    if not os.path.lexists(text):
-        raise MissingPathError("no such file or folder", path=text,
-                               hint="give a skill folder or its SKILL.md")
     where = skill_md_path(text)
     wrong_case = _miscased(where)
     if wrong_case is not None:
         raise wrong_case
+    if not os.path.lexists(text):
+        raise MissingPathError("no such file or folder", path=text,
+                               hint="give a skill folder or its SKILL.md")
     try:
         raw = read_regular(where)
     except FileNotFoundError:

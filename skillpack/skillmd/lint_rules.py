@@ -173,8 +173,12 @@ def _prose_paths(text: str, first_line: int) -> list[tuple[int, str, bool]]:
     found: list[tuple[int, str, bool]] = []
     # The lines with an example word, from one search of the whole text (no match spans
     # a line).
-    examples = {first_line + text.count("\n", 0, match.start())
-                for match in _EXAMPLE.finditer(text)}
+    examples: set[int] = set()
+    line, counted = first_line, 0
+    for match in _EXAMPLE.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        examples.add(line)
     # An example's scope: its line, then, for a line that starts with it, the block after it
     # up to a blank line ("Example:
     # when building a big-query skill ...:", blank, "2. A `references/schema.md` file ...").

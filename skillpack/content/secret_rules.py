@@ -642,7 +642,7 @@ def _has_head(text: bytes, start: int) -> bool:
 
     RE2 reads a bytes pattern as UTF-8 and folds as Unicode: ``(?i:secret)`` matches
     ``[sS\u017f][eE]`` (U+017F, the long s, folds to s) then a core, and no other character
-    folds to c, r, e or t (tests/test_scan_fast_paths.py asks RE2 of every code point)."""
+    folds to c, r, e or t (tests/content/test_scan_fast_paths.py asks RE2 of every code point)."""
     return start >= 1 and text[start - 1] in b"eE" and (
         (start >= 2 and text[start - 2] in b"sS")
         or (start >= 3 and text[start - 3:start - 1] == _LONG_S))

@@ -129,8 +129,8 @@ def archive_name(name: str, digest: str, layout: Layout = "wrapped", *,
 PACK_KEEP_BYTES = 32 << 20
 
 #: An archive of members all in memory and at most this large is built in memory, as the list
-#: of its writer's writes, and written with `os.writev` (`_write_one`); larger ones are written
-#: member by member through `HashingFile`.
+#: of its writer's writes, and written in one `os.write` loop (`_write_one`); larger ones are
+#: written member by member through `HashingFile`.
 JOIN_BYTES = 8 << 20
 
 
@@ -274,12 +274,11 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
     """Write the archive of `item` into `batch`, unless `out` already holds it exactly.
 
     An archive of members all in memory, up to `JOIN_BYTES`, is built as the list of the
-    writer's writes, which go to the temp file's descriptor as they are (`os.writev`, up to
-    1,024 a call: never joined, never copied through a file buffer) and are hashed with
-    SHA-256 in order: two writes a member and one a central record through `HashingFile`
-    and the buffered file were each a Python call (a quarter of the writer's time on the
-    corpus). Others are written member by member through `HashingFile`; either way the
-    SHA-256 is that of the very bytes written."""
+    writer's writes, which go to the temp file's descriptor joined, in one `os.write` loop
+    (never through a file buffer), and are hashed with SHA-256 in order (two writes a member
+    and one a central record through `HashingFile` and the buffered file were each a Python
+    call: a quarter of the writer's time on the corpus). Others are written member by member
+    through `HashingFile`; either way the SHA-256 is that of the very bytes written."""
     dest = out / archive_name(item.name, item.digest, item.layout,
                               manifest=item.carries_manifest)
     warnings = target_warnings(item, options)

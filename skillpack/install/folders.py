@@ -27,13 +27,14 @@ from skillpack.approve.compare import SkillVerdict, TargetFailure, compare_with_
 from skillpack.approve.lock import Lock
 from skillpack.errors import SkillpackError
 from skillpack.formats.digest import FileRecord
+from skillpack.install.agents import AGENTS
 from skillpack.install.place import TEMP_RE
 from skillpack.install.state import STATE_FILE
 from skillpack.packing.verify import SkillReport, VerifyReport, verify_inputs
 from skillpack.source.classify import Input
 from skillpack.source.discover import is_skill_folder
 
-__all__ = ["verify_folders"]
+__all__ = ["is_agent_folder", "verify_folders"]
 
 Answer = list[SkillVerdict | TargetFailure]
 
@@ -143,3 +144,14 @@ def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
 
 def _report(folder: str, skills: list[SkillReport]) -> VerifyReport:
     return VerifyReport(folder, "folder", tuple(skills))
+
+
+def is_agent_folder(path: str) -> bool:
+    """Whether ``path`` is an agent's skills folder by its place: it ends with an agent's
+    project or user folder (``.claude/skills``, ``.agents/skills``, ``.codex/skills``...),
+    or `skillpack install` installed into it (it holds the state file)."""
+    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
+    known = {tuple(a.project.split("/")) for a in AGENTS.values()} | {
+        tuple(a.user.split("/")) for a in AGENTS.values() if a.user.startswith(".")}
+    return (any(tuple(parts[-len(k):]) == k for k in known)
+            or os.path.isfile(os.path.join(path, STATE_FILE)))

@@ -15,8 +15,6 @@ from typing import Any
 
 import pathspec
 
-from skillpack.source.readfile import OPEN_FLAGS
-
 __all__ = [
     "BUILTIN_DIRS",
     "MANIFEST_DIR",
@@ -28,6 +26,10 @@ __all__ = [
     "pattern_problem",
     "read_skillignore",
 ]
+
+#: How .skillignore is opened: as every carried file is (`skillpack.source.readfile`'s
+#: OPEN_FLAGS), without importing the reader (the command line's options read patterns here).
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 SKILLIGNORE = ".skillignore"
 MANIFEST_DIR = ".skillpack"
@@ -163,7 +165,7 @@ def read_skillignore(
     if not stat.S_ISREG(st.st_mode):
         return None, []  # a folder or other thing by that name is left out, never read
     try:
-        fd = os.open(full, OPEN_FLAGS)
+        fd = os.open(full, _OPEN_FLAGS)
         try:
             chunks: list[bytes] = []
             size = 0

@@ -20,8 +20,8 @@ from skillpack.cli.output import (
     report_error,
 )
 from skillpack.formats.digest import is_digest
-from skillpack.install.agents import agent_folders, is_agent_folder
-from skillpack.install.folders import verify_folders
+from skillpack.install.agents import agent_folders
+from skillpack.install.folders import is_agent_folder, verify_folders
 from skillpack.packing.verify import verify_target
 from skillpack.skillmd.mentions import Mention, mentioned_programs
 

@@ -102,7 +102,7 @@ def _kind(codepoint: int) -> str | None:
 
 
 #: Characters other than symbols that take an emoji presentation selector: keycap bases,
-#: and punctuation and letter-like emoji (‼ ⁉ ℹ 〰 〽).
+#: and punctuation and letter-like emoji (U+203C, U+2049, U+2139, U+3030, U+303D).
 _EMOJI_BASES = frozenset("#*0123456789\u203c\u2049\u2139\u3030\u303d")
 
 
@@ -149,10 +149,10 @@ def _in_emoji(text: str, index: int, end: int) -> bool:
 def _in_emoji_at(text: str, index: int) -> bool:
     """`_in_emoji` for the character at `index`, its whole tag run looked at (at most 8
     characters each way, so escaping stays linear)."""
-    if ord(text[index]) in SELECTORS:  # a run of selectors is never allowed, nor any of it
-        if (index > 0 and ord(text[index - 1]) in SELECTORS) or (
-                index + 1 < len(text) and ord(text[index + 1]) in SELECTORS):
-            return False
+    if ord(text[index]) in SELECTORS and (  # a run of selectors is never allowed, nor any of it
+            (index > 0 and ord(text[index - 1]) in SELECTORS)
+            or (index + 1 < len(text) and ord(text[index + 1]) in SELECTORS)):
+        return False
     if ord(text[index]) not in _TAGS:
         return _in_emoji(text, index, index + 1)
     start = index

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillpack.formats.shebang import shebang_line
-from skillpack.skillmd.commands import effective_program, literal_word
+from skillpack.skillmd.commands import WRAPPERS, effective_program, literal_word
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import PARAM_REF
 
@@ -112,8 +112,14 @@ def allowed_tool_command(entry: str) -> str | None:
 
 
 def shebang_program(line: str | bytes) -> str | None:
-    """The interpreter named by a `#!` line: ``#!/usr/bin/env python3`` gives ``python3``,
-    ``#!/bin/bash`` gives ``bash``, ``#!/usr/bin/env -S uv run`` gives ``uv``."""
+    """The program a `#!` line runs: ``#!/usr/bin/env python3`` gives ``python3``,
+    ``#!/bin/bash`` gives ``bash``, ``#!/usr/bin/env -S uv run`` gives ``uv``.
+
+    The kernel passes what follows the interpreter as one argument: an `env` line is read as
+    env reads that argv (`skillpack.skillmd.commands.effective_program`), so
+    ``#!/usr/bin/env -S -iu python3 perl`` and ``#!/usr/bin/env --split-string=perl -w`` give
+    ``perl``. A line whose argument holds no ``-S`` is split on blanks (``#!/usr/bin/env -i
+    PATH=/bin node`` gives ``node``, as a BSD kernel splits it)."""
     if isinstance(line, bytes):
         decoded = shebang_line(line)
         if decoded is None:
@@ -121,29 +127,29 @@ def shebang_program(line: str | bytes) -> str | None:
         line = decoded
     if not line.startswith("#!"):
         return None
-    words = line[2:].split("\n", 1)[0].split()
-    if not words:
+    interpreter, _, argument = line[2:].split("\n", 1)[0].strip().partition(" ")
+    interpreter, _, tabbed = interpreter.partition("\t")
+    argument = (tabbed + " " + argument).strip()
+    program = posixpath.basename(interpreter)
+    if not program:
         return None
-    program = posixpath.basename(words[0])
-    if program != "env":
-        return program or None
-    rest = words[1:]
-    index = 0
-    while index < len(rest):
-        word = rest[index]
-        if word in ("-S", "--split-string"):
-            index += 1
-            continue
-        if word.startswith("-S"):  # -Spython3 -u
-            return posixpath.basename(word[2:]) or None
-        if word in ("-u", "--unset", "-C", "--chdir"):
-            index += 2
-            continue
-        if word.startswith("-") or "=" in word:
-            index += 1
-            continue
-        return posixpath.basename(word) or None
-    return None
+    if program not in WRAPPERS:
+        return program
+    split = argument.startswith("-") and _splits(argument)
+    words = [interpreter, *([argument] if split else argument.split())]
+    effective = effective_program(words)
+    if effective.program is None or not effective.wrappers:  # the wrapper starts nothing:
+        return None if program == "env" else program  # `#!/usr/bin/env` alone runs nothing
+    return posixpath.basename(literal_word(effective.program)) or None
+
+
+def _splits(argument: str) -> bool:
+    """Whether env's one argument from a `#!` line starts with a ``-S`` option (in a cluster,
+    ``-iS``, or a long option abbreviated, ``--split=``)."""
+    first = argument.split(None, 1)[0]
+    if first.startswith("--"):
+        return "--split-string".startswith(first.partition("=")[0]) and len(first) > 3
+    return "S" in first[1:]
 
 
 def derive_programs(skill: Skill, shebangs: Mapping[str, str]) -> list[Program]:

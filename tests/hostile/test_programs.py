@@ -22,8 +22,11 @@ import pytest
 from helpers.hostile import TALLY, run_cli
 from helpers.skills import make_tree
 
+import skillpack.formats.allowed_tools
+import skillpack.runtime.policy
+from skillpack.runtime.policy import Policy, skill_rules
 from skillpack.skillmd.commands import effective_program
-from skillpack.skillmd.programs import shebang_program
+from skillpack.skillmd.programs import allowed_tool_program, shebang_program
 
 #: (tool run words, the program that runs, the word a naive reading lists instead)
 ENV_TEMPLATES = [
@@ -48,6 +51,19 @@ SHEBANGS = [
     ("#!/usr/bin/env -S -C /tmp ruby", "ruby"),
     ("#!/usr/bin/env -S A=1 -u B node", "-u"),  # env reads no option after NAME=VALUE
 ]
+
+#: (allowed-tools entry, argv the runtime permits, the program listed, its via, dynamic)
+ENTRIES = [
+    ("Bash (curl:*)", ["curl", "-s", "u"], "curl", [], False),
+    ("Bash\t(wget:*)", ["wget", "u"], "wget", [], False),
+    ("Bash(env python3:*)", ["env", "python3", "-c", "x"], "python3", ["env"], False),
+    ("Bash(timeout 5 node:*)", ["timeout", "5", "node", "x.js"], "node", ["timeout"], False),
+    ("Bash(env:*)", ["env", "curl", "u"], "env", [], True),
+    ("Bash(timeout 5:*)", ["timeout", "5", "curl", "u"], "timeout", [], True),
+    ("Bash(sudo -u bob env:*)", ["sudo", "-u", "bob", "env", "sh"], "env", ["sudo"], True),
+    ("Bash( git status )", ["git", "status"], "git", [], False),
+]
+
 
 def programs_of(skill: Path) -> dict[str, dict[str, object]]:
     result = run_cli("programs", "--json", skill)
@@ -88,6 +104,30 @@ def test_a_shebang_env_line_names_the_program_that_runs(line: str, runs: str,
     (skill / "scripts" / "x").chmod(0o755)
     assert programs_of(skill)[runs]["sources"] == ["shebang:scripts/x"]
     TALLY.handled("parser", f"shebang {line!r}", "programs")
+
+
+def test_one_parser_reads_allowed_tools_on_both_sides() -> None:
+    assert skillpack.runtime.policy.parse_entry is skillpack.formats.allowed_tools.parse_entry
+    assert skillpack.runtime.policy.Rule is skillpack.formats.allowed_tools.Rule
+
+
+@pytest.mark.parametrize(("entry", "argv", "name", "via", "dynamic"), ENTRIES,
+                         ids=[e for e, *_ in ENTRIES])
+def test_what_the_policy_permits_is_what_the_programs_list_shows(
+        entry: str, argv: list[str], name: str, via: list[str], dynamic: bool,
+        tmp_path: Path) -> None:
+    policy = Policy([skill_rules([entry])])
+    assert policy.permits("Bash", argv)
+    assert allowed_tool_program(entry) == (name, dynamic, tuple(via))
+    front = f"allowed-tools:\n  - {json.dumps(entry)}\n"
+    skill = make_tree(tmp_path / "s", {"SKILL.md": (
+        f"---\nname: s\ndescription: Allows one command. Use it in tests.\n{front}---\n")})
+    listed = programs_of(skill)[name]
+    assert (listed["sources"], listed.get("via", []), listed["dynamic"]) == (
+        ["allowed-tools"], via, dynamic)
+    if not dynamic:  # the program the policy lets start is the one listed
+        assert effective_program(argv).program == name
+    TALLY.handled("parser", f"allowed-tools {entry!r}", "programs and policy")
 
 
 @pytest.mark.parametrize("size", [1_000, 10_000, 100_000])

@@ -50,7 +50,24 @@ SELECTORS = frozenset({*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
 IGNORABLE = frozenset({0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2065,
                        *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B),
                        *range(0xE0080, 0xE0100), *range(0xE01F0, 0xE1000)})
-_SINGLES = "".join(f"\\U{c:08x}" for c in sorted(BIDI | ZERO_WIDTH | IGNORABLE))
+
+
+def _ranges(codepoints: frozenset[int]) -> str:
+    """`codepoints` as the inside of a character class, runs written as ranges (``re`` tests
+    a class holding code points beyond the BMP against each item in turn: few items, fast)."""
+    out: list[str] = []
+    ordered = sorted(codepoints)
+    start = previous = ordered[0]
+    for codepoint in [*ordered[1:], -1]:
+        if codepoint != previous + 1:
+            out.append(f"\\U{start:08x}" if start == previous
+                       else f"\\U{start:08x}-\\U{previous:08x}")
+            start = codepoint
+        previous = codepoint
+    return "".join(out)
+
+
+_SINGLES = _ranges(BIDI | ZERO_WIDTH | IGNORABLE)
 #: What `find_invisible` reports, a run of tag characters or of variation selectors as one.
 _SUSPECT = re.compile("[\U000e0000-\U000e007f]+|[\ufe00-\ufe0f\U000e0100-\U000e01ef]+|["
                       + _SINGLES + "]")

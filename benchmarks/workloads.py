@@ -169,16 +169,14 @@ def first_turn(ctx: Context, subject: str, skills: Callable[[], list[Path]]) -> 
 
     return Group(
         "first turn",
-        [Line("first-turn", "first turn, `expect=` the lock's bytes", "lock-bytes", "floor",
-              "the strict floor", base="read"),
-         Line("first-turn", "first turn, `expect=read_lock(path).digests()`", "readme", "floor",
-              "the strict floor", base="read"),
-         Line("first-turn", "first turn, `expect=read_lock(path).digests()`", "readme",
+        [Line("first-turn", "first turn as the README writes it, `expect=` the lock's bytes",
+              "lock-bytes", "floor", "the strict floor", base="read"),
+         Line("first-turn", "first turn, `expect=read_lock(path).digests()`", "read-lock",
               "lock-bytes", "`expect=` the lock's bytes", yardstick=True, base="read")],
         setup,
         lambda tree: {
             "lock-bytes": child(tree, READ + READ_LOCK + TURN.replace("EXPECT", "lock")),
-            "readme": child(tree, READ + "import skillpack\n" + TURN.replace(
+            "read-lock": child(tree, READ + "import skillpack\n" + TURN.replace(
                 "EXPECT", "skillpack.read_lock(LOCK).digests()"))},
         lambda: {"read": child(ctx.new, READ),
                  "floor": child(ctx.new, READ + READ_LOCK + STRICT_FLOOR)},

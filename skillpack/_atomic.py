@@ -52,16 +52,6 @@ _MAX_BASE = 180  # keep temp names under NAME_MAX (255) whatever the destination
 _BUFFER = 1 << 20
 
 
-def _iov_max() -> int:
-    """How many buffers one `os.writev` takes (Linux and macOS: 1024; POSIX: at least 16)."""
-    try:
-        most = os.sysconf("SC_IOV_MAX")
-    except (AttributeError, ValueError, OSError):
-        return 16
-    return min(most, 1024) if most > 0 else 16
-
-
-_IOV_MAX = _iov_max()
 _MAX_PENDING = 128  # written files kept open for one parallel fsync round (a descriptor each)
 
 
@@ -102,22 +92,14 @@ class _TempFile(io.FileIO):
             raise _write_error(self.dest, err) from err
 
 
-def _write_all(fd: int, parts: Sequence[bytes]) -> None:
-    """Write every byte of `parts`, in order, to `fd`: `_IOV_MAX` parts a call, a call that
-    wrote only some of them continued where it stopped."""
-    pending: list[bytes | memoryview] = list(parts)
-    start = 0
-    while start < len(pending):
-        group = pending[start : start + _IOV_MAX]
-        done = os.writev(fd, group)
-        if done == 0 and any(group):  # nothing written, no error: never loop on it
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` to `fd`, a short write continued where it stopped."""
+    view = memoryview(data)
+    while view:
+        done = os.write(fd, view)
+        if done == 0:  # nothing written, no error: never loop on it
             raise OSError(errno.EIO, "the file took none of the bytes written")
-        for part in group:
-            if done < len(part):
-                pending[start] = memoryview(part)[done:]
-                break
-            done -= len(part)
-            start += 1
+        view = view[done:]
 
 
 def fsync_folder(folder: str | os.PathLike[str]) -> None:
@@ -190,15 +172,6 @@ class AtomicBatch:
             self.abort()
 
     def _sync(self, fd: int, dest: str) -> Future[None]:
-        if self._threads <= 1:  # on this thread: no pool to start for one file
-            done: Future[None] = Future()
-            try:
-                _sync_and_close(fd, dest)
-            except WriteError as err:
-                done.set_exception(err)
-            else:
-                done.set_result(None)
-            return done
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="skillpack-fsync",
                                             initializer=quiet_helper)
@@ -270,14 +243,12 @@ class AtomicBatch:
         self._stage(tmp, fd, dest_path)
 
     def write_parts(self, dest: str | os.PathLike[str], parts: Sequence[bytes]) -> None:
-        """`write`, for a file whose bytes are all in memory as `parts`, in order: written
-        straight to the temp file's descriptor, up to `_IOV_MAX` parts a call (`os.writev`),
-        neither joined nor copied through a file buffer first."""
+        """`write`, for a file whose bytes are all in memory as `parts`, in order."""
         dest_path = os.fspath(dest)
         tmp, fd = self._create(dest_path)
         try:
             try:
-                _write_all(fd, parts)
+                _write_all(fd, b"".join(parts))
                 os.fchmod(fd, 0o644)
             except OSError as err:
                 raise _write_error(dest_path, err) from err
@@ -357,7 +328,7 @@ def atomic_write(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
 
     OS errors while creating, writing, syncing or renaming raise
     :class:`~skillpack.errors.WriteError` naming `dest`; any exception leaves no temp file and
-    `dest` untouched. (`AtomicBatch` of one file, fsync'd on this thread.)
+    `dest` untouched. (`AtomicBatch` of one file.)
     """
     with AtomicBatch(sync_threads=1) as batch, batch.write(dest) as file:
         yield file

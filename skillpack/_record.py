@@ -1,11 +1,11 @@
 """Frozen, slotted records for the modules `skillpack.runtime` imports at cold start.
 
-The house style for records is ``@dataclass(frozen=True)``. The runtime's modules (errors,
-zipread, digest, manifest) cannot afford it: in a fresh interpreter, importing
-``dataclasses`` costs about 12 ms (it imports ``inspect``, hence ``ast``, ``dis``,
-``tokenize``, ``re``, ``enum``...) and each decorated class another ~0.4 ms of generated
-code, while issue 4's whole cold-start budget (load a bundle and read one file) is 10 ms
-(figures in docs/RUNTIME.md, "Performance"). Modules off that path keep their dataclasses.
+The house style for records is ``@dataclass(frozen=True, slots=True)``. The runtime's cold
+path (errors, storedzip's reader, the formats, and the few skillmd modules a first turn
+reads) cannot afford it: in a fresh interpreter, importing ``dataclasses`` costs about 12 ms
+(it imports ``inspect``, hence ``ast``, ``dis``, ``tokenize``, ``re``, ``enum``...) and each
+decorated class another ~0.4 ms of generated code, against a cold start of a few tens of ms
+(docs/PERFORMANCE.md, the first turn). Only those modules use `Record`.
 
 A `Record` subclass declares its fields once, as annotations (a default after ``=``), and
 gets what a frozen dataclass gives, with the same behaviour: ``__init__`` (positional or
@@ -18,10 +18,6 @@ not apply: use the record's ``to_dict`` (or its own ``replace``). A field may be
 with `field` (``default_factory``, ``compare=False``, ``repr=False``, as
 :func:`dataclasses.field`), and a ``__post_init__`` runs after ``__init__``, as a
 dataclass's does.
-
-The build side uses records too where `skillpack check` imports them: a dataclass costs
-about 0.4 ms to create (generated source, compiled, for six methods), a record's class
-statement a few microseconds (issue 12's start-up; docs/PERFORMANCE.md).
 
 Only the standard library's builtins are used. A class's first instances are built by one
 shared function that binds the arguments to the fields; its ninth gets the class its own

@@ -51,7 +51,7 @@ try:  # the `sign` extra: without it everything but signing and its checks still
         load_ssh_private_key,
         load_ssh_public_key,
     )
-except ImportError:  # pragma: no cover - exercised in a subprocess by tests/test_cli_sign.py
+except ImportError:  # pragma: no cover - exercised in a subprocess by tests/cli/test_sign.py
     HAVE_CRYPTOGRAPHY = False
 else:
     HAVE_CRYPTOGRAPHY = True

@@ -67,11 +67,10 @@ Validator = Callable[[bytes, re.Match[bytes]], bool]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One content rule. `regex` (compiled as `pattern` when a rule first runs: a check that
-    finds no needle never compiles one) holds a named group ``secret`` (what the excerpt
-    withholds); `shown` is how many leading bytes of that group the excerpt keeps (the
-    format's fixed, public prefix); `validate`, when set, must accept the match for it to
-    count."""
+    """One content rule. `regex` (compiled as `pattern`) holds a named group ``secret``
+    (what the excerpt withholds); `shown` is how many leading bytes of that group the
+    excerpt keeps (the format's fixed, public prefix); `validate`, when set, must accept the
+    match for it to count."""
 
     id: str
     description: str
@@ -91,20 +90,8 @@ class Rule:
 
     @property
     def pattern(self) -> re.Pattern[bytes]:
-        """`regex`, compiled (once per process)."""
-        return _compiled(self.regex)
-
-
-_PATTERNS: dict[bytes, re.Pattern[bytes]] = {}
-
-
-def _compiled(regex: bytes) -> re.Pattern[bytes]:
-    """`regex` compiled, on first use: compiling the table's 21 patterns at import cost about
-    5 ms of every `skillpack check`, and most files hold no needle of any rule."""
-    pattern = _PATTERNS.get(regex)
-    if pattern is None:
-        pattern = _PATTERNS[regex] = re.compile(regex)
-    return pattern
+        """`regex`, compiled (`re` caches it)."""
+        return re.compile(self.regex)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +214,7 @@ def _base64_pem(data: bytes, match: re.Match[bytes]) -> bool:
         decoded = base64.b64decode(run, validate=True)
     except (binascii.Error, ValueError):
         return False
-    return _compiled(_PEM_BLOCK).match(decoded, back - 1 if back else 0) is not None
+    return re.compile(_PEM_BLOCK).match(decoded, back - 1 if back else 0) is not None
 
 
 def _pypi_macaroon(host: bytes) -> Validator:
@@ -862,7 +849,7 @@ def _has_head(text: bytes, start: int) -> bool:
 
     RE2 reads a bytes pattern as UTF-8 and folds as Unicode: ``(?i:secret)`` matches
     ``[sS\u017f][eE]`` (U+017F, the long s, folds to s) then a core, and no other character
-    folds to c, r, e or t (tests/test_scan_fast_paths.py asks RE2 of every code point)."""
+    folds to c, r, e or t (tests/content/test_scan_fast_paths.py asks RE2 of every code point)."""
     return start >= 1 and text[start - 1] in b"eE" and (
         (start >= 2 and text[start - 2] in b"sS")
         or (start >= 3 and text[start - 3:start - 1] == _LONG_S))
@@ -916,17 +903,8 @@ def _present(text: bytes) -> tuple[tuple[Rule, ...], bool]:
     return tuple(RULES[at] for at in ats if at != _UTF16_AT), ats[-1] == _UTF16_AT
 
 
-_GATES: dict[str, Any] = {}  # compiled `Rule.gate`s, by rule id, on first use
-
-
-def _gate(r: Rule) -> Any:
-    """The compiled `Rule.gate` of `r`, or None."""
-    if r.gate is None:
-        return None
-    found = _GATES.get(r.id)
-    if found is None:
-        found = _GATES[r.id] = re2.compile(r.gate)
-    return found
+#: The compiled `Rule.gate` of each rule that has one, by rule id.
+_GATES = {r.id: re2.compile(r.gate) for r in RULES if r.gate is not None}
 
 
 def _hex_pattern(text: bytes, fold: bool) -> bytes:
@@ -942,9 +920,6 @@ def _hex_pattern(text: bytes, fold: bool) -> bytes:
     return b"".join(out)
 
 
-_UTF16_NEEDLES: list[Any] = []  # compiled on first use
-
-
 def _may_hold_utf16_needles(data: bytes) -> bool:
     """False when `data` holds no rule's needle encoded in UTF-16 (LE or BE, at either byte
     parity): its UTF-16 reading, in which an ASCII character can only come from one code unit
@@ -956,11 +931,12 @@ def _may_hold_utf16_needles(data: bytes) -> bool:
     one by its last letters in any case), the RE2 search cannot find one and is not run."""
     if not (_needle_pieces(data[0::2]) or _needle_pieces(data[1::2])):
         return False
-    if not _UTF16_NEEDLES:
-        _UTF16_NEEDLES.append(re2.compile(b"|".join(
-            _hex_pattern(n.decode("ascii").encode(encoding), r.fold)
-            for r in RULES for n in r.needles for encoding in ("utf-16-le", "utf-16-be"))))
-    return _UTF16_NEEDLES[0].search(data) is not None
+    return _UTF16_NEEDLES.search(data) is not None
+
+
+_UTF16_NEEDLES = re2.compile(b"|".join(
+    _hex_pattern(n.decode("ascii").encode(encoding), r.fold)
+    for r in RULES for n in r.needles for encoding in ("utf-16-le", "utf-16-be")))
 
 
 def rule(rule_id: str) -> Rule:
@@ -1066,7 +1042,7 @@ class _Window:
         if present is None:
             present = _present(window)[0]
         for r in present:
-            gate = _gate(r)
+            gate = _GATES.get(r.id)
             if gate is not None and gate.search(window) is None:
                 continue  # no match of the rule without its look-arounds: none with them
             for match in r.pattern.finditer(window):

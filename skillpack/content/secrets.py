@@ -24,7 +24,6 @@ __all__ = [
     "SECRET_PATHS",
     "contains_private_key",
     "documentation_follows",
-    "secret_name_candidates",
     "secret_name_reason",
 ]
 
@@ -87,8 +86,7 @@ SECRET_DIRS: dict[str, str] = {
 }
 
 # Paths matched at the end of the file's path (any depth), lower-cased; an entry ending in
-# `/` is a folder whose every file is a secret. Each starts with a dot-folder (the candidate
-# prefilter finds them by their dot).
+# `/` is a folder whose every file is a secret.
 SECRET_PATHS: dict[str, str] = {
     ".docker/config.json": "a .docker/config.json file holds registry credentials",
     ".kube/config": "a .kube/config file holds Kubernetes cluster credentials",
@@ -131,41 +129,6 @@ PLACEHOLDER_LOOKAHEAD = 360
 # Longest header the pattern above can match, and what follows it that decides it, for
 # callers that scan in windows.
 PRIVATE_KEY_HEADER_MAX = 128 + PLACEHOLDER_LOOKAHEAD
-
-
-def _candidate_pattern() -> re.Pattern[str]:
-    """What every path `secret_name_reason` flags holds (lower-cased, each after a NUL):
-    a name starting with a dot (every folder of `SECRET_DIRS`, `.docker/`, `.env.*`,
-    `.dev.vars*` and the dot-names of `SECRET_NAMES`), a name starting with ``secret``, one
-    of the other names of `SECRET_NAMES`, or an extension of `SECRET_EXTENSIONS`."""
-    names = sorted(n for n in SECRET_NAMES if not n.startswith("."))
-    extensions = sorted(e[1:] for e in SECRET_EXTENSIONS)
-    assert all(d.startswith(".") for d in SECRET_DIRS)  # found by the "\." branch
-    assert all(p.startswith(".") for p in SECRET_PATHS)  # so are these
-    return re.compile(  # the text starts with a NUL too: a first character to seek
-        r"[/\0](?:\.|secret|(?:" + "|".join(map(re.escape, names)) + r")(?=\0|\Z))"
-        r"|\.(?:" + "|".join(map(re.escape, extensions)) + r")(?=\0|\Z)"
-    )
-
-
-_CANDIDATE = _candidate_pattern()
-
-
-def secret_name_candidates(paths: list[str]) -> list[str]:
-    """The paths of `paths` that `secret_name_reason` may flag, found in one regular-expression
-    pass over them all (a NUL, which no file name holds, between two paths): a superset of
-    the secret names, usually a handful, so a tree of 10,000 files costs one search instead
-    of 10,000 calls."""
-    joined = "\0" + "\0".join(paths).lower()  # lower() never makes or removes a NUL
-    found: list[int] = []
-    index, position = -1, 0  # the NUL before the first path counts as one
-    for match in _CANDIDATE.finditer(joined):
-        last = match.end() - 1  # a character of the name (the start may be the NUL before it)
-        index += joined.count("\0", position, last)
-        position = last
-        if not found or found[-1] != index:
-            found.append(index)
-    return [paths[i] for i in found]
 
 
 def secret_name_reason(path: str) -> str | None:

@@ -16,9 +16,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from skillpack.errors import SkillpackError
+from skillpack.install.state import STATE_FILE
 
 __all__ = ["AGENTS", "AGENTS_SOURCE", "Agent", "AgentFolder", "agent_folder",
-           "agent_folders"]
+           "agent_folders", "is_agent_folder"]
 
 #: Where the table comes from (docs/DEPLOY.md cites it).
 AGENTS_SOURCE = ("https://github.com/vercel-labs/skills/blob/main/src/agents.ts "
@@ -120,3 +121,14 @@ def agent_folders(agents: Iterable[str], into: Iterable[str] = (), *, user: bool
     for path in into:
         found.setdefault(os.path.normpath(os.path.abspath(path)), AgentFolder(path))
     return list(found.values())
+
+
+def is_agent_folder(path: str) -> bool:
+    """Whether ``path`` is an agent's skills folder by its place: it ends with an agent's
+    project or user folder (``.claude/skills``, ``.agents/skills``, ``.codex/skills``...),
+    or `skillpack install` installed into it (it holds the state file)."""
+    parts = os.path.normpath(os.path.abspath(path)).split(os.sep)
+    known = {tuple(a.project.split("/")) for a in AGENTS.values()} | {
+        tuple(a.user.split("/")) for a in AGENTS.values() if a.user.startswith(".")}
+    return (any(tuple(parts[-len(k):]) == k for k in known)
+            or os.path.isfile(os.path.join(path, STATE_FILE)))

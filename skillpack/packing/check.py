@@ -24,6 +24,7 @@ from skillpack.formats.catalog_text import catalog_of
 from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.prepare import PackOptions, judge_skill
 from skillpack.packing.targets import Layout, default_layout, get_targets
+from skillpack.skillmd.skill import Skill
 
 __all__ = ["DUPLICATE_NAME", "MIN_SHARE", "CatalogReport", "CheckResult", "catalog_report",
            "check_skill", "check_skills", "in_processes", "name_clashes",
@@ -80,6 +81,16 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     (``--ignore``). An unknown target name, or targets that want different layouts when
     ``layout`` is None, raise `SkillError` (as `pack` does).
     """
+    return check_parsed(path, strict=strict, targets=targets, catalog_budget=catalog_budget,
+                        layout=layout, ignore=ignore)[0]
+
+
+def check_parsed(path: str | os.PathLike[str], *, strict: bool = False,
+                 targets: Sequence[str] = (), catalog_budget: int | None = None,
+                 layout: Layout | None = None,
+                 ignore: Iterable[str] = ()) -> tuple[CheckResult, Skill | None]:
+    """`check_skill`, and the skill it parsed (None when SKILL.md does not parse), for
+    what reads the skill further (`skillpack.packing.lint`)."""
     options = PackOptions(tuple(targets), layout, catalog_budget, frozenset(ignore))
     get_targets(targets)  # an unknown name is the caller's mistake: raised, not reported
     if layout is None:  # so are targets that disagree on the layout
@@ -91,11 +102,12 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     verdict = judge_skill(folder, options=options, sha256=False)  # measured, not written
     skill = verdict.skill
     if skill is None:
-        return CheckResult(where.name, folder, tuple(_strict(verdict.problems, strict)))
+        return CheckResult(where.name, folder, tuple(_strict(verdict.problems, strict))), None
     description = skill.frontmatter.get("description")
     return CheckResult(skill.name or where.name, folder,
                        tuple(_strict(verdict.problems, strict)),
-                       description if isinstance(description, str) else None, verdict.digest)
+                       description if isinstance(description, str) else None,
+                       verdict.digest), skill
 
 
 def check_skills(folders: Sequence[str], check: Callable[[str], CheckResult] = check_skill, *,

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
-from skillpack.errors import Problem, RefusedError, SkillError
+from skillpack.errors import Problem, RefusedError
 from skillpack.formats.paths import SKILL_MD
-from skillpack.packing.check import CheckResult, check_skill
+from skillpack.packing.check import CheckResult, check_parsed
 from skillpack.packing.prepare import silenced
 from skillpack.packing.targets import Layout
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.lint_rules import lint
 from skillpack.skillmd.skill import Skill
-from skillpack.source.load import parse_skill_file, read_regular, skill_fileset
+from skillpack.source.load import read_regular, skill_fileset
 from skillpack.source.readfile import LARGE_FILE
 
 __all__ = ["STRICT_CODES", "lint_problems", "lint_skill"]
@@ -40,12 +39,9 @@ def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
     """`check_skill` of the skill at `path` (with `check_strict`, its own ``--strict``; with
     its `targets`, `catalog_budget` and `layout`) and then, when it parses, `lint_problems` (with
     `strict`). Nothing is raised for a bad skill."""
-    checked = check_skill(path, strict=check_strict, targets=targets,
-                          catalog_budget=catalog_budget, layout=layout, ignore=ignore)
-    folder = Path(checked.path)
-    try:
-        skill = parse_skill_file(folder)
-    except SkillError:
+    checked, skill = check_parsed(path, strict=check_strict, targets=targets,
+                                  catalog_budget=catalog_budget, layout=layout, ignore=ignore)
+    if skill is None:
         return checked  # the parse error is already among the check's problems
     found = [Problem(p.severity, p.code, p.message,
                      os.path.join(checked.path, p.file or SKILL_MD), p.line)

@@ -67,7 +67,6 @@ def write_members(writer: ZipWriter, members: Sequence[Member],
     """Write ``members`` sorted by the UTF-8 bytes of their names, streaming disk files."""
     check_limits(members, what="the archive")
     ordered = sorted(members, key=lambda m: m.name.encode("utf-8"))
-    writer.screen([m.name for m in ordered])  # every name looked at once, not one by one
     for member in ordered:
         if isinstance(member.data, FileSpan):  # a large member of an archive file
             writer.add_chunks(member.name, member.size, member.data.chunks(),
@@ -104,12 +103,6 @@ def _copy_disk_member(writer: ZipWriter, member: Member) -> None:
         os.close(fd)
 
 
-def _as_written(st: os.stat_result) -> bool:
-    """Whether a file's owner, mode and links are what an atomic write by this user gives."""
-    return (st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o644
-            and st.st_nlink == 1)
-
-
 def existing_is_current(path: str | os.PathLike[str], members: Sequence[Member]) -> bool:
     """True when ``path`` already holds, byte for byte, the archive of ``members``, as a file
     `pack` could have written: a regular file of one link, owned by this user, mode 0644.
@@ -127,8 +120,9 @@ def existing_is_current(path: str | os.PathLike[str], members: Sequence[Member])
         return False
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _as_written(st):
-            return False
+        if not (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+                and stat.S_IMODE(st.st_mode) == 0o644 and st.st_nlink == 1):
+            return False  # not as an atomic write by this user leaves it
         comparer = ByteComparer(lambda offset, size: os.pread(fd, size, offset), st.st_size)
         sink: BinaryIO = comparer  # type: ignore[assignment]  # writes, tells, seeks
         with ZipWriter(sink) as writer:

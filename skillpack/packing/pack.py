@@ -6,8 +6,10 @@ walk, hashing, the content checks and the limits of the hosts it is packed for (
 pack gets its final name until every skill has passed. `pack` writes one archive per skill,
 ``<name>-<first 16 hex digits of the digest>.skill``: a STORED zip of
 ``<name>/.skillpack/manifest.json`` and ``<name>/<path>`` for every carried file (the
-``wrapped`` layout; the ``root`` layout drops the ``<name>/`` folder and is named
-``<name>-<digest16>.zip``), sorted,
+``wrapped`` layout), sorted. What is packed for a host or an installer carries the skill's
+files only, no manifest (SPEC section 3b, `skillpack.packing.targets.carries_manifest`):
+``<name>-<digest16>.zip`` for a host target (the wrapped layout), ``<name>-<digest16>.root.zip``
+in the ``root`` layout (no ``<name>/`` folder). Every archive is written
 with fixed timestamps and 0644/0755 modes, written to a temporary file and renamed (all the
 archives of a pack together, `skillpack._atomic.AtomicBatch`). A small file is written from
 the bytes the walk read and hashed; a large one is streamed from disk and hashed again while
@@ -61,6 +63,7 @@ from skillpack.storedzip.writer import ZipWriter
 
 __all__ = [
     "ARCHIVE_SUFFIX",
+    "HOST_SUFFIX",
     "OUTPUT_RULE",
     "PACK_KEEP_BYTES",
     "ROOT_SUFFIX",
@@ -78,11 +81,18 @@ __all__ = [
     "target_warnings",
 ]
 
+#: skillpack's own archive, the one that carries its manifest (SPEC section 3).
 ARCHIVE_SUFFIX = ".skill"
 
-#: A root-layout archive (SKILL.md at the archive root) is a ``.zip``: what discovery sites
-#: serve and upload forms take, and never the same file name as its wrapped twin.
-ROOT_SUFFIX = ".zip"
+#: An archive packed for a host (SPEC section 3b: the skill's files under ``<name>/``, no
+#: manifest) is a ``.zip``: what upload forms and APIs take, and never the file name of the
+#: ``.skill`` of the same skill, whose bytes differ by the manifest.
+HOST_SUFFIX = ".zip"
+
+#: A root-layout archive (SKILL.md at the archive root, no manifest) is a ``.root.zip``: a
+#: zip as discovery sites serve it, and never the file name of the wrapped ``.zip`` of the
+#: same skill (both are named by the one digest).
+ROOT_SUFFIX = ".root.zip"
 
 
 @dataclass(frozen=True)
@@ -97,16 +107,21 @@ class PackResult:
     sha256: str = ""  # "sha256:<hex>" of the archive's bytes
     layout: Layout = "wrapped"
     warnings: tuple[Problem, ...] = ()  # the targets' warnings (errors refuse the pack)
+    manifest: bool = True  # the archive carries skillpack's manifest (a `.skill`)
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "digest": self.digest, "archive": str(self.path),
-                "sha256": self.sha256, "layout": self.layout, "written": self.written,
-                "source": self.source, "warnings": [p.to_dict() for p in self.warnings]}
+                "sha256": self.sha256, "layout": self.layout, "manifest": self.manifest,
+                "written": self.written, "source": self.source,
+                "warnings": [p.to_dict() for p in self.warnings]}
 
 
-def archive_name(name: str, digest: str, layout: Layout = "wrapped") -> str:
-    """``<name>-<first 16 hex digits of the digest>.skill`` (``.zip`` in the root layout)."""
-    suffix = ROOT_SUFFIX if layout == "root" else ARCHIVE_SUFFIX
+def archive_name(name: str, digest: str, layout: Layout = "wrapped", *,
+                 manifest: bool = True) -> str:
+    """``<name>-<first 16 hex digits of the digest>.skill``, skillpack's archive with its
+    manifest; without it (what a host is sent), ``.zip`` in the wrapped layout and
+    ``.root.zip`` in the root layout (which never carries the manifest)."""
+    suffix = ROOT_SUFFIX if layout == "root" else ARCHIVE_SUFFIX if manifest else HOST_SUFFIX
     return f"{name}-{digest.removeprefix('blake3:')[:16]}{suffix}"
 
 
@@ -114,8 +129,8 @@ def archive_name(name: str, digest: str, layout: Layout = "wrapped") -> str:
 PACK_KEEP_BYTES = 32 << 20
 
 #: An archive of members all in memory and at most this large is built in memory, as the list
-#: of its writer's writes, and written with `os.writev` (`_write_one`); larger ones are written
-#: member by member through `HashingFile`.
+#: of its writer's writes, and written in one `os.write` loop (`_write_one`); larger ones are
+#: written member by member through `HashingFile`.
 JOIN_BYTES = 8 << 20
 
 
@@ -259,20 +274,21 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
     """Write the archive of `item` into `batch`, unless `out` already holds it exactly.
 
     An archive of members all in memory, up to `JOIN_BYTES`, is built as the list of the
-    writer's writes, which go to the temp file's descriptor as they are (`os.writev`, up to
-    1,024 a call: never joined, never copied through a file buffer) and are hashed with
-    SHA-256 in order: two writes a member and one a central record through `HashingFile`
-    and the buffered file were each a Python call (a quarter of the writer's time on the
-    corpus). Others are written member by member through `HashingFile`; either way the
-    SHA-256 is that of the very bytes written."""
-    dest = out / archive_name(item.name, item.digest, item.layout)
+    writer's writes, which go to the temp file's descriptor joined, in one `os.write` loop
+    (never through a file buffer), and are hashed with SHA-256 in order (two writes a member
+    and one a central record through `HashingFile` and the buffered file were each a Python
+    call: a quarter of the writer's time on the corpus). Others are written member by member
+    through `HashingFile`; either way the SHA-256 is that of the very bytes written."""
+    dest = out / archive_name(item.name, item.digest, item.layout,
+                              manifest=item.carries_manifest)
     warnings = target_warnings(item, options)
+    kept = item.carries_manifest
     members = item.members()
     if dest.is_file() and existing_is_current(dest, members):
         if progress is not None:
             progress(sum(f.size for f in item.manifest.files))
         return PackResult(item.name, item.digest, dest, False, item.source,
-                          layout=item.layout, warnings=warnings)
+                          layout=item.layout, warnings=warnings, manifest=kept)
     if _joinable(members):
         pieces = _Pieces()
         with ZipWriter(cast(BinaryIO, pieces)) as writer:
@@ -280,13 +296,13 @@ def _write_one(batch: AtomicBatch, item: PreparedSkill, out: Path,
         batch.write_parts(dest, pieces.parts)
         return PackResult(item.name, item.digest, dest, True, item.source,
                           layout=item.layout, warnings=warnings,
-                          sha256=parts_sha256(pieces.parts))
+                          sha256=parts_sha256(pieces.parts), manifest=kept)
     with batch.write(dest) as handle:
         hashing = HashingFile(handle)
         with ZipWriter(cast(BinaryIO, hashing)) as writer:
             write_members(writer, members, progress)
     return PackResult(item.name, item.digest, dest, True, item.source, layout=item.layout,
-                      warnings=warnings, sha256=hashing.sha256() or "")
+                      warnings=warnings, sha256=hashing.sha256() or "", manifest=kept)
 
 
 def pack(paths: Iterable[str | os.PathLike[str] | DefinedSkill] | str | os.PathLike[str]
@@ -297,9 +313,12 @@ def pack(paths: Iterable[str | os.PathLike[str] | DefinedSkill] | str | os.PathL
     Every skill is checked first (against each of ``targets``' limits too); if any is
     invalid, refused or over a host's limit, nothing is written (and if writing one fails,
     the archives this call created are removed). ``layout`` is ``"wrapped"`` or ``"root"``
-    (None: what the targets want). An archive that already holds, byte for byte, what would
-    be written is left as it is. A path may be a skill defined in code
-    (`skillpack.define_skill`).
+    (None: what the targets want). Only the wrapped archive for no host (no target, or
+    ``agentskills``) carries the manifest, as ``.skill``; one with a host among ``targets``
+    (``.zip``) or in the root layout (``.root.zip``) holds the skill's files only (SPEC
+    section 3b), and skillpack reads it back by its content. An archive that already holds,
+    byte for byte, what would be written is left as it is. A path may be a skill defined in
+    code (`skillpack.define_skill`).
     """
     if isinstance(paths, str | os.PathLike | DefinedSkill):
         paths = [paths]

@@ -28,6 +28,7 @@ from skillpack.packing.targets import (
     Layout,
     SkillFacts,
     accepted_keys,
+    carries_manifest,
     check_targets,
     default_layout,
 )
@@ -94,13 +95,17 @@ class ResolvedOutputs(tuple[str, ...]):
 @dataclass(frozen=True, slots=True)
 class PreparedSkill:
     """A skill that passed every check, ready to be written: its manifest and its files
-    (`_made` holds its archive members once made: not a field to pass)."""
+    (`_made` holds its archive members once made: not a field to pass). ``carries_manifest``:
+    whether its archive holds the manifest as a member (skillpack's ``.skill``), or the
+    skill's files only (an archive for a host or an installer: `PackOptions.carries_manifest`);
+    the manifest is made either way (its digest names the archive)."""
 
     source: str
     skill: Skill
     fileset: FileSet
     manifest: Manifest
     layout: Layout = "wrapped"
+    carries_manifest: bool = True
     _made: dict[str, tuple[Member, ...]] = field(default_factory=dict, compare=False,
                                                  repr=False)
 
@@ -114,7 +119,7 @@ class PreparedSkill:
 
     def members(self) -> list[Member]:
         """The archive members of this skill, under ``<name>/`` (at the root in the root
-        layout)."""
+        layout): its manifest when it `carries_manifest`, and its files."""
         return list(self._members)
 
     @property
@@ -126,8 +131,10 @@ class PreparedSkill:
 
     def _make_members(self) -> tuple[Member, ...]:
         prefix = "" if self.layout == "root" else f"{self.name}/"
-        manifest = self.manifest.to_bytes()
-        out = [Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest)]
+        out: list[Member] = []
+        if self.carries_manifest:
+            manifest = self.manifest.to_bytes()
+            out.append(Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest))
         walked = {w.path: w for w in self.fileset.files}
         kept = self.fileset.hashed
         for record in self.manifest.files:
@@ -181,6 +188,13 @@ class PackOptions:
     @property
     def chosen_layout(self) -> Layout:
         return self.layout if self.layout is not None else default_layout(self.targets)
+
+    @property
+    def carries_manifest(self) -> bool:
+        """Whether the archive carries skillpack's manifest (`carries_manifest`): only the
+        wrapped archive for no host; one for a host, or in the root layout, is the skill's
+        files only (SPEC section 3b)."""
+        return carries_manifest(self.targets, self.chosen_layout)
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -350,7 +364,8 @@ def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: 
         allowances=tuple(fileset.allowed),
         sha256=hashed.sha256 if sha256 else (UNHASHED,) * len(records),
     )
-    prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout)
+    prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout,
+                             options.carries_manifest)
     members = prepared.members()
     check_limits(members, what=f"skill '{skill.name}'")
     if check_hosts and (options.targets or options.catalog_budget is not None):

@@ -97,8 +97,8 @@ def canonical_sha256(prepared: PreparedSkill) -> str:
     the archive pack writes, since packing is reproducible. Only an archive whose writer
     patches a CRC it learned late (a file too large to be kept in memory, changed since it
     was hashed) is written to a temporary file and hashed there."""
-    if prepared.layout != "wrapped":
-        raise ValueError("the canonical archive is the wrapped layout's")
+    if prepared.layout != "wrapped" or not prepared.carries_manifest:
+        raise ValueError("the canonical archive is the wrapped layout's, with its manifest")
     return _members_sha256(prepared.members)
 
 

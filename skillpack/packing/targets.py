@@ -4,9 +4,9 @@ Each :class:`Target` is one host (``claude-ai``, ``codex``, ``mcp``...) with eve
 documents, each :class:`Limit` carrying the value in the unit the host documents and the
 source it comes from. Where a source is ambiguous the stricter reading is taken (30 MB is
 30,000,000 bytes, not 30 MiB). What a host refuses is an error; file counts and uncompressed
-totals count every member the archive holds (its manifest included) when the facts know them
-(``SkillFacts.members``); advice a host does not enforce is a ``note`` limit, reported (as
-``info``) only with ``notes=True``.
+totals count every member the archive holds when the facts know them (``SkillFacts.members``;
+an archive packed for a host holds the skill's files only: `carries_manifest`); advice a host
+does not enforce is a ``note`` limit, reported (as ``info``) only with ``notes=True``.
 
 :func:`check_targets` measures a :class:`SkillFacts` (plain data the build side fills in from
 the walk and the parsed SKILL.md) against each named target and returns one :class:`Problem`
@@ -40,6 +40,7 @@ __all__ = [
     "SkillFacts",
     "Target",
     "accepted_keys",
+    "carries_manifest",
     "check_request",
     "check_targets",
     "default_layout",
@@ -49,7 +50,7 @@ __all__ = [
 
 Layout: TypeAlias = Literal["wrapped", "root"]
 Measure: TypeAlias = Literal[
-    "files",  # how many files the skill has (SKILL.md included, the manifest not)
+    "files",  # how many members the archive holds (the skill's files when not known)
     "total-bytes",  # the sum of the skill's file sizes (uncompressed)
     "archive-bytes",  # the size of the uploaded archive (the files' sum when not known)
     "file-bytes",  # the largest single file
@@ -157,6 +158,10 @@ class Target:
     max_skills_per_request: Limit | None = None
     #: the per-skill catalog budget (characters the host lists per skill), if it has one
     catalog_budget: Limit | None = None
+    #: what is packed for this target carries skillpack's ``.skillpack/manifest.json``: only
+    #: skillpack's own ``.skill`` archive (``agentskills``); a host or another installer is
+    #: sent the skill's files and nothing of the packager's (SPEC section 3b)
+    manifest: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -175,6 +180,7 @@ class Target:
                                        else self.max_skills_per_request.to_dict()),
             "catalog_budget": (None if self.catalog_budget is None
                                else self.catalog_budget.to_dict()),
+            "manifest": self.manifest,
         }
 
 
@@ -185,6 +191,7 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
     Target(
         "agentskills", "Agent Skills specification (the default)", "wrapped",
         "skillpack's .skill archive: one folder named after the skill", (),
+        manifest=True,
     ),
     Target(
         "claude-ai", "Claude.ai skill upload (Settings > Capabilities > Skills)", "wrapped",
@@ -287,6 +294,15 @@ def default_layout(names: Iterable[str]) -> Layout:
     return layout
 
 
+def carries_manifest(names: Iterable[str], layout: Layout) -> bool:
+    """Whether the archive packed for the named targets in `layout` carries skillpack's
+    manifest (SPEC sections 3 and 3b): only the ``wrapped`` archive made for no host (no
+    target, or ``agentskills`` alone), skillpack's ``.skill``. Any archive with a host among
+    its targets, and any ``root`` archive, holds the skill's files only: what a host or an
+    installer receives is the skill, and skillpack reads it back by its content."""
+    return layout == "wrapped" and all(t.manifest for t in get_targets(names))
+
+
 @dataclass(frozen=True, slots=True)
 class FileFact:
     """One file of the skill: its path relative to the skill folder and its size."""
@@ -315,8 +331,8 @@ class SkillFacts:
     archive_size: int | None = None
     file: str | None = None  # the SKILL.md path, for the problems' location
     lines: Mapping[str, int] = field(default_factory=dict)  # frontmatter key -> line
-    #: every member the archive holds (the manifest included) and their uncompressed bytes,
-    #: when known: the host counts what it is sent, not the skill's own files
+    #: every member the archive holds and their uncompressed bytes, when known: the host
+    #: counts what it is sent (a manifest too, were one sent), not the skill's own files
     members: int | None = None
     member_bytes: int | None = None
 
@@ -352,7 +368,7 @@ def _measure(measure: Measure, facts: SkillFacts) -> tuple[int, str]:
     """The measured value and the words for it."""
     if measure == "files":
         if facts.members is not None:
-            return facts.members, "files (every member of the archive, its manifest included)"
+            return facts.members, "files (every member of the archive)"
         return len(facts.files), "files"
     if measure == "total-bytes":
         if facts.member_bytes is not None:

@@ -38,6 +38,7 @@ from skillpack.packing.pack import archive_name
 from skillpack.packing.prepare import prepare_skill
 from skillpack.packing.verify import VerifyReport, verify_bytes
 from skillpack.runtime import load
+from skillpack.runtime.checks import approved_digests
 from skillpack.source.foreign import unpacked
 from skillpack.storedzip.writer import MAX_SIZE, ZipWriter
 
@@ -1001,7 +1002,7 @@ def _pull_toolhive(client: Any, where: RegistryRef, doc: Mapping[str, Any], top_
                              f"skill {skill.name!r}", path=str(where),
                              hint="the config does not describe its layer; do not use it")
     if expect is not None:
-        load(data, expect=expect, source=str(where))
+        _check_approved(data, [skill.name], expect, where)
     dest = _write_pulled(out_dir, archive_name(skill.name, skill.digest), data)
     return PulledArtifact("toolhive", dest, top_digest, skill.digest,
                           ((skill.name, skill.digest),),
@@ -1016,6 +1017,16 @@ def _json_object_plain(raw: bytes, where: RegistryRef) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ArchiveError("the image config is not a JSON object", path=str(where))
     return doc
+
+
+def _check_approved(data: bytes, pulled: Iterable[str], expect: Mapping[str, Any],
+                    where: RegistryRef) -> None:
+    """`load`'s approval check of what was pulled, against those skills' approvals only:
+    each must be approved, with its digest; the other skills a lock approves are not the
+    pull's concern (a lock of 14 skills pulls one of them)."""
+    held = set(pulled)
+    approved = approved_digests(expect, str(where))
+    load(data, expect={n: d for n, d in approved.items() if n in held}, source=str(where))
 
 
 def _write_pulled(out_dir: str | os.PathLike[str], name: str, data: bytes) -> str:
@@ -1041,8 +1052,9 @@ def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
     the matching media type, at most ``max_size`` bytes; the layer received has the
     descriptor's size and sha256; `verify_bytes` accepts it (the strict archive reader, every
     manifest re-derived); its skill or bundle digest equals the annotation; and, with
-    ``expect`` (name -> digest, or a lock's content), every skill is approved
-    (`skillpack.runtime.load`'s rules). Only then is ``out_dir/<name>-<16 hex>.skill`` (or
+    ``expect`` (name -> digest, or a lock's content), every skill it holds is approved with
+    its digest (`skillpack.runtime.load`'s rules; skills ``expect`` approves beside them
+    are not looked for). Only then is ``out_dir/<name>-<16 hex>.skill`` (or
     ``bundle-<16 hex>.bundle``) written, atomically: any failure writes nothing.
     ``timeouts`` bounds every request and the whole pull (`Timeouts`).
     """
@@ -1074,7 +1086,7 @@ def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
     report = verify_bytes(data, source=str(where))
     digest, skills = _check_report(report, kind, annotations, where)
     if expect is not None:
-        load(data, expect=expect, source=str(where))
+        _check_approved(data, [n for n, _ in skills], expect, where)
     name = (archive_name(*skills[0]) if kind == SKILL_ARTIFACT_TYPE
             else f"bundle-{digest.removeprefix('blake3:')[:16]}{BUNDLE_SUFFIX}")
     dest = _write_pulled(out_dir, name, data)

@@ -109,6 +109,7 @@ def single_skill_folder(names: tuple[str, ...], source: str) -> str:
     """
     if MANIFEST_PATH in names:  # a tuple: found by a scan, as cheap as the loop below
         return ""
+    _refuse_manifest_free(names, source)
     loose = [name for name in names if "/" not in name]
     if loose:
         raise ArchiveError(f"member {loose[0]!r} is outside the skill's folder (a .skill "
@@ -119,6 +120,27 @@ def single_skill_folder(names: tuple[str, ...], source: str) -> str:
         raise ArchiveError(f"a .skill archive holds one top folder; found {found}",
                            path=source, hint=HINT)
     return heads[0]
+
+
+def _refuse_manifest_free(names: tuple[str, ...], source: str) -> None:
+    """Refuse, saying what it is, a skill's files without skillpack's manifest: what `pack`
+    writes for a host or a discovery site (SPEC section 3b), or an archive made elsewhere,
+    which skillpack's commands read by content but the runtime does not load."""
+    if any(name.endswith("/" + MANIFEST_PATH) for name in names):
+        return
+    heads = {name.partition("/")[0] for name in names}
+    if "SKILL.md" in names:
+        expected = MANIFEST_PATH
+    elif len(heads) == 1 and f"{next(iter(heads))}/SKILL.md" in names:
+        expected = f"{next(iter(heads))}/{MANIFEST_PATH}"
+    else:
+        return
+    raise ArchiveError(
+        f"no manifest member {expected!r}: the archive holds a skill's files only, as "
+        "skillpack packs them for a host or a discovery site (pack --target, --layout root) "
+        "or as another tool makes them; the runtime loads .skill archives and bundles",
+        path=source, hint="bundle it first: `skillpack bundle ARCHIVE -o skills.bundle` "
+        "reads it by its content, to the same digest")
 
 
 def root_skill_name(index: ZipIndex, source: str) -> str:

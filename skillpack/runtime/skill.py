@@ -244,6 +244,8 @@ class LoadedSkill:
                 close = close_paths(path, self._files)
                 if close:
                     hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
+                    if close[0].lower() == path.lower():
+                        hint += " (paths are compared by exact case)"
         return ResourceError(f"skill '{self.name}' does not serve {path!r}: {reason}",
                              path=self.source, hint=hint)
 
@@ -404,18 +406,24 @@ _SUGGEST_POOL, _SUGGEST_LENGTH = 500, 256
 
 
 def close_paths(path: str, paths: Iterable[str]) -> list[str]:
-    """Up to three carried paths close to the missed `path`, looked for among the files of its
-    folder first, then the others, `_SUGGEST_POOL` at most; none for a path too long."""
+    """Up to three carried paths close to the missed `path`: first those that differ from it
+    only by case (``forms.md`` for ``FORMS.md``, which a similarity ratio misses), then those
+    looked for among the files of its folder first, then the others, `_SUGGEST_POOL` at most;
+    none for a path too long."""
     if len(path) > _SUGGEST_LENGTH:
         return []
     import difflib  # cold path: only for a miss
 
     folder = path.rpartition("/")[0]
+    lowered = path.lower()
+    cased: list[str] = []
     near: list[str] = []
     far: list[str] = []
     for candidate in paths:
         if len(candidate) > _SUGGEST_LENGTH:
             continue
+        if len(candidate) == len(path) and len(cased) < 3 and candidate.lower() == lowered:
+            cased.append(candidate)
         if candidate.rpartition("/")[0] == folder:
             near.append(candidate)
             if len(near) >= _SUGGEST_POOL:
@@ -423,4 +431,5 @@ def close_paths(path: str, paths: Iterable[str]) -> list[str]:
         elif len(far) < _SUGGEST_POOL:
             far.append(candidate)
     pool = (near + far)[:_SUGGEST_POOL]
-    return difflib.get_close_matches(path, pool, n=3)
+    close = [c for c in difflib.get_close_matches(path, pool, n=3) if c not in cased]
+    return (cased + close)[:3]

@@ -10,6 +10,11 @@ Each rule has a stable code (docs/LINT.md lists them with examples):
   count in prose; fenced code blocks other than scripts run by shell lines are not read. A
   shell block's script counts when it is under a usual skill folder or ends with a carried
   path (``skills/x/scripts/a.py``): ``python app/main.py`` runs a file of the user's project.
+  A path is reported only when it is in the skill's own tree shape: under ``scripts/``,
+  ``references/`` or ``assets/`` (`SPEC_FOLDERS`), under a folder the skill carries, ending
+  with a carried path, or naming a file the skill carries elsewhere; ``resources/_gen/`` in
+  a skill with no ``resources/`` names the user's own project (a site generator's output),
+  not a file the skill lacks.
 * ``link-missing`` (warning): a markdown link (``[text](target)`` or a ``[ref]: target``
   definition) in SKILL.md to a relative target the skill does not carry.
 * ``file-unreferenced`` (info): a carried file whose path or name appears in no text that
@@ -37,6 +42,7 @@ from __future__ import annotations
 import math
 import posixpath
 import re
+import string
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -50,13 +56,16 @@ from skillpack.skillmd.mentions import INTERPRETERS, mentioned_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import template_params
 
-__all__ = ["MAX_BODY_TOKENS", "RULES", "SKILL_FOLDERS", "WHEN_PHRASES", "estimate_tokens",
-           "lint"]
+__all__ = ["MAX_BODY_TOKENS", "RULES", "SKILL_FOLDERS", "SPEC_FOLDERS", "WHEN_PHRASES",
+           "estimate_tokens", "lint"]
 
 MAX_BODY_TOKENS = 5000
 #: Folders whose paths are recognised in prose and backticks.
 SKILL_FOLDERS = ("scripts", "references", "reference", "assets", "templates", "examples",
                  "resources", "agents", "themes", "fonts", "rules", "workflows", "guides")
+#: The folders of the Agent Skills specification's skill shape: a path under one of them
+#: that the skill does not carry is reported even when the skill has no such folder.
+SPEC_FOLDERS = ("scripts", "references", "assets")
 #: A description says when to use the skill if its lower-cased text holds one of these.
 WHEN_PHRASES = ("use when", "use this", "use for", "use it", "use if", "use whenever",
                 "use to ", "use on ", "use in ", "use during", "use with", "use after",
@@ -92,6 +101,10 @@ _EXAMPLE = re.compile(r"\bexamples?\b|\be\.g\.|\bfor instance\b", re.IGNORECASE)
 _EXAMPLE_INTRO = re.compile(r"^\W*(?:for\s+)?(?:examples?\b|e\.g\.|instance\b)", re.IGNORECASE)
 _NAME_WORD = re.compile(r"[\w.+-]+")
 _FOLDER_REF = re.compile(r"(?<![\w.+/-])([\w.+/-]*[\w.+-])/(?![\w.+-])")
+#: Where a `_FOLDER_REF` may end (a ``/`` no name character follows), and the word from there.
+_SLASH_END = re.compile(r"/(?![\w.+-])")
+_FOLDER_WORD = re.compile(r"[\w.+/-]*")
+_ASCII_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.+-")
 #: ``from .x.y import a, b`` (groups 1-3; names on the same line only) or ``import a.b, c as
 #: d`` (group 4), at a line start.
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\(?[\w., \t]+)"
@@ -115,7 +128,7 @@ def _prose_lines(text: str, first_line: int) -> Iterator[tuple[int, str]]:
     """(file line, text) of each line outside fenced code blocks."""
     marker: str | None = None
     for offset, line in enumerate(text.split("\n")):
-        fence = _FENCE.match(line)
+        fence = _FENCE.match(line) if "`" in line or "~" in line else None
         if marker is None:
             if fence is not None and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
                 marker = fence.group(1)
@@ -140,6 +153,8 @@ def _link_target(raw: str) -> str | None:
 def _links(text: str, first_line: int) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for line, prose in _prose_lines(text, first_line):
+        if "[" not in prose:  # every link and definition has one
+            continue
         stripped = _CODE_SPAN.sub("", prose)
         for match in _LINK.finditer(stripped):
             target = _link_target(match.group(1))
@@ -159,37 +174,46 @@ def _usable_path(word: str) -> bool:
             and not any(c in word for c in "*?[]{}<>$"))
 
 
-def _prose_paths(text: str, first_line: int, *,
-                 examples: bool = False) -> list[tuple[int, str]]:
+def _prose_paths(text: str, first_line: int) -> list[tuple[int, str, bool]]:
     """Paths in backticks (any relative path with a ``/`` under a skill folder or ``./``)
-    and in plain prose (the same, with a file extension); with `examples`, also on lines
-    that give examples."""
-    found: list[tuple[int, str]] = []
+    and in plain prose (the same, with a file extension), each with whether it is outside
+    the lines that give examples (True) or on one of them (False)."""
+    found: list[tuple[int, str, bool]] = []
+    # The lines with an example word, from one search of the whole text (no match spans
+    # a line).
+    examples: set[int] = set()
+    line, counted = first_line, 0
+    for match in _EXAMPLE.finditer(text):
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        examples.add(line)
     # An example's scope: its line, then, for a line that starts with it, the block after it
     # up to a blank line ("Example:
     # when building a big-query skill ...:", blank, "2. A `references/schema.md` file ...").
     scope = ""  # "", "line" (the example line, blanks after it), "block" (the block after)
     for line, prose in _prose_lines(text, first_line):
         blank = not prose.strip()
-        if not examples and _EXAMPLE.search(prose):  # "Example: `scripts/rotate_pdf.py`"
+        outside = True
+        if line in examples:  # "Example: `scripts/rotate_pdf.py`"
             scope = "line" if _EXAMPLE_INTRO.match(prose) else ""
-            continue
-        if scope == "line" and not blank and not prose.lstrip().startswith("#"):
+            outside = False
+        elif scope == "line" and not blank and not prose.lstrip().startswith("#"):
             scope = "block"
         elif (scope == "block" and blank) or prose.lstrip().startswith("#"):
             scope = ""
-        if scope:
+        if "/" not in prose:  # every path found has a `/`
             continue
+        outside = outside and not scope
         for span in _CODE_SPAN.findall(prose):
             word = span.strip()
             first = word.removeprefix("./").split("/", 1)[0]
             if _usable_path(word) and first in SKILL_FOLDERS and " " not in word:
-                found.append((line, word))
+                found.append((line, word, outside))
         bare = _LINK.sub(" ", _CODE_SPAN.sub(" ", prose))
         for match in _PROSE_PATH.finditer(bare):
             word = match.group(1).rstrip(".")
             if _usable_path(word) and "." in word.rsplit("/", 1)[-1]:
-                found.append((line, word))
+                found.append((line, word, outside))
     return found
 
 
@@ -198,6 +222,7 @@ class _Files:
 
     def __init__(self, carried: Iterable[str]) -> None:
         self.paths = {posixpath.normpath(p) for p in carried}
+        self.names = {posixpath.basename(p) for p in self.paths}
         self.folders = {posixpath.dirname(p) for p in self.paths}
         for folder in list(self.folders):
             while folder:
@@ -256,7 +281,8 @@ def lint(
     body, first = skill.body, skill.body_line
     problems = _run_paths(skill, files, file)
     reported: set[str] = set()
-    for line, target in _links(body, first):
+    links = _links(body, first)
+    for line, target in links:
         if not files.has(target) and target not in reported:
             reported.add(target)
             fix = ("it leads outside the skill folder, which a packed or installed skill does "
@@ -266,7 +292,8 @@ def lint(
             problems.append(_problem(
                 "link-missing", f"the link to '{target}' leads to no file the skill carries: "
                 f"{fix}", file, line))
-    named: list[tuple[int, str]] = _prose_paths(body, first)
+    paths = _prose_paths(body, first)
+    named = [(line, path) for line, path, outside in paths if outside]
     for mention in mentioned_programs(body, first):  # `python scripts/x.py` in a shell block
         script = mention.script
         if (script and "/" in script and _usable_path(script)
@@ -274,12 +301,13 @@ def lint(
                      or _carried_tail(script, files) is not None)):
             named.append((mention.line, script))
     for line, path in named:
-        if not files.has(path) and path not in reported:
+        if not files.has(path) and path not in reported and _in_skill_shape(path, files):
             reported.add(path)
             problems.append(_problem(
                 "path-missing", f"'{path}' is named here but the skill does not carry it: "
                 f"{_fix(path, files)}", file, line))
-    problems.extend(_too_deep(body, first, files, read_text))
+    problems.extend(_too_deep(links, [path for _line, path, _outside in paths], files,
+                              read_text))
     problems.extend(_unreferenced(skill, files, read_text))
     tokens = estimate_tokens(body)
     if tokens > MAX_BODY_TOKENS:
@@ -294,6 +322,19 @@ def lint(
             "use it; add a sentence such as 'Use when the user asks to ...'", file,
             skill.lines.get("description")))
     return sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.code, p.message))
+
+
+def _in_skill_shape(path: str, files: _Files) -> bool:
+    """Whether a path SKILL.md names is one of the skill's own, so that its absence is
+    reported: under a folder of the specification's shape (`SPEC_FOLDERS`), under a folder
+    the skill carries, ending with a carried path, or naming a file the skill carries
+    elsewhere (``reference/x.md`` for ``references/x.md``). Any other (``resources/_gen/``
+    of the user's site generator, ``templates/vue/`` of the user's app) names the user's
+    project."""
+    first = path.removeprefix("./").split("/", 1)[0]
+    return (first in SPEC_FOLDERS or first in files.folders
+            or _carried_tail(path, files) is not None
+            or posixpath.basename(path.rstrip("/")) in files.names)
 
 
 def _fix(path: str, files: _Files) -> str:
@@ -315,14 +356,14 @@ def _carried_tail(path: str, files: _Files) -> str | None:
     return None
 
 
-def _too_deep(body: str, first: int, files: _Files,
+def _too_deep(links: list[tuple[int, str]], named: list[str], files: _Files,
               read_text: Callable[[str], str | None]) -> list[Problem]:
+    """`links` and `named`: SKILL.md's links and the paths its prose names (examples too)."""
     problems: list[Problem] = []
     seen: set[str] = set()
-    links = _links(body, first)
     # What SKILL.md itself links to or names is one level deep, wherever else it is linked.
     direct = {files.resolve(target) for _line, target in links}
-    direct |= {files.resolve(path) for _line, path in _prose_paths(body, first, examples=True)}
+    direct |= {files.resolve(path) for path in named}
     for _line, target in links:
         path = files.resolve(target)
         if path in seen or path not in files.paths or path == "SKILL.md":
@@ -348,16 +389,20 @@ def _unreferenced(skill: Skill, files: _Files,
                   read_text: Callable[[str], str | None]) -> list[Problem]:
     """Carried files named by no text reachable from SKILL.md: by file name, as a Python
     module (``core.easing`` for ``core/easing.py``), or by a folder written as ``folder/``
-    (or `` `folder` ``) holding them. Each text is read once into sets,
-    so the time is the size of the texts plus files times folder depth."""
+    (or `` `folder` ``) holding them. Each text is searched for the names of the files not
+    yet reached (`_written`) and read once for folders and imports, so the time is the size
+    of the texts times the names still sought, plus files times folder depth."""
     pending = ["SKILL.md"]
     texts: dict[str, str] = {"SKILL.md": skill.body + "\n" + "\n".join(
         " ".join(t.words) for t in skill.tools) + "\n" + " ".join(skill.include_list or ())}
     referenced: set[str] = {"SKILL.md"}
     candidates = sorted(files.paths - {"SKILL.md"})
-    # Every name a reached text writes, lower-cased: (as written, the text), the first text
-    # first. A file named only in another case (`FORMS.md` for forms.md) is reached too,
-    # and told: a case-sensitive file system does not open it.
+    # What each candidate is named by: its file name, its module, its folders, its stem.
+    facts = {path: _Candidate(path) for path in candidates}
+    remaining = list(candidates)
+    # Every name a reached text writes that lower-cases to a sought name: (as written, the
+    # text), the first text first. A file named only in another case (`FORMS.md` for
+    # forms.md) is reached too, and told: a case-sensitive file system does not open it.
     lowered: dict[str, tuple[str, str]] = {}
     basenames = {posixpath.basename(path) for path in files.paths}
     problems: list[Problem] = []
@@ -366,32 +411,47 @@ def _unreferenced(skill: Skill, files: _Files,
             current = pending.pop()
             text = texts.pop(current)
             base = posixpath.dirname(current)
-            names, folders = _names_in(text, base)
-            for written in sorted(names - basenames):  # `SKILL.md` names SKILL.md, not skill.md
-                lowered.setdefault(written.lower(), (written, current))
-            imported = _imported_paths(text, base)
             spans = {span.strip() for span in _CODE_SPAN.findall(text)}
-            for path in candidates:
-                if path in referenced:
-                    continue
-                module = path[:-3].replace("/", ".") if path.endswith(".py") else None
-                folder, name = posixpath.split(path)
-                if (name in names or module in names or path in imported
-                        or any(f in folders for f in _parents(path))
-                        or (name.rsplit(".", 1)[0] in spans
-                            and (not folder or posixpath.basename(folder) in names))):
+            keys = {key for path in remaining for key in facts[path].keys(spans)}
+            written = _written(text, keys)
+            for key in sorted(written):  # `SKILL.md` names SKILL.md, not skill.md
+                forms = sorted(written[key] - basenames)
+                if forms:
+                    lowered.setdefault(key, (forms[0], current))
+            folders = _folders_in(text, base, spans,
+                                  {f.rsplit("/", 1)[-1] for p in remaining
+                                   for f in facts[p].parents})
+            imported = (_imported_paths(text, base)  # .py files only
+                        if "import" in text and any(p.endswith(".py") for p in remaining)
+                        else set())
+            reached: list[str] = []
+            for path in remaining:
+                fact = facts[path]
+                if (fact.name in written.get(fact.name.lower(), ())
+                        or (fact.module is not None
+                            and fact.module in written.get(fact.module.lower(), ()))
+                        or path in imported
+                        or any(f in folders for f in fact.parents)
+                        or (fact.stem in spans
+                            and (not fact.folder
+                                 or fact.folder_name in written.get(fact.folder_name.lower(),
+                                                                    ())))):
+                    reached.append(path)
                     _reach(path, referenced, texts, pending, read_text)
+            if reached:
+                remaining = [path for path in remaining if path not in referenced]
         for path in candidates:
             name = posixpath.basename(path)
             if path in referenced or "." not in name or name.lower() not in lowered:
                 continue
-            written, where = lowered[name.lower()]
+            written_as, where = lowered[name.lower()]
             _reach(path, referenced, texts, pending, read_text)
             problems.append(_problem(
-                "path-missing", f"'{written}' names no file the skill carries: the skill "
+                "path-missing", f"'{written_as}' names no file the skill carries: the skill "
                 f"carries '{path}', which differs in case, and a case-sensitive file system "
                 f"(Linux) does not open it; write '{name}'", where,
-                _line_of(written, where, skill, read_text)))
+                _line_of(written_as, where, skill, read_text)))
+        remaining = [path for path in remaining if path not in referenced]
     for path in candidates:
         if path not in referenced and not _ALWAYS_REFERENCED.match(posixpath.basename(path)):
             problems.append(_problem(
@@ -399,6 +459,26 @@ def _unreferenced(skill: Skill, files: _Files,
                 f"to '{path}': a model never learns it is there; mention it, or leave it out",
                 path, None))
     return problems
+
+
+class _Candidate:
+    """A carried file as texts may name it."""
+
+    def __init__(self, path: str) -> None:
+        self.folder, self.name = posixpath.split(path)
+        self.module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+        self.parents = _parents(path)
+        self.stem = self.name.rsplit(".", 1)[0]
+        self.folder_name = posixpath.basename(self.folder)
+
+    def keys(self, spans: set[str]) -> Iterator[str]:
+        """The lower-cased words a text is searched for: the file name, the module, and the
+        folder's name when the stem is in a code span."""
+        yield self.name.lower()
+        if self.module is not None:
+            yield self.module.lower()
+        if self.folder and self.stem in spans:
+            yield self.folder_name.lower()
 
 
 def _reach(path: str, referenced: set[str], texts: dict[str, str], pending: list[str],
@@ -418,16 +498,66 @@ def _line_of(word: str, file: str, skill: Skill,
     return None if text is None or at < 0 else first + text.count("\n", 0, at)
 
 
-def _names_in(text: str, base: str) -> tuple[set[str], set[str]]:
-    """The file names a text names (every word of name characters, a trailing ``.`` of a
-    sentence dropped), and the folders it names as ``folder/`` or `` `folder` `` (as written
-    and relative to `base`, the folder of the text)."""
-    names = {word.rstrip(".") for word in _NAME_WORD.findall(text)}
-    folders = {match.removeprefix("./") for match in _FOLDER_REF.findall(text)}
-    folders |= {span.strip().removeprefix("./").rstrip("/") for span in _CODE_SPAN.findall(text)}
+def _name_char(char: str) -> bool:
+    return char in _ASCII_NAME_CHARS if char.isascii() else bool(_NAME_WORD.match(char))
+
+
+def _written(text: str, keys: Iterable[str]) -> dict[str, set[str]]:
+    """For each lower-cased name of `keys`, the names `text` writes that lower-case to it. A
+    name is a word of name characters (``[\\w.+-]``), a trailing ``.`` of a sentence dropped;
+    each key is found with `str.find` on the lower-cased text and its ends checked, so only
+    the sought names are looked at (a text whose lower case differs in length, or a key
+    outside ASCII, is read word by word instead)."""
+    keys = {key for key in keys if key and not key.endswith(".")
+            and _NAME_WORD.fullmatch(key) is not None}
+    found: dict[str, set[str]] = {}
+    if not keys:
+        return found
+    low = text.lower()
+    if len(low) != len(text) or not all(key.isascii() for key in keys):
+        for word in _NAME_WORD.findall(text):
+            name = word.rstrip(".")
+            if name.lower() in keys:
+                found.setdefault(name.lower(), set()).add(name)
+        return found
+    size = len(text)
+    for key in keys:
+        at = low.find(key)
+        while at >= 0:
+            end = at + len(key)
+            if at == 0 or not _name_char(text[at - 1]):
+                after = end
+                while after < size and text[after] == ".":
+                    after += 1
+                if after == size or not _name_char(text[after]):
+                    found.setdefault(key, set()).add(text[at:end])
+            at = low.find(key, end)
+    return found
+
+
+def _folders_in(text: str, base: str, spans: set[str], sought: set[str]) -> set[str]:
+    """The folders a text names as ``folder/`` or `` `folder` `` (`spans`, its code spans),
+    as written and, when their last part is one of `sought` (folder names), relative to
+    `base`, the folder of the text. Only the words around a ``/`` that no name character
+    follows are read."""
+    folders: set[str] = set()
+    done = 0
+    for hit in _SLASH_END.finditer(text):
+        at = hit.start()
+        if at < done:
+            continue
+        start = at
+        while start > 0 and (text[start - 1] == "/" or _name_char(text[start - 1])):
+            start -= 1
+        word = _FOLDER_WORD.match(text, at)
+        done = word.end() if word is not None else at + 1
+        folders.update(m.removeprefix("./") for m in _FOLDER_REF.findall(text[start:done]))
+    folders |= {span.removeprefix("./").rstrip("/") for span in spans}
     if base:
-        folders |= {posixpath.normpath(posixpath.join(base, f)) for f in list(folders) if f}
-    return names, folders
+        wanted = sought | {"", ".", ".."}
+        folders |= {posixpath.normpath(posixpath.join(base, f)) for f in list(folders)
+                    if f and f.rsplit("/", 1)[-1] in wanted}
+    return folders
 
 
 def _imported_paths(text: str, base: str) -> set[str]:

@@ -5,7 +5,8 @@ does, and a name that is not already NFKC-normal is an error of its own (`name-n
 the name written is the one used, so a full-width look-alike of ``waitlist`` may not stand
 beside it. Each problem has a stable code, a severity, a message, the file and the line of the
 offending key. Warnings (not errors): unknown frontmatter keys, metadata values that are not
-strings, a body over 500 lines, and what Claude's API refuses though the spec allows it
+strings, an `allowed-tools` entry naming a known tool in another case (``read``), a body over
+500 lines, and what Claude's API refuses though the spec allows it
 (``<``/``>`` in name or description, ``anthropic``/``claude`` in the name).
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 from skillpack.errors import Problem
 from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.commands import run_problems
+from skillpack.skillmd.host_tools import case_twin, tool_of_entry
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import ALLOW_SECRETS_KEY, Skill
 from skillpack.skillmd.yaml_core import version_differences
@@ -80,6 +82,15 @@ def validate_skill(skill: Skill, accepted_keys: frozenset[str] = frozenset()) ->
         add("error", "allowed-tools-type",
             "'allowed-tools' must be a list or a space/comma separated string of tools",
             "allowed-tools")
+    for entry in skill.allowed_tools or ():
+        named = tool_of_entry(entry)
+        known = case_twin(named)
+        if known is not None:
+            fixed = entry.strip().replace(named, known, 1)
+            add("warning", "allowed-tools-case",
+                f"allowed-tools entry '{entry}' differs from the tool '{known}' only by case: "
+                f"tools are compared by exact name, so it permits no call of '{known}'; "
+                f"write '{fixed}'", "allowed-tools")
     for key in data:
         if key not in KNOWN_KEYS and key not in accepted_keys:
             add("warning", "unknown-key",

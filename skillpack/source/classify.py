@@ -327,7 +327,7 @@ def unpacked_foreign(items: Iterable[Input]) -> Iterator[list[Input]]:
             data = read_input(item.path)
             made.append(tempfile.mkdtemp(prefix="skillpack-unpacked-"))
             folder, skill = unpack(data, made[-1], source=item.path)
-            top = f"{folder.name}/" if skill.layout == "folder" else ""
+            top = f"{skill.top}/" if skill.layout == "folder" else ""
             out.append(replace(item, kind="folder", path=str(folder), origin=item.path,
                                members=f"{item.path}!{top}"))
         try:

@@ -62,10 +62,6 @@ class Skipped:
     def to_dict(self) -> dict[str, str]:
         return {"path": self.path, "reason": self.reason}
 
-    @classmethod
-    def from_dict(cls, data: dict[str, str]) -> Skipped:
-        return cls(str(data["path"]), str(data["reason"]))
-
 
 @dataclass(frozen=True, slots=True)
 class Discovery:

@@ -11,9 +11,11 @@ Accepted (every one read through :mod:`skillpack.content.inflate`, with its caps
   ``.well-known/agent-skills`` discovery index: "the archive root corresponds to the skill
   directory") or in one top folder (``./`` prefixes, as ``tar -C dir .`` writes, are dropped).
 
-The skill's name is its top folder's name; at the root layout, the frontmatter's ``name``
-(or ``skill``, for a hard skill). When there is a top folder and the frontmatter names the
-skill too, the two must agree (``check`` would refuse the unpacked folder otherwise).
+The skill's name is the frontmatter's ``name`` (or ``skill``, for a hard skill); in a top
+folder whose SKILL.md names no usable one, the folder's name. A top folder named otherwise
+than its skill (``react-best-practices-v2/`` holding ``name: react-best-practices``, as some
+publishers version their zips) is no error: the skill is unpacked under its own name, which
+``check`` wants of a skill folder, and a note says so (`skillpack.source.notes`).
 
 Left out of the skill's files, and reported in ``ForeignSkill.left_out``: ``.skillpack/`` at
 the skill's root (SPEC section 1: a folder never carries it, so the unpacked folder packs
@@ -41,6 +43,7 @@ from skillpack.content.inflate import DEFAULT_CAPS, Caps, Format, Member, read_a
 from skillpack.errors import ArchiveError, Problem, SkillError, WriteError
 from skillpack.formats.paths import name_problem
 from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
+from skillpack.source.notes import note
 
 __all__ = ["ForeignFile", "ForeignSkill", "read_foreign", "unpack", "unpacked"]
 
@@ -68,7 +71,9 @@ class ForeignSkill:
     ``kind`` is ``"skillpack"`` when the archive is one of ours (it carries
     ``<name>/.skillpack/manifest.json``; read it with the strict verifier), else
     ``"foreign"``. ``files`` are sorted by the UTF-8 bytes of their paths. ``left_out`` are
-    archive member names (files) not carried into the skill folder, sorted.
+    archive member names (files) not carried into the skill folder, sorted. ``top`` is the
+    archive's top folder as the archive names it (``""`` at the root layout): `name`, or
+    another name when the archive's folder is not named as its skill.
     """
 
     name: str
@@ -77,6 +82,12 @@ class ForeignSkill:
     layout: Layout
     files: tuple[ForeignFile, ...]
     left_out: tuple[str, ...]
+    top: str = ""
+
+    @property
+    def renamed(self) -> bool:
+        """Whether the archive's top folder is named otherwise than the skill."""
+        return self.layout == "folder" and _nfc(self.top) != self.name
 
     def to_dict(self) -> dict[str, object]:
         """A summary for ``--json`` (no file bytes)."""
@@ -88,6 +99,7 @@ class ForeignSkill:
             "files": [{"path": f.path, "size": len(f.data),
                        "mode": "100755" if f.executable else "100644"} for f in self.files],
             "left_out": list(self.left_out),
+            "top": self.top or None,
         }
 
 
@@ -101,13 +113,13 @@ def read_foreign(data: bytes, *, caps: Caps = DEFAULT_CAPS,
     paths = {m.path for m in files}
     if "SKILL.md" in paths:
         layout: Layout = "root"
-        prefix = ""
+        top = prefix = ""
         name = _root_name(_skill_md(files, "SKILL.md"), source)
     else:
         layout = "folder"
-        name = _top_folder(files, paths, source)
-        prefix = name + "/"
-        _check_agrees(name, _skill_md(files, prefix + "SKILL.md"), source)
+        top = _top_folder(files, paths, source)
+        prefix = top + "/"
+        name = _folder_skill_name(top, _skill_md(files, prefix + "SKILL.md"), source)
     kind: Kind = "skillpack" if layout == "folder" and prefix + MANIFEST in paths else "foreign"
     carried: list[ForeignFile] = []
     for member in files:
@@ -118,7 +130,7 @@ def read_foreign(data: bytes, *, caps: Caps = DEFAULT_CAPS,
             carried.append(ForeignFile(_nfc(rel), member.data, member.executable))
     carried.sort(key=lambda f: f.path.encode("utf-8"))
     return ForeignSkill(_nfc(name), kind, fmt, layout, tuple(carried),
-                        tuple(sorted(left_out, key=lambda p: p.encode("utf-8"))))
+                        tuple(sorted(left_out, key=lambda p: p.encode("utf-8"))), top)
 
 
 def _nfc(text: str) -> str:
@@ -197,25 +209,23 @@ def _folder_name_problem(name: str) -> str | None:
     return name_problem(name)
 
 
-def _check_agrees(folder: str, text: bytes, source: str) -> None:
-    """A top folder and the frontmatter's name must agree when both are readable."""
+def _folder_skill_name(folder: str, text: bytes, source: str) -> str:
+    """The name of the skill in the top folder `folder`: the one its SKILL.md gives when that
+    can name a folder (the folder's own name when the two agree after NFKC), else the
+    folder's, which must then be usable."""
+    try:
+        name = _frontmatter_name(text, f"{folder}/SKILL.md")
+    except SkillError:
+        name = None  # named by its folder; `check` of the unpacked folder reports the frontmatter
+    if name is not None and _folder_name_problem(name) is None and (
+            unicodedata.normalize("NFKC", name) != unicodedata.normalize("NFKC", folder)):
+        return name
     why = _folder_name_problem(folder)
     if why is not None:
         raise _refused("name-invalid-characters",
                        f"the top folder {folder!r} cannot name a skill folder: {why}", source,
                        _HINT)
-    try:
-        name = _frontmatter_name(text, f"{folder}/SKILL.md")
-    except SkillError:
-        return  # named by its folder; `check` of the unpacked folder reports the frontmatter
-    if name is not None and (unicodedata.normalize("NFKC", name)
-                             != unicodedata.normalize("NFKC", folder)):
-        raise _refused(
-            "name-mismatch",
-            f"the top folder is {folder!r} but {folder}/SKILL.md names the skill {name!r}",
-            source,
-            "make them agree (rename the folder in the archive, or fix 'name:'); "
-            "`check` refuses a skill whose name is not its folder's")
+    return folder
 
 
 # -- unpack ------------------------------------------------------------------------------------
@@ -228,9 +238,13 @@ def unpack(data: bytes, out_dir: str | os.PathLike[str], *, caps: Caps = DEFAULT
     temp folder beside the target, then renamed onto it (``os.replace``); files get mode
     0644 (0755 when executable), folders 0755. An existing target that is not an empty
     folder is refused. On any failure nothing is left behind, folders created for
-    `out_dir` included.
+    `out_dir` included. An archive whose folder is not named as its skill is written under
+    the skill's name, and noted.
     """
     skill = read_foreign(data, caps=caps, source=source)
+    if skill.renamed:
+        note(f"{source}: its folder {skill.top + '/'!r} is not named as its skill: read as "
+             f"{skill.name + '/'!r}, the name SKILL.md gives")
     out = Path(out_dir)
     target = out / skill.name
     _refuse_existing(target)

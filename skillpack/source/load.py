@@ -37,14 +37,8 @@ def skill_md_path(path: str | os.PathLike[str]) -> str:
     """The SKILL.md a path names: the path itself, or the SKILL.md of the folder it names
     (a SKILL.md that is itself a folder is named as it is, to be refused when read), spelt
     as `pathlib` spells it."""
-    return _skill_md_path(os.fspath(path))
-
-
-def _skill_md_path(text: str, is_dir: bool | None = None) -> str:
-    """`skill_md_path`; `is_dir` is ``os.path.isdir(text)`` when the caller knows it (None:
-    asked here)."""
-    spelt = Path(text)
-    if spelt.name != SKILL_MD and (os.path.isdir(spelt) if is_dir is None else is_dir):
+    spelt = Path(path)
+    if spelt.name != SKILL_MD and os.path.isdir(spelt):
         return str(spelt / SKILL_MD)
     return str(spelt)
 
@@ -52,44 +46,21 @@ def _skill_md_path(text: str, is_dir: bool | None = None) -> str:
 def load_skill(path: str | os.PathLike[str]) -> Skill:
     """Parse the skill at `path`: a skill folder or its SKILL.md."""
     text = os.fspath(path)
-    try:  # what os.path.lexists asks; and a folder that is no link is what isdir says
-        mode: int | None = os.lstat(text).st_mode
-    except (OSError, ValueError):
-        mode = None
-    if mode is None:
+    if not os.path.lexists(text):
         raise MissingPathError("no such file or folder", path=text,
                                hint="give a skill folder or its SKILL.md")
-    where = _skill_md_path(text, None if stat.S_ISLNK(mode) else stat.S_ISDIR(mode))
-    try:  # the common case: SKILL.md opened once, its size from that fstat
-        fd, size = _open_regular(where)
-    except OSError:  # not a regular file (or unreadable): say so as before
-        if not os.path.isfile(where) and _miscased(where) is None:
-            raise SkillpackError("no SKILL.md here", path=text,
-                                 hint="give a skill folder or its SKILL.md") from None
-        return _parse_at(where)
-    try:
-        return _parse_at(where, fd, size)
-    finally:
-        os.close(fd)
+    where = skill_md_path(text)
+    if not os.path.isfile(where) and _miscased(where) is None:
+        raise SkillpackError("no SKILL.md here", path=text,
+                             hint="give a skill folder or its SKILL.md")
+    return parse_skill_file(where)
 
 
-#: A spelling of SKILL.md in another case that no skill uses, to ask a folder whether it
-#: tells names apart by case (`_miscased`).
-_PROBE = "sKILL.mD"
-
-
-def _miscased(where: str, opened: bool = False) -> SkillError | None:
-    """The error for a SKILL.md spelt in another case (``skill.md``), or None. `opened`: the
-    caller opened `where` (so some entry of its folder answers to that name)."""
+def _miscased(where: str) -> SkillError | None:
+    """The error for a SKILL.md spelt in another case (``skill.md``), or None."""
     folder, name = os.path.split(where)
     if name != SKILL_MD and name.lower() == SKILL_MD.lower():
         found: str | None = name
-    elif (opened and name == SKILL_MD
-          and not os.path.lexists(os.path.join(folder, _PROBE))):
-        # SKILL.md opened, and nothing answers to sKILL.mD: the folder tells names apart by
-        # case, so the entry opened is named SKILL.md exactly (one failed lstat, not a
-        # listing of the folder)
-        found = None
     else:
         found = miscased_skill_md(folder or ".")
     if found is None:
@@ -105,20 +76,15 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
     """Read and parse a SKILL.md (or the SKILL.md of a skill folder); a path that does not
     exist raises `MissingPathError` (a `FileNotFoundError`)."""
     text = os.fspath(path)
+    where = skill_md_path(text)
+    wrong_case = _miscased(where)
+    if wrong_case is not None:
+        raise wrong_case
     if not os.path.lexists(text):
         raise MissingPathError("no such file or folder", path=text,
                                hint="give a skill folder or its SKILL.md")
-    return _parse_at(skill_md_path(text))
-
-
-def _parse_at(where: str, fd: int | None = None, size: int = 0) -> Skill:
-    """Read and parse the SKILL.md at `where` (`skill_md_path`'s spelling), from `fd` when it
-    is already open (a regular file of `size` bytes when opened, read to its end)."""
-    wrong_case = _miscased(where, opened=fd is not None)
-    if wrong_case is not None:
-        raise wrong_case
     try:
-        raw = read_regular(where) if fd is None else _read_to_end(fd, size)
+        raw = read_regular(where)
     except FileNotFoundError:
         raise SkillError("there is no SKILL.md here", path=where,
                          hint="a skill is a folder holding SKILL.md") from None
@@ -138,15 +104,9 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     """A descriptor of the regular file at `path`, for reading. Opened without blocking and
     checked before a byte is read: a fifo would block forever, a device (``/dev/zero``) never
     ends. Raises `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
-    return _open_regular(path)[0]
-
-
-def _open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
-    """`open_regular`, and the file's size as ``fstat`` gave it."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        st = os.fstat(fd)
-        mode = st.st_mode
+        mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             kind = ("a folder" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
                     else "a device or socket")
@@ -154,32 +114,18 @@ def _open_regular(path: str | os.PathLike[str]) -> tuple[int, int]:
     except BaseException:
         os.close(fd)
         raise
-    return fd, st.st_size
+    return fd
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:
     """The bytes of the regular file at `path` (opened as `open_regular` opens it)."""
-    fd, size = _open_regular(path)
+    fd = open_regular(path)
+    chunks = []
     try:
-        return _read_to_end(fd, size)
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
     finally:
         os.close(fd)
-
-
-def _read_to_end(fd: int, size: int) -> bytes:
-    """Every byte of the open regular file `fd` from where it stands to its end, `size` (its
-    ``fstat`` size) a hint: one byte more is asked for, and exactly `size` bytes back is the
-    whole file (a regular file's read comes back short only at its end; most files: one
-    call); otherwise the reads go on until one returns nothing, as ``read()`` does."""
-    data = os.read(fd, size + 1)
-    return data if len(data) == size else data + _rest(fd)
-
-
-def _rest(fd: int) -> bytes:
-    """What is left of `fd` until a read returns nothing."""
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
     return b"".join(chunks)
 
 

@@ -1,12 +1,11 @@
 """Reading a carried file's bytes: whole when small, streamed through one buffer when large;
 hashed with BLAKE3 and checked for secrets (`skillpack.content.scan`) on the same bytes.
 
-Small files are read whole, in one ``read`` call when they can be (the hot path of a tree
-of many small files). Large ones stream through one fixed buffer, so memory stays flat
-whatever the file size (a buffer rather than mmap: a file truncated under an mmap kills the
-process with SIGBUS, and mapped pages would count in the process's RSS); each chunk is hashed
-with multi-threaded BLAKE3 (which releases the GIL) on a helper thread while this one runs
-the secret rules over it and reads the next chunk into a second buffer.
+Small files are read whole, in one ``read`` call when they can be. Large ones stream
+through two fixed buffers (not a map of the file: one truncated under it kills the process
+with SIGBUS), so memory stays flat whatever the file size; each chunk is hashed with
+multi-threaded BLAKE3 on a helper thread while this one runs the secret rules over it and
+reads the next chunk into the other buffer.
 
 The walk (`skillpack.source.walk`) and the file records (`skillpack.source.records`) read
 through these, and every carried file is opened with `OPEN_FLAGS`; the runtime never imports
@@ -20,15 +19,13 @@ import mmap
 import os
 import stat
 import zlib
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 from blake3 import blake3
 
 from skillpack._threads import quiet_helper
-from skillpack.content.scan import ContentStream
-from skillpack.errors import SkillpackError
+from skillpack.content.scan import ContentScan, ContentStream, scan_content
 from skillpack.formats.shebang import SHEBANG_MAX
 
 __all__ = [
@@ -41,18 +38,11 @@ __all__ = [
     "ROOT_FLAGS",
     "Changed",
     "Crc32",
-    "hash_fd",
-    "hash_file",
+    "FileRead",
     "hash_large",
+    "read_carried",
     "read_small",
-    "sha256_hasher",
-    "small_file_reader",
 ]
-
-def sha256_hasher(data: bytes = b"") -> hashlib._Hash:
-    """A SHA-256 hasher fed `data` (the manifest's second hash, pack's)."""
-    return hashlib.sha256(data)
-
 
 #: How every carried file is opened: never through a link, never blocking (a fifo).
 OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -83,17 +73,14 @@ class Changed(Exception):
     """The file is not the one the walk saw, or changed while being read."""
 
 
-def read_small(fd: int, size: int, data: bytes | None = None) -> bytes:
+def read_small(fd: int, size: int) -> bytes:
     """The `size` bytes of the open regular file `fd`, read whole; raises `Changed` otherwise.
 
     One byte more than expected is asked for: a regular file's read comes back short only at
-    its end, so exactly `size` bytes from one read is the whole file, as measured (four system
-    calls a file in all, the hot path of a tree of many small files). Otherwise the reads go
-    on until the end, and any other total means the file changed. `data` is what a first
-    ``os.read(fd, size + 1)`` of the caller's gave, if it made one.
+    its end, so exactly `size` bytes from one read is the whole file. Otherwise the reads go
+    on until the end, and any other total means the file changed.
     """
-    if data is None:
-        data = os.read(fd, size + 1)
+    data = os.read(fd, size + 1)
     got = len(data)
     if got == size:
         return data
@@ -107,46 +94,49 @@ def read_small(fd: int, size: int, data: bytes | None = None) -> bytes:
     return b"".join(chunks)
 
 
-def small_file_reader() -> Callable[[int, int], tuple[str, bytes] | None]:
-    """A function reading a small file (under `LARGE_FILE`) whole from its open descriptor
-    `fd` of expected `size`: (BLAKE3 hex, the bytes), or None when the bytes do not add up
-    to `size`. Read errors raise `OSError`. The caller checks the content
-    (`skillpack.content.scan.scan_content`), knowing the file's path and allowances."""
-    read = os.read
-    hasher = blake3()  # one hasher, reset after each file: cheaper than a new one each time
-    update, finish, reset = hasher.update, hasher.digest, hasher.reset
+class FileRead(NamedTuple):
+    """What `read_carried` learnt of one file from a single read of its bytes."""
 
-    def read_small_file(fd: int, size: int) -> tuple[str, bytes] | None:
-        data = read(fd, size + 1)  # one byte more: see read_small
-        if len(data) != size:
-            try:
-                data = read_small(fd, size, data)
-            except Changed:
-                return None
-        reset()
-        update(data)
-        return finish().hex(), data
-
-    return read_small_file
+    blake3: str
+    head: bytes  #: the whole bytes of a small file, the first `HEAD` bytes of a large one
+    content: ContentScan
+    sha256: str  #: its SHA-256 hex when asked for, else ""
+    crc32: int | None  #: the CRC-32 of a large file when asked for, else None
 
 
-def _buffer() -> mmap.mmap:
-    """A `READ_CHUNK` buffer to read a large file into: an anonymous memory map, not a
-    ``bytearray`` (measured here: a fresh process's first 256 MiB read through two new
-    bytearrays took about 110 ms longer, page faults of new heap memory, than through
-    two anonymous maps; later reads alike). No file is mapped: nothing to SIGBUS on."""
-    return mmap.mmap(-1, READ_CHUNK)
+def read_carried(fd: int, st: os.stat_result, path: str, allow: frozenset[str] | None,
+              sha256: bool = False, crc: bool = False) -> FileRead:
+    """Hash the open regular file `fd` (``fstat`` gave `st`) with BLAKE3 (and SHA-256 when
+    asked) and check its content for the carried file `path` (`allow`: see
+    `skillpack.content.scan.scan_content`), from one read of its bytes: whole when small,
+    streamed through `hash_large` from `LARGE_FILE` on (with `crc`, its CRC-32 too). Raises
+    `Changed` when the bytes do not add up to its size or it changed meanwhile, `OSError`
+    when it cannot be read."""
+    size = st.st_size
+    if size < LARGE_FILE:
+        data = read_small(fd, size)
+        return FileRead(blake3(data).hexdigest(), data, scan_content(path, data, allow),
+                        hashlib.sha256(data).hexdigest() if sha256 else "", None)
+    stream = ContentStream(path, allow)
+    sha = hashlib.sha256() if sha256 else None
+    crc32 = Crc32() if crc else None
+    hex_digest, head = hash_large(fd, size, stream, sha, crc32)
+    after = os.fstat(fd)
+    if (after.st_size, after.st_mtime_ns) != (size, st.st_mtime_ns):
+        raise Changed
+    return FileRead(hex_digest, head, stream.finish(), sha.hexdigest() if sha else "",
+                    crc32.value if crc32 is not None else None)
 
 
 def hash_large(fd: int, size: int, scan: ContentStream | None = None,
                sha: Any = None, crc: Crc32 | None = None) -> tuple[str, bytes]:
-    """`hash_fd` for a large file, read once: two buffers taken in turn; while a helper thread
-    hashes one chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when
-    given: all release the GIL), this thread runs the content check over it (`scan`: the RE2
-    set and the rules hold the GIL) and reads the next chunk into the other buffer. Returns
-    the BLAKE3 hex and the first `HEAD` bytes read (for its `#!` line)."""
+    """BLAKE3 hex and first `HEAD` bytes (for its `#!` line) of the large open file `fd` of
+    expected `size`, read once through two buffers in turn: while a helper thread hashes one
+    chunk (BLAKE3 on its threads, then `sha`, a hashlib object, and `crc`, when given: all
+    release the GIL), this thread runs the content check `scan` over it and reads the next
+    chunk into the other buffer. Raises `Changed` when the bytes do not add up to `size`."""
     hasher = blake3(max_threads=blake3.AUTO)
-    bufs = (_buffer(), _buffer())
+    bufs = (mmap.mmap(-1, READ_CHUNK), mmap.mmap(-1, READ_CHUNK))  # anonymous: no SIGBUS
     views = (memoryview(bufs[0]), memoryview(bufs[1]))
 
     def digest(chunk: memoryview) -> None:
@@ -184,33 +174,3 @@ def hash_large(fd: int, size: int, scan: ContentStream | None = None,
     if total != size:
         raise Changed
     return hasher.hexdigest(), head
-
-
-def hash_fd(fd: int, size: int) -> str:
-    """BLAKE3 hex of the open file `fd` of expected `size` (no content check).
-
-    Raises `Changed` when the bytes read do not add up to `size`.
-    """
-    if size < LARGE_FILE:
-        return blake3(read_small(fd, size)).hexdigest()
-    return hash_large(fd, size)[0]
-
-
-def hash_file(path: str | os.PathLike[str]) -> tuple[int, str]:
-    """(size, BLAKE3 hex) of the regular file at `path`, opened without following a link."""
-    name = os.fspath(path)
-    fd = os.open(name, OPEN_FLAGS)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SkillpackError("not a regular file", path=name)
-        try:
-            hex_digest = hash_fd(fd, st.st_size)
-        except Changed:
-            raise SkillpackError(
-                "changed while being read", path=name, hint="try again once it is written"
-            ) from None
-        return st.st_size, hex_digest
-    finally:
-        os.close(fd)
-

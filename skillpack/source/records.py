@@ -16,16 +16,13 @@ import os
 from dataclasses import dataclass, field
 
 from skillpack.content.scan import (
-    CLEAN,
     Allowances,
     ContentScan,
-    ContentStream,
-    scan_content,
     unused_rule_message,
 )
 from skillpack.content.secret_rules import Finding
 from skillpack.errors import Problem, RefusedError
-from skillpack.formats.digest import FileRecord, digest_columns, digest_records
+from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.shebang import shebang_line
 from skillpack.skillmd.programs import Program, derive_programs
 from skillpack.skillmd.skill import Skill
@@ -34,14 +31,11 @@ from skillpack.source.load import load_skill, require_valid, skill_fileset
 from skillpack.source.readfile import (
     DIR_FLAGS,
     HEAD,
-    LARGE_FILE,
     MODE_BITS,
     OPEN_FLAGS,
     ROOT_FLAGS,
     Changed,
-    hash_large,
-    sha256_hasher,
-    small_file_reader,
+    read_carried,
 )
 
 __all__ = [
@@ -81,8 +75,6 @@ def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
     shas: list[str] = []
     problems: list[Problem] = []
     base = os.path.join(fileset.root, "")  # the root and one separator: base + relative path
-    open_, fstat, close, new_record = os.open, os.fstat, os.close, FileRecord
-    read_small_file = small_file_reader()
     allow = Allowances.parse(fileset.allowed)
     used: dict[str, frozenset[str]] = {}
     allowed: dict[str, tuple[Finding, ...]] = {}
@@ -100,7 +92,7 @@ def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
                 if found.content.refused:
                     problems.extend(found.content.problems(path))
                 else:
-                    records.append(new_record(path, walked.mode, walked.size, found.blake3))
+                    records.append(FileRecord(path, walked.mode, walked.size, found.blake3))
                     shas.append(found.sha256)
                     if found.shebang is not None:
                         shebangs[path] = found.shebang
@@ -109,39 +101,24 @@ def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
             try:
                 if parent != folder:
                     if folder_fd >= 0:
-                        close(folder_fd)
+                        os.close(folder_fd)
                     folder, folder_fd = "\0", -1
-                    folder_fd = open_(base + parent, DIR_FLAGS) if parent else open_(
+                    folder_fd = os.open(base + parent, DIR_FLAGS) if parent else os.open(
                         fileset.root, ROOT_FLAGS)
                     folder = parent
-                fd = open_(name, OPEN_FLAGS, dir_fd=folder_fd)
+                fd = os.open(name, OPEN_FLAGS, dir_fd=folder_fd)
             except OSError as err:
                 code = "symlink" if err.errno == errno.ELOOP else "unreadable"  # now a link
                 problems.append(Problem("error", code, f"cannot open it ({err.strerror})", path))
                 continue
             try:
-                st = fstat(fd)
+                st = os.fstat(fd)
                 size = st.st_size
                 # the very file the walk saw: same inode and size, still regular, same mode
                 if (st.st_ino != walked.ino or st.st_dev != walked.dev or size != walked.size
                         or st.st_mode & 0o170100 != MODE_BITS[walked.mode]):
                     raise Changed
-                if size < LARGE_FILE:
-                    found_now = read_small_file(fd, size)
-                    if found_now is None:
-                        raise Changed
-                    hex_digest, head = found_now
-                    sha_hex = sha256_hasher(head).hexdigest() if sha256 else ""
-                    content = scan_content(path, head, allow.allow(path))
-                else:  # read in many calls: check it was not rewritten meanwhile
-                    stream = ContentStream(path, allow.allow(path))
-                    sha = sha256_hasher() if sha256 else None
-                    hex_digest, head = hash_large(fd, size, stream, sha)
-                    sha_hex = sha.hexdigest() if sha is not None else ""
-                    after = fstat(fd)
-                    if (after.st_size, after.st_mtime_ns) != (size, st.st_mtime_ns):
-                        raise Changed
-                    content = stream.finish()
+                got = read_carried(fd, st, path, allow.allow(path), sha256)
             except Changed:
                 problems.append(Problem("error", "changed", _CHANGED, path))
                 continue
@@ -151,20 +128,20 @@ def hash_files(fileset: FileSet, *, sha256: bool = False) -> HashedSet:
                 )
                 continue
             finally:
-                close(fd)
-            used[path] = _note(path, content, allowed)
-            if content.refused:
-                problems.extend(content.problems(path))
+                os.close(fd)
+            used[path] = _note(path, got.content, allowed)
+            if got.content.refused:
+                problems.extend(got.content.problems(path))
                 continue
-            records.append(new_record(path, walked.mode, size, hex_digest))
-            shas.append(sha_hex)
+            records.append(FileRecord(path, walked.mode, size, got.blake3))
+            shas.append(got.sha256)
             if walked.mode == "100755":
-                line = shebang_line(head[:HEAD])
+                line = shebang_line(got.head[:HEAD])
                 if line is not None:
                     shebangs[path] = line
     finally:
         if folder_fd >= 0:
-            close(folder_fd)
+            os.close(folder_fd)
     for entry in allow.unused(used):
         problems.append(Problem("error", "allow-unused", unused_rule_message(entry),
                                 entry.rpartition("#")[0]))
@@ -208,34 +185,8 @@ def record_skill(
 
 def digest_skill(skill: Skill | str | os.PathLike[str]) -> tuple[Skill, str]:
     """The skill (parsed, when given a path to a folder or its SKILL.md) and its digest."""
-    if isinstance(skill, str | os.PathLike):
-        skill = load_skill(skill)
-    fileset = skill_fileset(skill, read=True)
-    columns = _columns_read_by_walk(fileset)
-    if columns is not None:  # every file hashed by the walk, none holding a key: no records
-        # the walk sorted its files by the UTF-8 bytes of their paths: not sorted again
-        return skill, digest_columns(*columns, ordered=True)
-    return skill, digest_records(record_files(fileset))
-
-
-def _columns_read_by_walk(
-        fileset: FileSet) -> tuple[list[str], list[str], list[int], list[str]] | None:
-    """The digest columns of `fileset` when its walk read every file and found no private
-    key in any (what `record_files` would then give, without making a record a file); else
-    None."""
-    hashed, files = fileset.hashed, fileset.files
-    if len(hashed) != len(files):
-        return None
-    if fileset.allowed and any(rules is not None for rules
-                               in Allowances.parse(fileset.allowed).by_path.values()):
-        return None  # each PATH#RULE-ID entry must be checked against its findings
-    paths = [w.path for w in files]
-    found = list(map(hashed.get, paths))
-    for f, w in zip(found, files, strict=True):
-        if f is None or f.walked is not w or f.content is not CLEAN:
-            return None
-    return (paths, [w.mode for w in files], [w.size for w in files],
-            [f.blake3 for f in found if f is not None])
+    skill, _, records = record_skill(skill)
+    return skill, digest_records(records)
 
 
 def included_files(skill: Skill | str | os.PathLike[str]) -> list[str]:

@@ -5,11 +5,7 @@ apply the leave-out rules and the name checks, and collect every problem, raised
 Iterative (a tree 1,000 folders deep is fine), it never follows a symlink: each folder is
 opened without following a link and listed through that descriptor, each entry classified
 from the directory entry and ``lstat`` facts, so a fifo cannot block it and a symlink loop
-cannot trap it. A walk that reads (`Walker(root, read=True)`) opens each regular file it
-lists, relative to its folder's descriptor and without following a link or blocking, takes
-its facts from ``fstat``, hashes it through that same descriptor and checks its content for
-secrets on the same bytes (`skillpack.content.scan`; large files streamed), so that a skill's
-name and content refusals are listed together.
+cannot trap it. A reading walk hashes and checks each file as it finds it (see `walk`).
 """
 
 from __future__ import annotations
@@ -18,22 +14,18 @@ import errno
 import os
 import stat
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from skillpack.content.scan import (
-    CLEAN,
     Allowances,
     ContentScan,
-    ContentStream,
-    scan_content,
     unused_rule_message,
 )
-from skillpack.content.secrets import secret_name_candidates, secret_name_reason
+from skillpack.content.secrets import secret_name_reason
 from skillpack.errors import ArchiveError, MissingPathError, Problem, RefusedError, SkillpackError
 from skillpack.formats.paths import (
     SKILL_MD,
     collision_key,
-    may_be_unportable,
     sort_key,
     windows_problem,
 )
@@ -49,21 +41,13 @@ from skillpack.source.ignore import (
 from skillpack.source.readfile import (
     DIR_FLAGS,
     HEAD,
-    LARGE_FILE,
     OPEN_FLAGS,
     ROOT_FLAGS,
     Changed,
-    Crc32,
-    hash_large,
-    sha256_hasher,
-    small_file_reader,
+    read_carried,
 )
 
 __all__ = ["KEEP_FILE", "Walker", "walk"]
-
-#: How many listed folders a reading walk keeps open until their files are read (the others
-#: are opened again by path, and checked to be the folder listed).
-KEEP_FOLDERS = 128
 
 #: The largest file whose bytes a reading walk keeps (within its `keep` budget) for `pack` to
 #: write without reading it again: files written in one go by the zip writer.
@@ -83,26 +67,20 @@ class Walker:
         # with a limit, a reading walk lists the whole tree before it opens any file
         self.member_limit = member_limit
         # listed folders whose files are read once the listing is done: (folder, its
-        # (st_dev, st_ino), its descriptor if kept open, [(path, name)]); and their count
-        self.pending: list[tuple[str, tuple[int, int], int | None, list[tuple[str, str]]]] = []
+        # (st_dev, st_ino), [(path, name)]); and their count
+        self.pending: list[tuple[str, tuple[int, int], list[tuple[str, str]]]] = []
         self.pending_files = 0
         self.sha256 = sha256  # whether each file read is also hashed with SHA-256
         self.outputs = outputs or {}  # relative path -> rule: what this command writes
         self.allow = allow if allow is not None else Allowances({})
-        # when reading: the hasher of small open files, and what it found
-        self.reader: Callable[[int, int], tuple[str, bytes] | None] | None = None
+        self.reading = read  # whether each file is hashed and checked when found
         self.hashed: dict[str, HashedFile] = {}
         self.keep = keep  # bytes of read files still to keep (files up to KEEP_FILE each)
-        if read:
-            self.reader = small_file_reader()
         self.files: dict[str, WalkedFile] = {}
         self.left_out: dict[str, LeftOut] = {}
         self.problems: dict[tuple[str | int | None, ...], Problem] = {}
         self.ignore: SkillIgnore | None = None
-        # whether the root's listing, when it comes, decides if .skillignore is looked up
-        self.ignore_from_listing = False
         self._shadowed: list[str] = []  # disk names of files replaced by a same-NFC twin
-        self._renamed = False  # whether a carried file's name on disk is not NFC
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -126,19 +104,9 @@ class Walker:
     # -- rules -------------------------------------------------------------------------------
 
     def load_skillignore(self) -> None:
-        self.ignore_from_listing = False
         self.ignore, problems = read_skillignore(self.root)
         for problem in problems:
             self.problem(*problem)
-
-    def _ignore_from(self, entries: list[os.DirEntry[str]]) -> None:
-        """Read .skillignore if the root's listing `entries` may hold it: an entry named so
-        in some ASCII case (a case-insensitive folder answers to it), or one not ASCII
-        (normalisation or folding beyond ASCII could make it answer). Otherwise there is
-        nothing by that name to look up."""
-        if any(not e.name.isascii() or e.name.lower() == SKILLIGNORE for e in entries):
-            self.load_skillignore()
-        self.ignore_from_listing = False
 
     def rule(self, rel: str, name: str, is_dir: bool) -> str | None:
         """Why `rel` is left out, or None when it is walked."""
@@ -151,7 +119,7 @@ class Walker:
         if reason is not None:
             self.problem("unportable-name", rel, f"{reason}; rename it")
         if name.isascii() and name.isprintable() and "\\" not in name:
-            return  # the common case, and a fast one: nothing below can apply
+            return
         try:
             name.encode("utf-8")
         except UnicodeEncodeError:
@@ -172,7 +140,6 @@ class Walker:
     def add_file(self, rel: str, st: os.stat_result) -> WalkedFile:
         path = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
         mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
-        self._renamed |= path != rel
         if path in self.files and self.files[path].disk_path != rel:
             self._shadowed.append(self.files[path].disk_path)  # an NFC twin: see check_names
         walked = self.files[path] = WalkedFile(
@@ -203,58 +170,25 @@ class Walker:
                 self.problem("changed", rel, "changed while being read (it is not the file "
                              "the walk saw); try again")
                 return
-            if rel.isascii() and rel not in self.files:  # add_file's common case, inline
-                walked = self.files[rel] = WalkedFile(
-                    rel, size, "100755" if mode & stat.S_IXUSR else "100644", st.st_dev,
-                    st.st_ino,
-                )
-            else:
-                walked = self.add_file(rel, st)
-            if self.reader is None:
+            walked = self.add_file(rel, st)
+            if not self.reading:
                 return
             path = walked.path
-            if size >= LARGE_FILE:
-                self._read_large(walked, fd, st)
+            try:  # on failure, read again by hash_files, which says why
+                got = read_carried(fd, st, path, self.allow.allow(path), self.sha256, self.sha256)
+            except (Changed, OSError):
                 return
-            try:
-                found = self.reader(fd, size)
-            except OSError:
-                found = None
-            if found is not None:  # else read again by hash_files, which says why
-                data: bytes | None = None
-                if size <= KEEP_FILE and size <= self.keep:
-                    data = found[1]
-                    self.keep -= size
-                shebang = (shebang_line(found[1][:HEAD]) if walked.mode == "100755"
-                           else None)
-                content = scan_content(path, found[1], self.allow.allow(path))
-                if content is not CLEAN and content.refused:  # CLEAN: nothing refused
-                    self.refuse_content(path, content)
-                sha = sha256_hasher(found[1]).hexdigest() if self.sha256 else ""
-                self.hashed[path] = HashedFile(walked, found[0], content, data, shebang, sha)
+            data: bytes | None = None
+            if size <= min(KEEP_FILE, self.keep):
+                data = got.head
+                self.keep -= size
+            shebang = shebang_line(got.head[:HEAD]) if walked.mode == "100755" else None
+            if got.content.refused:
+                self.refuse_content(path, got.content)
+            self.hashed[path] = HashedFile(walked, got.blake3, got.content, data, shebang,
+                                           got.sha256, got.crc32)
         finally:
             os.close(fd)
-
-    def _read_large(self, walked: WalkedFile, fd: int, st: os.stat_result) -> None:
-        """Hash and check a large file through its open descriptor `fd`, streamed; a file
-        that changes meanwhile or cannot be read is left for hash_files, which says why."""
-        stream = ContentStream(walked.path, self.allow.allow(walked.path))
-        sha = sha256_hasher() if self.sha256 else None
-        crc = Crc32() if self.sha256 else None  # pack's walk: its writer needs the CRC
-        try:
-            hex_digest, head = hash_large(fd, st.st_size, stream, sha, crc)
-            after = os.fstat(fd)
-        except (Changed, OSError):
-            return
-        if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
-            return
-        content = stream.finish()
-        if content.refused:
-            self.refuse_content(walked.path, content)
-        shebang = shebang_line(head[:HEAD]) if walked.mode == "100755" else None
-        self.hashed[walked.path] = HashedFile(walked, hex_digest, content, None, shebang,
-                                              sha.hexdigest() if sha is not None else "",
-                                              crc.value if crc is not None else None)
 
     def other(self, rel: str, st_mode: int) -> None:
         """A walked entry that is neither a regular file nor a folder."""
@@ -290,7 +224,6 @@ class Walker:
             except OSError as err:
                 self._unlistable(rel, err)
                 continue
-            kept = False
             try:
                 # opened by its path: the very folder its parent's listing saw (a folder on
                 # the way swapped for a link since would lead elsewhere)
@@ -301,15 +234,12 @@ class Walker:
                     continue
                 later = self._walk_listing(rel, dir_fd, stack)
                 if later:
-                    kept = len(self.pending) < KEEP_FOLDERS
-                    self.pending.append((rel, (st.st_dev, st.st_ino), dir_fd if kept else None,
-                                         later))
+                    self.pending.append((rel, (st.st_dev, st.st_ino), later))
                     self.pending_files += len(later)
             except OSError as err:
                 self._unlistable(rel, err)
             finally:
-                if not kept:
-                    os.close(dir_fd)
+                os.close(dir_fd)
 
     def _unlistable(self, rel: str, err: OSError) -> None:
         self.problem(
@@ -324,44 +254,31 @@ class Walker:
         returned instead, (path, name) each, to be read once the whole tree is listed."""
         with os.scandir(dir_fd) as listing:
             entries = list(listing)
-        if not rel and self.ignore_from_listing:
-            self._ignore_from(entries)
-        ignore, files, is_reg, exec_bit = self.ignore, self.files, stat.S_ISREG, stat.S_IXUSR
-        reading, read_file = self.reader is not None, self.read_file
         later: list[tuple[str, str]] = []
-        defer = reading and self.member_limit is not None
-        outputs = self.outputs
+        defer = self.reading and self.member_limit is not None
         prefix = f"{rel}/" if rel else ""
         for entry in entries:
             name = entry.name
             child = prefix + name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)  # False for a symlink
-                why = left_out_rule(child, name, is_dir, ignore)
-                if outputs and child in outputs:
-                    why = outputs[child]
+                why = self.rule(child, name, is_dir)
                 if why is not None:
                     self.leave_out(child + "/" if is_dir else child, why)
                 elif is_dir:
                     st = entry.stat(follow_symlinks=False)  # of this folder (a few a tree)
                     stack.append((child, (st.st_dev, st.st_ino)))
-                elif reading and entry.is_file(follow_symlinks=False):
+                elif self.reading and entry.is_file(follow_symlinks=False):
                     if defer:
                         later.append((child, name))
                     else:
-                        read_file(child, name, dir_fd)
+                        self.read_file(child, name, dir_fd)
                 else:
                     st = entry.stat(follow_symlinks=False)
-                    mode = st.st_mode
-                    if not is_reg(mode):
-                        self.other(child, mode)
-                    elif child.isascii() and child not in files:  # add_file's common case
-                        files[child] = WalkedFile(
-                            child, st.st_size, "100755" if mode & exec_bit else "100644",
-                            st.st_dev, st.st_ino,
-                        )
-                    else:
+                    if stat.S_ISREG(st.st_mode):
                         self.add_file(child, st)
+                    else:
+                        self.other(child, st.st_mode)
             except OSError as err:
                 self.problem("unreadable", child, f"cannot stat it ({err.strerror})")
         return later
@@ -375,12 +292,11 @@ class Walker:
         if limit is None or len(self.files) + self.pending_files + 1 <= limit:
             return
         carried = set(self.files)  # exact: a file listed twice (two includes) counts once
-        for _, _, _, later in self.pending:
+        for _, _, later in self.pending:
             carried.update(p if p.isascii() else unicodedata.normalize("NFC", p)
                            for p, _ in later)
         if len(carried) + 1 <= limit:
             return
-        self.close_pending()
         raise ArchiveError(
             f"the skill carries {len(carried):,} files: with its manifest, {len(carried) + 1:,} "
             f"zip members; an archive holds at most {limit:,} members (more would need Zip64, "
@@ -388,63 +304,50 @@ class Walker:
             hint="split the files into several skills, or leave some out with .skillignore")
 
     def read_pending(self) -> None:
-        """Read the files listed for later, folder by folder, each folder through the
-        descriptor it was listed with or opened again and checked to be that folder."""
+        """Read the files listed for later, folder by folder, each folder opened again and
+        checked to be the folder listed."""
         pending, self.pending = self.pending, []
-        try:
-            for at, (rel, ident, dir_fd, later) in enumerate(pending):
-                pending[at] = (rel, ident, None, later)  # its descriptor is closed below
-                if dir_fd is None:
-                    try:
-                        dir_fd = os.open(self._full(rel), DIR_FLAGS if rel else ROOT_FLAGS)
-                    except OSError as err:
-                        self._unlistable(rel, err)
-                        continue
-                try:
-                    st = os.fstat(dir_fd)
-                    if (st.st_dev, st.st_ino) != ident:
-                        self.problem("changed", rel or ".", "was replaced while the walk read "
-                                     "it (it is not the folder the walk saw); try again")
-                        continue
-                    for child, name in later:
-                        self.read_file(child, name, dir_fd)
-                finally:
-                    os.close(dir_fd)
-        finally:
-            self.pending = pending
-            self.close_pending()
-
-    def close_pending(self) -> None:
-        for _, _, dir_fd, _ in self.pending:
-            if dir_fd is not None:
+        for rel, ident, later in pending:
+            try:
+                dir_fd = os.open(self._full(rel), DIR_FLAGS if rel else ROOT_FLAGS)
+            except OSError as err:
+                self._unlistable(rel, err)
+                continue
+            try:
+                st = os.fstat(dir_fd)
+                if (st.st_dev, st.st_ino) != ident:
+                    self.problem("changed", rel or ".", "was replaced while the walk read "
+                                 "it (it is not the folder the walk saw); try again")
+                    continue
+                for child, name in later:
+                    self.read_file(child, name, dir_fd)
+            finally:
                 os.close(dir_fd)
-        self.pending.clear()
 
     def walk_include(self, entry: str) -> None:
         """One declared include: a file, or every file under a folder."""
-        shown = entry
         if not entry:
-            self.problem("include-missing", shown, "an include entry is empty; remove it")
+            self.problem("include-missing", entry, "an include entry is empty; remove it")
             return
         if entry.startswith("~"):
             self.problem(
-                "include-home", shown, "an include may not start with '~'; name a path "
+                "include-home", entry, "an include may not start with '~'; name a path "
                 "inside the skill folder"
             )
             return
         if entry.startswith(("/", "\\")) or (len(entry) > 1 and entry[1] == ":"):
             self.problem(
-                "include-absolute", shown, "an include must be a path relative to the skill "
+                "include-absolute", entry, "an include must be a path relative to the skill "
                 "folder, not an absolute path"
             )
             return
         if "\\" in entry:
-            self.problem("unportable-name", shown, "write include paths with '/', not '\\'")
+            self.problem("unportable-name", entry, "write include paths with '/', not '\\'")
             return
         segments = entry.split("/")
         if ".." in segments:
             self.problem(
-                "include-dotdot", shown, "an include may not contain a '..' segment; a skill "
+                "include-dotdot", entry, "an include may not contain a '..' segment; a skill "
                 "carries only what is inside its folder"
             )
             return
@@ -457,7 +360,7 @@ class Walker:
                 st = os.lstat(self._full(rel))
             except (FileNotFoundError, NotADirectoryError):
                 self.problem(
-                    "include-missing", shown, f"the declared include {entry!r} does not exist "
+                    "include-missing", entry, f"the declared include {entry!r} does not exist "
                     "in the skill folder; fix the path or remove it from includes"
                 )
                 return
@@ -474,7 +377,7 @@ class Walker:
                     self.walk_tree(rel, st)
                 continue
             if last and stat.S_ISREG(st.st_mode):
-                if self.reader is not None:  # by its path: the very file lstat saw
+                if self.reading:  # by its path: the very file lstat saw
                     self.read_file(rel, self._full(rel), None, st)
                 else:
                     self.add_file(rel, st)
@@ -482,7 +385,7 @@ class Walker:
                 self.other(rel, st.st_mode)
             else:
                 self.problem(
-                    "include-missing", shown, f"{rel!r} is not a folder, so the declared "
+                    "include-missing", entry, f"{rel!r} is not a folder, so the declared "
                     f"include {entry!r} does not exist; fix the path"
                 )
             return
@@ -504,26 +407,17 @@ class Walker:
     def check_names(self) -> None:
         """Check the name of every carried file and of every folder above one: portable, and
         no two siblings naming the same path after case folding or NFC normalisation."""
-        rels = list(self.files) + self._shadowed  # the paths, and where not NFC, disk names
-        if self._renamed:
-            rels = [f.disk_path for f in self.files.values()] + self._shadowed
+        rels = [f.disk_path for f in self.files.values()] + self._shadowed  # names on disk
         folders: set[str] = set()
         for rel in rels:  # every folder holding a carried file, at any depth
             parent = rel.rpartition("/")[0]
             while parent and parent not in folders:
                 folders.add(parent)
                 parent = parent.rpartition("/")[0]
-        every = rels + sorted(folders)
-        text = "/" + "/".join(every) + "/"
-        plain = (text.isascii() and text.isprintable() and "\\" not in text
-                 and not may_be_unportable(text))
-        if plain and len({rel.lower() for rel in every}) == len(every):
-            return  # the common case, checked at once: nothing below can apply
         children: dict[str, dict[str, set[str]]] = {}  # parent -> folded name -> names
-        for rel in every:
+        for rel in rels + sorted(folders):
             parent, _, name = rel.rpartition("/")
-            if not plain:
-                self._check_name(rel, name)
+            self._check_name(rel, name)
             children.setdefault(parent, {}).setdefault(collision_key(name), set()).add(name)
         for parent, folded in sorted(children.items()):
             for names in folded.values():
@@ -550,12 +444,11 @@ class Walker:
                 "not carry; fix the path or remove it from the allowance"
             )
         # what `unused` looks at: the files a PATH#RULE-ID entry names (most skills: none)
-        hashed = self.hashed
-        used = {p: hashed[p].content.allowed_rules for p, rules in allow.by_path.items()
-                if rules is not None and p in hashed}
+        used = {p: self.hashed[p].content.allowed_rules for p, rules in allow.by_path.items()
+                if rules is not None and p in self.hashed}
         for entry in allow.unused(used):
             self.problem("allow-unused", entry.rpartition("#")[0], unused_rule_message(entry))
-        for path in secret_name_candidates(list(self.files)):
+        for path in self.files:
             if allow.whole(path):
                 continue
             reason = secret_name_reason(path)
@@ -606,26 +499,19 @@ def walk(
         )
     walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow), sha256,
                     member_limit)
-    try:
-        _list_and_read(walker, includes)
-    finally:
-        walker.close_pending()
+    _list_and_read(walker, includes)
     return _file_set(walker)
 
 
 def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
     """List the skill folder (the include entries, if declared), check the member limit,
     then read the files listed for later."""
-    root_str = walker.root
+    walker.load_skillignore()
     if includes is None:
-        walker.ignore_from_listing = True  # looked up once the root is listed (if there)
         walker.walk_tree("")
-        if walker.ignore_from_listing:  # the root could not be listed: as before
-            walker.load_skillignore()
     else:
-        walker.load_skillignore()
         for name in (SKILLIGNORE, MANIFEST_DIR):
-            full = os.path.join(root_str, name)
+            full = os.path.join(walker.root, name)
             if os.path.lexists(full):
                 is_dir = os.path.isdir(full) and not os.path.islink(full)
                 why = walker.rule(name, name, is_dir)
@@ -643,7 +529,6 @@ def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
 
 def _file_set(walker: Walker) -> FileSet:
     """The walk's file set, or `RefusedError` listing every problem."""
-    root_str = walker.root
     walker.keep_skill_md()
     walker.check_names()
     walker.check_secrets()
@@ -654,17 +539,12 @@ def _file_set(walker: Walker) -> FileSet:
         count = len(problems)
         raise RefusedError(
             f"the file set was refused: {count} problem{'s' if count > 1 else ''}",
-            path=root_str,
+            path=walker.root,
             hint="fix every listed path, then try again",
             problems=problems,
         )
-    paths = list(walker.files)
-    if "".join(paths).isascii():  # ASCII strings sort as their UTF-8 bytes do
-        paths.sort()
-    else:
-        paths.sort(key=sort_key)
-    files = tuple(map(walker.files.__getitem__, paths))
+    files = tuple(walker.files[p] for p in sorted(walker.files, key=sort_key))
     left_out = tuple(sorted(walker.left_out.values(), key=lambda x: sort_key(x.path)))
-    return FileSet(root=root_str, files=files, left_out=left_out, allowed=allowed,
+    return FileSet(root=walker.root, files=files, left_out=left_out, allowed=allowed,
                    hashed=walker.hashed)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import TracebackType
+from collections.abc import Callable, Iterable, Iterator
+from typing import BinaryIO, NoReturn
 
 from blake3 import blake3
 
@@ -24,7 +24,6 @@ from skillpack.errors import ArchiveError, IntegrityError
 from skillpack.formats.paths import (
     collision_key,
     collision_reason,
-    may_be_unportable,
     name_problem,
 )
 from skillpack.storedzip.layout import (
@@ -36,10 +35,6 @@ from skillpack.storedzip.layout import (
     LOCAL_SIG,
     UTF8_FLAG,
 )
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
-if TYPE_CHECKING:
-    from typing import BinaryIO, NoReturn
 
 __all__ = ["CHUNK_SIZE", "MAX_MEMBERS", "MAX_SIZE", "ByteComparer", "ZipWriter"]
 
@@ -74,17 +69,13 @@ class ZipWriter:
         self._cd_size = 0
         self._last: bytes | None = None
         self._keys: dict[str, str] = {}
-        self._portable: frozenset[str] = frozenset()  # names `screen` found portable
         self._closed = False
         self._broken = False
 
     def __enter__(self) -> ZipWriter:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         if exc_type is None:
             self.close()
         else:
@@ -104,29 +95,11 @@ class ZipWriter:
                 hint="throw the partial archive away and pack again",
             )
 
-    def screen(self, names: Sequence[str]) -> None:
-        """Look at the names of the members about to be added all at once: when none of them
-        can be unportable (a few scans of their joined text, as the reader screens an
-        archive's names), each is spared `name_problem` when it is added; otherwise each is
-        looked at when it is added, as without a screen. Every other check of `_admit`
-        (order, duplicates, collisions, limits) is made at each add either way."""
-        # An empty, '.' or '..' segment, once wrapped in '/', is '//', '/./' or '/../' (the
-        # last two hold './', a trailing dot, which may_be_unportable looks for); an absolute
-        # name gives '//'; a drive letter holds ':'; the joiner '\\' is refused in names, so
-        # a name holding one changes the count.
-        joined = "/" + "/\\/".join(names) + "/"
-        if ("//" in joined or ":" in joined
-                or joined.count("\\") != max(len(names) - 1, 0) or not joined.isprintable()
-                or may_be_unportable(joined)):
-            return
-        self._portable = frozenset(names)
-
     def _admit(self, name: str, size: int) -> bytes:
         """Check the name, order and limits of a new member; return its UTF-8 name."""
-        if name not in self._portable:
-            problem = name_problem(name)
-            if problem is not None:
-                raise ArchiveError(f"member {name!r}: {problem}", hint="rename the file")
+        problem = name_problem(name)
+        if problem is not None:
+            raise ArchiveError(f"member {name!r}: {problem}", hint="rename the file")
         encoded = name.encode("utf-8")
         if len(encoded) > 0xFFFF:  # a header's name length is 16 bits
             raise ArchiveError(f"member {name[:60]!r}...: its name is {len(encoded):,} UTF-8 "
@@ -264,11 +237,8 @@ class ZipWriter:
         """`add_fd` for a file under CHUNK_SIZE: read whole (asking one byte more, so that a
         file that grew is caught), then header and data written at once, with no CRC patch."""
         try:
-            data = os.read(fd, size + 1)
-            while len(data) < size:  # a short read: read on until the end of the file
-                more = os.read(fd, size + 1 - len(data))
-                if not more:
-                    break
+            data = os.read(fd, size + 1)  # a short read: read on until the end of the file
+            while len(data) < size and (more := os.read(fd, size + 1 - len(data))):
                 data += more
             if len(data) != size:
                 _changed_size(name, size, len(data) if len(data) < size else None)

@@ -263,17 +263,18 @@ def test_a_limit_one_host_has_fails_both_commands_only_for_that_host(tmp_path: P
         for command in ("check", "pack"):
             result = cli(command, root, *args, *(["-o", tmp_path / "out"] * (command == "pack")))
             assert result.exit_code == code, (command, hosts, result.output)
-            assert result.output.count("[target-too-many-files] claude-ai: 203 files") == code
+            # 201 files and SKILL.md: what is uploaded, no manifest (SPEC section 3b)
+            assert result.output.count("[target-too-many-files] claude-ai: 202 files") == code
 
 
 def test_the_archive_size_is_what_check_measures_too(tmp_path: Path) -> None:
-    # files of 29,999,9xx bytes in all: the archive pack would send holds more than
-    # claude-api's 30,000,000 (its manifest); check measures every member too
+    # a data file 10 bytes under claude-api's 30,000,000: with SKILL.md, the archive pack
+    # would send holds more; check measures every member too
     root = tmp_path / "big"
     root.mkdir()
     (root / "SKILL.md").write_text("---\nname: big\ndescription: Carry one big file.\n"
                                    "---\nRead data.bin.\n")
-    (root / "data.bin").write_bytes(b"\0" * (30_000_000 - 200))
+    (root / "data.bin").write_bytes(b"\0" * (30_000_000 - 10))
     checked = cli("check", root, "--target", "claude-api", "--json")
     packed = cli("pack", root, "--target", "claude-api", "--json", "-o", tmp_path / "out")
     assert checked.exit_code == packed.exit_code == 1, (checked.output, packed.output)
@@ -283,17 +284,17 @@ def test_the_archive_size_is_what_check_measures_too(tmp_path: Path) -> None:
 
 
 def test_check_measures_the_archive_pack_writes_to_the_byte(tmp_path: Path) -> None:
-    """`check` hashes nothing with SHA-256 (it writes nothing), yet the manifest it measures
-    is as long as pack's: members of exactly claude-api's 30,000,000 bytes pass both, one
-    byte more fails both, with the same size in the message."""
+    """`check` measures the very archive `pack --target` writes (the skill's files, no
+    manifest: SPEC section 3b): members of exactly claude-api's 30,000,000 bytes pass both,
+    one byte more fails both, with the same size in the message."""
     root = tmp_path / "edge"
     root.mkdir()
     (root / "SKILL.md").write_text("---\nname: edge\ndescription: Carry one big file.\n"
                                    "---\nRead data.bin.\n")
     data = root / "data.bin"
     data.write_bytes(b"\1" * 29_000_000)
-    assert cli("pack", root, "-o", tmp_path / "probe").exit_code == 0
-    with zipfile.ZipFile(next((tmp_path / "probe").glob("*.skill"))) as probe:
+    assert cli("pack", root, "--target", "claude-api", "-o", tmp_path / "probe").exit_code == 0
+    with zipfile.ZipFile(next((tmp_path / "probe").glob("*.zip"))) as probe:
         overhead = sum(i.file_size for i in probe.infolist()) - 29_000_000
     for extra, code in ((0, 0), (1, 1)):
         data.write_bytes(b"\1" * (30_000_000 - overhead + extra))
@@ -303,8 +304,9 @@ def test_check_measures_the_archive_pack_writes_to_the_byte(tmp_path: Path) -> N
         assert checked.exit_code == packed.exit_code == code, (checked.output, packed.output)
         assert _problems(_json(checked), "error") == _problems(_json(packed), "error")
         if code == 0:
-            with zipfile.ZipFile(next(out.glob("*.skill"))) as archive:
+            with zipfile.ZipFile(next(out.glob("*.zip"))) as archive:
                 assert sum(i.file_size for i in archive.infolist()) == 30_000_000
+                assert not any(".skillpack/" in n for n in archive.namelist())
         else:
             assert "30,000,001 bytes in all (every member of the archive)" in cli(
                 "check", root, "--target", "claude-api").output

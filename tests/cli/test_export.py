@@ -378,6 +378,33 @@ def test_pull_with_a_lock(reg: Registry, tmp_path: Path) -> None:
 
 
 @registry
+def test_pull_with_a_lock_checks_only_what_it_pulls(reg: Registry, tmp_path: Path) -> None:
+    folders = [write_skill(tmp_path / "repo" / f"skill-{i:02}", (
+        f"---\nname: skill-{i:02}\ndescription: Skill {i}. Use it when asked.\n---\n"
+        f"# skill {i}\n")) for i in range(14)]
+    assert cli("lock", *folders, "-o", tmp_path / "skills.lock").exit_code == 0
+    assert cli("push", folders[0], f"{reg.host}/cli/one:v1", "--plain-http").exit_code == 0
+    result = cli("pull", f"{reg.host}/cli/one:v1", "-o", tmp_path / "deploy", "--plain-http",
+                 "--lock", tmp_path / "skills.lock")  # the 13 others are not looked for
+    assert result.exit_code == 0, result.output
+    assert [p.name.split("-")[:2] for p in (tmp_path / "deploy").iterdir()] == [
+        ["skill", "00"]]
+    (folders[0] / "SKILL.md").write_text((folders[0] / "SKILL.md").read_text(
+        encoding="utf-8") + "Changed after approval.\n", encoding="utf-8")
+    assert cli("push", folders[0], f"{reg.host}/cli/one:v2", "--plain-http").exit_code == 0
+    refused = cli("pull", f"{reg.host}/cli/one:v2", "-o", tmp_path / "refused", "--plain-http",
+                  "--lock", tmp_path / "skills.lock")
+    assert refused.exit_code == 1
+    first = refused.stderr.splitlines()[0]
+    assert "[expect-mismatch] skill 'skill-00' has digest" in first, refused.stderr
+    assert "expect-missing" not in refused.stderr
+    doc = failure(cli("pull", f"{reg.host}/cli/one:v2", "-o", tmp_path / "refused",
+                      "--plain-http", "--lock", tmp_path / "skills.lock", "--json"))
+    assert [p["code"] for p in doc["problems"]] == ["expect-mismatch"]
+    assert not (tmp_path / "refused").exists()
+
+
+@registry
 def test_pull_over_max_size_writes_nothing(reg: Registry, tmp_path: Path) -> None:
     [archive] = pack(NOTES, tmp_path / "packed")
     assert cli("push", archive, f"{reg.host}/cli/size:v1", "--plain-http").exit_code == 0

@@ -4,6 +4,7 @@ skills-ref's read-properties), and `validate` is another name for `check`."""
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -41,3 +42,34 @@ def test_validate_is_check() -> None:
     assert validated.exit_code == checked.exit_code == 0
     assert validated.stdout == checked.stdout
     assert "validate" not in run("--help").stdout  # listed once, as check
+
+
+def versioned_zip(path: Path) -> Path:
+    """A zip as two of Vercel's official ones: the folder named with a version suffix, the
+    skill without it."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zipf:
+        zipf.writestr("react-best-practices-v2/SKILL.md", (
+            "---\nname: react-best-practices\ndescription: React advice. Use when writing "
+            "React.\n---\n# React\n\nSee [rules](references/rules.md).\n"))
+        zipf.writestr("react-best-practices-v2/references/rules.md", "Keep it pure.\n")
+    return path
+
+
+def test_an_archive_folder_named_otherwise_than_its_skill_is_read(tmp_path: Path) -> None:
+    archive = versioned_zip(tmp_path / "react-best-practices.zip")
+    said = ("skillpack: " + str(archive) + ": its folder 'react-best-practices-v2/' is not "
+            "named as its skill: read as 'react-best-practices/', the name SKILL.md gives\n")
+    unpacked = run("unpack", archive, "-o", tmp_path / "skills")
+    assert unpacked.exit_code == 0, unpacked.output
+    assert unpacked.stderr == said
+    assert sorted(p.name for p in (tmp_path / "skills").iterdir()) == ["react-best-practices"]
+    folder = tmp_path / "skills" / "react-best-practices"
+    assert run("check", folder).exit_code == 0  # the unpacked folder is a valid skill
+    of_folder = run("digest", folder)
+    of_archive = run("digest", archive)
+    assert of_archive.exit_code == of_folder.exit_code == 0, of_archive.output
+    assert of_archive.stdout.split()[0] == of_folder.stdout.split()[0]
+    assert of_archive.stderr == said
+    as_json = run("unpack", "--json", archive, "-o", tmp_path / "again")
+    assert json.loads(as_json.stdout)["name"] == "react-best-practices"
+    assert json.loads(as_json.stdout)["top"] == "react-best-practices-v2"

@@ -17,7 +17,8 @@ from helpers.zips import zip_members
 from helpers.zips import zip_of as zip_of
 
 import skillpack.runtime as rt
-from skillpack.packing.verify import digest, verify_file
+from skillpack.errors import ArchiveError
+from skillpack.packing.verify import digest
 
 CLAUDE_CODE = """---
 name: deploy
@@ -64,8 +65,8 @@ def test_one_report_names_the_host_of_each_problem(tmp_path: Path) -> None:
                  "--target", "openai-api", skill)
     assert result.exit_code == 1
     [error] = [line for line in result.stdout.splitlines() if "error:" in line]
-    assert ("[target-too-many-files] claude-ai: 207 files (every member of the archive, "
-            "its manifest included); the limit is 200 files") in error
+    assert ("[target-too-many-files] claude-ai: 206 files (every member of the archive); "
+            "the limit is 200 files") in error
     assert "support.claude.com" in error  # the source of the limit
     assert "checked 1 skill: 0 valid, 1 invalid (1 error" in result.stdout
     data = json.loads(cli("check", "--json", "--target", "claude-ai", skill).stdout)
@@ -93,7 +94,7 @@ def test_pack_refuses_a_skill_over_a_host_limit_and_writes_nothing(tmp_path: Pat
     result = cli("pack", "--target", "claude-ai", skill, "-o", out)
     assert result.exit_code == 1
     message = result.stderr
-    assert "claude-ai" in message and "207 files" in message and "200 files" in message
+    assert "claude-ai" in message and "206 files" in message and "200 files" in message
     assert "https://support.claude.com/" in message
     assert not out.exists()
     # the same skill packs for a host that takes it
@@ -132,20 +133,19 @@ def test_both_layouts_reproducible_with_one_digest(tmp_path: Path) -> None:
                            "-o", tmp_path / "r2").stdout)[0]
     assert wrapped["digest"] == root["digest"] == digest(WAITLIST)
     assert (wrapped["layout"], root["layout"]) == ("wrapped", "root")
+    assert (wrapped["manifest"], root["manifest"]) == (True, False)
     assert Path(wrapped["archive"]).name.endswith(".skill")
-    assert Path(root["archive"]).name == f"waitlist-{root['digest'][7:23]}.zip"
+    assert Path(root["archive"]).name == f"waitlist-{root['digest'][7:23]}.root.zip"
     root_bytes = Path(root["archive"]).read_bytes()
     assert root_bytes == Path(again["archive"]).read_bytes()  # byte-reproducible
+    # the skill's files and nothing of skillpack's (SPEC section 3b)
     assert sorted(zip_members(root_bytes)) == [
-        ".skillpack/manifest.json", "SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]
+        "SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]
     w_members = zip_members(Path(wrapped["archive"]).read_bytes())
+    del w_members["waitlist/.skillpack/manifest.json"]
     assert {k.removeprefix("waitlist/"): v for k, v in w_members.items()} == zip_members(
-        root_bytes)  # the same members, the same manifest bytes
-    # skillpack's own reader: the runtime, verify, digest, and the bundler
-    loaded = rt.load(root_bytes)
-    assert loaded.names == ("waitlist",) and loaded["waitlist"].digest == root["digest"]
-    assert loaded.member_prefix("waitlist") == ""
-    assert verify_file(root["archive"]).skills[0].digest == root["digest"]
+        root_bytes)  # the same files, byte for byte and mode for mode
+    # skillpack reads it by its content: digest, verify, the bundler
     assert digest(root["archive"]) == root["digest"]
     assert cli("verify", "--digest", root["digest"], root["archive"]).exit_code == 0
     bundled = cli("bundle", root["archive"], NOTES, "-o", tmp_path / "b.bundle")
@@ -154,10 +154,11 @@ def test_both_layouts_reproducible_with_one_digest(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(UNZIP is None, reason="needs the unzip binary")
-@pytest.mark.parametrize("layout", ["wrapped", "root"])
-def test_unzip_reads_both_layouts(tmp_path: Path, layout: str) -> None:
-    [packed] = json.loads(cli("pack", "--json", "--layout", layout, WAITLIST,
-                              "-o", tmp_path / "out").stdout)
+@pytest.mark.parametrize("how", [["--layout", "wrapped"], ["--layout", "root"],
+                                 ["--target", "claude-ai"]], ids=["wrapped", "root", "host"])
+def test_unzip_reads_both_layouts(tmp_path: Path, how: list[str]) -> None:
+    [packed] = json.loads(cli("pack", "--json", *how, WAITLIST, "-o", tmp_path / "out").stdout)
+    layout = packed["layout"]
     assert UNZIP is not None
     tested = subprocess.run([UNZIP, "-t", packed["archive"]], capture_output=True, text=True,
                             check=False)
@@ -167,6 +168,12 @@ def test_unzip_reads_both_layouts(tmp_path: Path, layout: str) -> None:
     top = dest / "waitlist" if layout == "wrapped" else dest
     assert (top / "SKILL.md").read_bytes() == (WAITLIST / "SKILL.md").read_bytes()
     assert (top / "scripts" / "waitlist.py").stat().st_mode & 0o777 == 0o755
+    if not packed["manifest"]:  # what a host or an installer unzips: the skill, nothing else
+        assert not (top / ".skillpack").exists()
+        assert sorted(p.name for p in dest.iterdir()) == sorted(
+            ["waitlist"] if layout == "wrapped" else ["SKILL.md", "data", "scripts"])
+        assert digest(top) == packed["digest"]
+        return
     # the unzipped files are the skill: the same digest, and each sha256 of the manifest
     manifest = json.loads((top / ".skillpack" / "manifest.json").read_bytes())
     shutil.rmtree(top / ".skillpack")
@@ -178,7 +185,7 @@ def test_unzip_reads_both_layouts(tmp_path: Path, layout: str) -> None:
 def test_targets_choose_the_layout(tmp_path: Path) -> None:
     [packed] = json.loads(cli("pack", "--json", "--target", "well-known", NOTES,
                               "-o", tmp_path / "out").stdout)
-    assert packed["layout"] == "root" and packed["archive"].endswith(".zip")
+    assert packed["layout"] == "root" and packed["archive"].endswith(".root.zip")
     # the waitlist is a hard skill named by `skill:` alone, which a discovery index cannot read
     hard = cli("pack", "--target", "well-known", WAITLIST, "-o", tmp_path / "hard")
     assert hard.exit_code == 1 and "[target-name-key-missing] well-known:" in hard.stderr
@@ -193,12 +200,102 @@ def test_targets_choose_the_layout(tmp_path: Path) -> None:
 
 
 def test_a_root_archive_with_a_stray_top_folder_is_refused(tmp_path: Path) -> None:
-    [packed] = json.loads(cli("pack", "--json", "--layout", "root", WAITLIST,
-                              "-o", tmp_path / "out").stdout)
-    members = zip_members(Path(packed["archive"]).read_bytes())
+    # a root archive with its manifest (as skillpack wrote them before SPEC section 3b) is
+    # still read strictly: every member must be in the manifest
+    [packed] = json.loads(cli("pack", "--json", WAITLIST, "-o", tmp_path / "out").stdout)
+    members = {k.removeprefix("waitlist/"): v
+               for k, v in zip_members(Path(packed["archive"]).read_bytes()).items()}
+    assert rt.load(zip_of(members))["waitlist"].digest == packed["digest"]
     members["other/evil.sh"] = (b"echo\n", True)
     with pytest.raises(Exception, match="not in the manifest"):
         rt.load(zip_of(members))
+
+
+# -- 2b. what a host or an installer receives (SPEC section 3b, issue 29) ------------------------
+
+HOSTED = [(["--target", "claude-ai"], WAITLIST, "wrapped"),
+          (["--target", "claude-api"], WAITLIST, "wrapped"),
+          (["--target", "openai-api"], WAITLIST, "wrapped"),
+          (["--target", "codex"], WAITLIST, "wrapped"),
+          (["--target", "mcp"], NOTES, "wrapped"),
+          (["--layout", "root"], WAITLIST, "root"),
+          (["--target", "well-known"], NOTES, "root"),
+          (["--target", "agentskills", "--target", "claude-code"], WAITLIST, "wrapped")]
+
+
+@pytest.mark.parametrize("how, folder, layout", HOSTED,
+                         ids=[" ".join(h) for h, _, _ in HOSTED])
+def test_an_archive_for_a_host_holds_the_skill_and_reads_back_by_content(
+        tmp_path: Path, how: list[str], folder: Path, layout: str) -> None:
+    [packed] = json.loads(cli("pack", "--json", *how, folder, "-o", tmp_path / "out").stdout)
+    name, want = folder.name, digest(folder)
+    suffix = ".root.zip" if layout == "root" else ".zip"
+    assert (packed["layout"], packed["manifest"], packed["digest"]) == (layout, False, want)
+    archive = Path(packed["archive"])
+    assert archive.name == f"{name}-{want[7:23]}{suffix}"  # named by the skill's digest
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    prefix = f"{name}/" if layout == "wrapped" else ""
+    assert sorted(zip_members(archive.read_bytes())) == [prefix + f for f in files]
+    # skillpack reads it by its content: digest, verify against a lock, inspect, bundle
+    assert digest(archive) == want
+    lock = tmp_path / "skills.lock"
+    assert cli("lock", folder, "-o", lock).exit_code == 0
+    verified = cli("verify", "--lock", lock, archive)
+    assert verified.exit_code == 0 and f"ok        {want}  {name}" in verified.stdout
+    [shown] = json.loads(cli("inspect", "--json", archive).stdout)["skills"]
+    assert (shown["name"], shown["digest"]) == (name, want)
+    bundle = tmp_path / "one.bundle"
+    assert cli("bundle", archive, "-o", bundle).exit_code == 0
+    assert rt.load(bundle.read_bytes())[name].digest == want
+    # the runtime loads what carries a manifest, and says how to get one
+    with pytest.raises(ArchiveError, match=r"no manifest member .*skill's files only") as err:
+        rt.load(archive.read_bytes())
+    assert "skillpack bundle ARCHIVE" in (err.value.hint or "")
+
+
+def test_a_changed_host_archive_fails_verify_against_the_lock(tmp_path: Path) -> None:
+    [packed] = json.loads(cli("pack", "--json", "--target", "claude-ai", WAITLIST,
+                              "-o", tmp_path / "out").stdout)
+    lock = tmp_path / "skills.lock"
+    assert cli("lock", WAITLIST, "-o", lock).exit_code == 0
+    members = zip_members(Path(packed["archive"]).read_bytes())
+    data, executable = members["waitlist/scripts/waitlist.py"]
+    members["waitlist/scripts/waitlist.py"] = (data + b"# changed\n", executable)
+    changed = tmp_path / "changed.zip"
+    changed.write_bytes(zip_of(members))
+    result = cli("verify", "--lock", lock, changed)
+    assert result.exit_code == 1 and "scripts/waitlist.py" in result.output
+
+
+def test_the_skill_archive_keeps_its_manifest_and_coexists_with_the_hosts(
+        tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    plain, spec, host, root = (
+        json.loads(cli("pack", "--json", *how, WAITLIST, "-o", out).stdout)[0]
+        for how in ([], ["--target", "agentskills"], ["--target", "claude-ai"],
+                    ["--layout", "root"]))
+    # agentskills is skillpack's own archive: the same .skill, left as it was
+    assert {**plain, "written": False} == spec
+    assert plain["manifest"] and plain["archive"].endswith(".skill")
+    assert "waitlist/.skillpack/manifest.json" in zip_members(
+        Path(plain["archive"]).read_bytes())
+    # three archives of one skill, one digest, three names: none replaces another
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(Path(r["archive"]).name for r in (plain, host, root))
+    assert len(set(names)) == 3
+    again = json.loads(cli("pack", "--json", WAITLIST, "-o", out).stdout)[0]
+    assert again["written"] is False  # the .skill was left as it was by the others
+
+
+def test_pack_for_a_discovery_site_writes_what_export_well_known_serves(
+        tmp_path: Path) -> None:
+    [packed] = json.loads(cli("pack", "--json", "--target", "well-known", NOTES,
+                              "-o", tmp_path / "out").stdout)
+    assert cli("export", "well-known", NOTES, "-o", tmp_path / "site").exit_code == 0
+    served = tmp_path / "site" / ".well-known" / "agent-skills" / "release-notes.zip"
+    assert Path(packed["archive"]).read_bytes() == served.read_bytes()
+    index = json.loads((served.parent / "index.json").read_bytes())
+    assert index["skills"][0]["digest"] == packed["sha256"]
 
 
 # -- 3. SHA-256 ------------------------------------------------------------------------------

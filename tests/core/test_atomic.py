@@ -277,8 +277,8 @@ def test_an_interrupt_while_the_batch_waits_for_its_fsyncs_leaves_nothing(
     assert (tmp_path / "a000.skill").read_bytes() == b"previous"
 
 
-def test_write_parts_writes_every_part_in_order_past_one_writev(tmp_path: Path) -> None:
-    """More parts than one writev takes, empty ones among them: the file is their join,
+def test_write_parts_writes_every_part_in_order(tmp_path: Path) -> None:
+    """Many parts, empty ones among them: the file is their join,
     mode 0644 whatever the umask, once the batch commits (and not before)."""
     parts = [b"" if i % 7 == 0 else f"part {i};".encode() for i in range(2600)]
     dest = tmp_path / "a.skill"
@@ -294,16 +294,17 @@ def test_write_parts_writes_every_part_in_order_past_one_writev(tmp_path: Path) 
     assert [p.name for p in tmp_path.iterdir()] == ["a.skill"]
 
 
-def test_write_parts_goes_on_where_a_short_writev_stopped(
+def test_write_parts_goes_on_where_a_short_write_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A writev that writes only some bytes (a signal, a full pipe elsewhere) is continued
-    from where it stopped, inside a part or between two: the kernel writes at most 5 bytes a
-    call here."""
-    def short_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
-        return os.write(fd, b"".join(bytes(b) for b in buffers)[:5])
+    """A write that writes only some bytes (a signal, a full pipe elsewhere) is continued
+    from where it stopped: the kernel writes at most 5 bytes a call here."""
+    real = os.write
 
-    monkeypatch.setattr(os, "writev", short_writev)
+    def short_write(fd: int, data: bytes | memoryview) -> int:
+        return real(fd, bytes(data)[:5])
+
+    monkeypatch.setattr(os, "write", short_write)
     parts = [b"PK\x03\x04", b"", b"abcdefghij", b"x", b"0123456789" * 3, b""]
     dest = tmp_path / "a.skill"
     with AtomicBatch() as batch:
@@ -333,23 +334,23 @@ _PARTS_TOO_BIG = textwrap.dedent(
 def test_write_parts_stopped_part_way_leaves_the_old_file_and_no_temp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str,
 ) -> None:
-    """A writev that wrote some bytes, then a Ctrl-C in the next one, or a writev that takes
+    """A write that wrote some bytes, then a Ctrl-C in the next one, or a write that takes
     none of the bytes and reports no error: the interrupt (or a WriteError, EIO) comes out,
     the destination keeps its old bytes and no temp file is left beside it."""
-    real = os.writev
+    real = os.write
     calls: list[int] = []
 
-    def failing_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
+    def failing_write(fd: int, data: bytes | memoryview) -> int:
         calls.append(fd)
         if len(calls) == 1:
-            return real(fd, [b"".join(bytes(b) for b in buffers)[:3]])
+            return real(fd, bytes(data)[:3])
         if failure == "interrupt":
             raise KeyboardInterrupt
         return 0
 
     dest = tmp_path / "a.skill"
     dest.write_bytes(b"old")
-    monkeypatch.setattr(os, "writev", failing_writev)
+    monkeypatch.setattr(os, "write", failing_write)
     expected: type[BaseException] = KeyboardInterrupt if failure == "interrupt" else WriteError
     with pytest.raises(expected) as info, AtomicBatch() as batch:
         batch.write_parts(dest, [b"new bytes", b"and more"])

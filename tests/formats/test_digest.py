@@ -21,7 +21,7 @@ from helpers.syscalls import deny_open
 from skillpack.errors import ArchiveError, RefusedError
 from skillpack.formats.digest import FileRecord, bundle_digest, digest_records
 from skillpack.packing.verify import digest
-from skillpack.source.readfile import LARGE_FILE, READ_CHUNK, hash_file
+from skillpack.source.readfile import LARGE_FILE, READ_CHUNK
 from skillpack.source.records import record_files
 from skillpack.source.walk import walk
 
@@ -149,24 +149,13 @@ def test_paths_sort_by_utf8_bytes_not_code_points() -> None:
     ).hexdigest()
 
 
-def test_hash_file_small_and_large(tmp_path: Path) -> None:
-    small = tmp_path / "small"
-    small.write_bytes(b"hello")
-    assert hash_file(small) == (5, blake3(b"hello").hexdigest())
+def test_small_large_and_empty_files_are_hashed_whole(tmp_path: Path) -> None:
     data = os.urandom(1024) * ((LARGE_FILE * 2 + 4096) // 1024) + b"tail"
-    large = tmp_path / "large"
-    large.write_bytes(data)
-    assert hash_file(large) == (len(data), blake3(data).hexdigest())
-    empty = tmp_path / "empty"
-    empty.write_bytes(b"")
-    assert hash_file(empty) == (0, blake3(b"").hexdigest())
-
-
-def test_hash_file_refuses_a_symlink(tmp_path: Path) -> None:
-    (tmp_path / "real").write_bytes(b"x")
-    (tmp_path / "link").symlink_to(tmp_path / "real")
-    with pytest.raises(OSError):
-        hash_file(tmp_path / "link")
+    make(tmp_path, {"SKILL.md": SKILL_MD, "small": b"hello", "large": data, "empty": b""})
+    hashed = {r.path: (r.size, r.blake3) for r in record_files(walk(tmp_path))}
+    assert hashed["small"] == (5, blake3(b"hello").hexdigest())
+    assert hashed["large"] == (len(data), blake3(data).hexdigest())
+    assert hashed["empty"] == (0, blake3(b"").hexdigest())
 
 
 @pytest.mark.parametrize("offset", [0, READ_CHUNK - 20, 2 * READ_CHUNK - 5, READ_CHUNK + 3])
@@ -203,19 +192,22 @@ def test_allowed_private_key_passes_the_content_check(tmp_path: Path) -> None:
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
 def test_memory_stays_flat_for_a_1_gib_file(tmp_path: Path) -> None:
     """A sparse 1 GiB file hashed in a fresh process keeps its peak RSS under 64 MiB."""
+    make(tmp_path, {"SKILL.md": SKILL_MD})
     big = tmp_path / "big.bin"
     with big.open("wb") as handle:
         handle.truncate(1 << 30)
     # VmHWM is this process's peak RSS (ru_maxrss would include the forked pytest's)
     code = (
         "import sys\n"
-        "from skillpack.source.readfile import hash_file\n"
-        "size, hexd = hash_file(sys.argv[1])\n"
+        "from skillpack.source.records import record_files\n"
+        "from skillpack.source.walk import walk\n"
+        "[record] = [r for r in record_files(walk(sys.argv[1])) if r.path == 'big.bin']\n"
+        "size, hexd = record.size, record.blake3\n"
         "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
         "print(size, hexd, hwm.split()[1])\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, str(big)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
     ).stdout.split()
     assert int(out[0]) == 1 << 30
     expected = blake3(max_threads=blake3.AUTO)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers.install import cli, leftovers, make_skill, tree, write_keys
+from helpers.registry import Registry
 
 from skillpack.approve.lock import read_lock
 from skillpack.errors import IntegrityError, SkillpackError, WriteError
@@ -386,3 +387,29 @@ def test_deploy_md_lists_every_agent_folder_as_the_code_has_it() -> None:
     bases = {"home": "~", "config": "~/.config", "claude": "~/.claude"}
     assert rows == {a.name: (a.project, f"{bases[a.base]}/{a.user}", a.target)
                     for a in AGENTS.values()}
+
+
+@pytest.mark.registry
+def test_an_oci_reference_is_pulled_verified_and_installed(tmp_path: Path, repo: Path,
+                                                          reg: Registry) -> None:
+    """`install oci://REGISTRY/REPO:TAG` against a real registry: what `push` wrote is
+    pulled, checked against the lock and installed with its modes; a tag the lock does not
+    approve (another skill pushed under it) is refused and nothing is written."""
+    pushed = cli("push", repo / "alpha", f"{reg.host}/skills/alpha:v1", "--plain-http")
+    assert pushed.exit_code == 0, pushed.output
+    dest = tmp_path / "agent" / "skills"
+    result = cli("install", f"oci://{reg.host}/skills/alpha:v1", "--plain-http", "--into",
+                 dest, "--lock", tmp_path / "skills.lock", "--json")
+    assert result.exit_code == 0, result.output
+    assert [(s["name"], s["action"]) for s in json.loads(result.stdout)["skills"]] == [
+        ("alpha", "installed")]
+    assert tree(dest / "alpha")["scripts/run.sh"][0] == 0o755
+    make_skill(tmp_path / "other", "alpha", body="Something else entirely.\n")
+    assert cli("push", tmp_path / "other" / "alpha", f"{reg.host}/skills/alpha:v2",
+               "--plain-http").exit_code == 0
+    again = tmp_path / "again"
+    refused = cli("install", f"oci://{reg.host}/skills/alpha:v2", "--plain-http", "--into",
+                  again, "--lock", tmp_path / "skills.lock")
+    assert refused.exit_code == 1
+    assert "expect-mismatch" in refused.output or "approved digest" in refused.output
+    assert not (again / "alpha").exists()

@@ -139,3 +139,25 @@ def test_misuse_exits_2(project: Path) -> None:
     result = cli("verify", "--lock", "skills.lock", "--agent", "vim")
     assert result.exit_code == 1
     assert "unknown agent 'vim'" in result.stderr
+
+
+def test_agent_folders_given_by_path_are_read_as_agent_folders(project: Path) -> None:
+    """`verify --lock LOCK .claude/skills .agents/skills` (the issue's form): folders an agent
+    reads, by their place, are agents' folders without --agent-folders; a folder of skills
+    elsewhere is read as before."""
+    agents = project / ".agents" / "skills"
+    agents.mkdir(parents=True)
+    shutil.copytree(project / "skills" / "beta", agents / "beta")
+    code, answer = verify(".claude/skills", ".agents/skills")
+    assert code == 1
+    assert [(a["target"], a["name"], a["ok"]) for a in answer] == [
+        (".claude/skills", "alpha", True), (".claude/skills", "beta", True),
+        (".agents/skills", "beta", True), (".agents/skills", "alpha", False)]
+    code, answer = verify("--partial", ".claude/skills", ".agents/skills")
+    assert code == 0
+    other = project / "other"
+    shutil.copytree(project / "skills" / "alpha", other / "alpha")
+    code, answer = verify("other")  # a folder of skills elsewhere: read as before
+    assert code == 1
+    assert [(a["target"], a["name"], a["ok"]) for a in answer] == [
+        ("other", "alpha", True), (None, "beta", False)]

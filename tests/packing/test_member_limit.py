@@ -17,7 +17,7 @@ from skillpack.packing.pack import pack_skills
 from skillpack.packing.verify import digest
 from skillpack.source import walk as walk_module
 from skillpack.source.readfile import OPEN_FLAGS
-from skillpack.source.walk import KEEP_FOLDERS, walk
+from skillpack.source.walk import walk
 from skillpack.storedzip.writer import MAX_MEMBERS
 
 SKILL_MD = "---\nname: {}\ndescription: A skill holding many files, to be packed.\n---\n\nBody.\n"
@@ -51,8 +51,8 @@ def count_file_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.mark.slow  # writes 70,000 files: the longest test of the default run (36 s, loaded machine)
 def test_a_skill_over_the_member_limit_is_refused_before_any_file_is_opened(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    folders, per_folder = 200, 350  # 70,000 files, in more folders than the walk keeps open
-    assert folders > KEEP_FOLDERS and folders * per_folder + 1 > MAX_MEMBERS
+    folders, per_folder = 200, 350  # 70,000 files
+    assert folders * per_folder + 1 > MAX_MEMBERS
     skill = make_skill(tmp_path / "many", folders, per_folder)
     out = tmp_path / "out"
     opened = count_file_opens(monkeypatch)
@@ -87,23 +87,23 @@ def test_a_file_listed_twice_by_includes_counts_once(tmp_path: Path) -> None:
 
 
 def test_deferred_reads_give_the_archive_of_the_listing_walk(tmp_path: Path) -> None:
-    """More folders than are kept open: the rest are opened again, checked, and read; the
-    archive's digest is the digest of the folder (which reads while it lists)."""
-    skill = make_skill(tmp_path / "wide", KEEP_FOLDERS + 20, 2, b"x\n")
+    """Every folder opened again, checked, and read once all are listed; the archive's
+    digest is the digest of the folder (which reads while it lists)."""
+    skill = make_skill(tmp_path / "wide", 40, 2, b"x\n")
     [result] = pack_skills([skill], tmp_path / "out")
     assert result.digest == digest(skill) == digest(result.path)
     with zipfile.ZipFile(result.path) as archive:
-        assert len(archive.namelist()) == (KEEP_FOLDERS + 20) * 2 + 2
+        assert len(archive.namelist()) == 40 * 2 + 2
 
 
 def test_a_folder_replaced_after_listing_is_refused(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder swapped between the listing and the reads is not read from."""
-    skill = make_skill(tmp_path / "swap", KEEP_FOLDERS + 1, 1, b"x\n")
+    skill = make_skill(tmp_path / "swap", 3, 1, b"x\n")
     real = walk_module.Walker.read_pending
 
     def swap_then_read(self: walk_module.Walker) -> None:
-        last = next(rel for rel, _, fd, _ in self.pending if fd is None)  # opened again
+        last = self.pending[-1][0]
         os.rename(skill / last, tmp_path / "gone")
         (skill / last).mkdir()
         (skill / last / "f0000.txt").write_bytes(b"y\n")

@@ -204,7 +204,8 @@ def test_the_command_says_when_nothing_was_rewritten(tmp_path: Path) -> None:
                              "(unchanged, not rewritten)\n")
     as_json = json.loads(cli("pack", "--json", WAITLIST, "-o", tmp_path).stdout)
     assert as_json == [{"name": "waitlist", "digest": digest(WAITLIST), "archive": str(archive),
-                        "sha256": sha, "layout": "wrapped", "written": False,
+                        "sha256": sha, "layout": "wrapped", "manifest": True,
+                        "written": False,
                         "source": str(WAITLIST), "warnings": []}]
     assert archive.stat().st_ino == inode
 

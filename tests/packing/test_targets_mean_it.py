@@ -6,6 +6,7 @@ by default."""
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 from helpers.cli import cli
@@ -52,14 +53,18 @@ def test_anthropic_in_a_name_is_refused_by_claude_ai_too(tmp_path: Path) -> None
 
 
 def test_the_file_limit_counts_every_member_the_archive_holds(tmp_path: Path) -> None:
-    # 199 files of the skill's own: 200 with SKILL.md, 201 members with the manifest
-    folder = skill(tmp_path / "many", "many", files=199)
+    # 200 files of the skill's own and SKILL.md: 201 members (the archive for a host carries
+    # no manifest: what is counted is what is uploaded)
+    folder = skill(tmp_path / "many", "many", files=200)
     result = cli("pack", "--target", "claude-ai", folder, "-o", tmp_path / "out")
     assert result.exit_code == 1 and not (tmp_path / "out").exists()
-    assert ("[target-too-many-files] claude-ai: 201 files (every member of the archive, its "
-            "manifest included); the limit is 200 files") in result.stderr
-    fewer = skill(tmp_path / "fewer", "fewer", files=198)
-    assert cli("pack", "--target", "claude-ai", fewer, "-o", tmp_path / "out").exit_code == 0
+    assert ("[target-too-many-files] claude-ai: 201 files (every member of the archive); the "
+            "limit is 200 files") in result.stderr
+    fewer = skill(tmp_path / "fewer", "fewer", files=199)
+    [packed] = json.loads(cli("pack", "--json", "--target", "claude-ai", fewer,
+                              "-o", tmp_path / "out").stdout)
+    with zipfile.ZipFile(packed["archive"]) as uploaded:
+        assert len(uploaded.namelist()) == 200  # exactly the limit, every member counted
 
 
 def test_advice_the_host_does_not_enforce_is_a_note_off_by_default(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Digests and archive bytes do not move: the fixtures and the corpus pack to the digests the
 code wrote before the restructuring into layers, and to the archive bytes recorded in
-tests/golden/archives.json (re-recorded once for the 1.1 manifest, digests unchanged)."""
+tests/golden/archives.json (re-recorded once for the 1.1 manifest, digests unchanged; the
+root layout's once more when it stopped carrying the manifest, SPEC section 3b)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,15 @@ def test_root_layout_archives_are_byte_identical(rel: str, tmp_path: Path) -> No
     want = GOLDEN["fixtures_root"][rel]
     [archive] = skillpack.pack([REPO / rel], tmp_path, layout="root")
     assert want["digest"] == GOLDEN["fixtures"][rel]["digest"]  # one digest, both layouts
+    assert (skillpack.digest(archive), archive.name) == (want["digest"], want["archive"])
+    assert hashlib.sha256(archive.read_bytes()).hexdigest() == want["sha256"]
+
+
+@pytest.mark.parametrize("rel", sorted(GOLDEN["fixtures_host"]))
+def test_host_archives_are_byte_identical(rel: str, tmp_path: Path) -> None:
+    want = GOLDEN["fixtures_host"][rel]
+    [archive] = skillpack.pack([REPO / rel], tmp_path, targets=["openai-api"])
+    assert want["digest"] == GOLDEN["fixtures"][rel]["digest"]  # the digest of the files
     assert (skillpack.digest(archive), archive.name) == (want["digest"], want["archive"])
     assert hashlib.sha256(archive.read_bytes()).hexdigest() == want["sha256"]
 

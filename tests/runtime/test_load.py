@@ -390,6 +390,26 @@ def test_file_serves_only_manifest_paths(waitlist: rt.LoadedSkill, path: str, wh
     assert why in str(info.value) and not isinstance(info.value, KeyError)
 
 
+def test_a_path_in_another_case_is_refused_naming_the_one_carried(tmp_path: Path) -> None:
+    folder = tmp_path / "forms"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: forms\ndescription: x\n---\nbody\n")
+    (folder / "forms.md").write_text("fields")
+    (folder / "reference").mkdir()
+    (folder / "reference" / "Guide.md").write_text("guide")
+    skill = rt.load(build_archive(folder))["forms"]
+    with pytest.raises(ResourceError) as info:
+        skill.file("FORMS.md")
+    assert info.value.hint == "did you mean 'forms.md'? (paths are compared by exact case)"
+    with pytest.raises(ResourceError) as info:
+        skill.file("Reference/guide.md")
+    assert info.value.hint is not None
+    assert info.value.hint.startswith("did you mean 'reference/Guide.md'?")
+    with pytest.raises(ResourceError) as info:
+        skill.file("form.md")  # a near miss, not a case twin
+    assert info.value.hint == "did you mean 'forms.md'?"
+
+
 def test_nfd_path_is_refused_naming_the_nfc_one(tmp_path: Path) -> None:
     folder = tmp_path / "accents"
     folder.mkdir()

@@ -290,8 +290,28 @@ def test_a_line_that_only_mentions_an_example_does_not_hide_the_next_lines(
         "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
                     "### Templates\n- `templates/tools-example.ts` - Tool definitions\n"
                     "- `templates/durable-object-mcp.ts` - Stateful MCP\n",
+        "templates/tools-example.ts": "export {}\n",
     })
     assert [(p.code, p.line) for p in _lint(folder)] == [("path-missing", 8)]
+
+
+def test_only_paths_in_the_skill_tree_shape_are_reported_missing(tmp_path: Path) -> None:
+    """As hugo's "Don't push `resources/_gen/`" (secondsky): a folder of the user's site, in
+    a skill with no resources/, is no file the skill lacks. Under the specification's
+    folders, a folder the skill has, or naming a file it carries elsewhere, it is."""
+    folder = make_tree(tmp_path / "demo", {
+        "SKILL.md": "---\nname: demo\ndescription: Demo. Use when testing.\n---\n\n"
+                    "Don't push `resources/_gen/`: generated assets.\n"
+                    "Your app's `templates/vue/` and agents/code-reviewer.md stay yours.\n"
+                    "Run `scripts/build.py`, then read references/guide.md.\n"
+                    "Copy `rules/extra.md` and see reference/dark-mode.md.\n",
+        "rules/base.md": "base\n",
+        "references/dark-mode.md": "dark\n",
+    })
+    assert [(p.line, p.message.split("'")[1]) for p in _lint(folder)
+            if p.code == "path-missing"] == [
+        (8, "references/guide.md"), (8, "scripts/build.py"), (9, "reference/dark-mode.md"),
+        (9, "rules/extra.md")]
 
 
 def test_a_link_out_of_the_skill_folder_says_so(tmp_path: Path) -> None:

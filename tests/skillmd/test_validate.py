@@ -138,6 +138,11 @@ WARNINGS: list[tuple[str, str, str, int, str]] = [
     ("claude-reserved-word", "claude-helper",
      HEAD.format(name="claude-helper", description="Helps.") + BODY,
      2, "name 'claude-helper' contains 'claude', which Claude's API refuses in skill names"),
+    ("allowed-tools-case", "lowercase-tools",
+     HEAD.format(name="lowercase-tools", description="Reads.") + "allowed-tools: read Glob\n"
+     + BODY,
+     4, "allowed-tools entry 'read' differs from the tool 'Read' only by case: tools are "
+     "compared by exact name, so it permits no call of 'Read'; write 'Read'"),
     ("claude-reserved-word", "anthropic-news",
      HEAD.format(name="anthropic-news", description="News.") + BODY,
      2, "name 'anthropic-news' contains 'anthropic', which Claude's API refuses in skill "
@@ -256,6 +261,15 @@ def test_allowed_tools_list_or_string(tmp_path: Path) -> None:
     assert check_skill(spaced).valid
     assert parse_skill_file(listed).allowed_tools == ("Read", "Bash(git:*)")
     assert parse_skill_file(spaced).allowed_tools == ("Read", "Bash(git status:*)", "Write")
+
+
+def test_allowed_tools_in_another_case_name_the_right_spelling(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path / "cased", HEAD.format(name="cased", description="d")
+                        + "allowed-tools:\n  - bash(git status:*)\n  - Webfetch\n  - Read\n"
+                        "  - mcp__github__get_issue\n  - readfile\n" + BODY)
+    found = [(p.code, p.message.rsplit("; ", 1)[1]) for p in check_skill(skill).problems]
+    assert found == [("allowed-tools-case", "write 'Bash(git status:*)'"),
+                     ("allowed-tools-case", "write 'WebFetch'")]
 
 
 def test_problems_are_sorted_by_line_and_all_reported(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from skillpack.content.inflate import Caps, read_zip
 from skillpack.errors import ArchiveError, SkillpackError, WriteError
 from skillpack.packing.pack import pack
 from skillpack.source.foreign import read_foreign, unpack, unpacked
+from skillpack.source.notes import listen, unlisten
 
 WAITLIST_FILES = ["SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]
 
@@ -175,12 +176,36 @@ def skill_zip(files: dict[str, str]) -> bytes:
 MD = "---\nname: {name}\ndescription: Does a thing. Use it when asked.\n---\n\nBody.\n"
 
 
-def test_folder_and_frontmatter_names_must_agree() -> None:
-    with pytest.raises(ArchiveError) as caught:
-        read_foreign(skill_zip({"alpha/SKILL.md": MD.format(name="beta")}), source="a.skill")
-    assert "'alpha'" in str(caught.value) and "'beta'" in str(caught.value)
-    assert "a.skill" in str(caught.value)
-    assert [p.code for p in caught.value.problems] == ["name-mismatch"]
+def test_a_folder_named_otherwise_than_its_skill_is_unpacked_under_the_skill_name(
+        tmp_path: Path) -> None:
+    # as two of Vercel's official zips: react-best-practices-v2/ holding that skill
+    data = skill_zip({"alpha-v2/SKILL.md": MD.format(name="alpha"), "alpha-v2/notes.md": "x"})
+    noted: list[str] = []
+    listen(noted.append)
+    try:
+        skill = read_foreign(data, source="a.zip")
+        assert noted == []  # reading says nothing; unpacking does, once
+        target, _ = unpack(data, tmp_path / "out", source="a.zip")
+    finally:
+        unlisten(noted.append)
+    assert (skill.name, skill.top, skill.renamed) == ("alpha", "alpha-v2", True)
+    assert skill.to_dict()["top"] == "alpha-v2"
+    assert target == tmp_path / "out" / "alpha"
+    assert sorted(os.listdir(target)) == ["SKILL.md", "notes.md"]
+    assert noted == ["a.zip: its folder 'alpha-v2/' is not named as its skill: read as "
+                     "'alpha/', the name SKILL.md gives"]
+
+
+def test_a_folder_named_as_its_skill_is_not_renamed() -> None:
+    skill = read_foreign(skill_zip({"alpha/SKILL.md": MD.format(name="alpha")}))
+    assert (skill.name, skill.top, skill.renamed) == ("alpha", "alpha", False)
+    root = read_foreign(skill_zip({"SKILL.md": MD.format(name="alpha")}))
+    assert (root.top, root.renamed, root.to_dict()["top"]) == ("", False, None)
+
+
+def test_a_frontmatter_name_that_cannot_name_a_folder_leaves_the_folder_name() -> None:
+    skill = read_foreign(skill_zip({"alpha/SKILL.md": MD.format(name="../beta")}))
+    assert (skill.name, skill.renamed) == ("alpha", False)  # `check` reports the name
 
 
 def test_names_are_written_nfc(tmp_path: Path) -> None:
@@ -188,6 +213,7 @@ def test_names_are_written_nfc(tmp_path: Path) -> None:
                       "caf\u0065\u0301/notes/r\u0065\u0301sum\u0065\u0301.md": "x"})
     skill = read_foreign(data)
     assert skill.name == "caf\u00e9"
+    assert not skill.renamed  # the same name, spelt otherwise
     assert [f.path for f in skill.files] == ["SKILL.md", "notes/r\u00e9sum\u00e9.md"]
     target, _ = unpack(data, tmp_path)
     assert os.listdir(tmp_path) == ["caf\u00e9"]

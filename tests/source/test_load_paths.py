@@ -107,49 +107,11 @@ def test_load_skill_says_what_a_skill_md_is_whatever_it_is(tmp_path: Path) -> No
     assert said["missing"] == ("SkillError", "there is no SKILL.md here")
 
 
-def test_read_regular_reads_to_the_end_what_fstat_did_not_count(tmp_path: Path) -> None:
-    """`_read_to_end` given a size smaller or larger than the file still returns every
-    byte to its end (a file that grew or shrank since its fstat)."""
+def test_read_regular_reads_every_byte(tmp_path: Path) -> None:
     path = tmp_path / "f"
     data = bytes(range(256)) * 9000
     path.write_bytes(data)
     assert load.read_regular(path) == data
-    for size in (0, 1, len(data) - 1, len(data), len(data) + 1, 10 * len(data)):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            assert load._read_to_end(fd, size) == data, size
-        finally:
-            os.close(fd)
-
-
-def test_load_skill_lists_the_folder_only_when_case_may_be_folded(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The case check of a SKILL.md that opened: one lstat of ``sKILL.mD``; only a folder
-    where that name answers too (a case-insensitive one, or one holding that very name) is
-    listed to see how SKILL.md is spelt there."""
-    listed: list[str] = []
-    real_listdir = os.listdir
-
-    def listdir(path: str = ".") -> list[str]:
-        listed.append(str(path))
-        return real_listdir(path)
-
-    monkeypatch.setattr(os, "listdir", listdir)
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    (plain / "SKILL.md").write_text("---\nname: plain\ndescription: d\n---\n")
-    assert load.load_skill(plain).name == "plain"
-    assert listed == []
-    both = tmp_path / "both"
-    both.mkdir()
-    (both / "SKILL.md").write_text("---\nname: both\ndescription: d\n---\n")
-    (both / load._PROBE).write_text("not a skill")
-    assert load.load_skill(both).name == "both"
-    assert listed == [str(both)]
-    assert load.parse_skill_file(plain).name == "plain"  # not opened first: listed, as before
-    assert listed == [str(both), str(plain)]
-    assert load._miscased(str(both / "SKILL.md"), opened=True) is None
-    assert load._miscased(str(plain / "SKILL.md"), opened=True) is None
 
 
 def test_load_skill_finds_the_skill_md_skill_md_path_names(tree: Path) -> None:
@@ -205,10 +167,10 @@ def test_load_skill_meets_hostile_skill_md_spellings_as_parse_skill_file(tmp_pat
         assert _outcome(direct) == ("SkillpackError", "no SKILL.md here", str(direct), ())
     probe_only = tmp_path / "probe"
     probe_only.mkdir()
-    (probe_only / load._PROBE).write_text(text.format(n="probe"))
+    (probe_only / "sKILL.mD").write_text(text.format(n="probe"))
     found = _outcome(probe_only)  # sKILL.mD: SKILL.md in another case, named so
     assert found[0] == "SkillError" and found[3] == ("skill-md-case",)
-    assert load._PROBE in (found[2] or "")
+    assert "sKILL.mD" in (found[2] or "")
 
 
 def test_discovery_of_a_path_with_a_nul_says_there_is_none() -> None:

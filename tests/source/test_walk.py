@@ -101,40 +101,9 @@ def test_skillignore_reports_the_matching_line(skill: Path) -> None:
     )
 
 
-def test_skillignore_is_looked_up_when_the_root_listing_may_hold_it(
-        skill: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A walk of every file looks .skillignore up once the root is listed, and only when an
-    entry there may answer to the name: one spelt so in some ASCII case, or one that is not
-    ASCII; a walk of declared includes, and one whose root cannot be listed, always look it
-    up (before, every walk did). What is carried and left out is what that lookup gives."""
-    from skillpack.source import walk as walk_module
-
-    looked: list[str] = []
-    real = walk_module.read_skillignore
-
-    def counted(root: str) -> object:
-        looked.append(root)
-        return real(root)
-
-    monkeypatch.setattr(walk_module, "read_skillignore", counted)
-    assert walk(skill).paths == ("SKILL.md", "scripts/run.py") and looked == []
+def test_skillignore_in_another_case_is_an_ordinary_file(skill: Path) -> None:
     make(skill, {".SKILLIGNORE": "*.py\n"})  # not .skillignore on a case-sensitive disk
-    fileset = walk(skill)
-    assert looked == [str(skill)]
-    assert fileset.paths == (".SKILLIGNORE", "SKILL.md", "scripts/run.py")
-    (skill / ".SKILLIGNORE").unlink()
-    make(skill, {"caf\u00e9.txt": "x"})  # not ASCII: looked up
-    walk(skill)
-    assert looked == [str(skill)] * 2
-    (skill / "caf\u00e9.txt").unlink()
-    make(skill, {".skillignore": "*.py\n"})
-    fileset = walk(skill)
-    assert looked == [str(skill)] * 3 and fileset.paths == ("SKILL.md",)
-    walk(skill, ["SKILL.md"])  # includes: looked up first, as before
-    assert looked == [str(skill)] * 4
-    deny_open(monkeypatch, lambda path, _: path == str(skill))  # the root cannot be listed
-    assert refusal(skill) == [("unreadable", ".")]
-    assert looked == [str(skill)] * 5
+    assert walk(skill).paths == (".SKILLIGNORE", "SKILL.md", "scripts/run.py")
 
 
 def test_skillignore_cannot_reinclude_inside_an_ignored_folder(skill: Path) -> None:

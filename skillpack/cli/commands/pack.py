@@ -59,8 +59,11 @@ _PROGRESS_FROM = 256 * 1024 * 1024
 @many
 def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str, ...],
          layout: str | None, catalog_budget: int | None) -> int:
-    """Pack each skill under PATH into OUT as <name>-<digest16>.skill (.zip: --layout root).
+    """Pack each skill under PATH into OUT as <name>-<digest16>.skill.
     PATH is also a folder of archives, or an archive (verified, or made elsewhere).
+
+    For a host (--target other than agentskills) the archive holds the skill's files only,
+    no .skillpack/ manifest, and is named .zip; with --layout root, .root.zip.
 
     Every skill is checked first, against each --target's limits too: if any is invalid,
     refused or over a host's limit, nothing is written (with --keep-going, every valid skill

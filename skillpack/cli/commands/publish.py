@@ -237,7 +237,8 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: 
 @out_folder("out_dir", "Folder to write the archive or bundle to (created if missing).",
             required=True)
 @click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
-              help="Refuse any skill this lock file does not approve (and any it lacks).")
+              help="Refuse any skill pulled that this lock file does not approve, or "
+              "approves with another digest.")
 @_PLAIN_HTTP
 @click.option("--max-size", type=click.IntRange(min=0), default=DEFAULT_MAX_SIZE,
               show_default=True, metavar="BYTES", help="Refuse a larger layer unread.")
@@ -249,8 +250,9 @@ def pull_command(ref: str, out_dir: str, lock_file: str | None, plain_http: bool
     """Pull REF (REGISTRY/REPO:TAG or REGISTRY/REPO@sha256:HEX), check it, write it to OUT.
 
     The manifest and the layer must hash to their digests, the layer must be a valid
-    skillpack archive or bundle whose digest is the annotation's (and, with --lock, the
-    approved one): otherwise nothing is written. Needs: pip install 'skillpack[oci]'.
+    skillpack archive or bundle whose digest is the annotation's (and, with --lock, each
+    skill it holds approved with its digest; the lock's other skills are not looked for):
+    otherwise nothing is written. Needs: pip install 'skillpack[oci]'.
     """
     expect = read_lock(lock_file).digests() if lock_file is not None else None
     got = pull(ref, out_dir, plain_http=plain_http, max_size=max_size, expect=expect,

@@ -20,7 +20,7 @@ from skillpack.cli.output import (
     report_error,
 )
 from skillpack.formats.digest import is_digest
-from skillpack.install.agents import agent_folders
+from skillpack.install.agents import agent_folders, is_agent_folder
 from skillpack.install.folders import verify_folders
 from skillpack.packing.verify import verify_target
 from skillpack.skillmd.mentions import Mention, mentioned_programs
@@ -126,7 +126,9 @@ def given_lock(lock_file: str | None, signature: str | None, signers: tuple[str,
 @click.option("--agent-folders", "folders", is_flag=True,
               help="Each TARGET is an agent's skills folder: every skill directly in it "
                    "(a symbolic link followed inside the working folder) is compared with "
-                   "--lock, and every skill the lock approves is expected in each.")
+                   "--lock, and every skill the lock approves is expected in each. Implied "
+                   "when every TARGET is one by its place (.claude/skills, .agents/skills, "
+                   "...) or holds install's state file.")
 @AGENT
 @GLOBAL
 @click.option("--partial", is_flag=True,
@@ -146,7 +148,8 @@ def verify(targets: tuple[str, ...], lock_file: str | None, signature: str | Non
     matches, 1 on any difference (listing the files added, removed or changed) or refused
     signature, 2 for misuse.
     """
-    by_folder = folders or bool(agents)
+    by_folder = folders or bool(agents) or (
+        lock_file is not None and bool(targets) and all(map(is_agent_folder, targets)))
     if not targets and not agents:
         raise click.UsageError("give a TARGET, or --agent NAME")
     if lock_file and expected:

@@ -115,10 +115,11 @@ _PLACEHOLDER = re.compile(rb"(?:[ \t\"',+]|\r?\n|(?:\\r)?\\n){0,8}"
 #: What follows a header up to its first line of material: blanks, quotes, commas, ``+``,
 #: line breaks or their escapes (at most 64), then, after a line break, a comment or quote
 #: prefix (``#``, ``//``, ``>``, ``;``, ``*``, ``|``) and blanks. Then the line itself: up
-#: to a line break, its escape or a quote (at most 256 bytes).
+#: to a line break, its escape, a quote or any other control character (text, not the NULs
+#: of a binary file: a header there is judged as before), at most 256 bytes.
 _LEAD = re.compile(rb"(?P<sep>(?:[ \t\"',+]|\r?\n|(?:\\r)?\\n){0,64})"
                    rb"(?:(?<=\n)[ \t]{0,16}(?:[>#;*|]|//)[ \t]{0,16})?"
-                   rb"(?P<line>(?:[^\r\n\\\"']|\\(?![rn])){0,256})")
+                   rb"(?P<line>(?:[^\x00-\x1f\x7f\\\"']|\t|\\(?![rn])){0,256})")
 _BREAK_IN = re.compile(rb"\n|\\n")
 _BASE64_LINE = re.compile(rb"[A-Za-z0-9+/=]+")
 _ELIDED_LINE = re.compile(rb"[A-Za-z0-9+/=]*(?:\.{2,}|\xe2\x80\xa6)")

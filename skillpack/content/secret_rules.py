@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import hashlib
 import itertools
 import math
 import re
@@ -185,14 +186,35 @@ _PEM_BLOCK = (
 )
 
 
+_RUN_ON = re.compile(rb"[A-Za-z0-9+/=]{0,4096}(?:\.\.|\xe2\x80\xa6)")
+
+
+def _not_elided(data: bytes, match: re.Match[bytes]) -> bool:
+    """The key material does not end in ``..`` or ``…`` on its first line: an example cut
+    short in documentation (``MIIEpAIBAAKCAQEA75BCmSENWK6wRhvJ4mUqLHy...``) is no key."""
+    return _RUN_ON.match(data, match.end()) is None
+
+
+#: ``-----BEGIN `` in base64 at each of the 3 byte offsets it may start at in the encoded
+#: text (a PEM key inside a JSON document, base64-encoded whole: a GCP service-account key
+#: in a Kubernetes Secret), each the characters that do not depend on the bytes around it,
+#: and how many characters of its 4-character group come before it (2 for 1 byte, 3 for 2).
+_BASE64_BEGIN = ((b"LS0tLS1CRUdJTi", 0), (b"0tLS0tQkVHSU4g", 2), (b"tLS0tLUJFR0lOI", 3))
+
+
 def _base64_pem(data: bytes, match: re.Match[bytes]) -> bool:
-    run = re.sub(rb"\\n|\s", b"", _secret(match)).partition(b"=")[0]  # `=` ends base64
-    run = run[: len(run) // 4 * 4]
+    secret = _secret(match)
+    back = next(b for needle, b in _BASE64_BEGIN if secret.startswith(needle))
+    start = match.start("secret") - back
+    if start < 0 or not re.fullmatch(rb"[A-Za-z0-9+/]*", data[start : match.start("secret")]):
+        return False
+    run = re.sub(rb"\\n|\s", b"", data[start : match.end("secret")]).partition(b"=")[0]
+    run = run[: len(run) // 4 * 4]  # `=` ends base64
     try:
         decoded = base64.b64decode(run, validate=True)
     except (binascii.Error, ValueError):
         return False
-    return re.compile(_PEM_BLOCK).match(decoded) is not None
+    return re.compile(_PEM_BLOCK).match(decoded, back - 1 if back else 0) is not None
 
 
 def _pypi_macaroon(host: bytes) -> Validator:
@@ -238,6 +260,187 @@ _AWS_SECRET_GATE = (
     rb"[\"']?[ \t]{0,8}(?::|=|=>|:=)[ \t]{0,8}[\"']?"
     rb"(?P<secret>[A-Za-z0-9/+]{40})"
 )
+
+
+# -- rules of issue 28 (round three): keys and tokens carried by ordinary files ------------
+
+_BECH32 = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_BECH32_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+
+
+def _bech32(data: bytes, match: re.Match[bytes]) -> bool:
+    """The Bech32 checksum (BIP 173) of an age identity holds: its human-readable part and
+    data, lower-cased, give a polymod of 1."""
+    hrp, _, body = _secret(match).lower().rpartition(b"1")
+    chk = 1
+    for value in [c >> 5 for c in hrp] + [0] + [c & 31 for c in hrp] + [
+            _BECH32.index(c) for c in body]:
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ value
+        for i, gen in enumerate(_BECH32_GEN):
+            if (top >> i) & 1:
+                chk ^= gen
+    return chk == 1
+
+
+def _wireguard(data: bytes, match: re.Match[bytes]) -> bool:
+    """A 32-byte key with random bits, in the ``[Interface]`` section of a WireGuard config
+    (the section header in the 4 KiB before it)."""
+    key = _secret(match)
+    return (len(base64.b64decode(key)) == 32 and _entropy(key) >= 4.0
+            and b"[interface]" in data[max(0, match.start() - 4096) : match.start()].lower())
+
+
+def _jwk_private(data: bytes, match: re.Match[bytes]) -> bool:
+    """The ``"d"`` member sits in a JSON object (between the nearest ``{`` before it and ``}``
+    after it, 8 KiB each way) that also has ``"kty"``: a JSON Web Key's private part."""
+    start = data.rfind(b"{", max(0, match.start() - 8192), match.start())
+    end = data.find(b"}", match.end(), match.end() + 8192)
+    if start < 0 or end < 0:
+        return False
+    obj = data[start:end]
+    return b'"kty"' in obj and b"{" not in obj[1:] and _entropy(_secret(match)) >= 4.0
+
+
+def _putty(data: bytes, match: re.Match[bytes]) -> bool:
+    line = match.group("private")
+    return _entropy(line) >= 3.5
+
+
+#: sha256 of the storage account key Microsoft publishes for its local emulators (Azurite,
+#: the Storage Emulator): not a secret, printed in Microsoft's documentation.
+_AZURITE_KEY = "0011cc25eb4320717494d2703e8cba85743e71b500283c21c8b88147992f9059"
+
+
+def _azure_key(data: bytes, match: re.Match[bytes]) -> bool:
+    key = _secret(match)
+    if hashlib.sha256(key).hexdigest() == _AZURITE_KEY:
+        return False
+    return len(base64.b64decode(key)) == 64 and _entropy(key) >= 4.5
+
+
+def _telegram(data: bytes, match: re.Match[bytes]) -> bool:
+    return _entropy(_secret(match).partition(b":")[2]) >= 3.5
+
+
+#: Words a placeholder password holds (lower-cased): ``password``, ``<pass>``, ``changeme``.
+_PLACEHOLDER_WORDS = (b"pass", b"pwd", b"secret", b"example", b"changeme", b"your", b"xxx",
+                      b"dummy", b"sample", b"placeholder", b"redacted", b"test", b"admin",
+                      b"root", b"user", b"postgres", b"mysql", b"mongo", b"redis", b"guest",
+                      b"default", b"local", b"demo", b"foo", b"bar")
+
+
+def _url_password(data: bytes, match: re.Match[bytes]) -> bool:
+    """The password is not a placeholder: not a template (``<...>``, ``${...}``, ``{...}``,
+    ``%(...)s``, ``[...]``, ``*``), no placeholder word, not the user name, at least 8
+    characters with entropy >= 3.0 bits."""
+    password, user = _secret(match), match.group("user")
+    lowered = password.lower()
+    return (password[:1] not in b"<${%[*(" and password != user and len(password) >= 8
+            and not any(word in lowered for word in _PLACEHOLDER_WORDS)
+            and _entropy(password) >= 3.0)
+
+
+#: The database-url-password rule. Its one needle, ``://``, stands for its schemes (so the
+#: literal search stays one automaton); its `Rule.gate`, the part from ``://`` on (a literal
+#: first: RE2 finds it fast), turns away a text whose URLs hold no ``user:password@``.
+_DB_URL = (rb"(?:postgres(?:ql)?|mysql|mariadb|mongodb|rediss?|amqps?)"
+           rb"(?:\+[A-Za-z0-9_]{1,20})?://(?P<user>[^:@/\s\"'<>]{0,64})"
+           rb":(?P<secret>[^@/\s\"'<>]{1,128})@[A-Za-z0-9.\[\]_-]")
+_DB_URL_GATE = rb"://[^:@/\s\"'<>]{0,64}:[^@/\s\"'<>]{1,128}@[A-Za-z0-9.\[\]_-]"
+#: The telegram-bot-token rule without its look-arounds (its `Rule.gate`).
+_TELEGRAM_GATE = rb"(?P<secret>[0-9]{8,10}:AA[A-Za-z0-9_-]{33})"
+
+
+def _round_three_rules() -> list[Rule]:
+    """The rules of issue 28: private keys of other formats (age, WireGuard, JWK, PuTTY) and
+    common service tokens (SendGrid, Azure storage, Telegram, database URLs)."""
+    return [
+        Rule(
+            "age-secret-key",
+            "age secret key (AGE-SECRET-KEY-1..., an X25519 identity)",
+            _token(b"AGE-SECRET-KEY-1", rb"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+            "58 Bech32 characters whose Bech32 checksum holds",
+            "https://github.com/C2SP/C2SP/blob/main/age.md#the-x25519-recipient-type",
+            shown=16, validate=_bech32,
+            needles=(b"AGE-SECRET-KEY-1",),
+        ),
+        Rule(
+            "wireguard-private-key",
+            "WireGuard private key (PrivateKey = ... in the [Interface] section, as wg writes it)",
+            (rb"PrivateKey[ \t]{0,8}=[ \t]{0,8}"
+             rb"(?P<secret>[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)(?![A-Za-z0-9+/=])"),
+            "44 base-64 characters decoding to 32 bytes, entropy >= 4.0 bits, after an "
+            "[Interface] header",
+            "https://git.zx2c4.com/wireguard-tools/about/src/man/wg.8",
+            validate=_wireguard,
+            needles=(b"PrivateKey",),
+        ),
+        Rule(
+            "jwk-private-key",
+            "JSON Web Key with its private part (\"d\" in an object with \"kty\")",
+            rb"\"d\"[ \t]{0,8}:[ \t]{0,8}\"(?P<secret>[A-Za-z0-9_-]{32,1400})\"",
+            "32 or more base64url characters, entropy >= 4.0 bits, in a JSON object that "
+            "also holds \"kty\"",
+            "https://www.rfc-editor.org/rfc/rfc7518#section-6.2.2.1",
+            validate=_jwk_private,
+            needles=(b"\"d\"",),
+        ),
+        Rule(
+            "putty-private-key",
+            "PuTTY private key (PuTTY-User-Key-File-1/2/3, a .ppk file's content)",
+            (rb"(?P<secret>PuTTY-User-Key-File-[1-3]: [A-Za-z0-9@.-]{3,60})\r?\n"
+             rb"(?:[^\r\n]{0,80}\r?\n){0,40}?Private-Lines: [0-9]{1,4}\r?\n"
+             rb"(?P<private>[A-Za-z0-9+/]{16,64})"),
+            "a Private-Lines section follows, its first line of base-64 with entropy >= 3.5 "
+            "bits",
+            "https://the.earth.li/~sgtatham/putty/latest/htmldoc/AppendixC.html",
+            shown=len(b"PuTTY-User-Key-File-3:"), validate=_putty,
+            needles=(b"PuTTY-User-Key-File-",),
+        ),
+        Rule(
+            "sendgrid-api-key",
+            "SendGrid API key (SG.)",
+            _token(b"SG.", rb"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", _ALNUM + b"_.-"),
+            "22 and 43 base64url characters; entropy >= 4.0 bits",
+            "https://www.twilio.com/docs/sendgrid/ui/account-and-settings/api-keys",
+            shown=3, validate=_random(3, 4.0),
+            needles=(b"SG.",),
+        ),
+        Rule(
+            "azure-storage-account-key",
+            "Azure storage account key (AccountKey=... in a connection string)",
+            (rb"AccountKey[ \t]{0,4}=[ \t]{0,4}"
+             rb"(?P<secret>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])"),
+            "88 base-64 characters decoding to 64 bytes, entropy >= 4.5 bits; not the "
+            "published key of Microsoft's local storage emulators",
+            "https://learn.microsoft.com/en-us/azure/storage/common/"
+            "storage-configure-connection-string",
+            validate=_azure_key,
+            needles=(b"AccountKey",),
+        ),
+        Rule(
+            "telegram-bot-token",
+            "Telegram bot token (the bot's number, a colon, AA and 33 characters)",
+            rb"(?<![0-9])" + _TELEGRAM_GATE + rb"(?![A-Za-z0-9_-])",
+            "8 to 10 digits, then 35 base64url characters starting AA; entropy >= 3.5 bits",
+            "https://core.telegram.org/bots/api#authorizing-your-bot",
+            validate=_telegram,
+            needles=(b":AA",), gate=_TELEGRAM_GATE,
+        ),
+        Rule(
+            "database-url-password",
+            "password in a database URL (postgres://, postgresql://, mysql://, mariadb://, "
+            "mongodb://, mongodb+srv://, redis://, rediss://, amqp://, amqps://)",
+            _DB_URL,
+            "at least 8 characters, entropy >= 3.0 bits, not a placeholder (a template such "
+            "as <password> or ${PASS}, a word such as password or changeme, the user name)",
+            "https://www.postgresql.org/docs/current/libpq-connect.html"
+            "#LIBPQ-CONNSTRING-URIS",
+            validate=_url_password,
+            needles=(b"://",), gate=_DB_URL_GATE,
+        ),
+    ]
 
 
 def _rules() -> tuple[Rule, ...]:
@@ -454,24 +657,28 @@ def _rules() -> tuple[Rule, ...]:
             "in UTF-8 or UTF-16",
             _PEM_BLOCK,
             "key material follows the header: after line breaks (or \\n escapes) and up to "
-            "four armour headers, 32 base-64 characters in a row (a header followed by '...' "
-            "in documentation passes)",
+            "four armour headers, 32 base-64 characters in a row, not cut short with '..' or "
+            "'…' (a header followed by '...' in documentation, or an example cut short, "
+            "passes)",
             "https://www.rfc-editor.org/rfc/rfc7468#section-10",
-            shown=len(_PEM_HEADER),
+            shown=len(_PEM_HEADER), validate=_not_elided,
             needles=(b"PRIVATE KEY",),
         ),
         Rule(
             "private-key-base64",
             "PEM private key encoded in base64 (a Kubernetes Secret data: value, a "
             "base64-encoded environment variable)",
-            (rb"(?P<secret>LS0tLS1CRUdJTi"
+            (rb"(?P<secret>(?:LS0tLS1CRUdJTi|0tLS0tQkVHSU4g|tLS0tLUJFR0lOI)"
                        rb"(?:[A-Za-z0-9+/=]{1,100}(?:\r?\n[ \t]{0,16}|\\n)?){1,12})"),
-            "the run decodes to a PEM private-key header followed by key material",
+            "the run decodes to a PEM private-key header followed by key material, at any "
+            "of the 3 byte offsets the header may have in the encoded text (a PEM key inside "
+            "a JSON document such as a GCP service-account key, encoded whole)",
             "https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets",
             shown=14, validate=_base64_pem,
-            needles=(b"LS0tLS1CRUdJTi",),
+            needles=tuple(needle for needle, _ in _BASE64_BEGIN),
         ),
     ]
+    table.extend(_round_three_rules())
     return tuple(table)
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "SECRET_NAMES",
     "SECRET_PATHS",
     "contains_private_key",
+    "documentation_follows",
     "secret_name_reason",
 ]
 
@@ -111,8 +112,21 @@ _PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)
 # ``[key]``, ``{key}``, ``${KEY}``). No key's base-64 material starts with any of them.
 _PLACEHOLDER = re.compile(rb"(?:[ \t\"',+]|\r?\n|(?:\\r)?\\n){0,8}"
                           rb"(?:\.\.\.|\xe2\x80\xa6|<|\[|\{|\$)")
-#: Bytes after a header that `_PLACEHOLDER` may need to decide (8 x ``\r\n`` escapes + ``…``).
-PLACEHOLDER_LOOKAHEAD = 40
+#: What follows a header up to its first line of material: blanks, quotes, commas, ``+``,
+#: line breaks or their escapes (at most 64), then, after a line break, a comment or quote
+#: prefix (``#``, ``//``, ``>``, ``;``, ``*``, ``|``) and blanks. Then the line itself: up
+#: to a line break, its escape, a quote or any other control character (text, not the NULs
+#: of a binary file: a header there is judged as before), at most 256 bytes.
+_LEAD = re.compile(rb"(?P<sep>(?:[ \t\"',+]|\r?\n|(?:\\r)?\\n){0,64})"
+                   rb"(?:(?<=\n)[ \t]{0,16}(?:[>#;*|]|//)[ \t]{0,16})?"
+                   rb"(?P<line>(?:[^\x00-\x1f\x7f\\\"']|\t|\\(?![rn])){0,256})")
+_BREAK_IN = re.compile(rb"\n|\\n")
+_BASE64_LINE = re.compile(rb"[A-Za-z0-9+/=]+")
+_ELIDED_LINE = re.compile(rb"[A-Za-z0-9+/=]*(?:\.{2,}|\xe2\x80\xa6)")
+_ARMOUR = re.compile(rb"[A-Za-z-]{1,30}: ")
+#: Bytes after a header that decide it (`_PLACEHOLDER`, then `_LEAD`: 64 separators, a
+#: prefix of 33, a line of 256).
+PLACEHOLDER_LOOKAHEAD = 360
 # Longest header the pattern above can match, and what follows it that decides it, for
 # callers that scan in windows.
 PRIVATE_KEY_HEADER_MAX = 128 + PLACEHOLDER_LOOKAHEAD
@@ -172,6 +186,25 @@ def contains_private_key(data: bytes | bytearray | memoryview | mmap.mmap, *,
         end = match.end()
         if not final and end + PLACEHOLDER_LOOKAHEAD > size:
             continue  # undecided here: the next window sees what follows
-        if _PLACEHOLDER.match(data, end) is None:
+        if _PLACEHOLDER.match(data, end) is None and not documentation_follows(data, end):
             return True
     return False
+
+
+def documentation_follows(data: bytes | bytearray | memoryview | mmap.mmap, end: int) -> bool:
+    """Whether what follows a private-key header ending at `end` is documentation, not key
+    material: the first line after it is prose (``-----BEGIN RSA PRIVATE KEY----- and
+    -----END ... lines``, a header in backticks, an empty block's ``-----END`` line), an
+    example cut short (``MIIEpAIBAAKCAQEA...``, ``MIIE..``, ``…``), or a short word on the
+    header's own line (``the "-----BEGIN ... KEY-----" line``). Key material is a line of
+    base-64 characters only (any length, on a line of its own or 32 characters or more on
+    the header's), or an armour header (``Proc-Type: 4,ENCRYPTED``); nothing at all after
+    the header is not documentation either (the key may be cut off)."""
+    lead = _LEAD.match(bytes(data[end : end + PLACEHOLDER_LOOKAHEAD]))
+    assert lead is not None  # every part may be empty
+    line = lead.group("line").rstrip(b" \t,+")
+    if not line or _ARMOUR.match(line):
+        return False
+    if _BASE64_LINE.fullmatch(line):
+        return _BREAK_IN.search(lead.group("sep")) is None and len(line) < 32
+    return True

@@ -29,7 +29,9 @@ RULE_IDS = frozenset({
     "google-oauth-client-secret", "huggingface-token", "npm-legacy-token", "npm-token",
     "openai-api-key", "private-key", "private-key-base64", "pypi-test-token", "pypi-token",
     "slack-app-token", "slack-bot-token", "slack-user-token", "slack-webhook",
-    "stripe-live-key",
+    "stripe-live-key", "age-secret-key", "wireguard-private-key", "jwk-private-key",
+    "putty-private-key", "sendgrid-api-key", "azure-storage-account-key", "telegram-bot-token",
+    "database-url-password",
 })
 
 

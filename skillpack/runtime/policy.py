@@ -1,7 +1,9 @@
 """`allowed-tools` as a policy: which tools the skills active in a turn let a model call.
 
 A skill's ``allowed-tools`` (a space-separated string or a YAML list, read by
-:func:`skillpack.skillmd.skill.parse_skill` into ``Skill.allowed_tools``) lists entries:
+:func:`skillpack.skillmd.skill.parse_skill` into ``Skill.allowed_tools``) lists entries, each
+read by :func:`skillpack.formats.allowed_tools.parse_entry` (the build side lists the
+programs they let run from the same reading):
 
 * ``Read``: the tool named ``Read``, whatever its arguments;
 * ``Bash(git:*)``: the tool ``Bash`` when its command's argv starts with the words before
@@ -26,58 +28,17 @@ Standard library only, and imported by :class:`skillpack.runtime.Bundle` when fi
 
 from __future__ import annotations
 
-from skillpack._record import Record
 from skillpack.errors import ArgumentError
+from skillpack.formats.allowed_tools import Rule, parse_entry
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
 
 __all__ = ["FRAMEWORK_TOOLS", "Policy", "Rule", "parse_entry"]
 
 #: The tools the framework serves skills with: always permitted.
 FRAMEWORK_TOOLS = frozenset({"load_skill", "read_skill_resource"})
-
-
-class Rule(Record):
-    """One `allowed-tools` entry: the tool it names and, for an entry like ``Bash(git:*)``,
-    the command words it permits (``words`` None: any command), as a prefix or exactly."""
-
-    tool: str
-    words: tuple[str, ...] | None = None
-    prefix: bool = False
-
-    def matches(self, tool: str, command: Sequence[str] | None) -> bool:
-        if tool != self.tool:
-            return False
-        if self.words is None:
-            return True
-        if command is None:
-            return False
-        if self.prefix:
-            return tuple(command[: len(self.words)]) == self.words
-        return tuple(command) == self.words
-
-
-def parse_entry(entry: str) -> Rule | None:
-    """The rule an `allowed-tools` entry states (None for an empty entry)."""
-    text = entry.strip()
-    if not text:
-        return None
-    open_at = text.find("(")
-    if open_at < 0 or not text.endswith(")"):
-        return Rule(text)
-    tool = text[:open_at].strip()
-    spec = text[open_at + 1 : -1].strip()
-    prefix = False
-    if spec.endswith(":*"):
-        spec, prefix = spec[:-2], True
-    words = spec.split()
-    if words and words[-1] == "*" and not prefix:
-        words, prefix = words[:-1], True
-    if not words and (prefix or spec in ("", "*")):
-        return Rule(tool)
-    return Rule(tool, tuple(words), prefix)
 
 
 def skill_rules(allowed_tools: Iterable[str] | None) -> tuple[Rule, ...] | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -145,9 +146,6 @@ def _skip_options(words: Sequence[str], i: int, wrapper: Wrapper) -> tuple[int, 
         if word == "--":
             return i + 1, False
         if not word.startswith("-") or word == "-":
-            if word == "-" and wrapper.name == "env":  # `env -` is `env -i`
-                i += 1
-                continue
             return i, False
         if word in wrapper.stops or word.split("=", 1)[0] in wrapper.stops:
             return i, True
@@ -169,17 +167,84 @@ def _skip_options(words: Sequence[str], i: int, wrapper: Wrapper) -> tuple[int, 
     return i, False
 
 
-def _split_string(words: Sequence[str], i: int) -> list[str] | None:
-    """`env -S STRING` / ``-SSTRING`` / ``--split-string=STRING``: the words STRING splits
-    into, replacing the option, or None when `words[i]` is not one."""
-    word = literal_word(words[i])
-    if word in ("-S", "--split-string") and i + 1 < len(words):
-        return [*words[i + 1].split(), *words[i + 2:]]
-    if word.startswith("--split-string="):
-        return [*word.split("=", 1)[1].split(), *words[i + 1:]]
-    if word.startswith("-S") and len(word) > 2:
-        return [*word[2:].split(), *words[i + 1:]]
-    return None
+#: GNU env's long options: how many words each takes (1: a value, as ``--unset NAME`` or
+#: ``--unset=NAME``; 0: none, or an optional ``=VALUE``); `_ENV_STOPS` start no command.
+_ENV_LONG = {"--ignore-environment": 0, "--null": 0, "--unset": 1, "--chdir": 1,
+             "--split-string": 1, "--argv0": 1, "--block-signal": 0, "--default-signal": 0,
+             "--ignore-signal": 0, "--list-signal-handling": 0, "--debug": 0, "--help": 0,
+             "--version": 0}
+_ENV_STOPS = frozenset({"--list-signal-handling", "--help", "--version"})
+#: GNU env's short options taking a value (attached, ``-uHOME``, or the next word).
+_ENV_VALUED = "uCSa"
+
+
+def _env_long(name: str) -> str | None:
+    """The long option `name` abbreviates, as getopt_long reads it: itself, or the one long
+    option it is a unique prefix of (``--split`` is ``--split-string``); None when unknown or
+    ambiguous (``--i``: ``--ignore-environment`` or ``--ignore-signal``)."""
+    if name in _ENV_LONG:
+        return name
+    found = [option for option in _ENV_LONG if option.startswith(name)]
+    return found[0] if len(found) == 1 and len(name) > 2 else None
+
+
+def _env_split(value: str) -> list[str]:
+    """The words `env -S` splits a string into (quotes group, ``\\`` escapes, ``#`` starts a
+    comment, as GNU env reads it); an unclosed quote falls back to whitespace."""
+    try:
+        return shlex.split(value, comments=True)
+    except ValueError:
+        return value.split()
+
+
+def _read_env(words: list[str], i: int) -> tuple[list[str], int, bool, bool]:
+    """GNU env's options from `words[i]` on, as env reads its argv: clustered short options
+    (``-iS STRING``, ``-iu NAME``), a value attached or in the next word, unique prefixes of
+    long options (``--split=STRING``), ``-`` for ``-i``, ``--`` ending them. ``-S`` splits
+    its value into words that are read again, options included (``-S '-iu python3 perl'``).
+
+    Returns the words (rewritten when ``-S`` split one), the index after the options, whether
+    an option starts no command (``--help``), and whether the words were rewritten."""
+    pending = words[i:][::-1]  # the words still to read, last first: -S pushes its words
+    done = words[:i]
+    rewritten = False
+    while pending:
+        word = literal_word(pending[-1])
+        if word == "--":
+            done.append(pending.pop())
+            break
+        if word == "-":  # `env -` is `env -i`
+            done.append(pending.pop())
+            continue
+        if not word.startswith("-"):
+            break
+        done.append(pending.pop())
+        value: str | None = None
+        if word.startswith("--"):
+            name, eq, attached = word.partition("=")
+            option = _env_long(name)
+            if option in _ENV_STOPS:
+                return done + pending[::-1], len(done), True, rewritten
+            if option is not None and _ENV_LONG[option] and not eq and pending:
+                done.append(pending.pop())
+                value = done[-1]
+            elif option is not None and _ENV_LONG[option]:
+                value = attached if eq else None
+            split = option == "--split-string"
+        else:
+            split = False
+            for at, char in enumerate(word[1:], start=1):
+                if char in _ENV_VALUED:
+                    value = word[at + 1:] or None
+                    if value is None and pending:
+                        done.append(pending.pop())
+                        value = done[-1]
+                    split = char == "S"
+                    break
+        if split and value is not None:
+            pending.extend(_env_split(literal_word(value))[::-1])
+            rewritten = True
+    return done + pending[::-1], len(done), False, rewritten
 
 
 def effective_program(argv_words: Sequence[str]) -> Effective:
@@ -203,21 +268,14 @@ def effective_program(argv_words: Sequence[str]) -> Effective:
             return Effective(word, index, tuple(wrappers), tuple(assignments), _dynamic(word))
         start = i
         i += 1
-        stopped = False
-        while True:
-            if wrapper.name == "env" and i < len(words):
-                split = _split_string(words, i)
-                if split is not None:
-                    words = [*words[:i], *split]
-                    rewritten = True
-                    continue
+        if wrapper.name == "env":
+            words, i, stopped, split = _read_env(words, i)
+            rewritten = rewritten or split
+            while not stopped and i < len(words) and _ASSIGNMENT.match(words[i]):
+                assignments.append(words[i])  # env reads no option after an assignment
+                i += 1
+        else:
             i, stopped = _skip_options(words, i, wrapper)
-            if wrapper.assignments and i < len(words) and _ASSIGNMENT.match(words[i]):
-                while i < len(words) and _ASSIGNMENT.match(words[i]):
-                    assignments.append(words[i])
-                    i += 1
-                continue  # GNU env takes no options after an assignment; harmless to retry
-            break
         if not stopped:
             i += wrapper.operands
         if stopped or i >= len(words):

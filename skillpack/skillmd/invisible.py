@@ -39,13 +39,42 @@ ZERO_WIDTH = frozenset({0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 
                         0xFEFF, 0x180E, 0x00AD, 0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0,
                         *range(0x206A, 0x2070)})
 _TAGS = range(0xE0000, 0xE0080)
-#: What `find_invisible` reports, a run of tag characters as one.
-_SUSPECT = re.compile("[\U000e0000-\U000e007f]+|["
-                      + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
+#: Variation selectors (VS1-16, VS17-256), which choose a glyph for the character before
+#: them; a run of them after any character is the "emoji smuggling" channel (each one a
+#: byte: VS1-16 0-15, VS17-256 16-255). See `_allowed_selector` for the one at a time that is
+#: ordinary text.
+SELECTORS = frozenset({*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
+#: The rest of Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt) not in the
+#: sets above: Khmer inherent vowels, Mongolian free variation selectors, U+2065, shorthand
+#: format controls, musical symbol format controls, and the unassigned U+E0080-U+E0FFF.
+IGNORABLE = frozenset({0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2065,
+                       *range(0x1BCA0, 0x1BCA4), *range(0x1D173, 0x1D17B),
+                       *range(0xE0080, 0xE0100), *range(0xE01F0, 0xE1000)})
+
+
+def _ranges(codepoints: frozenset[int]) -> str:
+    """`codepoints` as the inside of a character class, runs written as ranges (``re`` tests
+    a class holding code points beyond the BMP against each item in turn: few items, fast)."""
+    out: list[str] = []
+    ordered = sorted(codepoints)
+    start = previous = ordered[0]
+    for codepoint in [*ordered[1:], -1]:
+        if codepoint != previous + 1:
+            out.append(f"\\U{start:08x}" if start == previous
+                       else f"\\U{start:08x}-\\U{previous:08x}")
+            start = codepoint
+        previous = codepoint
+    return "".join(out)
+
+
+_SINGLES = _ranges(BIDI | ZERO_WIDTH | IGNORABLE)
+#: What `find_invisible` reports, a run of tag characters or of variation selectors as one.
+_SUSPECT = re.compile("[\U000e0000-\U000e007f]+|[\ufe00-\ufe0f\U000e0100-\U000e01ef]+|["
+                      + _SINGLES + "]")
 #: Any one character `_SUSPECT` looks for, as one character class, which `re` scans for
 #: several times faster than the alternation (most texts hold none).
-_ANY_SUSPECT = re.compile("[\U000e0000-\U000e007f"
-                          + "".join(f"\\u{c:04x}" for c in sorted(BIDI | ZERO_WIDTH)) + "]")
+_ANY_SUSPECT = re.compile("[\U000e0000-\U000e007f\ufe00-\ufe0f\U000e0100-\U000e01ef"
+                          + _SINGLES + "]")
 _CODES = {"bidi": "text-bidi", "invisible": "text-invisible", "tag": "text-tag"}
 _WHAT = {
     "bidi": "a bidirectional control, which reorders how the text around it is shown",
@@ -84,9 +113,33 @@ def _kind(codepoint: int) -> str | None:
         return "bidi"
     if codepoint in _TAGS:
         return "tag"
-    if codepoint in ZERO_WIDTH:
+    if codepoint in ZERO_WIDTH or codepoint in SELECTORS or codepoint in IGNORABLE:
         return "invisible"
     return None
+
+
+#: Characters other than symbols that take an emoji presentation selector: keycap bases,
+#: and punctuation and letter-like emoji (U+203C, U+2049, U+2139, U+3030, U+303D).
+_EMOJI_BASES = frozenset("#*0123456789\u203c\u2049\u2139\u3030\u303d")
+
+
+def _allowed_selector(text: str, index: int, end: int) -> bool:
+    """Whether the variation selectors ``text[index:end]`` are ordinary text: one selector
+    alone, right after the character it modifies, and that character one it is defined for:
+    U+FE0E/U+FE0F (text or emoji presentation) after a symbol (an emoji: ❤️) or an emoji
+    keycap base (#, *, 0-9), VS17-256 (an ideographic variation sequence) after a CJK
+    ideograph, a Mongolian free variation selector after a Mongolian letter. Anything else,
+    a run of two or more included, is reported."""
+    if end - index != 1 or index == 0:
+        return False
+    codepoint, base = ord(text[index]), text[index - 1]
+    if codepoint in (0xFE0E, 0xFE0F):
+        return unicodedata.category(base) in ("So", "Sm") or base in _EMOJI_BASES
+    if 0xE0100 <= codepoint <= 0xE01EF:
+        return unicodedata.name(base, "").startswith("CJK UNIFIED IDEOGRAPH")
+    if 0x180B <= codepoint <= 0x180F and codepoint != 0x180E:
+        return 0x1820 <= ord(base) <= 0x18AF
+    return False
 
 
 def _emoji(char: str) -> bool:
@@ -100,6 +153,8 @@ def _in_emoji(text: str, index: int, end: int) -> bool:
     emoji sequence: a ZERO WIDTH JOINER between two emoji (👩‍💻), or the tags of a
     subdivision flag (🏴 + at most 8 tags ending in U+E007F)."""
     codepoint = ord(text[index])
+    if codepoint in SELECTORS or 0x180B <= codepoint <= 0x180F:
+        return _allowed_selector(text, index, end)
     if codepoint == 0x200D:
         return index > 0 and end < len(text) and _emoji(text[index - 1]) and _emoji(text[end])
     if codepoint in _TAGS:
@@ -111,6 +166,10 @@ def _in_emoji(text: str, index: int, end: int) -> bool:
 def _in_emoji_at(text: str, index: int) -> bool:
     """`_in_emoji` for the character at `index`, its whole tag run looked at (at most 8
     characters each way, so escaping stays linear)."""
+    if ord(text[index]) in SELECTORS and (  # a run of selectors is never allowed, nor any of it
+            (index > 0 and ord(text[index - 1]) in SELECTORS)
+            or (index + 1 < len(text) and ord(text[index + 1]) in SELECTORS)):
+        return False
     if ord(text[index]) not in _TAGS:
         return _in_emoji(text, index, index + 1)
     start = index
@@ -151,9 +210,24 @@ def find_invisible(text: str) -> list[Finding]:
             hidden = "".join(chr(ord(c) - 0xE0000) for c in run
                              if 0x20 <= ord(c) - 0xE0000 < 0x7F)
             findings.append(Finding(line, column, codepoint, kind, len(run), hidden or None))
+        elif codepoint in SELECTORS:
+            run = match.group(0)
+            findings.append(Finding(line, column, codepoint, kind, len(run),
+                                    _selector_bytes(run) if len(run) > 1 else None))
         else:
             findings.append(Finding(line, column, codepoint, kind))
     return findings
+
+
+def _selector_bytes(run: str) -> str | None:
+    """The text a run of variation selectors spells as bytes (VS1-16 are 0-15, VS17-256
+    16-255), as UTF-8, when it decodes to printable text; else None."""
+    data = bytes(ord(c) - 0xFE00 if ord(c) < 0x10000 else ord(c) - 0xE0100 + 16 for c in run)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if text.isprintable() and text.strip() else None
 
 
 def invisible_problems(path: str, text: str, is_skill_md: bool) -> list[Problem]:
@@ -163,7 +237,8 @@ def invisible_problems(path: str, text: str, is_skill_md: bool) -> list[Problem]
     for found in find_invisible(text):
         what = _WHAT[found.kind]
         if found.count > 1:
-            what = f"{found.count} tag characters"
+            what = (f"{found.count} tag characters" if found.kind == "tag" else
+                    f"{found.count} variation selectors in a row, which can hide bytes")
         hidden = f" hiding the text {found.hidden!r}" if found.hidden else ""
         problems.append(Problem(
             severity, _CODES[found.kind],

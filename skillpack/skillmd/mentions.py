@@ -12,7 +12,9 @@ What is scanned, conservatively (prose is never read as commands):
   ``shell-session`` blocks only ``$ `` prompt lines are commands; in the others every line
   is, with a leading ``$ `` prompt dropped. Comments, here-document bodies and shell keywords
   (``if``, ``then``, ``do``, ``fi``...) are skipped; ``\\`` continues a line; ``|``, ``||``,
-  ``&&``, ``;``, ``&`` and ``$(``...``)`` start further commands; ``NAME=VALUE`` words and
+  ``&&``, ``;``, ``&``, ``$(``...``)`` and process substitutions ``<(``...``)`` start further
+  commands; code run from a string is read as commands too (``eval "..."``, ``trap '...'
+  EXIT``, ``sh -c '...'``, a ``"$(...)"`` inside quotes), four levels deep; ``NAME=VALUE`` words and
   wrappers (`skillpack.skillmd.commands`) are passed over; shell builtins (``cd``, ``export``,
   ``echo``...) are not programs.
 * `` !`command` `` anywhere in the body and every line of a ```` ```! ```` fence: kind
@@ -48,7 +50,7 @@ _PLACEHOLDER = re.compile(r"<([A-Za-z][\w.-]*)>")
 _PROGRAM = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+/-]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _SEPARATORS = frozenset({"|", "||", "&&", ";", ";;", "&", "|&", "(", ")", "$(", "{", "}",
-                         "!", "\n"})
+                         "!", "\n", "<(", ">("})
 _REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "&>", "&>>", "<&", ">|", "<>"})
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "time"})
 _SKIP_COMMAND = frozenset({"fi", "done", "esac", "for", "case", "select", "function", "in"})
@@ -108,7 +110,15 @@ class Mention:
 
 
 def _tokens(text: str) -> list[str]:
-    """Shell-ish tokens of one logical line: words, and operators as their own tokens."""
+    """Shell-ish tokens of one logical line: words, and operators as their own tokens.
+
+    A line over `_LONG_LINE` characters is read without its quotes by one regular expression
+    (shlex builds a token a character at a time, in time quadratic in its length): quoted
+    words fall apart into more words, so no command is missed."""
+    if len(text) > _LONG_LINE:
+        unquoted = text.replace('"', " ").replace("'", " ")
+        tokens = re.findall(r"\$\(|[;&|()<>]+|[^\s;&|()<>]+", unquoted)
+        return ["$(" if t == "$(" else t for t in tokens]
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
     lexer.whitespace_split = True
     lexer.commenters = "#"
@@ -227,11 +237,58 @@ def _logical_lines(lines: list[str], prompt_only: bool) -> list[tuple[int, str]]
     return out
 
 
+#: How deep code inside code is read (``eval "sh -c '...'"``): each level is a part of the
+#: line, so a line is read at most this many times over.
+_MAX_NESTING = 4
+#: Characters of a line read by shlex; a longer one is read by a regular expression.
+_LONG_LINE = 4096
+#: Shells whose ``-c`` word is code (read as a command line too).
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+
+
+def _code_words(words: list[str]) -> list[str]:
+    """The words of one simple command that a shell runs as code: every argument of
+    ``eval``, the first of ``trap`` (run on a signal or at exit), the word after ``-c`` of a
+    shell, and what follows each ``$(`` inside a quoted word (``"$(curl ...)"``)."""
+    code: list[str] = []
+    first = words[0] if words else ""
+    if first == "eval":  # its words are one command line, `$(` included
+        rest = 1
+        while rest < len(words) and words[rest] == "eval":  # `eval eval x` is `eval x`
+            rest += 1
+        return [" ".join(words[rest:])]
+    if first == "trap" and len(words) > 1 and words[1] not in ("-p", "-l", "--"):
+        code.append(words[1])
+    elif posixpath.basename(first) in _SHELLS:
+        for at, word in enumerate(words[1:-1], start=1):
+            if word.startswith("-") and not word.startswith("--") and word.endswith("c"):
+                code.append(words[at + 1])
+                break
+            if not word.startswith("-"):
+                break
+    for word in words:
+        if "$(" in word and word != "$(":
+            code.extend(piece.rsplit(")", 1)[0] for piece in word.split("$(")[1:])
+    return code
+
+
+def _commands(text: str, depth: int = 0) -> list[list[str]]:
+    """The simple commands of `text` (`split_commands`), then those of the code inside them
+    (`_code_words`), to `_MAX_NESTING` levels."""
+    found: list[list[str]] = []
+    for words in split_commands(text):
+        found.append(words)
+        if depth < _MAX_NESTING:
+            for code in _code_words(words):
+                found.extend(_commands(code, depth + 1))
+    return found
+
+
 def _mentions_in(text: str, line: int, kind: MentionKind) -> list[Mention]:
     found: list[Mention] = []
     if _NOT_SHELL.match(text):  # Python in a shell block: `import x`, `gget.module(...)`
         return found
-    for words in split_commands(text):
+    for words in _commands(text):
         program = _program_of(words)
         if program is not None:
             found.append(Mention(program[0], line, kind, text, program[1], program[2]))

@@ -21,20 +21,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from skillpack.formats.allowed_tools import parse_entry
 from skillpack.formats.shebang import shebang_line
-from skillpack.skillmd.commands import effective_program, literal_word
+from skillpack.skillmd.commands import WRAPPERS, effective_program, literal_word
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.tools import PARAM_REF
 
 __all__ = [
     "Program",
     "allowed_tool_command",
+    "allowed_tool_program",
     "derive_programs",
     "shebang_program",
 ]
-
-_BASH_ENTRY = re.compile(r"Bash\((.*)\)", re.DOTALL)
-
 
 @dataclass(frozen=True, slots=True)
 class Program:
@@ -99,21 +98,52 @@ def _template_word(word: str) -> tuple[str, bool]:
     return (word if dynamic else literal), dynamic
 
 
+#: A word no entry holds, put where a model's words would go after a prefix entry.
+_PROBE = "\x00program"
+
+
+def allowed_tool_program(entry: str) -> tuple[str, bool, tuple[str, ...]] | None:
+    """The program an `allowed-tools` entry lets run, as (name, dynamic, via), read as the
+    runtime's policy reads the entry (`skillpack.formats.allowed_tools.parse_entry`) and past
+    its wrappers as a template is (`effective_program`): ``Bash(git:*)`` gives git,
+    ``Bash (curl:*)`` curl, ``Bash(env python3:*)`` python3 via env, ``Bash(timeout 5
+    node:*)`` node via timeout. An entry that ends where a wrapper's program would be
+    (``Bash(env:*)``, ``Bash(timeout:*)``: the words the model adds pick the program)
+    gives the last wrapper, dynamic.
+    Other tools, bare ``Bash`` and ``Bash(*)`` give None."""
+    rule = parse_entry(entry)
+    if rule is None or rule.tool != "Bash" or not rule.words or rule.words[0] == "*":
+        return None
+    if rule.prefix:  # the words the model may add: do they reach the program's place?
+        probed = effective_program([*rule.words, *(_PROBE,) * 3])
+        if probed.program == _PROBE and probed.wrappers:
+            *outer, last = (posixpath.basename(literal_word(w)) for w in probed.wrappers)
+            return last, True, tuple(outer)
+    effective = effective_program(rule.words)
+    if effective.program is None:
+        return None
+    name = literal_word(effective.program)
+    via = tuple(posixpath.basename(literal_word(w)) for w in effective.wrappers)
+    return name, any(c in name for c in "*?["), via
+
+
 def allowed_tool_command(entry: str) -> str | None:
-    """The command an `allowed-tools` entry lets run: ``Bash(git:*)`` and
-    ``Bash(git status)`` give ``git``; other tools and bare ``Bash`` give None."""
-    match = _BASH_ENTRY.fullmatch(entry.strip())
-    if match is None:
-        return None
-    command = match.group(1).split(":", 1)[0].split()
-    if not command or command[0] == "*":
-        return None
-    return command[0]
+    """The name of the program an `allowed-tools` entry lets run (`allowed_tool_program`):
+    ``Bash(git:*)`` and ``Bash(git status)`` give ``git``; other tools and bare ``Bash``
+    give None."""
+    found = allowed_tool_program(entry)
+    return None if found is None else found[0]
 
 
 def shebang_program(line: str | bytes) -> str | None:
-    """The interpreter named by a `#!` line: ``#!/usr/bin/env python3`` gives ``python3``,
-    ``#!/bin/bash`` gives ``bash``, ``#!/usr/bin/env -S uv run`` gives ``uv``."""
+    """The program a `#!` line runs: ``#!/usr/bin/env python3`` gives ``python3``,
+    ``#!/bin/bash`` gives ``bash``, ``#!/usr/bin/env -S uv run`` gives ``uv``.
+
+    The kernel passes what follows the interpreter as one argument: an `env` line is read as
+    env reads that argv (`skillpack.skillmd.commands.effective_program`), so
+    ``#!/usr/bin/env -S -iu python3 perl`` and ``#!/usr/bin/env --split-string=perl -w`` give
+    ``perl``. A line whose argument holds no ``-S`` is split on blanks (``#!/usr/bin/env -i
+    PATH=/bin node`` gives ``node``, as a BSD kernel splits it)."""
     if isinstance(line, bytes):
         decoded = shebang_line(line)
         if decoded is None:
@@ -121,29 +151,29 @@ def shebang_program(line: str | bytes) -> str | None:
         line = decoded
     if not line.startswith("#!"):
         return None
-    words = line[2:].split("\n", 1)[0].split()
-    if not words:
+    interpreter, _, argument = line[2:].split("\n", 1)[0].strip().partition(" ")
+    interpreter, _, tabbed = interpreter.partition("\t")
+    argument = (tabbed + " " + argument).strip()
+    program = posixpath.basename(interpreter)
+    if not program:
         return None
-    program = posixpath.basename(words[0])
-    if program != "env":
-        return program or None
-    rest = words[1:]
-    index = 0
-    while index < len(rest):
-        word = rest[index]
-        if word in ("-S", "--split-string"):
-            index += 1
-            continue
-        if word.startswith("-S"):  # -Spython3 -u
-            return posixpath.basename(word[2:]) or None
-        if word in ("-u", "--unset", "-C", "--chdir"):
-            index += 2
-            continue
-        if word.startswith("-") or "=" in word:
-            index += 1
-            continue
-        return posixpath.basename(word) or None
-    return None
+    if program not in WRAPPERS:
+        return program
+    split = argument.startswith("-") and _splits(argument)
+    words = [interpreter, *([argument] if split else argument.split())]
+    effective = effective_program(words)
+    if effective.program is None or not effective.wrappers:  # the wrapper starts nothing:
+        return None if program == "env" else program  # `#!/usr/bin/env` alone runs nothing
+    return posixpath.basename(literal_word(effective.program)) or None
+
+
+def _splits(argument: str) -> bool:
+    """Whether env's one argument from a `#!` line starts with a ``-S`` option (in a cluster,
+    ``-iS``, or a long option abbreviated, ``--split=``)."""
+    first = argument.split(None, 1)[0]
+    if first.startswith("--"):
+        return "--split-string".startswith(first.partition("=")[0]) and len(first) > 3
+    return "S" in first[1:]
 
 
 def derive_programs(skill: Skill, shebangs: Mapping[str, str]) -> list[Program]:
@@ -173,9 +203,9 @@ def derive_programs(skill: Skill, shebangs: Mapping[str, str]) -> list[Program]:
                 via = tuple(posixpath.basename(literal_word(w)) for w in effective.wrappers)
                 add(name, dynamic, f"tool:{tool.id}", tool.id, via)
     for entry in skill.allowed_tools or ():
-        command = allowed_tool_command(entry)
-        if command is not None:
-            add(command, any(c in command for c in "*?["), "allowed-tools")
+        allowed = allowed_tool_program(entry)
+        if allowed is not None:
+            add(allowed[0], allowed[1], "allowed-tools", None, allowed[2])
     for path, line in shebangs.items():
         interpreter = shebang_program(line)
         if interpreter is not None:

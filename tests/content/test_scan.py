@@ -238,13 +238,13 @@ PLACEHOLDERS = [
     f"{PEM_HEADER}\n\u2026\n",
     f"key = '{PEM_HEADER}\\r\\n<your key here>'\n",
     f"{PEM_HEADER}\n${{PRIVATE_KEY}}\n",
+    f'"{PEM_HEADER}\\nMIIE.."',  # an example cut short (issue 28)
 ]
 #: Header followed by material too short for the `private-key` rule: still refused.
 NOT_PLACEHOLDERS = [
     f"{PEM_HEADER}\nTUlJRXZnSUJBREFOQmdr\n",
     f"{PEM_HEADER}",
     f"{PEM_HEADER}\n\n",
-    f'"{PEM_HEADER}\\nMIIE.."',
 ]
 
 

@@ -71,6 +71,62 @@ def pypi_token(host: bytes = b"pypi.org") -> str:
     return "pypi-" + token
 
 
+BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+
+def bech32(hrp: str, data: bytes) -> str:
+    """Bech32 (BIP 173), written from the specification's reference code."""
+    values, acc, bits = [], 0, 0
+    for byte in data:
+        acc, bits = (acc << 8) | byte, bits + 8
+        while bits >= 5:
+            bits -= 5
+            values.append((acc >> bits) & 31)
+    if bits:
+        values.append((acc << (5 - bits)) & 31)
+
+    def polymod(vs: list[int]) -> int:
+        gen = [0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3]
+        chk = 1
+        for v in vs:
+            top = chk >> 25
+            chk = ((chk & 0x1FFFFFF) << 5) ^ v
+            for i in range(5):
+                chk ^= gen[i] if (top >> i) & 1 else 0
+        return chk
+
+    expanded = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+    mod = polymod(expanded + values + [0] * 6) ^ 1
+    check = [(mod >> 5 * (5 - i)) & 31 for i in range(6)]
+    return hrp + "1" + "".join(BECH32[v] for v in values + check)
+
+
+def age_key() -> str:
+    return bech32("age-secret-key-", RNG.randbytes(32)).upper()
+
+
+def wireguard_key() -> str:
+    key = bytearray(RNG.randbytes(32))
+    key[0] &= 248  # clamped, as `wg genkey` writes it
+    key[31] = (key[31] & 127) | 64
+    return base64.b64encode(bytes(key)).decode()
+
+
+def b64url(n: int) -> str:
+    return base64.urlsafe_b64encode(RNG.randbytes(n)).decode().rstrip("=")
+
+
+def ppk() -> str:
+    return ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n"
+            "Comment: ed25519-key-20261202\nPublic-Lines: 2\n" + rand(B64, 64) + "\n"
+            + rand(B64, 4) + "\nPrivate-Lines: 1\n" + rand(B64, 44) + "\n"
+            "Private-MAC: " + rand("0123456789abcdef", 64) + "\n")
+
+
+def azure_key() -> str:
+    return base64.b64encode(RNG.randbytes(64)).decode()
+
+
 def gz(data: bytes) -> bytes:
     return gzip.compress(data, mtime=0)
 
@@ -250,6 +306,23 @@ def _leaks() -> list[tuple[str, str, bytes, set[str]]]:
         ("pem-zip-in-zip", "assets/outer.zip",
          deflated_zip({"inner/keys.zip": deflated_zip({"id.txt": pem("").encode()})}),
          {"private-key"}),
+        ("age-identity", "keys/age.txt", "# public key: age1" + rand(BECH32, 58) + "\n"
+         + age_key() + "\n", {"age-secret-key"}),
+        ("wireguard-conf", "vpn/wg0.conf", "[Interface]\nAddress = 10.0.0.2/24\nPrivateKey = "
+         + wireguard_key() + "\n\n[Peer]\nPublicKey = " + wireguard_key() + "\n",
+         {"wireguard-private-key"}),
+        ("jwk", "keys/jwk.json", '{"kty": "OKP", "crv": "Ed25519", "x": "' + b64url(32)
+         + '", "d": "' + b64url(32) + '"}\n', {"jwk-private-key"}),
+        ("putty", "notes/box.txt", ppk(), {"putty-private-key"}),
+        ("sendgrid", "scripts/mail.py", "KEY = 'SG." + rand(URLSAFE, 22) + "."
+         + rand(URLSAFE, 43) + "'\n", {"sendgrid-api-key"}),
+        ("azure-storage", "config/app.env", "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpoints"
+         "Protocol=https;AccountName=demo;AccountKey=" + azure_key()
+         + ";EndpointSuffix=core.windows.net\n", {"azure-storage-account-key"}),
+        ("telegram", "bot/config.md", "token: " + rand("123456789", 10) + ":AA"
+         + rand(URLSAFE, 33) + "\n", {"telegram-bot-token"}),
+        ("postgres-url", "notes/db.md", "DATABASE_URL=postgres://app:" + rand(URLSAFE, 20)
+         + "@db.internal:5432/app\n", {"database-url-password"}),
         ("header-only-context", "scripts/ssh.sh",
          "cat > ~/.ssh/id_rsa <<'EOF'\n" + header.replace("PRIVATE", "OPENSSH PRIVATE") + "\n"
          + base64.b64encode(RNG.randbytes(200)).decode() + "\nEOF\n", {"private-key"}),

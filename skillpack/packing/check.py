@@ -67,7 +67,8 @@ class CheckResult:
 
 def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
                 targets: Sequence[str] = (), catalog_budget: int | None = None,
-                layout: Layout | None = None, ignore: Iterable[str] = ()) -> CheckResult:
+                layout: Layout | None = None, ignore: Iterable[str] = (),
+                advice: bool = False) -> CheckResult:
     """Parse and validate the skill at ``path`` (its folder or its SKILL.md).
 
     The verdict `pack` gives (`skillpack.packing.prepare.judge_skill`, with the same
@@ -78,20 +79,21 @@ def check_skill(path: str | os.PathLike[str], *, strict: bool = False,
     skill. Keys every target documents draw no unknown-key warning. ``catalog_budget`` is
     the per-skill listing budget in characters (``--catalog-budget``). With ``strict``
     every warning becomes an error. A warning whose code is in ``ignore`` is left out
-    (``--ignore``). An unknown target name, or targets that want different layouts when
-    ``layout`` is None, raise `SkillError` (as `pack` does).
+    (``--ignore``). With ``advice``, what a target advises but its host does not enforce is
+    reported too, as info (``--advice``). An unknown target name, or targets that want
+    different layouts when ``layout`` is None, raise `SkillError` (as `pack` does).
     """
     return check_parsed(path, strict=strict, targets=targets, catalog_budget=catalog_budget,
-                        layout=layout, ignore=ignore)[0]
+                        layout=layout, ignore=ignore, advice=advice)[0]
 
 
 def check_parsed(path: str | os.PathLike[str], *, strict: bool = False,
                  targets: Sequence[str] = (), catalog_budget: int | None = None,
-                 layout: Layout | None = None,
-                 ignore: Iterable[str] = ()) -> tuple[CheckResult, Skill | None]:
+                 layout: Layout | None = None, ignore: Iterable[str] = (),
+                 advice: bool = False) -> tuple[CheckResult, Skill | None]:
     """`check_skill`, and the skill it parsed (None when SKILL.md does not parse), for
     what reads the skill further (`skillpack.packing.lint`)."""
-    options = PackOptions(tuple(targets), layout, catalog_budget, frozenset(ignore))
+    options = PackOptions(tuple(targets), layout, catalog_budget, frozenset(ignore), advice)
     get_targets(targets)  # an unknown name is the caller's mistake: raised, not reported
     if layout is None:  # so are targets that disagree on the layout
         default_layout(targets)

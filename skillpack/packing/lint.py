@@ -35,12 +35,13 @@ STRICT_CODES = frozenset({"program-dynamic", "run-code-dynamic"})
 def lint_skill(path: str | os.PathLike[str], *, strict: bool = False,
                check_strict: bool = False, targets: Sequence[str] = (),
                catalog_budget: int | None = None, layout: Layout | None = None,
-               ignore: Iterable[str] = ()) -> CheckResult:
+               ignore: Iterable[str] = (), advice: bool = False) -> CheckResult:
     """`check_skill` of the skill at `path` (with `check_strict`, its own ``--strict``; with
     its `targets`, `catalog_budget` and `layout`) and then, when it parses, `lint_problems` (with
     `strict`). Nothing is raised for a bad skill."""
     checked, skill = check_parsed(path, strict=check_strict, targets=targets,
-                                  catalog_budget=catalog_budget, layout=layout, ignore=ignore)
+                                  catalog_budget=catalog_budget, layout=layout, ignore=ignore,
+                                  advice=advice)
     if skill is None:
         return checked  # the parse error is already among the check's problems
     found = [Problem(p.severity, p.code, p.message,

@@ -178,12 +178,14 @@ def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, 
 class PackOptions:
     """What a pack is for: the hosts (``targets``), the archive layout (None: what the
     targets want, `default_layout`), the per-skill catalog budget (``--catalog-budget``) and
-    the problem codes silenced (``--ignore``: warnings and notes only, never an error)."""
+    the problem codes silenced (``--ignore``: warnings and notes only, never an error);
+    ``advice``: also the targets' advice their hosts do not enforce (``--advice``: notes)."""
 
     targets: tuple[str, ...] = ()
     layout: Layout | None = None
     catalog_budget: int | None = None
     ignore: frozenset[str] = frozenset()
+    advice: bool = False
 
     @property
     def chosen_layout(self) -> Layout:
@@ -299,7 +301,8 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
             layout=layout, file=skill.file, lines=skill.lines)
         if options.targets or options.catalog_budget is not None:
             walked = check_targets(options.targets, facts,
-                                   catalog_budget=options.catalog_budget)
+                                   catalog_budget=options.catalog_budget,
+                                   notes=options.advice)
     name = skill.name or os.path.basename(os.path.normpath(source))
     refused = [*errors, *(p for p in walked if p.severity == "error")]
     error = SkillError(f"skill '{name}' is invalid and cannot be packed: {_count(refused)}",
@@ -390,7 +393,8 @@ def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
         skill.name, skill.frontmatter, [(r.path, r.size) for r in prepared.manifest.files],
         layout=prepared.layout, archive_size=size, file=skill.file, lines=skill.lines,
         members=[m.size for m in members])  # what the host is sent: every member
-    return check_targets(options.targets, facts, catalog_budget=options.catalog_budget)
+    return check_targets(options.targets, facts, catalog_budget=options.catalog_budget,
+                         notes=options.advice)
 
 
 def _check_hosts(prepared: PreparedSkill, members: Sequence[Member],

@@ -78,3 +78,7 @@ def test_advice_the_host_does_not_enforce_is_a_note_off_by_default(tmp_path: Pat
     [note] = check_targets(["claude-ai"], facts, notes=True)
     assert note.severity == "info" and note.code == "target-description-too-long"
     assert "not enforced as far as we know" in note.message
+    asked = cli("check", "--target", "claude-ai", "--advice", folder)
+    assert asked.exit_code == 0
+    assert "info: [target-description-too-long] claude-ai: " in asked.output
+    assert "not enforced as far as we know" in asked.output

@@ -136,10 +136,14 @@ def summary(verb: str, results: list[CheckResult], *, infos: bool = True) -> str
 @TARGET
 @LAYOUT
 @CATALOG_BUDGET
+@click.option("--advice", is_flag=True,
+              help="Also report, as info, what a --target advises but its host does not "
+                   "enforce (docs/TARGETS.md).")
 @EXCLUDE
 @IGNORE
 def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
-          targets: tuple[str, ...], layout: str | None, catalog_budget: int | None) -> int:
+          targets: tuple[str, ...], layout: str | None, catalog_budget: int | None,
+          advice: bool) -> int:
     """Validate skills. PATH is a skill folder, its SKILL.md, a folder searched for skills,
     a folder of archives, or an archive (verified, then checked as the folder it holds).
 
@@ -153,7 +157,7 @@ def check(paths: tuple[str, ...], strict: bool, as_json: bool, with_lint: bool,
         default_layout(targets)
     picked = selection()
     hosts: dict[str, Any] = {"targets": targets, "catalog_budget": catalog_budget,
-                             "layout": chosen, "ignore": picked.ignore}
+                             "layout": chosen, "ignore": picked.ignore, "advice": advice}
     one = (functools.partial(lint_skill, strict=strict, check_strict=strict, **hosts)
            if with_lint else functools.partial(check_skill, strict=strict, **hosts))
     checked = run_over(paths, one, as_json, picked.excluder, strict)

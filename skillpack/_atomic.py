@@ -44,6 +44,7 @@ __all__ = [
     "atomic_write",
     "clean_stale_temps",
     "fsync_folder",
+    "pid_alive",
 ]
 
 TEMP_MARK = ".skillpack-tmp-"
@@ -334,7 +335,9 @@ def atomic_write(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         yield file
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` may still run (one that is not ours, or cannot be judged, is
+    taken as running: its temp files are left alone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -434,7 +437,7 @@ def _clean(folder_path: str, dest: str | None) -> list[str]:
         if prefix is not None and not name.startswith(prefix):
             continue
         match = _TEMP_RE.match(name)
-        if match is None or _alive(int(match.group(1))):
+        if match is None or pid_alive(int(match.group(1))):
             continue
         path = os.path.join(folder_path, name)
         try:

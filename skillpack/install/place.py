@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from blake3 import blake3
 
-from skillpack._atomic import fsync_folder
+from skillpack._atomic import fsync_folder, pid_alive
 from skillpack.errors import IntegrityError, SkillpackError, WriteError
 from skillpack.formats.digest import FileRecord
 from skillpack.source.load import read_regular
@@ -35,14 +35,6 @@ def _aside(folder: str, name: str, kind: str) -> str:
     return os.path.join(folder, f".{name}.skillpack-{kind}-{os.getpid()}-"
                                 f"{secrets.token_hex(4)}")
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True
     return True
 
 
@@ -56,7 +48,7 @@ def clean_stale(folder: str) -> list[str]:
     for name in names:
         match = TEMP_RE.match(name)
         path = os.path.join(folder, name)
-        if match is None or _alive(int(match.group(1))):
+        if match is None or pid_alive(int(match.group(1))):
             continue
         try:
             if not stat.S_ISDIR(os.lstat(path).st_mode):

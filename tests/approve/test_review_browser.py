@@ -8,39 +8,21 @@ sets it, and installs the browser), where it fails instead.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from helpers.approval import IMG, NEW_COUNT, SCRIPT, Tags, changed_waitlist, parsed, review_of
+from helpers.browser import need_browser, run_chromium
 from helpers.cli import cli
 from helpers.paths import NOTES, WAITLIST
 
 from skillpack.approve.review import render_html
 
-CHROMIUM = Path("/usr/bin/chromium")
-
 
 @pytest.fixture
 def browser() -> Path:
-    if not CHROMIUM.exists():
-        if os.environ.get("SKILLPACK_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"SKILLPACK_REQUIRE_BROWSER=1 but {CHROMIUM} is absent "
-                        "(apt-get install -y chromium)")
-        pytest.skip(f"{CHROMIUM} is absent (apt-get install -y chromium to run this test)")
-    return CHROMIUM
+    return need_browser()
 
-
-def run_chromium(browser: Path, page: Path, profile: Path, *extra: str) -> str:
-    """Open ``page`` headless, offline, in a fresh profile; return what it printed."""
-    command = [str(browser), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
-               *extra, page.as_uri()]
-    # the timeout only stops a hung browser; nothing is asserted about time
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def rendered_dom(browser: Path, page: Path, tmp_path: Path) -> tuple[str, Tags]:

@@ -9,18 +9,16 @@ where it fails instead.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.browser import need_browser, run_chromium
 
 from skillpack.cli import main
 
-CHROMIUM = Path("/usr/bin/chromium")
 SKILL_MD = """---
 name: tidy
 description: Tidy a folder of notes. Use when the user asks to tidy notes.
@@ -34,24 +32,8 @@ Run `python3 scripts/tidy.py` on the folder.
 
 @pytest.fixture
 def browser() -> Path:
-    if not CHROMIUM.exists():
-        if os.environ.get("SKILLPACK_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"SKILLPACK_REQUIRE_BROWSER=1 but {CHROMIUM} is absent "
-                        "(apt-get install -y chromium)")
-        pytest.skip(f"{CHROMIUM} is absent (apt-get install -y chromium to run this test)")
-    return CHROMIUM
+    return need_browser()
 
-
-def chromium(browser: Path, page: Path, profile: Path, *extra: str) -> str:
-    """Open ``page`` headless, offline, in a fresh profile; what it printed."""
-    command = [str(browser), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
-               *extra, page.as_uri()]
-    # the timeout only stops a hung browser; nothing is asserted about time
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 class Text(HTMLParser):
@@ -88,7 +70,7 @@ def test_the_page_an_approver_signs_from_in_chromium(browser: Path, tmp_path: Pa
                                        "--lock", str(lock), "--base", str(tmp_path / "base"),
                                        "-o", str(page)])
     assert result.exit_code == 0, result.output
-    dom = chromium(browser, page, tmp_path / "profile-dom", "--dump-dom")
+    dom = run_chromium(browser, page, tmp_path / "profile-dom", "--dump-dom")
     assert "</html>" in dom and "<title>skillpack review</title>" in dom
     parser = Text()
     parser.feed(dom)
@@ -102,8 +84,8 @@ def test_the_page_an_approver_signs_from_in_chromium(browser: Path, tmp_path: Pa
     assert "refused" in text and "id.pem: error: [secret]" in text
     assert "MC4CAQAwBQYDK2VwBCIEIG" not in dom
     shot = tmp_path / "review.png"
-    chromium(browser, page, tmp_path / "profile-shot", f"--screenshot={shot}",
-             "--window-size=1200,2400", "--hide-scrollbars")
+    run_chromium(browser, page, tmp_path / "profile-shot", f"--screenshot={shot}",
+                 "--window-size=1200,2400", "--hide-scrollbars")
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
     print(f"review page screenshot: {shot}")

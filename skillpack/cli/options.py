@@ -61,8 +61,8 @@ _MAX_JOBS = 8
 
 
 def jobs() -> int:
-    """How many processes share the skills of `check`: ``SKILLPACK_JOBS`` (a whole number),
-    else one a usable core; at most 8."""
+    """How many processes share the skills of `check` and `digest`: ``SKILLPACK_JOBS`` (a
+    whole number), else one a usable core; at most 8."""
     asked = os.environ.get(JOBS_ENV, "")
     wanted = int(asked) if asked.isdecimal() and int(asked) >= 1 else len(
         os.sched_getaffinity(0))

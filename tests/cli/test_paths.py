@@ -297,10 +297,12 @@ def test_check_of_trees_pack_refuses(tmp_path: Path) -> None:
 
 # -- many skills, shared among processes ------------------------------------------------------
 
-def test_check_of_many_skills_says_what_one_process_says(tmp_path: Path) -> None:
-    """`check` of many skill folders checks them in several processes (``SKILLPACK_JOBS``,
-    `skillpack.packing.check.in_processes`): the same output, in text and JSON, and the same
-    exit code, as one process."""
+@pytest.mark.parametrize("command", ["check", "digest"])
+def test_many_skills_in_processes_say_what_one_process_says(tmp_path: Path,
+                                                            command: str) -> None:
+    """`check` and `digest` of many skill folders do them in several processes
+    (``SKILLPACK_JOBS``, `skillpack.packing.check.in_processes`): the same output, in text and
+    JSON, and the same exit code, as one process; the refused skill is reported in turn."""
     for at in range(20):
         _skill(tmp_path / "skills" / f"s{at:02}")
     write_skill(tmp_path / "skills" / "leaky", "---\nname: leaky\ndescription: Leaks.\n---\n",
@@ -308,9 +310,13 @@ def test_check_of_many_skills_says_what_one_process_says(tmp_path: Path) -> None
     said = {}
     for jobs in ("1", "2"):
         env = {**os.environ, "PYTHONPATH": str(REPO), "SKILLPACK_JOBS": jobs}
-        said[jobs] = [subprocess.run([sys.executable, "-m", "skillpack", "check", *flags,
+        said[jobs] = [subprocess.run([sys.executable, "-m", "skillpack", command, *flags,
                                       str(tmp_path / "skills")], env=env, capture_output=True,
                                      text=True, check=False) for flags in ([], ["--json"])]
         assert [done.returncode for done in said[jobs]] == [1, 1]
-        assert "checked 21 skills: 20 valid, 1 invalid" in said[jobs][0].stdout
+        if command == "check":
+            assert "checked 21 skills: 20 valid, 1 invalid" in said[jobs][0].stdout
+        else:
+            assert said[jobs][0].stdout.count("blake3:") == 20
+            assert "leaky" in said[jobs][0].stderr
     assert [(d.stdout, d.stderr) for d in said["1"]] == [(d.stdout, d.stderr) for d in said["2"]]

@@ -12,10 +12,11 @@ from typing import Any
 import click
 
 from skillpack.cli.commands.verify import mention_lines
-from skillpack.cli.options import JSON, command, paths
+from skillpack.cli.options import JSON, command, jobs, paths
 from skillpack.cli.output import echo_json, echo_text, item_failure, report_error
 from skillpack.errors import NoSkillError, SkillpackError
 from skillpack.formats.digest import FileRecord
+from skillpack.packing.check import in_processes
 from skillpack.packing.verify import as_skill_folders, verified_archive
 from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.source.classify import Input, classify, unpacked_foreign
@@ -120,6 +121,12 @@ def files(paths: tuple[str, ...], as_json: bool) -> int:
     return listing.end()
 
 
+def _folder_digest(path: str) -> list[tuple[str, str]]:
+    """The name and digest of the skill folder at `path` (work `in_processes` shares)."""
+    skill, value = digest_skill(path)
+    return [(skill.name, value)]
+
+
 def _digests(item: Input) -> list[tuple[str, str]]:
     """The name and digest of each skill of `item`: an archive or bundle verified member by
     member, an archive made elsewhere as the folder it unpacks to."""
@@ -143,9 +150,13 @@ def digest(paths: tuple[str, ...], as_json: bool) -> int:
     validate.
     """
     listing = Listing(as_json)
-    for item in listing.inputs(paths):
+    items = list(listing.inputs(paths))
+    folders = [i.path for i in items if i.kind == "folder"]  # shared by the usable cores
+    shared = dict(zip(folders, in_processes(_folder_digest, folders, jobs()), strict=True))
+    for item in items:
         try:
-            found = _digests(item)
+            found = shared.get(item.path) if item.kind == "folder" else None
+            found = found if found is not None else _digests(item)
         except SkillpackError as err:
             listing.fail(item.path, err)
             continue

@@ -215,3 +215,14 @@ def test_every_reference_to_a_registry_goes_through_one_session(reg: Registry,
     # the /v2/ ping that chooses the login, then one kept-alive connection for the ten
     # requests (five manifests, five layers); one process a reference opened two each
     assert count[0] == 2
+
+
+@registry
+def test_a_push_of_many_skills_goes_through_one_session(reg: Registry, tmp_path: Path) -> None:
+    folders = [_skill(tmp_path, f"many-push-{i}") for i in range(4)]
+    with _counting_proxy(reg.host) as (proxy, count):
+        result = cli("push", *folders, f"{proxy}/many/pushed", "--plain-http", "--json")
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.output)["pushed"]) == 4
+    assert len(reg.tags("many/pushed")) == 4
+    assert count[0] == 2  # the /v2/ ping, then one connection for every blob and manifest

@@ -6,7 +6,8 @@
 
 Workloads (``--only``): startup, first-turn, check, lint, digest, pack, bundle, lock,
 verify-lock, review-lock, verify-bundle (on the corpus and on each generated repository),
-big-file; workloads.py says what each line sets beside what. Every figure is the median of
+pull (50 references from a local docker-registry, beside skopeo), big-file; workloads.py
+says what each line sets beside what. Every figure is the median of
 ``--runs`` whole processes (5; 3 with ``--quick``; four times as many for start-up and the
 first turn, after a warm-up round), the commands of a subject interleaved in a new order
 each round. The table is Markdown: time, peak RSS, the peer or yardstick and the ratio
@@ -49,6 +50,7 @@ from workloads import (
     corpus_skills,
     first_turn,
     generated,
+    pull_group,
     skill_commands,
     startup,
 )
@@ -140,6 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                              lambda: corpus_skills(ctx)))
             groups += [skill_commands(ctx, f"repo-{n}", "generated repository",
                                       generated(ctx, n)) for n in repos]
+        if "pull" in only:
+            pulling = pull_group(ctx)
+            groups += [pulling] if pulling is not None else []
         groups.append(big_file(ctx, big))
         rows: list[Row] = []
         for group in groups:

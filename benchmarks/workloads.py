@@ -17,6 +17,10 @@
   ``bundle`` beside ``pack``; ``lock`` beside ``verify --lock``; ``verify --lock`` beside
   ``digest``; ``review --lock`` beside ``verify --lock``; ``verify`` of the bundle beside
   ``unzip -t`` of it.
+* ``pull``: ``skillpack pull`` of 50 references (50 generated skills pushed to a local
+  ``docker-registry`` on 127.0.0.1) in one process, with and without ``--lock``, beside
+  ``skopeo copy`` run once a reference (``docker://`` to ``dir:``); left out, saying why,
+  when docker-registry, skopeo or the oras library is missing.
 * ``big-file``: a skill carrying one large file of random bytes: ``digest`` beside ``cat``
   (and ``b3sum``), ``pack`` beside ``zip -r -X``, ``verify`` of its archive beside
   ``unzip -t``, with the peak memory of each.
@@ -24,12 +28,18 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shlex
 import shutil
+import socket
 import subprocess
+import sys
 import textwrap
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +49,8 @@ from harness import REPO, BenchError, Command, Group, Line, MiB, Tree, remove
 
 SKILL_WORKLOADS = ("check", "lint", "digest", "pack", "bundle", "lock", "verify-lock",
                    "review-lock", "verify-bundle")
-WORKLOADS = ("startup", "first-turn", *SKILL_WORKLOADS, "big-file")
+WORKLOADS = ("startup", "first-turn", *SKILL_WORKLOADS, "pull", "big-file")
+PULL_SKILLS = 50
 
 
 @dataclass
@@ -349,3 +360,111 @@ def big_file(ctx: Context, size_mib: int) -> Group:
                  "zip": shell(f"cd {work} && zip -q -r -X {work}/big.zip big",
                               before=remove(work / "big.zip")),
                  "unzip": peer(["unzip", "-tq", archive[0]])})
+
+
+# -- pull from a registry -----------------------------------------------------------------------
+
+REGISTRY_CONFIG = """\
+version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: {storage}
+http:
+  addr: 127.0.0.1:{port}
+"""
+
+
+def pull_group(ctx: Context) -> Group | None:
+    """`pull` of PULL_SKILLS references beside `skopeo copy` of each; None (and why, on
+    stderr) when a piece is missing."""
+    registry, skopeo = shutil.which("docker-registry"), shutil.which("skopeo")
+    missing = [name for name, found in (("docker-registry", registry), ("skopeo", skopeo))
+               if found is None]
+    if subprocess.run([ctx.new.python, "-c", "import oras.provider"], env=ctx.new.env,
+                      capture_output=True, check=False).returncode != 0:
+        missing.append("the oras library (pip install 'skillpack[oci]')")
+    if missing:
+        print(f"run.py: pull left out: {', '.join(missing)} not installed", file=sys.stderr)
+        return None
+    assert registry is not None and skopeo is not None
+    work = ctx.work / "pull"
+    lock = work / "skills.lock"
+    refs: list[str] = []
+
+    def setup() -> str:
+        work.mkdir()
+        host = serve_registry(registry, work)
+        skills = repo.write(work / "skills", PULL_SKILLS)
+        ctx.run("lock", *skills, "-o", lock)
+        pushed = json.loads(ctx.run("push", *skills, f"{host}/bench/skills", "--plain-http",
+                                    "--json"))
+        if not pushed.get("ok"):
+            raise BenchError(f"push to the benchmark registry failed: {pushed}")
+        refs.extend(row["ref"] for row in pushed["pushed"])
+        size = sum(row["layer_size"] for row in json.loads(
+            ctx.run("export", "oci", *skills, "-o", work / "layout", "--json"))["artifacts"])
+        return (f"pull: {len(refs)} skills from docker-registry on 127.0.0.1 "
+                f"({size / 1e6:.1f} MB of layers)")
+
+    def ours(tree: Tree) -> dict[str, Command]:
+        out = work / tree.label
+
+        def pull(*extra: str | Path) -> Command:
+            return Command(tree.skillpack("pull", *refs, "-o", out, "--plain-http", *extra),
+                           tree.env, ctx.work, remove(out))
+
+        return {"pull": pull(), "pull-lock": pull("--lock", lock)}
+
+    def peers() -> dict[str, Command]:
+        copies = work / "skopeo.sh"
+        copies.write_text("".join(
+            f"{shlex.quote(skopeo)} copy -q --src-tls-verify=false "
+            f"docker://{ref} dir:{work}/skopeo/{i}\n" for i, ref in enumerate(refs)))
+        return {"skopeo": peer(["sh", "-e", copies], before=fresh(work / "skopeo"))}
+
+    copy = "`skopeo copy` run once a reference"
+    return Group(
+        "pull",
+        [Line("pull", f"`pull` of {PULL_SKILLS} references, one process", "pull", "skopeo",
+              copy),
+         Line("pull", f"`pull --lock` of {PULL_SKILLS} references", "pull-lock", "skopeo",
+              copy)],
+        setup, ours, peers)
+
+
+def serve_registry(binary: str, work: Path) -> str:
+    """Start `docker-registry serve` on 127.0.0.1 and a free port, storage under `work`,
+    stopped when the suite exits; its host:port once it answers /v2/."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    config = work / "registry.yml"
+    config.write_text(REGISTRY_CONFIG.format(storage=work / "storage", port=port))
+    log = (work / "registry.log").open("wb")
+    proc = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=log)
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+    atexit.register(stop)
+    for _ in range(200):
+        if proc.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
+                return f"127.0.0.1:{port}"
+        except urllib.error.HTTPError:
+            return f"127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    raise BenchError(f"docker-registry did not answer: {(work / 'registry.log').read_text()}")

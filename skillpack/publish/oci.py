@@ -31,8 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillpack._atomic import atomic_write, fsync_folder
-from skillpack.errors import ArchiveError, IntegrityError, SkillpackError, WriteError
+from skillpack._atomic import AtomicBatch, fsync_folder
+from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackError, WriteError
 from skillpack.packing.members import write_members
 from skillpack.packing.pack import archive_name
 from skillpack.packing.prepare import prepare_skill
@@ -81,6 +81,7 @@ __all__ = [
     "docker_config_path",
     "parse_ref",
     "pull",
+    "pull_all",
     "push",
     "push_all",
     "sha256_digest",
@@ -968,8 +969,8 @@ def _pull_toolhive(client: Any, where: RegistryRef, doc: Mapping[str, Any], top_
                    out_dir: str | os.PathLike[str], limit: int,
                    expect: Mapping[str, Any] | None, clock: _Clock) -> PulledArtifact:
     """A ToolHive skill: its config's labels, its tar+gzip layer read as the skill folder it
-    holds (SKILL.md at its root), packed as `skillpack pack` packs it, and verified; written
-    as ``<name>-<16 hex>.skill``. Its digest is that of the files ToolHive carried (0644,
+    holds (SKILL.md at its root), packed as `skillpack pack` packs it, and verified; to be
+    written as ``<name>-<16 hex>.skill``. Its digest is that of the files ToolHive carried (0644,
     hidden files left out), not necessarily the folder's it was built from."""
     if not _toolhive_manifest(doc):
         raise ArchiveError("the ToolHive manifest does not have one image config and one "
@@ -1003,7 +1004,7 @@ def _pull_toolhive(client: Any, where: RegistryRef, doc: Mapping[str, Any], top_
                              hint="the config does not describe its layer; do not use it")
     if expect is not None:
         _check_approved(data, [skill.name], expect, where)
-    dest = _write_pulled(out_dir, archive_name(skill.name, skill.digest), data)
+    dest = os.path.join(os.fspath(out_dir), archive_name(skill.name, skill.digest))
     return PulledArtifact("toolhive", dest, top_digest, skill.digest,
                           ((skill.name, skill.digest),),
                           {str(k): str(v) for k, v in labels.items()}, data)
@@ -1029,18 +1030,6 @@ def _check_approved(data: bytes, pulled: Iterable[str], expect: Mapping[str, Any
     load(data, expect={n: d for n, d in approved.items() if n in held}, source=str(where))
 
 
-def _write_pulled(out_dir: str | os.PathLike[str], name: str, data: bytes) -> str:
-    dest = os.path.join(os.fspath(out_dir), name)
-    try:
-        os.makedirs(os.fspath(out_dir), exist_ok=True)
-    except OSError as err:
-        raise WriteError(f"cannot make the folder: {err.strerror}",
-                         path=os.fspath(out_dir)) from None
-    with atomic_write(dest) as handle:
-        handle.write(data)
-    return dest
-
-
 def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
          docker_config: str | None = None, max_size: int = DEFAULT_MAX_SIZE,
          expect: Mapping[str, Any] | None = None,
@@ -1058,10 +1047,101 @@ def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
     ``bundle-<16 hex>.bundle``) written, atomically: any failure writes nothing.
     ``timeouts`` bounds every request and the whole pull (`Timeouts`).
     """
-    where = parse_ref(ref)
+    return pull_all([ref], out_dir, plain_http=plain_http, docker_config=docker_config,
+                    max_size=max_size, expect=expect, timeouts=timeouts)[0]
+
+
+def pull_all(refs: Sequence[str], out_dir: str | os.PathLike[str], *,
+             plain_http: bool = False, docker_config: str | None = None,
+             max_size: int = DEFAULT_MAX_SIZE, expect: Mapping[str, Any] | None = None,
+             timeouts: Timeouts = DEFAULT_TIMEOUTS) -> list[PulledArtifact]:
+    """Pull several references into one folder, all or nothing, in the order given.
+
+    Each is checked as `pull` checks one (with ``expect``, each against the approvals of
+    the skills it holds). One client, hence one HTTP session and its kept-alive
+    connections, serves every reference to a registry; ``timeouts`` bounds every request
+    and the whole run. Nothing is written unless every reference pulled and passed every
+    check; then the archives are written through one `AtomicBatch` (temp files, then
+    renames). The failures of several references are raised at once, each a problem
+    naming its reference; a single failure is raised as it is. Two references that give
+    one file name must give the same bytes (the same artifact twice is written once).
+    """
+    if not refs:
+        raise SkillpackError("nothing to pull", hint="give one or more registry references")
+    wheres = [parse_ref(ref) for ref in refs]  # a malformed one: refused before any request
     limit = min(max_size, MAX_SIZE - 1)
     clock = timeouts.clock()
-    client = _client(where, plain_http, docker_config, clock)
+    clients: dict[str, Any] = {}  # one a registry: its session keeps the connections alive
+    unreached: dict[str, SkillpackError] = {}
+    pulled: list[PulledArtifact] = []
+    failures: list[SkillpackError] = []
+    for where in wheres:
+        if where.registry in unreached:  # tried once for this run
+            err = unreached[where.registry]
+            failures.append(SkillpackError(err.message, path=str(where), hint=err.hint))
+            continue
+        try:
+            client = clients.get(where.registry)
+            if client is None:
+                try:
+                    client = _client(where, plain_http, docker_config, clock)
+                except SkillpackError as err:
+                    unreached[where.registry] = err
+                    raise
+                clients[where.registry] = client
+            pulled.append(_fetch(client, where, out_dir, limit, expect, clock))
+        except SkillpackError as err:
+            failures.append(err)
+            if clock.ends <= time.monotonic():
+                break  # past the deadline: every other reference would fail alike
+    if failures:
+        raise _failed(failures, len(wheres))
+    _write_pulled(out_dir, pulled)
+    return pulled
+
+
+def _failed(failures: Sequence[SkillpackError], total: int) -> SkillpackError:
+    """One error for the failures of `pull_all`: a single failure as it is; several as one
+    error listing each (its reference, its kind as the code, what went wrong)."""
+    if len(failures) == 1:
+        return failures[0]
+    kind: type[SkillpackError] = SkillpackError
+    for cls in (IntegrityError, ArchiveError):
+        if all(isinstance(err, cls) for err in failures):
+            kind = cls
+    problems = [Problem("error", _code(err),
+                        err.message + (f" ({err.hint})" if err.hint else ""), err.path)
+                for err in failures]
+    return kind(f"{len(failures)} of {total} references failed, so nothing was written",
+                problems=problems,
+                hint="fix or leave out each reference listed, then pull again")
+
+
+def _code(err: SkillpackError) -> str:
+    return ("integrity" if isinstance(err, IntegrityError)
+            else "archive" if isinstance(err, ArchiveError) else "error")
+
+
+def _write_pulled(out_dir: str | os.PathLike[str], pulled: Sequence[PulledArtifact]) -> None:
+    """Write every pulled archive, all or nothing (a name given twice, once)."""
+    files: dict[str, bytes] = {}
+    for got in pulled:
+        if files.setdefault(got.path, got.data) != got.data:
+            raise IntegrityError("two references give this file name with other bytes",
+                                 path=got.path, hint="pull them into separate folders")
+    try:
+        os.makedirs(os.fspath(out_dir), exist_ok=True)
+    except OSError as err:
+        raise WriteError(f"cannot make the folder: {err.strerror}",
+                         path=os.fspath(out_dir)) from None
+    with AtomicBatch(sync_threads=min(8, len(files))) as batch:
+        for dest, data in files.items():
+            batch.write_parts(dest, [data])
+
+
+def _fetch(client: Any, where: RegistryRef, out_dir: str | os.PathLike[str], limit: int,
+           expect: Mapping[str, Any] | None, clock: _Clock) -> PulledArtifact:
+    """One reference fetched and checked (as `pull` says), not yet written."""
     raw = _get_manifest(client, where, where.reference, where.digest, clock)
     manifest_digest = sha256_digest(raw)
     doc = _json_object(raw, where)
@@ -1089,7 +1169,7 @@ def pull(ref: str, out_dir: str | os.PathLike[str], *, plain_http: bool = False,
         _check_approved(data, [n for n, _ in skills], expect, where)
     name = (archive_name(*skills[0]) if kind == SKILL_ARTIFACT_TYPE
             else f"bundle-{digest.removeprefix('blake3:')[:16]}{BUNDLE_SUFFIX}")
-    dest = _write_pulled(out_dir, name, data)
+    dest = os.path.join(os.fspath(out_dir), name)
     return PulledArtifact("skill" if kind == SKILL_ARTIFACT_TYPE else "bundle", dest,
                           manifest_digest, digest, skills, annotations, data)
 

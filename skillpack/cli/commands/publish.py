@@ -45,7 +45,7 @@ from skillpack.publish.oci import (
     DEFAULT_MAX_SIZE,
     DEFAULT_TIMEOUTS,
     Timeouts,
-    pull,
+    pull_all,
     push_all,
     write_layout,
 )
@@ -233,8 +233,8 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: 
 
 
 @command("pull")
-@click.argument("ref")
-@out_folder("out_dir", "Folder to write the archive or bundle to (created if missing).",
+@click.argument("refs", nargs=-1, required=True)
+@out_folder("out_dir", "Folder to write the archives and bundles to (created if missing).",
             required=True)
 @click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),
               help="Refuse any skill pulled that this lock file does not approve, or "
@@ -245,27 +245,36 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: 
 @_TIMEOUT
 @_DEADLINE
 @JSON
-def pull_command(ref: str, out_dir: str, lock_file: str | None, plain_http: bool,
-                 max_size: int, timeout: float | None, deadline: float, as_json: bool) -> int:
-    """Pull REF (REGISTRY/REPO:TAG or REGISTRY/REPO@sha256:HEX), check it, write it to OUT.
+def pull_command(refs: tuple[str, ...], out_dir: str, lock_file: str | None,
+                 plain_http: bool, max_size: int, timeout: float | None, deadline: float,
+                 as_json: bool) -> int:
+    """Pull each REF (REGISTRY/REPO:TAG or REGISTRY/REPO@sha256:HEX), check it, write it to
+    OUT, all or nothing.
 
-    The manifest and the layer must hash to their digests, the layer must be a valid
-    skillpack archive or bundle whose digest is the annotation's (and, with --lock, each
-    skill it holds approved with its digest; the lock's other skills are not looked for):
-    otherwise nothing is written. Needs: pip install 'skillpack[oci]'.
+    Each manifest and layer must hash to its digest, each layer must be a valid skillpack
+    archive or bundle whose digest is the annotation's (and, with --lock, each skill it
+    holds approved with its digest; the lock's other skills are not looked for): otherwise
+    nothing is written. One session a registry serves every REF. Needs: pip install
+    'skillpack[oci]'.
     """
     expect = read_lock(lock_file).digests() if lock_file is not None else None
-    got = pull(ref, out_dir, plain_http=plain_http, max_size=max_size, expect=expect,
-               timeouts=_timeouts(timeout, deadline))
-    skills = [{"name": name, "digest": digest} for name, digest in got.skills]
+    got = pull_all(refs, out_dir, plain_http=plain_http, max_size=max_size, expect=expect,
+                   timeouts=_timeouts(timeout, deadline))
+    rows = [{"ref": ref, "manifest_digest": one.manifest_digest, "kind": one.kind,
+             "path": one.path, "digest": one.digest,
+             "skills": [{"name": name, "digest": digest} for name, digest in one.skills]}
+            for ref, one in zip(refs, got, strict=True)]
     if as_json:
-        echo_json({"ok": True, "ref": ref, "manifest_digest": got.manifest_digest,
-                   "kind": got.kind, "path": got.path, "digest": got.digest,
-                   "skills": skills})
+        # one REF: its record's fields at the top level too, as pull has always printed
+        echo_json({"ok": True, **(rows[0] if len(rows) == 1 else {}), "pulled": rows})
         return 0
-    echo(f"pulled {ref}  {got.manifest_digest}")
-    echo(f"{got.path}  {got.digest}  ({got.kind}"
-         + (f" of {len(skills)} skill(s)" if got.kind == "bundle" else "") + ")")
+    for row in rows:
+        echo(f"pulled {row['ref']}  {row['manifest_digest']}")
+        echo(f"{row['path']}  {row['digest']}  ({row['kind']}"
+             + (f" of {len(row['skills'])} skill(s)" if row["kind"] == "bundle" else "")
+             + ")")
+    if len(rows) > 1:
+        echo(f"pulled {len(rows)} artifact(s) to {out_dir}")
     return 0
 
 

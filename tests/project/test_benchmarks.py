@@ -5,8 +5,8 @@ on tiny subjects: its times judge nothing, and no test here asserts a time)."""
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path

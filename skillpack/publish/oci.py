@@ -829,15 +829,7 @@ def _check_manifest(raw: bytes, ref: RegistryRef, max_size: int) -> tuple[dict[s
     if layer.get("mediaType") != _LAYER_FOR[kind]:
         raise ArchiveError(f"the layer's media type is {layer.get('mediaType')!r}, not "
                            f"{_LAYER_FOR[kind]}", path=str(ref))
-    size, digest = layer.get("size"), layer.get("digest")
-    if not isinstance(digest, str) or not _SHA256_RE.fullmatch(digest):
-        raise ArchiveError(f"the layer's digest {digest!r} is not a sha256 digest",
-                           path=str(ref))
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise ArchiveError(f"the layer's size {size!r} is not a size", path=str(ref))
-    if size > max_size:
-        raise IntegrityError(f"the layer is {size:,} bytes, over the limit of {max_size:,}",
-                             path=str(ref), hint="raise --max-size if you trust this artifact")
+    _descriptor(layer, "the layer", ref, max_size)
     annotations = doc.get("annotations", {})
     if not isinstance(annotations, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in annotations.items()):

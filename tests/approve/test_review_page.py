@@ -12,6 +12,7 @@ from pathlib import Path
 
 from helpers.approval import parsed
 from helpers.cli import cli
+from helpers.skills import make_tree
 from markdown_it import MarkdownIt
 
 from skillpack.approve.approval import review_changes
@@ -40,21 +41,9 @@ Files: scripts/tidy.py, references/style.md, assets/logo.png.
 SCRIPT = "import sys\n\nfor name in sys.argv[1:]:\n    print(name)\n"
 
 
-
-def write(folder: Path, files: dict[str, str | bytes]) -> Path:
-    for path, data in files.items():
-        target = folder / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, bytes):
-            target.write_bytes(data)
-        else:
-            target.write_text(data, encoding="utf-8")
-    return folder
-
-
 def approved_and_changed(tmp_path: Path) -> tuple[Path, Path, Path]:
     """(lock, base folder holding the approved skill, the changed skill folder)."""
-    base = write(tmp_path / "base" / "tidy", {
+    base = make_tree(tmp_path / "base" / "tidy", {
         "SKILL.md": SKILL_MD, "scripts/tidy.py": SCRIPT,
         "references/style.md": "# Style\n\nOne note per line.\n",
         "assets/logo.png": b"\x89PNG\r\n\x1a\n" + bytes(range(256))})
@@ -71,7 +60,6 @@ def approved_and_changed(tmp_path: Path) -> tuple[Path, Path, Path]:
     (now / "references" / "extra.md").write_text("# Extra\n\nline one\nline two\n")
     (now / BIDI_NAME).write_text("echo hi\n")
     return lock, tmp_path / "base", now
-
 
 
 def the_change(changes: tuple[SkillChange, ...], name: str) -> SkillChange:
@@ -156,7 +144,7 @@ def test_a_code_fence_in_a_file_cannot_close_the_markdown_block(tmp_path: Path) 
 
 def test_a_new_skill_shows_its_text_files_in_full(tmp_path: Path) -> None:
     lock, _, now = approved_and_changed(tmp_path)
-    other = write(tmp_path / "now" / "fresh", {
+    other = make_tree(tmp_path / "now" / "fresh", {
         "SKILL.md": SKILL_MD.replace("name: tidy", "name: fresh"), "scripts/tidy.py": SCRIPT,
         "references/style.md": "# Style\n", "assets/logo.png": b"\x00\x01"})
     change = the_change(review_changes([now, other], read_lock(lock)), "fresh")

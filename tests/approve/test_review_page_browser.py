@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from helpers.browser import need_browser, run_chromium
+from helpers.skills import make_tree
 
 from skillpack.cli import main
 
@@ -45,15 +46,9 @@ class Text(HTMLParser):
         self.parts.append(data)
 
 
-def write(folder: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        (folder / path).parent.mkdir(parents=True, exist_ok=True)
-        (folder / path).write_text(text, encoding="utf-8")
-    return folder
-
 
 def test_the_page_an_approver_signs_from_in_chromium(browser: Path, tmp_path: Path) -> None:
-    base = write(tmp_path / "base" / "tidy", {
+    base = make_tree(tmp_path / "base" / "tidy", {
         "SKILL.md": SKILL_MD, "scripts/tidy.py": "import sys\nprint(sys.argv)\n"})
     lock = tmp_path / "skills.lock"
     assert CliRunner().invoke(main, ["lock", str(base), "-o", str(lock)]).exit_code == 0
@@ -63,7 +58,7 @@ def test_the_page_an_approver_signs_from_in_chromium(browser: Path, tmp_path: Pa
     (now / "scripts" / "tidy.py").write_text("import sys\nprint(sorted(sys.argv))\n")
     key = ("-----BEGIN " + "PRIVATE KEY-----\n" + "MC4CAQAwBQYDK2VwBCIEIG" * 3
            + "\n-----END " + "PRIVATE KEY-----\n")
-    write(tmp_path / "now" / "keyed", {
+    make_tree(tmp_path / "now" / "keyed", {
         "SKILL.md": SKILL_MD.replace("name: tidy", "name: keyed"), "id.pem": key})
     page = tmp_path / "review.html"
     result = CliRunner().invoke(main, ["review", str(now), str(tmp_path / "now" / "keyed"),

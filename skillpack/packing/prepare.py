@@ -158,6 +158,8 @@ def output_rules(folder: str | os.PathLike[str], outputs: Outputs) -> dict[str, 
     An output that is the skill folder itself is refused: what the command writes would be
     carried into the skill's next run. Given `ResolvedOutputs`, each path is resolved once
     for the command."""
+    if not outputs:  # `check`, `digest`, `lock`: nothing written beside the skills
+        return {}
     realpath = outputs.realpath if isinstance(outputs, ResolvedOutputs) else os.path.realpath
     root = realpath(folder)
     rules: dict[str, str] = {}

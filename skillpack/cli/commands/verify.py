@@ -10,6 +10,7 @@ import click
 from skillpack.approve.approval import SignedLock, trusted_keys, verify_signed_lock
 from skillpack.approve.compare import TargetFailure, verify_against
 from skillpack.approve.lock import Lock, read_lock
+from skillpack.cli.mentions import mention_lines
 from skillpack.cli.options import AGENT, EXISTING, GLOBAL, JSON, command, signed_lock
 from skillpack.cli.output import (
     echo,
@@ -23,28 +24,9 @@ from skillpack.formats.digest import is_digest
 from skillpack.install.agents import agent_folders
 from skillpack.install.folders import is_agent_folder, verify_folders
 from skillpack.packing.verify import verify_target
-from skillpack.skillmd.mentions import Mention, mentioned_programs
+from skillpack.skillmd.mentions import mentioned_programs
 
-__all__ = ["given_lock", "inspect", "mention_lines", "verify"]
-
-
-def mention_lines(mentions: list[Mention]) -> list[str]:
-    """One line a mentioned program and kind, in order of first mention: ``pandoc  mentioned
-    in SKILL.md:12, 40`` or ``python  scripts: a.py, b.py  mentioned in SKILL.md:3``."""
-    grouped: dict[tuple[str, str], tuple[list[int], list[str]]] = {}
-    for m in mentions:
-        lines, scripts = grouped.setdefault((m.program, m.kind), ([], []))
-        lines.append(m.line)
-        if m.script and m.script not in scripts:
-            scripts.append(m.script)
-    out = []
-    for (program, kind), (lines, scripts) in grouped.items():
-        at = ", ".join(str(n) for n in dict.fromkeys(lines))
-        where = (f"runs at load in claude-code (SKILL.md:{at})" if kind == "runs-at-load"
-                 else f"mentioned in SKILL.md:{at}")
-        runs = f"  scripts: {', '.join(scripts)}" if scripts else ""
-        out.append(f"{program}{runs}  {where}")
-    return out
+__all__ = ["given_lock", "inspect", "verify"]
 
 
 @command()

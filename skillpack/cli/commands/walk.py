@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from skillpack.cli.commands.verify import mention_lines
+from skillpack.cli.mentions import mention_lines
 from skillpack.cli.options import JSON, command, jobs, paths
 from skillpack.cli.output import echo_json, echo_text, item_failure, report_error
 from skillpack.errors import NoSkillError, SkillpackError

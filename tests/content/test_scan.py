@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.secrets import BEGIN, aws_key_id, checksummed, deflated_zip, pem, pem_label, tar_gz
+from helpers.skills import make_tree
 from helpers.zips import build, change, members_of, reseal
 
 from skillpack.content.scan import Allowances, ContentStream, expand, scan_content
@@ -39,14 +40,7 @@ def skill(folder: Path, files: dict[str, bytes | str], allow: str = "") -> Path:
     (folder / "SKILL.md").write_text(
         f"---\nname: {folder.name}\ndescription: Deploys things. Use when asked to deploy.\n"
         f"{meta}---\n# Deploy\n\nRun the scripts.\n")
-    for path, data in files.items():
-        target = folder / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, str):
-            target.write_text(data)
-        else:
-            target.write_bytes(data)
-    return folder
+    return make_tree(folder, files)
 
 
 def refused(call: object, *args: object) -> list[tuple[str, str | None, str]]:

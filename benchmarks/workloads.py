@@ -29,21 +29,19 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import local_registry
 import repo
 from harness import REPO, BenchError, Command, Group, Line, MiB, Tree, remove
 
@@ -364,20 +362,6 @@ def big_file(ctx: Context, size_mib: int) -> Group:
 
 # -- pull from a registry -----------------------------------------------------------------------
 
-REGISTRY_CONFIG = """\
-version: 0.1
-log:
-  level: error
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: {storage}
-http:
-  addr: 127.0.0.1:{port}
-"""
-
-
 def pull_group(ctx: Context) -> Group | None:
     """`pull` of PULL_SKILLS references beside `skopeo copy` of each; None (and why, on
     stderr) when a piece is missing."""
@@ -437,34 +421,11 @@ def pull_group(ctx: Context) -> Group | None:
 
 
 def serve_registry(binary: str, work: Path) -> str:
-    """Start `docker-registry serve` on 127.0.0.1 and a free port, storage under `work`,
-    stopped when the suite exits; its host:port once it answers /v2/."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    config = work / "registry.yml"
-    config.write_text(REGISTRY_CONFIG.format(storage=work / "storage", port=port))
-    log = (work / "registry.log").open("wb")
-    proc = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=log)
-
-    def stop() -> None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-
-    atexit.register(stop)
-    for _ in range(200):
-        if proc.poll() is not None:
-            break
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
-                return f"127.0.0.1:{port}"
-        except urllib.error.HTTPError:
-            return f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.05)
-    raise BenchError(f"docker-registry did not answer: {(work / 'registry.log').read_text()}")
+    """Start `docker-registry serve` on 127.0.0.1 and a free port (local_registry.py), storage
+    under `work`, stopped when the suite exits; its host:port once it answers /v2/."""
+    running = contextlib.ExitStack()
+    atexit.register(running.close)
+    try:
+        return str(running.enter_context(local_registry.serve(binary, work)).host)
+    except local_registry.RegistryError as err:
+        raise BenchError(str(err)) from err

@@ -7,13 +7,13 @@ import io
 import json
 import shutil
 import tarfile
-import zipfile
 from pathlib import Path
 
 import pytest
 from helpers.cli import cli
 from helpers.paths import WAITLIST
 from helpers.skills import make_tree
+from helpers.zips import anthropic_zip
 from skills_ref.prompt import to_prompt
 
 from skillpack import digest
@@ -22,16 +22,6 @@ from skillpack.packing.bundle import write_bundle
 from skillpack.packing.pack import pack
 from skillpack.runtime import load
 from skillpack.source.load import parse_skill_file
-
-
-def anthropic_zip(folder: Path) -> bytes:
-    """What Anthropic's `package_skill.py` writes: DEFLATE, one top folder, no manifest."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zipf:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                zipf.write(path, path.relative_to(folder.parent))
-    return out.getvalue()
 
 
 def root_tar_gz(folder: Path) -> bytes:

@@ -2,20 +2,18 @@
 every refusal of a skill listed at once, allowances by path and by rule, compressed assets
 inflated with the bomb caps, large files streamed.
 
-Fake secrets are built by concatenation from a seeded generator, so the repository holds none.
+Fake secrets are built by concatenation from a seeded generator (tests/helpers/secrets.py), so
+the repository holds none.
 """
 
 from __future__ import annotations
 
 import gzip
-import io
-import random
-import zipfile
-import zlib
 from pathlib import Path
 
 import pytest
-from helpers.secrets import tar_gz
+from helpers.secrets import BEGIN, aws_key_id, checksummed, deflated_zip, pem, pem_label, tar_gz
+from helpers.skills import make_tree
 from helpers.zips import build, change, members_of, reseal
 
 from skillpack.content.scan import Allowances, ContentStream, expand, scan_content
@@ -27,29 +25,13 @@ from skillpack.source.readfile import LARGE_FILE
 from skillpack.source.records import digest_skill, hash_files, included_files
 from skillpack.source.walk import walk
 
-RNG = random.Random(15)
-ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-
-
-def aws_key_id() -> str:
-    return "AK" + "IA" + "".join(RNG.choice(B32) for _ in range(16))
-
 
 def github_token() -> str:
-    body = "".join(RNG.choice(ALNUM) for _ in range(30))
-    value, digits = zlib.crc32(body.encode()), ""
-    while value:
-        value, rest = divmod(value, 62)
-        digits = ALNUM[rest] + digits
-    return "gh" + "p_" + body + digits.rjust(6, "0")
+    return checksummed("gh" + "p_")
 
 
 def pem_key() -> bytes:
-    body = "".join(RNG.choice(ALNUM + "+/") for _ in range(64 * 4))
-    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
-    return ("-----BEGIN RSA PRIVATE" + f" KEY-----\n{lines}\n-----END RSA PRIVATE"
-            + " KEY-----\n").encode()
+    return pem("RSA ", lines=4).encode()
 
 
 def skill(folder: Path, files: dict[str, bytes | str], allow: str = "") -> Path:
@@ -58,28 +40,13 @@ def skill(folder: Path, files: dict[str, bytes | str], allow: str = "") -> Path:
     (folder / "SKILL.md").write_text(
         f"---\nname: {folder.name}\ndescription: Deploys things. Use when asked to deploy.\n"
         f"{meta}---\n# Deploy\n\nRun the scripts.\n")
-    for path, data in files.items():
-        target = folder / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(data, str):
-            target.write_text(data)
-        else:
-            target.write_bytes(data)
-    return folder
+    return make_tree(folder, files)
 
 
 def refused(call: object, *args: object) -> list[tuple[str, str | None, str]]:
     with pytest.raises(RefusedError) as info:
         call(*args)  # type: ignore[operator]
     return [(p.code, p.file, p.message) for p in info.value.problems]
-
-
-def zip_of(members: dict[str, bytes]) -> bytes:
-    raw = io.BytesIO()
-    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
-    return raw.getvalue()
 
 
 # -- the walk lists every refusal at once --------------------------------------------------------
@@ -182,9 +149,9 @@ def test_allowances_parse_normalise_and_record() -> None:
 @pytest.mark.parametrize("name, data, member", [
     ("assets/key.gz", gzip.compress(pem_key(), mtime=0), "key"),
     ("assets/bundle.tar.gz", tar_gz({"keys/deploy.pem": pem_key()}), "keys/deploy.pem"),
-    ("assets/lambda.zip", zip_of({"handler.py": f"K = '{aws_key_id()}'\n".encode()}),
+    ("assets/lambda.zip", deflated_zip({"handler.py": f"K = '{aws_key_id()}'\n".encode()}),
      "handler.py"),
-    ("assets/outer.zip", zip_of({"inner.zip": zip_of({"id.txt": pem_key()})}),
+    ("assets/outer.zip", deflated_zip({"inner.zip": deflated_zip({"id.txt": pem_key()})}),
      "inner.zip!id.txt"),
 ])
 def test_a_secret_inside_a_compressed_asset_is_refused(tmp_path: Path, name: str, data: bytes,
@@ -230,7 +197,7 @@ def test_verify_refuses_a_token_written_into_a_resealed_archive(tmp_path: Path) 
 
 # -- a PEM header that documentation follows with a placeholder (issue 15, measured) -----------
 
-PEM_HEADER = "-----BEGIN RSA PRIVATE" + " KEY-----"
+PEM_HEADER = f"{BEGIN}{pem_label('RSA')}-----"
 #: As in secondsky/claude-skills' better-auth references/plugins/sso.md.
 PLACEHOLDERS = [
     f'privateKey: "{PEM_HEADER}\\n...",\n',

@@ -1,6 +1,7 @@
 """A real OCI registry for the tests: Debian's `docker-registry` (the CNCF distribution
 server) on 127.0.0.1 and a free port, its storage in a temporary folder, and `skopeo`, an
-independent client to read back what skillpack pushed.
+independent client to read back what skillpack pushed. The registry is started by
+benchmarks/local_registry.py, the one starter the benchmark suite's `pull` workload uses too.
 
 Without the binaries (or the `oras` library) a test that needs them skips with the reason,
 unless SKILLPACK_REQUIRE_REGISTRY=1 (CI), which makes a missing piece a failure. The
@@ -14,10 +15,7 @@ import hashlib
 import json
 import os
 import shutil
-import socket
 import subprocess
-import textwrap
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -26,8 +24,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers.paths import load_benchmark
+
 __all__ = ["REQUIRED", "Registry", "free_port", "has_oras", "need", "run_skopeo", "serve",
            "which"]
+
+local_registry = load_benchmark("local_registry")  # the starter the benchmark suite uses too
+free_port = local_registry.free_port
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
 
@@ -102,84 +105,20 @@ class Registry:
             assert resp.status == 201
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serve(root: Path, htpasswd: Path | None = None) -> Iterator[Registry]:
-    """Run `docker-registry serve` on 127.0.0.1 and a free port, storage under ``root``.
-
-    The port is free when chosen, not reserved: another test process (pytest-xdist runs one a
-    core) may take it first, so a registry that exits before it answers is started again on
-    another port, three times at most."""
+    """A registry on 127.0.0.1 and a free port, storage under ``root``, for the block:
+    benchmarks/local_registry.py's `serve` (the one starter, shared with the benchmark
+    suite); skips (fails under SKILLPACK_REQUIRE_REGISTRY=1) without the binary or oras."""
     binary = which("docker-registry")
     need("docker-registry (Debian package docker-registry)", binary is not None)
     need("the oras library", has_oras())
     assert binary is not None
-    storage = root / "storage"
-    for attempt in range(3):
-        port = free_port()
-        config = root / "config.yml"
-        config.write_text(_config(storage, port, htpasswd), encoding="utf-8")
-        log = (root / "registry.log").open("wb")
-        proc = subprocess.Popen([binary, "serve", str(config)], stdout=log, stderr=log)
-        try:
-            if _answers(proc, port):
-                yield Registry(f"127.0.0.1:{port}", storage)
-                return
-            if proc.poll() is None:
-                pytest.fail("docker-registry did not answer /v2/")
-            if attempt == 2:
-                pytest.fail(f"docker-registry exited: {(root / 'registry.log').read_text()}")
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            log.close()
-
-
-def _config(storage: Path, port: int, htpasswd: Path | None) -> str:
-    auth = "" if htpasswd is None else textwrap.dedent(f"""\
-        auth:
-          htpasswd:
-            realm: skillpack-test
-            path: {htpasswd}
-        """)
-    return textwrap.dedent(f"""\
-        version: 0.1
-        log:
-          level: error
-          accesslog:
-            disabled: true
-        storage:
-          filesystem:
-            rootdirectory: {storage}
-          delete:
-            enabled: true
-        http:
-          addr: 127.0.0.1:{port}
-        """) + auth
-
-
-def _answers(proc: subprocess.Popen[bytes], port: int) -> bool:
-    """Whether the registry answers /v2/ within about 10 s (False: it exited or is silent)."""
-    for _ in range(200):
-        if proc.poll() is not None:
-            return False
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
-                return True
-        except urllib.error.HTTPError:  # 401: it is up, and asks for a login
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
+    try:
+        with local_registry.serve(binary, root, htpasswd) as served:
+            yield Registry(served.host, served.storage)
+    except local_registry.RegistryError as err:
+        pytest.fail(str(err))
 
 
 def run_skopeo(binary: str, *args: str) -> bytes:

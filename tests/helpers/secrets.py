@@ -56,12 +56,42 @@ def aws_secret() -> str:
     return rand(B64, 40)
 
 
-def pem(kind: str = "RSA ", lines: int = 6) -> str:
+BEGIN, END = "-----BEGIN ", "-----END "
+PRIVATE_KEY = "PRIVATE" + " KEY"
+
+
+def pem_label(kind: str = "") -> str:
+    """A private key block's label: ``PRIVATE KEY`` (PKCS#8) for "", ``PGP PRIVATE KEY BLOCK``
+    for "PGP", else ``KIND PRIVATE KEY`` ("RSA", "EC", "OPENSSH"...; a trailing space is
+    dropped)."""
+    kind = kind.strip()
+    if kind == "PGP":
+        return f"PGP {PRIVATE_KEY} BLOCK"
+    return f"{kind} {PRIVATE_KEY}" if kind else PRIVATE_KEY
+
+
+def pem_block(label: str, body: str, newline: str = "\n") -> str:
+    """``-----BEGIN LABEL-----``, the body, ``-----END LABEL-----``, each ended by `newline`."""
+    return newline.join([f"{BEGIN}{label}-----", body, f"{END}{label}-----", ""])
+
+
+def pem_body(lines: int = 6) -> str:
+    """`lines` lines of 64 random base64 characters."""
     body = base64.b64encode(RNG.randbytes(48 * lines)).decode()
     GENERATED.append(body)
-    wrapped = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
-    begin, end = "-----BEGIN ", "-----END "
-    return f"{begin}{kind}PRIVATE" + f" KEY-----\n{wrapped}\n{end}{kind}PRIVATE KEY-----\n"
+    return "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+
+
+def pem(kind: str = "RSA ", lines: int = 6) -> str:
+    """A private key block of `kind` (see `pem_label`) with a random body of `lines` lines."""
+    return pem_block(pem_label(kind), pem_body(lines))
+
+
+def key_block(kind: str = "", newline: str = "\n") -> bytes:
+    """A short private key block of `kind` (see `pem_label`): one line of body, lines ended by
+    `newline`, the same bytes each call."""
+    return pem_block(pem_label(kind), "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+                     newline).encode()
 
 
 def pypi_token(host: bytes = b"pypi.org") -> str:
@@ -131,9 +161,10 @@ def gz(data: bytes) -> bytes:
     return gzip.compress(data, mtime=0)
 
 
-def tar_gz(members: dict[str, bytes]) -> bytes:
+def tar(members: dict[str, bytes], compression: str = "") -> bytes:
+    """A tar of regular files, in order; `compression` "gz" for a .tar.gz (`tar_gz`)."""
     raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w:gz") as archive:
+    with tarfile.open(fileobj=raw, mode=f"w:{compression}") as archive:
         for name, data in members.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -141,7 +172,11 @@ def tar_gz(members: dict[str, bytes]) -> bytes:
     return raw.getvalue()
 
 
-def deflated_zip(members: dict[str, bytes]) -> bytes:
+def tar_gz(members: dict[str, bytes]) -> bytes:
+    return tar(members, "gz")
+
+
+def deflated_zip(members: dict[str, str | bytes]) -> bytes:
     raw = io.BytesIO()
     with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in members.items():
@@ -180,7 +215,7 @@ def _expand(path: str, data: bytes) -> Iterable[tuple[str, bytes]]:
 def _leaks() -> list[tuple[str, str, bytes, set[str]]]:
     """(case id, path, file bytes, the rule ids that must fire — and no others)."""
     key_id, secret = aws_key_id(), aws_secret()
-    header = "-----BEGIN " + "PRIVATE" + " KEY-----"
+    header = f"{BEGIN}{PRIVATE_KEY}-----"
     service_account = (
         '{\n  "type": "service_account",\n  "project_id": "demo",\n  "private_key": "'
         + pem("").replace("\n", "\\n") + '",\n  "client_email": "bot@demo.iam.example"\n}\n'
@@ -276,7 +311,7 @@ def _leaks() -> list[tuple[str, str, bytes, set[str]]]:
                              "DEK-Info: AES-128-CBC,0123456789ABCDEF\n\n", 1),
          {"private-key"}),
         ("pem-pgp", "notes/signing.asc.txt",
-         "-----BEGIN PGP " + "PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n"
+         f"{BEGIN}{pem_label('PGP')}-----\nVersion: GnuPG v2\n\n"
          + base64.b64encode(RNG.randbytes(120)).decode() + "\n", {"private-key"}),
         ("pem-in-json", "config/service-account.json", service_account, {"private-key"}),
         ("pem-in-python-string", "tests/conftest.py",

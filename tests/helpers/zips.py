@@ -1,6 +1,6 @@
 """Zip archives for the tests: written by skillpack's own writer (`zip_of`), read with the
-stdlib (`zip_members`), and a good archive or bundle taken apart and put
-back together, byte by byte.
+stdlib (`zip_members`), written as Anthropic's packager writes them (`anthropic_zip`), and a
+good archive or bundle taken apart and put back together, byte by byte.
 
 `members_of(data)` reads what `skillpack pack` or `skillpack bundle` wrote into a list of
 `Member`s; `build(members)` writes them back with `struct.pack`, exactly as
@@ -22,6 +22,7 @@ import struct
 import zipfile
 import zlib
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from skillpack.formats.digest import FileRecord, bundle_digest, digest_records
@@ -197,3 +198,14 @@ def zip_members(data: bytes) -> Members:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return {info.filename: (archive.read(info), bool(info.external_attr >> 16 & 0o100))
                 for info in archive.infolist()}
+
+
+def anthropic_zip(folder: Path) -> bytes:
+    """What Anthropic's skill-creator `package_skill.py` writes of ``folder``: DEFLATE (stdlib
+    zipfile), one top folder, no manifest."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(folder.parent))
+    return out.getvalue()

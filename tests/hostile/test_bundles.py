@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from helpers.hostile import TALLY, audited_outcomes, files_under, run_cli, same_refusal
+from helpers.secrets import key_block
 from helpers.skills import make_tree
 from helpers.zips import (
     INDEX,
@@ -283,8 +284,7 @@ def test_bundling_refuses_an_archive_verify_refuses(tmp_path: Path, good_archive
     """`skillpack bundle` re-verifies archives: a resealed archive holding a file that `pack`
     would refuse (a symlink-free, consistent archive carrying a private key) is refused."""
     members = members_of(good_archive)
-    key = b"-----BEGIN " + b"RSA PRIVATE KEY-----\nMIIB\n-----END " + b"RSA PRIVATE KEY-----\n"
-    smuggled = build(reseal(insert(members, Member("demo/notes.key.txt", key))))
+    smuggled = build(reseal(insert(members, Member("demo/notes.key.txt", key_block("RSA")))))
     target = tmp_path / "demo.skill"
     target.write_bytes(smuggled)
     make_tree(tmp_path / "h", {"SKILL.md": "---\nname: h\ndescription: A skill.\n---\nBody\n"})

@@ -8,13 +8,12 @@ archive had a fresh budget: the same 19 KB asset was inflated and scanned to 154
 
 from __future__ import annotations
 
-import io
 import random
 import re
-import tarfile
 from pathlib import Path
 
 from helpers.hostile import TALLY, demo_skill, run_cli
+from helpers.secrets import aws_key_id, tar_gz
 
 from skillpack.content.inflate import DEFAULT_CAPS
 from skillpack.content.scan import scan_content
@@ -22,22 +21,12 @@ from skillpack.errors import RefusedError
 from skillpack.packing.pack import pack
 
 
-def tgz(files: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w:gz") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return out.getvalue()
-
-
 def inner_archive() -> bytes:
     """A 14 KB tar.gz inflating to 2.4 MB: under the ratio cap (200) on its own, and small
     enough (under deflate's 32 KiB window) for copies of it to cost the outer gzip little."""
     rnd = random.Random(28)
     filler = b"".join(bytes([rnd.randrange(256)]) + bytes(600) for _ in range(4000))
-    data = tgz({"notes.txt": filler})
+    data = tar_gz({"notes.txt": filler})
     assert len(filler) < DEFAULT_CAPS.ratio * len(data) < 32 * 1024 * DEFAULT_CAPS.ratio
     return data
 
@@ -46,7 +35,7 @@ def test_nested_archives_share_one_budget() -> None:
     inner = inner_archive()
     seen = []
     for copies in (4, 64, 256):
-        outer = tgz({f"copy{i:03d}.tar.gz": inner for i in range(copies)})
+        outer = tar_gz({f"copy{i:03d}.tar.gz": inner for i in range(copies)})
         found = scan_content("assets/a.tar.gz", outer, frozenset())
         with TALLY.refused("secret", f"nested archives x{copies}", "scan_content", RefusedError,
                            "decompression bomb"):
@@ -62,10 +51,9 @@ def test_nested_archives_share_one_budget() -> None:
 
 def test_a_secret_in_a_nested_archive_within_the_budget_is_still_found(tmp_path: Path
                                                                         ) -> None:
-    token = "AK" + "IA" + "".join(random.Random(7).choices("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
-                                                           k=16))
-    inner = tgz({"config/env.txt": f"aws_access_key_id = {token}\n".encode()})
-    outer = tgz({"inner.tar.gz": inner, "readme.txt": b"hello\n"})
+    token = aws_key_id()
+    inner = tar_gz({"config/env.txt": f"aws_access_key_id = {token}\n".encode()})
+    outer = tar_gz({"inner.tar.gz": inner, "readme.txt": b"hello\n"})
     found = scan_content("assets/a.tar.gz", outer, frozenset())
     assert [(f.rule, f.member) for f in found.findings] == [
         ("aws-access-key-id", "inner.tar.gz!config/env.txt")]
@@ -76,7 +64,7 @@ def test_a_secret_in_a_nested_archive_within_the_budget_is_still_found(tmp_path:
 
 
 def test_the_command_refuses_a_nested_bomb(tmp_path: Path) -> None:
-    outer = tgz({f"copy{i:03d}.tar.gz": inner_archive() for i in range(64)})
+    outer = tar_gz({f"copy{i:03d}.tar.gz": inner_archive() for i in range(64)})
     skill = demo_skill(tmp_path / "demo", {"assets/a.tar.gz": outer})
     for command in ("check", "digest"):
         result = run_cli(command, str(skill))

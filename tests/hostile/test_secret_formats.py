@@ -5,7 +5,8 @@ Azure storage, Telegram tokens and database URL passwords. Each is refused by `p
 the file and the rule; each near miss (a placeholder, the published emulator key, an
 example cut short, prose about a key) passes.
 
-Every secret is built here from random characters; no literal sits in the repository.
+Every secret is built from random characters (tests/helpers/secrets.py); no literal sits in
+the repository.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ from helpers.hostile import TALLY, demo_skill, files_under
 from helpers.secrets import (
     B64,
     BECH32,
+    BEGIN,
+    END,
+    PRIVATE_KEY,
     URLSAFE,
     age_key,
     azure_key,
     b64url,
+    pem,
+    pem_body,
     ppk,
     rand,
     wireguard_key,
@@ -34,12 +40,7 @@ from skillpack.content.secret_rules import scan_bytes
 from skillpack.errors import RefusedError
 from skillpack.packing.pack import pack
 
-BEGIN, END = "-----BEGIN ", "-----END "
-PRIVATE = "PRIVATE" + " KEY-----"
-
-
-def pem_body(lines: int = 4) -> str:
-    return "\n".join(rand(B64, 64) for _ in range(lines))
+PRIVATE = PRIVATE_KEY + "-----"
 
 
 def service_account(pad: int) -> bytes:
@@ -48,7 +49,7 @@ def service_account(pad: int) -> bytes:
     return json.dumps({
         "type": "service_account", "project_id": "demo-project" + "x" * pad,
         "private_key_id": rand("0123456789abcdef", 40),
-        "private_key": BEGIN + PRIVATE + "\n" + pem_body() + "\n" + END + PRIVATE + "\n",
+        "private_key": pem("", lines=4),
         "client_email": "svc@demo-project.iam.gserviceaccount.com",
         "client_id": rand("0123456789", 21), "token_uri": "https://oauth2.googleapis.com/token",
     }, indent=2).encode()
@@ -109,7 +110,7 @@ AGE = age_key()
 #: case -> file bytes that hold no secret
 NEAR_MISSES: dict[str, bytes] = {
     "a certificate in a Kubernetes Secret": k8s_secret(
-        (BEGIN + "CERTIFICATE-----\n" + pem_body() + "\n").encode()),
+        (BEGIN + "CERTIFICATE-----\n" + pem_body(4) + "\n").encode()),
     "age's documentation": b"Keys look like AGE-SECRET-KEY-1QQQQQQQQ... (keep them secret)\n",
     "an age key with a broken checksum": (
         AGE[:-1] + ("Q" if not AGE.endswith("Q") else "P")).encode(),

@@ -2,8 +2,8 @@
 archive, or through a forged allowance. Every attempt is refused through `pack` (or
 `verify` / `bundle` for archives), naming the file; no corpus skill is refused.
 
-Secret-looking names and key blocks are built by concatenation, so that no such literal sits
-in the repository to trip a scanner.
+Secret-looking names are built by concatenation, and key blocks by tests/helpers/secrets.py,
+so that no such literal sits in the repository to trip a scanner.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.hostile import TALLY, demo_skill, files_under, run_cli
 from helpers.paths import CORPUS_SKILLS
+from helpers.secrets import BEGIN, key_block, pem_block
 from helpers.zips import (
     Member,
     build,
@@ -47,16 +48,6 @@ NAMES = [
     "secrets" + D + "json", "Secrets" + D + "YAML", "secret" + D + "toml",
     "config/secrets" + D + "ini", "secret" + D + "env", "secrets" + D + "txt",
 ]
-BEGIN, END = "-----BEGIN ", "-----END "
-
-
-def key_block(kind: str, newline: str = "\n") -> bytes:
-    label = f"{kind} PRIVATE KEY" if kind else "PRIVATE KEY"
-    if kind == "PGP":
-        label = "PGP PRIVATE KEY BLOCK"
-    lines = [BEGIN + label + "-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
-             END + label + "-----", ""]
-    return newline.join(lines).encode()
 
 
 def test_at_least_twenty_name_variants() -> None:
@@ -162,7 +153,7 @@ def test_a_utf16_key_is_found_at_any_offset(encoding: str, prefix: int, where: s
 
 def test_public_material_is_not_a_false_positive(tmp_path: Path) -> None:
     skill = demo_skill(tmp_path / "demo", {
-        "certs/ca.crt": BEGIN + "CERTIFICATE-----\nMIIB\n" + END + "CERTIFICATE-----\n",
+        "certs/ca.crt": pem_block("CERTIFICATE", "MIIB"),
         "keys/deploy.pub": "ssh-ed25519 AAAAC3Nza deploy@example\n",
         "references/pem.md": "A PEM private key starts with " + BEGIN.strip() + " and ends.\n",
         "references/secrets.md": "How to keep secrets out of a skill.\n",

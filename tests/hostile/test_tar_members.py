@@ -9,7 +9,6 @@ error says were produced stay the same while the declared size grows 256-fold.
 from __future__ import annotations
 
 import gzip
-import io
 import re
 import tarfile
 import tracemalloc
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from helpers.hostile import TALLY, demo_skill, run_cli
+from helpers.secrets import tar
 
 from skillpack.content.inflate import Caps, gunzip, read_tar
 from skillpack.content.scan import scan_content
@@ -204,23 +204,13 @@ def test_every_command_refuses_a_chain_of_extended_headers(kind: str, tmp_path: 
 
 # -- 16. the gzip framings real tools write ----------------------------------------------------
 
-def _tar(files: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return out.getvalue()
-
-
 SKILL_TAR = {"demo/SKILL.md": b"---\nname: demo\ndescription: Demo skill. Use it for tests.\n"
                               b"---\n\nBody.\n",
              "demo/data.bin": bytes(range(256)) * 400}
 
 
 def framings() -> dict[str, bytes]:
-    raw = _tar(SKILL_TAR)
+    raw = tar(SKILL_TAR)
     return {
         "two members (gzip a >> b)": gzip.compress(raw[:1536]) + gzip.compress(raw[1536:]),
         "two members, the first inflating past 64 KiB": gzip.compress(raw[:-1024])
@@ -240,7 +230,7 @@ def framings() -> dict[str, bytes]:
 @pytest.mark.parametrize("case", sorted(framings()))
 def test_a_valid_gzip_framing_is_read(case: str, tmp_path: Path) -> None:
     data = framings()[case]
-    assert gzip.decompress(data) == _tar(SKILL_TAR)  # what Python's gzip reads
+    assert gzip.decompress(data) == tar(SKILL_TAR)  # what Python's gzip reads
     assert {m.path: m.data for m in read_tar(data)} == SKILL_TAR
     archive = tmp_path / "demo.tar.gz"
     archive.write_bytes(data)
@@ -253,7 +243,7 @@ def test_a_valid_gzip_framing_is_read(case: str, tmp_path: Path) -> None:
 
 
 def test_trailing_bytes_that_are_not_padding_are_still_refused() -> None:
-    data = gzip.compress(_tar(SKILL_TAR)) + bytes(100) + b"junk"
+    data = gzip.compress(tar(SKILL_TAR)) + bytes(100) + b"junk"
     with TALLY.refused("foreign-archive", "gzip-trailing-junk", "gunzip", ArchiveError,
                        "trailing data"):
         gunzip(data)

@@ -20,6 +20,7 @@ import pytest
 from helpers.paths import CORPUS_SKILLS, WAITLIST
 from helpers.skills import make_tree
 from helpers.syscalls import deny_open, intercept_open
+from helpers.zips import anthropic_zip
 
 from skillpack import digest
 from skillpack.content.inflate import Caps, read_zip
@@ -29,16 +30,6 @@ from skillpack.source.foreign import read_foreign, unpack, unpacked
 from skillpack.source.notes import listen, unlisten
 
 WAITLIST_FILES = ["SKILL.md", "data/waitlist.csv", "scripts/waitlist.py"]
-
-
-def anthropic_zip(folder: Path) -> bytes:
-    """What Anthropic's skill-creator `package_skill.py` writes: DEFLATE, one top folder."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zipf:
-        for file_path in sorted(folder.rglob("*")):
-            if file_path.is_file():
-                zipf.write(file_path, file_path.relative_to(folder.parent))
-    return out.getvalue()
 
 
 def root_zip(folder: Path) -> bytes:

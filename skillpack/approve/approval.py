@@ -39,6 +39,7 @@ from skillpack.formats.allowances import parse as parse_allowances
 from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
 from skillpack.packing.check import name_clashes
+from skillpack.packing.prepare import PreparedSkill
 from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import canonical_sha256, loaded_sha256
 from skillpack.packing.verify import verified_archive, verify_bytes
@@ -153,15 +154,13 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
     found: list[LockedSkill] = []
     archives: dict[str, str] = {}
     with selection.each(selection.inputs(paths), unpacked_foreign) as items:
-        prepared = selection.prepare(items)
+        # each skill's entry made as soon as it is prepared: its SKILL.md and file set let go
+        entries = selection.prepare_as(items, _entry)
         for item in items:
             if item.kind == "folder":
-                p = prepared.get(item.path)
-                if p is not None:
-                    m = p.manifest
-                    found.append(LockedSkill(m.name, LockEntry.for_skill(
-                        p.skill, m.digest, m.files, m.programs, canonical_sha256(p)),
-                        item.label))
+                entry = entries.get(item.path)
+                if entry is not None:
+                    found.append(LockedSkill(entry.name, entry.entry, item.label))
                 continue
             try:
                 with verified_archive(item.path) as report:
@@ -185,6 +184,13 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
             for p in clashes])
         found = [f for f in found if f.source not in bad]
     return Found(tuple(found), archives)
+
+
+def _entry(p: PreparedSkill) -> LockedSkill:
+    """The entry of a prepared skill folder (its ``source``: the folder, until labelled)."""
+    m = p.manifest
+    return LockedSkill(m.name, LockEntry.for_skill(p.skill, m.digest, m.files, m.programs,
+                                                   canonical_sha256(p)), p.source)
 
 
 def _file_sha256(loaded: Bundle) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -205,8 +205,24 @@ class Lock:
                 "skills": {name: self.skills[name].to_dict() for name in sorted(self.skills)}}
 
     def to_bytes(self) -> bytes:
-        text = json.dumps(self.to_dict(), indent=2, sort_keys=True, ensure_ascii=False)
-        return text.encode("utf-8") + b"\n"
+        return b"".join(self.chunks())
+
+    def chunks(self) -> Iterator[bytes]:
+        """`to_bytes` a skill at a time: ``json.dumps(self.to_dict(), indent=2,
+        sort_keys=True, ensure_ascii=False)`` and a newline, byte for byte, without holding
+        the whole lock as one object and one text (a lock of thousands of skills is written
+        from its entries as it goes)."""
+        if not self.skills:
+            yield _json(self.to_dict()).encode("utf-8") + b"\n"
+            return
+        yield ('{\n  "format": ' + _json(self.format) + ',\n  "skills": {').encode("utf-8")
+        comma = ""
+        for name in sorted(self.skills):
+            # an entry's text, one level deeper: JSON text holds no newline but its indents
+            entry = _json(self.skills[name].to_dict()).replace("\n", "\n    ")
+            yield f"{comma}\n    {_json(name)}: {entry}".encode()
+            comma = ","
+        yield b"\n  }\n}\n"
 
     def digests(self) -> dict[str, str]:
         """Name -> digest: what `skillpack.runtime.load(expect=...)` takes."""
@@ -224,6 +240,11 @@ class Lock:
         return cls({str(name): LockEntry.from_dict(value, name=str(name), source=source,
                                                    format=version)
                     for name, value in skills.items()}, version)
+
+
+def _json(value: Any) -> str:
+    """A lock's JSON text of `value`: indented by two, keys sorted, Unicode as it is."""
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
 class _TwiceError(ValueError):
@@ -276,7 +297,8 @@ def write_lock(entries: Iterable[LockedSkill], dest: str | os.PathLike[str]) -> 
     """Write a lock of skills atomically; one name, one entry."""
     lock = make_lock(entries)
     with atomic_write(dest) as handle:
-        handle.write(lock.to_bytes())
+        for chunk in lock.chunks():
+            handle.write(chunk)
     return lock
 
 

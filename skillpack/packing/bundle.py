@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import keyword
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from skillpack._atomic import atomic_write, clean_stale_temps
 from skillpack.errors import Problem, SkillError, SkillpackError, WriteError
@@ -29,6 +29,7 @@ from skillpack.formats.bundle_index import BUNDLE_INDEX, index_bytes
 from skillpack.formats.manifest import MANIFEST_PATH
 from skillpack.packing.check import CatalogReport, catalog_report, name_clashes
 from skillpack.packing.members import Member, write_members
+from skillpack.packing.prepare import PreparedSkill
 from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import archive_sha256
 from skillpack.packing.targets import SkillFacts, check_request, check_targets, get_targets
@@ -51,6 +52,20 @@ class BundledSkill(NamedTuple):
     source: str
 
 
+class _Front(NamedTuple):
+    """What the host checks and the catalog read of a skill's SKILL.md: its frontmatter
+    (not its body, which a bundle of thousands of skills does not hold)."""
+
+    description: str
+    frontmatter: Mapping[str, Any]
+    file: str | None
+    lines: Mapping[str, int]
+
+    @classmethod
+    def of(cls, skill: Skill) -> _Front:
+        return cls(skill.description, skill.frontmatter, skill.file, skill.lines)
+
+
 @dataclass(frozen=True)
 class _Found:
     """A skill to bundle: its digest, where it came from, and its archive members."""
@@ -58,7 +73,7 @@ class _Found:
     digest: str
     source: str
     members: list[Member]
-    skill: Skill | None = field(default=None, compare=False)  # the parsed SKILL.md
+    skill: _Front | None = field(default=None, compare=False)  # its SKILL.md's frontmatter
     files: tuple[tuple[str, int], ...] = ()  # (path, size) of each file
 
 
@@ -103,7 +118,7 @@ def _archive_members(path: str) -> dict[str, _Found]:
                     else skill.file(record.path).bytes())
             members.append(Member(f"{name}/{record.path}", record.size,
                                   record.mode == "100755", record.blake3, data=data))
-        found[name] = _Found(skill.digest, path, members, skill.skill,
+        found[name] = _Found(skill.digest, path, members, _Front.of(skill.skill),
                              tuple((r.path, r.size) for r in skill.manifest.files))
     return found
 
@@ -116,14 +131,15 @@ def _collect(items: Sequence[Input], outputs: Sequence[str | os.PathLike[str]],
     different skills with one name (`name_clashes`), or with keep-going skips the later."""
     skills: dict[str, _Found] = {}
     clashes: list[tuple[str, Problem]] = []
-    prepared = selection.prepare(items, outputs=outputs)
+    # what is bundled of each skill folder is kept as soon as it is prepared (its members,
+    # its frontmatter): its SKILL.md's body and file set let go
+    prepared = selection.prepare_as(items, _folder_found, outputs=outputs)
     for item in items:
         if item.kind == "folder":
             p = prepared.get(item.path)
             if p is None:  # skipped
                 continue
-            found = {p.name: _Found(p.digest, item.label, p.members(), p.skill,
-                                    tuple((r.path, r.size) for r in p.manifest.files))}
+            found = {p[0]: replace(p[1], source=item.label)}
         else:
             try:
                 found = _archive_members(item.path)
@@ -147,6 +163,11 @@ def _collect(items: Sequence[Input], outputs: Sequence[str | os.PathLike[str]],
 
 
 _CLASH_HINT = "bundle only one of them, or rename one"
+
+
+def _folder_found(p: PreparedSkill) -> tuple[str, _Found]:
+    return p.name, _Found(p.digest, p.source, p.members(), _Front.of(p.skill),
+                          tuple((r.path, r.size) for r in p.manifest.files))
 
 
 def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],

@@ -10,8 +10,9 @@ imports nothing that writes (no temp files, no thread pools), so that `check` st
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from skillpack.errors import (
     ArchiveError,
@@ -53,7 +54,9 @@ __all__ = [
     "judge_skill",
     "output_rules",
     "prepare_each",
+    "prepare_each_as",
     "prepare_many",
+    "prepare_many_as",
     "prepare_parsed",
     "prepare_skill",
     "refuse_all",
@@ -69,6 +72,7 @@ OUTPUT_RULE = "output of this command (never carried into the skill)"
 UNHASHED = "0" * 64
 
 Outputs = Sequence[str | os.PathLike[str]]
+T = TypeVar("T")
 
 
 class ResolvedOutputs(tuple[str, ...]):
@@ -443,13 +447,29 @@ def prepare_each(folders: Iterable[str | os.PathLike[str]], *,
                  outputs: Outputs = ()) -> list[PreparedSkill | SkillpackError]:
     """`prepare_skill` of each skill folder, in order: the skill prepared, or the error
     refusing it (nothing raised for a bad skill)."""
-    done: list[PreparedSkill | SkillpackError] = []
+    return prepare_each_as(folders, _itself, options=options, outputs=outputs)
+
+
+def prepare_each_as(folders: Iterable[str | os.PathLike[str]],
+                    keep: Callable[[PreparedSkill], T], *,
+                    options: PackOptions | None = None,
+                    outputs: Outputs = ()) -> list[T | SkillpackError]:
+    """`prepare_each`, each skill prepared handed to `keep` at once and let go: what is
+    kept is what `keep` returns (a lock entry, a report), so that a command over thousands
+    of skills holds what it needs of each, not every skill's SKILL.md and file set."""
+    done: list[T | SkillpackError] = []
     for folder in folders:
         try:
-            done.append(prepare_skill(folder, options=options, outputs=outputs))
+            prepared = prepare_skill(folder, options=options, outputs=outputs)
         except (SkillError, RefusedError, ArchiveError) as err:
             done.append(err)
+            continue
+        done.append(keep(prepared))
     return done
+
+
+def _itself(prepared: PreparedSkill) -> PreparedSkill:
+    return prepared
 
 
 def prepare_many(paths: Iterable[str | os.PathLike[str]], *,
@@ -457,6 +477,15 @@ def prepare_many(paths: Iterable[str | os.PathLike[str]], *,
                  outputs: Outputs = ()) -> list[PreparedSkill]:
     """Prepare every skill found under ``paths``; refuse them all at once if any is bad.
     `outputs`: what the command will write, left out of any skill holding it."""
-    done = prepare_each(skill_folders(paths), options=options, outputs=outputs)
+    return prepare_many_as(paths, _itself, options=options, outputs=outputs)
+
+
+def prepare_many_as(paths: Iterable[str | os.PathLike[str]],
+                    keep: Callable[[PreparedSkill], T], *,
+                    options: PackOptions | None = None,
+                    outputs: Outputs = ()) -> list[T]:
+    """`prepare_many`, keeping of each skill what ``keep(prepared)`` returns, made as soon
+    as it is prepared (`prepare_each_as`)."""
+    done = prepare_each_as(skill_folders(paths), keep, options=options, outputs=outputs)
     refuse_all([d for d in done if isinstance(d, SkillpackError)])
-    return [d for d in done if isinstance(d, PreparedSkill)]
+    return [d for d in done if not isinstance(d, SkillpackError)]

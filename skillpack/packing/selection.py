@@ -19,19 +19,22 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from skillpack.errors import Problem, SkillpackError
 from skillpack.packing.prepare import (
     Outputs,
     PackOptions,
     PreparedSkill,
-    prepare_each,
+    prepare_each_as,
     refuse_all,
     silenced,
 )
 from skillpack.source.classify import Exclude, Input, classify
 
 __all__ = ["OpenOne", "Selection", "SkippedSkill"]
+
+T = TypeVar("T")
 
 #: What turns inputs into skill folders for a block (`as_skill_folders`, `unpacked_foreign`).
 OpenOne = Callable[[Sequence[Input]], AbstractContextManager[list[Input]]]
@@ -132,10 +135,22 @@ class Selection:
         """Each skill folder among `items` prepared (`prepare_each`, with this selection's
         ``ignore``), by its path; every failure settled at once (`settle`): raised, or with
         keep-going skipped, so that the others are prepared still."""
+        return self.prepare_as(items, _itself, options=options, outputs=outputs)
+
+    def prepare_as(self, items: Sequence[Input], keep: Callable[[PreparedSkill], T], *,
+                   options: PackOptions | None = None,
+                   outputs: Outputs = ()) -> dict[str, T]:
+        """`prepare`, keeping of each skill what ``keep(prepared)`` returns, made as soon as
+        it is prepared (`prepare_each_as`): memory grows with what is kept, not with every
+        skill's SKILL.md and file set held until the last is prepared."""
         folders = [i for i in items if i.kind == "folder"]
-        done = prepare_each([i.path for i in folders], options=self.options(options),
-                            outputs=outputs)
+        done = prepare_each_as([i.path for i in folders], keep, options=self.options(options),
+                               outputs=outputs)
         self.settle([(i.label, i.relabel(d)) for i, d in zip(folders, done, strict=True)
                      if isinstance(d, SkillpackError)])
         return {i.path: d for i, d in zip(folders, done, strict=True)
-                if isinstance(d, PreparedSkill)}
+                if not isinstance(d, SkillpackError)}
+
+
+def _itself(prepared: PreparedSkill) -> PreparedSkill:
+    return prepared

@@ -17,7 +17,7 @@ import tempfile
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, cast
 
 from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
@@ -27,7 +27,7 @@ from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.formats.paths import SKILL_MD, collision_key, name_problem, sort_key
-from skillpack.packing.prepare import PreparedSkill, prepare_many
+from skillpack.packing.prepare import PreparedSkill, prepare_many_as
 from skillpack.packing.sha256 import sha256_problems
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.runtime.bundle import load_index
@@ -99,7 +99,7 @@ class VerifyReport:
 def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
     """Check every skill under a folder as `pack` would, and report their digests."""
     return VerifyReport(os.fspath(path), "folder",
-                        tuple(_folder_skill(p) for p in prepare_many([path])))
+                        tuple(prepare_many_as([path], _folder_skill)))
 
 
 def _folder_skill(p: PreparedSkill, source: str | None = None) -> SkillReport:
@@ -157,11 +157,13 @@ def verify_inputs(items: Sequence[Input]) -> list[SkillReport]:
     skill's ``source`` is its input's `Input.label`."""
     with unpacked_foreign(items) as ready:
         folders = [i.path for i in ready if i.kind == "folder"]
-        prepared = iter(prepare_many(folders) if folders else ())
+        # each folder's report made as soon as it is prepared: its SKILL.md and file set
+        # let go (memory grows with the files, not with their bytes)
+        prepared = iter(prepare_many_as(folders, _folder_skill) if folders else ())
         found: list[SkillReport] = []
         for item in ready:
             if item.kind == "folder":
-                found.append(_folder_skill(next(prepared), item.label))
+                found.append(replace(next(prepared), source=item.label))
                 continue
             with verified_archive(item.path) as report:
                 found.extend(report.skills)
@@ -213,7 +215,7 @@ def _verify_loaded(bundle: Bundle, source: str,
         entry = index.get(member)
         assert entry is not None
         raw = bytes(index.data(entry))
-        manifest = Manifest.from_bytes(raw, source=f"{source}/{member}")  # checked at load
+        manifest = loaded._declared_manifest()  # what load decoded and checked of `raw`
         if manifest.to_bytes() != raw:
             problems.append(Problem("error", "manifest-not-canonical", "the manifest is not in "
                                     "canonical form: it was altered after packing", member))
@@ -235,6 +237,7 @@ def _verify_loaded(bundle: Bundle, source: str,
             frontmatter = {}
         reports.append(SkillReport(name, loaded.digest, manifest.files, manifest.programs,
                                    manifest, source, frontmatter=frontmatter))
+        loaded._let_go()  # its SKILL.md read again if asked: memory grows with the files
     problems.extend(zip_problems())
     if problems:
         raise IntegrityError(

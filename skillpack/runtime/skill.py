@@ -172,6 +172,23 @@ class LoadedSkill:
         self._checked = False  # whether the manifest's fields were checked against SKILL.md
         self._programs: tuple[Program, ...] | None = None
 
+    def _declared_manifest(self) -> Manifest:
+        """The manifest as the skill's member declares it: its files checked at load, its
+        other fields not yet against SKILL.md (`skillpack verify` checks them field by field
+        itself). Made once, from what load read (no second decoding, no second copy of its
+        records); `manifest` then checks and returns this very object."""
+        manifest = self._manifest
+        if isinstance(manifest, ManifestFields):
+            manifest = self._manifest = Manifest.from_fields(manifest)
+        return manifest
+
+    def _let_go(self) -> None:
+        """Drop what was read of SKILL.md (its text, the parsed skill), read again if asked:
+        `skillpack verify` of a bundle calls it once it has checked a skill, so that a bundle
+        of thousands of skills is verified holding their records, not every SKILL.md."""
+        self._front = None
+        self._parsed = None
+
     @property
     def manifest(self) -> Manifest:
         """The skill's manifest, every field checked: its files against the digest (at load),

@@ -19,9 +19,11 @@ import skillpack.runtime as rt
 from skillpack import _atomic as atomic
 from skillpack.approve.lock import Lock, LockEntry, read_lock, write_lock
 from skillpack.errors import FormatVersionError, IntegrityError, SkillpackError, WriteError
+from skillpack.formats.digest import digest_records
 from skillpack.packing.bundle import write_bundle
 from skillpack.packing.pack import pack
 from skillpack.packing.verify import digest, verify_folder
+from skillpack.skillmd.skill import parse_skill
 from skillpack.source.load import parse_skill_file
 
 
@@ -264,3 +266,14 @@ def test_the_lock_lists_the_programs_skill_md_mentions(tmp_path: Path) -> None:
         ("pandoc", "mentioned"), ("python3", "mentioned"), ("git", "runs-at-load")]
     assert [m["line"] for m in mentions] == [7, 8, 11]
     assert read_lock(tmp_path / "skills.lock").skills["docs-tool"].mentions == tuple(mentions)
+
+
+def test_a_lock_is_written_a_skill_at_a_time_as_one_json_text_would_be() -> None:
+    entry = LockEntry.for_skill(parse_skill(
+        "---\nname: café-notes\ndescription: Notes « au café ». Use when asked.\n---\n\n"
+        "```bash\npython3 scripts/run.py \"$1\" | sort\n```\n", file="SKILL.md"),
+        digest_records([]), [], [{"name": "python3"}], "sha256:" + "0" * 64)
+    for skills in ({}, {"café-notes": entry}, {"b": entry, "a": entry, "é": entry}):
+        lock = Lock(skills)
+        text = json.dumps(lock.to_dict(), indent=2, sort_keys=True, ensure_ascii=False)
+        assert lock.to_bytes() == text.encode("utf-8") + b"\n"

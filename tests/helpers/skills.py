@@ -89,3 +89,18 @@ def tree(folder: Path) -> dict[str, tuple[bytes, int]]:
     """Every file under ``folder``: relative path -> (bytes, permission bits)."""
     return {p.relative_to(folder).as_posix(): (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def repository(root: Path, skills: int, size: int) -> Path:
+    """A folder of `skills` valid skills, each a SKILL.md of about `size` bytes (prose, with
+    one shell block) and a reference file of `size` bytes: two repositories made with the same
+    `skills` and different `size` differ in their bytes only, not in their files."""
+    line = "Read the report, check each row and write the summary for the team.\n"
+    prose = line * max(1, size // len(line))
+    for i in range(skills):
+        name = f"skill-{i:04d}"
+        write_skill(root / name, f"---\nname: {name}\ndescription: Checks report number {i}. "
+                    "Use when a report needs checking.\n---\n\n# Report\n\n```bash\npython3 "
+                    f"scripts/check.py --row {i}\n```\n\n{prose}",
+                    {"references/notes.md": prose, "scripts/check.py": "print('ok')\n"})
+    return root

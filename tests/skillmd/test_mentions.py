@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import CORPUS_SKILLS
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skillpack.skillmd.mentions import Mention, mentioned_programs, split_commands
 from skillpack.skillmd.skill import parse_skill
@@ -150,3 +152,12 @@ def test_angle_bracket_placeholders_are_words_not_redirections() -> None:
     (found,) = mentioned_programs("```bash\nnohup python <skill-path>/view.py <dir> &\n```\n", 1)
     assert (found.program, found.context, found.script) == (
         "python", "via nohup", "{skill-path}/view.py")
+
+
+
+@given(st.text(alphabet="ab1-_./=~*?$!{}[] \t\r\x0b\x0c\u00a0é;&|()<>`", max_size=40))
+def test_a_line_without_quotes_escapes_or_comments_is_split_as_shlex_splits_it(
+    text: str,
+) -> None:
+    # a comment at its end sends the line through shlex; without one it is split at once
+    assert split_commands(text) == split_commands(text + " # a comment")

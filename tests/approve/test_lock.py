@@ -278,4 +278,3 @@ def test_the_lock_lists_the_programs_skill_md_mentions(tmp_path: Path) -> None:
         ("pandoc", "mentioned"), ("python3", "mentioned"), ("git", "runs-at-load")]
     assert [m["line"] for m in mentions] == [7, 8, 11]
     assert read_lock(tmp_path / "skills.lock").skills["docs-tool"].mentions == tuple(mentions)
-

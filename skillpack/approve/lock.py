@@ -36,12 +36,12 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from skillpack._atomic import atomic_write
+from skillpack._regular import read_regular
 from skillpack.errors import IntegrityError, MissingPathError, SkillpackError
 from skillpack.formats.digest import DIGEST_RE, FileRecord, digest_records
 from skillpack.formats.manifest import FORMAT, LOCK_FORMAT, check_format
 from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.skillmd.skill import Skill
-from skillpack.source.load import read_regular
 
 __all__ = ["Lock", "LockEntry", "LockTool", "LockedSkill", "make_lock", "read_lock",
            "write_lock"]

@@ -19,6 +19,7 @@ from skillpack.formats import allowances
 from skillpack.formats.manifest import Manifest, ManifestFields
 from skillpack.formats.paths import SKILL_MD
 from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
+from skillpack.skillmd.fence_probe import may_open_a_tool_fence
 
 # Neither `re`, `unicodedata`, `typing` nor `dataclasses` at import (the runtime's cold
 # start): `re` and `unicodedata` are imported when a path is refused.
@@ -377,6 +378,13 @@ class LoadedSkill:
 
     @property
     def tools(self) -> tuple[Tool, ...]:
+        """The tools of `skill`: none, without parsing it, when the verified SKILL.md
+        declares no `includes` and no body line opens a tool fence (then `parse_skill` has
+        nothing to refuse either: `_frontmatter` refuses a name conflict)."""
+        if self._parsed is None:
+            front = self._frontmatter()
+            if "includes" not in front.data and not may_open_a_tool_fence(front.body):
+                return ()
         return self.skill.tools
 
     @property

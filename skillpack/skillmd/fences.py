@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from skillpack._record import Record
 from skillpack.errors import Problem
+from skillpack.skillmd.fence_probe import may_open_a_tool_fence
 from skillpack.skillmd.tools import (
     PARAM_NAME,
     PARAM_TYPES,
@@ -61,7 +62,7 @@ def parse_body(body: str, *, file: str | None = None, first_line: int = 1) -> Pa
     Returns the tools, the body with each tool fence replaced by its tool id, and every
     problem found (the caller raises them together).
     """
-    if not _may_open_a_tool_fence(body):  # all prose, given back whole
+    if not may_open_a_tool_fence(body):  # all prose, given back whole
         return ParsedBody((), body, ())
     return _parse_lines(body, file, first_line)
 
@@ -108,27 +109,6 @@ def _parse_lines(body: str, file: str | None, first_line: int) -> ParsedBody:
             out.append(tool.id)
         i = end
     return ParsedBody(tuple(tools), "\n".join(out), tuple(problems))
-
-
-def _may_open_a_tool_fence(body: str) -> bool:
-    """Whether a line of `body` opens a fence whose info string is ``tool``, as parse_body
-    reads a line. Every such line ends in "tool" (blanks aside): found by ``str.find``, which
-    skips ahead several bytes at a time (twice as fast on the corpus's bodies as the regular
-    expression ``tool[^\\S\\n]*$`` it replaces, which looks at every one), then each line
-    found is read as parse_body reads it (a handful a body)."""
-    find = body.find
-    at = find("tool")
-    while at >= 0:
-        end = at + 4
-        eol = find("\n", end)
-        if eol < 0:
-            eol = len(body)
-        if end == eol or body[end:eol].isspace():  # str.isspace: what \s matches, \n aside
-            match = _FENCE.match(body[body.rfind("\n", 0, at) + 1 : eol])
-            if match is not None and match.group(3).strip() == "tool":
-                return True
-        at = find("tool", end)
-    return False
 
 
 def _find_close(lines: list[str], start: int, marker: str) -> int | None:

@@ -1,19 +1,19 @@
 """A skill on disk: its SKILL.md read and parsed, its file set walked, its validity gated.
 
 `load_skill` (a skill folder or its SKILL.md) and `parse_skill_file` resolve a path to its
-SKILL.md in one way (`skill_md_path`); `read_regular` reads a file without blocking on a fifo
-or reading a device forever; `require_valid` is the one gate `pack`, `bundle`, `lock` and
-`included_files` put a skill through (the errors `skillpack check` reports).
+SKILL.md in one way (`skill_md_path`); `read_regular` (from `skillpack._regular`) reads a
+file without blocking on a fifo or reading a device forever; `require_valid` is the one gate
+`pack`, `bundle`, `lock` and `included_files` put a skill through (the errors `skillpack
+check` reports).
 """
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from skillpack._regular import open_regular, read_regular
 from skillpack.errors import MissingPathError, Problem, SkillError, SkillpackError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.skill import Skill, parse_skill
@@ -98,35 +98,6 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
         raise SkillError(message, path=where, line=line,
                          problems=[Problem("error", "encoding", message, where, line)]) from None
     return parse_skill(source, file=where, workdir=str(Path(where).parent))
-
-
-def open_regular(path: str | os.PathLike[str]) -> int:
-    """A descriptor of the regular file at `path`, for reading. Opened without blocking and
-    checked before a byte is read: a fifo would block forever, a device (``/dev/zero``) never
-    ends. Raises `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = ("a folder" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
-                    else "a device or socket")
-            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file at `path` (opened as `open_regular` opens it)."""
-    fd = open_regular(path)
-    chunks = []
-    try:
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
 
 
 def skill_fileset(

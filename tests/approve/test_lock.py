@@ -6,6 +6,8 @@ import errno
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,18 @@ def lock_of(tmp_path: Path, *paths: Path, name: str = "skills.lock") -> Path:
     count = len(json.loads(dest.read_text())["skills"])
     assert result.stdout == f"locked {count} skill(s) in {dest}\n"
     return dest
+
+
+def test_reading_a_lock_does_not_import_the_stage_of_skills_on_disk(tmp_path: Path) -> None:
+    """`expect=read_lock(path).digests()` is a cold start's second way to pin a bundle: it must
+    not pull in `skillpack.source` (pathspec, the content checks) to read one file."""
+    lock = lock_of(tmp_path, WAITLIST)
+    code = (f"import sys, skillpack\nskillpack.read_lock({str(lock)!r}).digests()\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('skillpack.source', "
+            "'pathspec'))))")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, timeout=60)
+    assert found.stdout.strip() == "[]"
 
 
 def test_the_lock_is_sorted_with_one_line_per_file(tmp_path: Path) -> None:

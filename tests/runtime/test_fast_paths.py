@@ -161,3 +161,36 @@ def test_every_corpus_skill_md_reads_as_its_whole_text_does(corpus_bundle: bytes
         assert whole is not None
         assert (skill.description, skill.body) == (whole.data["description"], whole.body)
         assert skill.skill.body_line == whole.body_line
+
+
+# -- tools without the parser: a SKILL.md with no tool fence and no includes ---------------------
+
+
+@pytest.mark.corpus
+def test_every_corpus_skill_s_tools_are_what_parsing_it_gives(corpus_bundle: bytes) -> None:
+    fast, parsed = rt.load(corpus_bundle), rt.load(corpus_bundle)
+    for name in fast.names:
+        assert fast[name].tools == parsed[name].skill.tools, name
+
+
+@pytest.mark.parametrize("data", [
+    FRONT + b"body\n",
+    FRONT + b"```\n```tool\nid: x\n```\n```\n",  # a tool fence inside another: prose
+    FRONT + b"~~~~ tool \nid: x\n~~~~\n",  # a fence of tildes
+    FRONT + b"    ```tool\nid: x\n```\n",  # indented four: code, not a fence
+    FRONT + b"```tool\nid: x\n```\n",  # a tool without run: refused
+    FRONT.replace(b"---\nname", b"---\nincludes: ../up\nname") + b"body\n",  # refused
+    FRONT.replace(b"---\nname", b"---\nincludes: [a.md]\nname") + b"body\n",  # no workdir
+])
+def test_tools_are_what_parsing_the_skill_md_gives_or_its_refusal(
+        small: Members, data: bytes) -> None:
+    fast, parsed = (rt.load(with_skill_md(small, "waitlist", data))["waitlist"]
+                    for _ in range(2))
+    try:
+        want = parsed.skill.tools
+    except SkillError as exc:
+        with pytest.raises(SkillError) as caught:
+            fast.tools  # noqa: B018
+        assert caught.value.message == exc.message
+    else:
+        assert fast.tools == want

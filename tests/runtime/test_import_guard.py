@@ -176,6 +176,8 @@ def test_the_first_turn_imports_neither_json_nor_re(tmp_path: Path) -> None:
         "b = rt.load(data, expect={n: rt.load(data)[n].digest for n in rt.load(data).names})\n"
         "b.catalog_text()\n"
         "assert 'read_skill_resource(name=\"waitlist\"' in b.load_skill('waitlist')\n"
-        "b.read_skill_resource('waitlist', 'data/waitlist.csv')")
+        "b.read_skill_resource('waitlist', 'data/waitlist.csv')\n"
+        "assert b['release-notes'].tools == ()")  # no tool fence: nothing to parse
     assert "skillpack.skillmd.frontmatter_reader" in loaded  # it did read the SKILL.md files
     assert not loaded & set(COLD_FORBIDDEN), sorted(loaded & set(COLD_FORBIDDEN))
+    assert "skillpack.skillmd.skill" not in loaded

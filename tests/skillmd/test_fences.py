@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillpack.errors import SkillError
-from skillpack.skillmd.fences import parse_body
+from skillpack.skillmd.fence_probe import opens_a_tool_fence
+from skillpack.skillmd.fences import _FENCE, parse_body
 from skillpack.skillmd.skill import Skill, parse_skill
 from skillpack.skillmd.tools import Param, Tool
 from skillpack.source.load import parse_skill_file
@@ -335,3 +336,10 @@ def test_the_prefilter_finds_every_fixture_and_corpus_tool_fence() -> None:
     assert len(texts) > 200
     assert [parse_body(t) for t in texts] == [_parse_lines(t, None, 1) for t in texts]
     assert sum(1 for t in texts if parse_body(t).tools) >= 2  # the hard-skill fixtures
+
+
+@given(st.lists(st.sampled_from(_LINE_PIECES) | st.text(max_size=3), max_size=5).map("".join))
+def test_a_line_opens_a_tool_fence_as_the_fence_pattern_reads_it(line: str) -> None:
+    line = line.replace("\n", "")
+    match = _FENCE.match(line)
+    assert opens_a_tool_fence(line) == (match is not None and match.group(3).strip() == "tool")

@@ -1,0 +1,44 @@
+"""Regular files read without blocking on a fifo or reading a device forever.
+
+The one way the build side reads a file it was named (a SKILL.md, a lock, a signature, an
+archive): here, below every stage, so that a reader such as `skillpack.approve.lock` does not
+import the stage of skills on disk (`skillpack.source`, with pathspec and the content checks:
+over 100 ms of a fresh interpreter) to read one file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+__all__ = ["open_regular", "read_regular"]
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the regular file at `path`, for reading. Opened without blocking and
+    checked before a byte is read: a fifo would block forever, a device (``/dev/zero``) never
+    ends. Raises `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a fifo" if stat.S_ISFIFO(mode)
+                    else "a device or socket")
+            raise OSError(errno.EINVAL, f"it is {kind}, not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at `path` (opened as `open_regular` opens it)."""
+    fd = open_regular(path)
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)

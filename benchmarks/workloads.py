@@ -16,7 +16,8 @@
   beside ``zip -r -X`` run once a skill (and Anthropic's packager, ``--packager``);
   ``bundle`` beside ``pack``; ``lock`` beside ``verify --lock``; ``verify --lock`` beside
   ``digest``; ``review --lock`` beside ``verify --lock``; ``verify`` of the bundle beside
-  ``unzip -t`` of it.
+  ``unzip -t`` of it, and its floor (the interpreter and the modules ``verify`` imports)
+  beside the same.
 * ``pull``: ``skillpack pull`` of 50 references (50 generated skills pushed to a local
   ``docker-registry`` on 127.0.0.1) in one process, with and without ``--lock``, beside
   ``skopeo copy`` run once a reference (``docker://`` to ``dir:``); left out, saying why,
@@ -194,6 +195,9 @@ def first_turn(ctx: Context, subject: str, skills: Callable[[], list[Path]]) -> 
 
 # -- commands on many skills --------------------------------------------------------------------
 
+#: `skillpack verify`'s start: the interpreter and the modules the command imports.
+VERIFY_START = "import skillpack.cli.app, skillpack.cli.commands.verify"
+
 SKILLS_REF = ("import sys\nfrom pathlib import Path\nimport skills_ref.cli\n"
               "from skills_ref.validator import validate\n"
               "for path in sys.argv[1:]:\n    validate(Path(path))\n")
@@ -251,6 +255,8 @@ def skill_commands(ctx: Context, key: str, subject: str,
             "review-lock": sp("review", *paths, "--lock", lock, "-o", out / "review.html",
                               before=remove(out / "review.html")),
             "verify-bundle": sp("verify", bundle),
+            # what `skillpack verify` runs before reading a byte: the floor of its line
+            "verify-start": Command([tree.python, "-c", VERIFY_START], tree.env, ctx.work),
         }
 
     def peers() -> dict[str, Command]:
@@ -281,6 +287,8 @@ def skill_commands(ctx: Context, key: str, subject: str,
              yardstick=True),
         Line("verify-bundle", "`verify` of the bundle", "verify-bundle", "unzip",
              "`unzip -t` of it"),
+        Line("verify-bundle", "its floor: `verify`'s start, no bundle read", "verify-start",
+             "unzip", "`unzip -t` of it"),
     ]
     return Group(subject, lines, setup, ours, peers)
 

@@ -62,9 +62,9 @@ _EXPORTS: dict[str, str] = {
     "LockEntry": "skillpack.approve.lock",
     "write_lock": "skillpack.approve.lock",
     "read_lock": "skillpack.approve.lock",
-    "SignedLock": "skillpack.approve.approval",
-    "trusted_keys": "skillpack.approve.approval",
-    "verify_signed_lock": "skillpack.approve.approval",
+    "SignedLock": "skillpack.approve.signing",
+    "trusted_keys": "skillpack.approve.signing",
+    "verify_signed_lock": "skillpack.approve.signing",
     "BundleResult": "skillpack.packing.bundle",
     # installing into agents' folders, and verifying them
     "AgentFolder": "skillpack.install.agents",
@@ -101,13 +101,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from skillpack.approve.approval import SignedLock as SignedLock
-    from skillpack.approve.approval import trusted_keys as trusted_keys
-    from skillpack.approve.approval import verify_signed_lock as verify_signed_lock
     from skillpack.approve.lock import Lock as Lock
     from skillpack.approve.lock import LockEntry as LockEntry
     from skillpack.approve.lock import read_lock as read_lock
     from skillpack.approve.lock import write_lock as write_lock
+    from skillpack.approve.signing import SignedLock as SignedLock
+    from skillpack.approve.signing import trusted_keys as trusted_keys
+    from skillpack.approve.signing import verify_signed_lock as verify_signed_lock
     from skillpack.errors import ArchiveError as ArchiveError
     from skillpack.errors import ArgumentError as ArgumentError
     from skillpack.errors import FormatVersionError as FormatVersionError

@@ -17,21 +17,13 @@ from pathlib import Path
 
 from blake3 import blake3
 
-from skillpack.approve.lock import Lock, LockedSkill, LockEntry, read_lock
+from skillpack.approve.lock import Lock, LockedSkill, LockEntry
 from skillpack.approve.review import (
     MAX_DIFF_INPUT_BYTES,
     REFUSED,
     SkillChange,
     SkillView,
     compare,
-)
-from skillpack.approve.signing import (
-    Statement,
-    TrustedKey,
-    check_statement_matches_lock,
-    load_public_key,
-    read_trusted_signers,
-    verify_envelope,
 )
 from skillpack.content.secret_rules import problem, scan_member
 from skillpack.errors import Problem, SkillError, SkillpackError
@@ -59,7 +51,6 @@ __all__ = [
     "REFUSED",
     "SIGNATURE_SUFFIX",
     "Found",
-    "SignedLock",
     "approved_views",
     "archive_sha256s",
     "key_password",
@@ -67,8 +58,6 @@ __all__ = [
     "review_changes",
     "review_views",
     "signature_path",
-    "trusted_keys",
-    "verify_signed_lock",
 ]
 
 #: A lock's signature is written beside it, named ``<lock>.intoto.json`` unless told.
@@ -78,19 +67,6 @@ SIGNATURE_SUFFIX = ".intoto.json"
 def signature_path(lock_file: str | os.PathLike[str]) -> str:
     """Where the signature of ``lock_file`` goes by default: ``<lock>.intoto.json``."""
     return os.fspath(lock_file) + SIGNATURE_SUFFIX
-
-
-@dataclass(frozen=True, slots=True)
-class SignedLock:
-    """A lock whose signature verified with a trusted key, and the statement it signed."""
-
-    lock: Lock
-    statement: Statement
-    signer: TrustedKey
-
-    def digests(self) -> dict[str, str]:
-        """Name -> approved digest: what ``skillpack.runtime.load(data, expect=...)`` takes."""
-        return self.lock.digests()
 
 
 def key_password(env_name: str | None) -> bytes | None:
@@ -103,29 +79,6 @@ def key_password(env_name: str | None) -> bytes | None:
         raise SkillpackError(f"the environment variable {env_name} holding the key's password "
                              "is not set", hint=f"export {env_name}=... before signing")
     return value.encode("utf-8")
-
-
-def trusted_keys(signers: Iterable[str | os.PathLike[str]] = (),
-                 signers_file: str | os.PathLike[str] | None = None) -> tuple[TrustedKey, ...]:
-    """The trusted signers: each public key file in ``signers`` (PEM or one OpenSSH line),
-    then every key a trusted-signers file lists."""
-    keys = [load_public_key(path) for path in signers]
-    if signers_file is not None:
-        keys += read_trusted_signers(signers_file)
-    return tuple(keys)
-
-
-def verify_signed_lock(lock_file: str | os.PathLike[str], signature: str | os.PathLike[str],
-                       keys: tuple[TrustedKey, ...]) -> SignedLock:
-    """Read ``lock_file`` and refuse it unless ``signature`` is a valid envelope signed by one
-    of ``keys`` whose statement approves exactly that lock (`IntegrityError` otherwise; a
-    malformed envelope, a bad key or a lock of another format: `SkillpackError`)."""
-    lock_where, where = os.fspath(lock_file), os.fspath(signature)
-    lock = read_lock(lock_where)
-    statement = verify_envelope(_read(where, "signature"), keys, source=where)
-    check_statement_matches_lock(statement, lock, source=lock_where)
-    signer = next(k for k in keys if k.keyid == statement.keyid)
-    return SignedLock(lock, statement, signer)
 
 
 @dataclass(frozen=True, slots=True)

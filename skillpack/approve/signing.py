@@ -32,7 +32,7 @@ import binascii
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +56,7 @@ except ImportError:  # pragma: no cover - exercised in a subprocess by tests/cli
 else:
     HAVE_CRYPTOGRAPHY = True
 
-from skillpack.approve.lock import Lock
+from skillpack.approve.lock import Lock, read_lock
 from skillpack.errors import IntegrityError, SkillpackError
 from skillpack.formats.manifest import canonical_json
 from skillpack.source.load import read_regular
@@ -66,6 +66,7 @@ __all__ = [
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
     "STATEMENT_TYPE",
+    "SignedLock",
     "Statement",
     "Subject",
     "TrustedKey",
@@ -77,7 +78,9 @@ __all__ = [
     "read_trusted_signers",
     "sign_statement",
     "statement_for_lock",
+    "trusted_keys",
     "verify_envelope",
+    "verify_signed_lock",
 ]
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
@@ -446,6 +449,42 @@ def read_trusted_signers(path: str | os.PathLike[str]) -> tuple[TrustedKey, ...]
         raise SkillpackError("; ".join(problems) or "the trusted-signers file lists no key",
                              path=where, hint="one 'ssh-ed25519 AAAA... name' line per signer")
     return tuple(keys)
+
+
+@dataclass(frozen=True, slots=True)
+class SignedLock:
+    """A lock whose signature verified with a trusted key, and the statement it signed."""
+
+    lock: Lock
+    statement: Statement
+    signer: TrustedKey
+
+    def digests(self) -> dict[str, str]:
+        """Name -> approved digest: what ``skillpack.runtime.load(data, expect=...)`` takes."""
+        return self.lock.digests()
+
+
+def trusted_keys(signers: Iterable[str | os.PathLike[str]] = (),
+                 signers_file: str | os.PathLike[str] | None = None) -> tuple[TrustedKey, ...]:
+    """The trusted signers: each public key file in ``signers`` (PEM or one OpenSSH line),
+    then every key a trusted-signers file lists."""
+    keys = [load_public_key(path) for path in signers]
+    if signers_file is not None:
+        keys += read_trusted_signers(signers_file)
+    return tuple(keys)
+
+
+def verify_signed_lock(lock_file: str | os.PathLike[str], signature: str | os.PathLike[str],
+                       keys: tuple[TrustedKey, ...]) -> SignedLock:
+    """Read ``lock_file`` and refuse it unless ``signature`` is a valid envelope signed by one
+    of ``keys`` whose statement approves exactly that lock (`IntegrityError` otherwise; a
+    malformed envelope, a bad key or a lock of another format: `SkillpackError`)."""
+    lock_where, where = os.fspath(lock_file), os.fspath(signature)
+    lock = read_lock(lock_where)
+    statement = verify_envelope(_read(where, "signature"), keys, source=where)
+    check_statement_matches_lock(statement, lock, source=lock_where)
+    signer = next(k for k in keys if k.keyid == statement.keyid)
+    return SignedLock(lock, statement, signer)
 
 
 def _read(where: str, what: str) -> bytes:

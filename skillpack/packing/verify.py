@@ -15,10 +15,11 @@ import os
 import shutil
 import tempfile
 import unicodedata
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, BinaryIO, cast
+from typing import Any, cast
 
 from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
 from skillpack.content.secrets import secret_name_reason
@@ -41,8 +42,8 @@ from skillpack.source.readfile import LARGE_FILE
 from skillpack.source.records import digest_skill
 from skillpack.storedzip.layout import CENTRAL
 from skillpack.storedzip.reader import FileZipIndex, ZipEntry, ZipIndex, read_zip_file
-from skillpack.storedzip.source import FileBytes, FileSpan
-from skillpack.storedzip.writer import ByteComparer, ZipWriter
+from skillpack.storedzip.source import CHUNK, FileBytes, FileSpan
+from skillpack.storedzip.writer import central_entry, end_record
 
 __all__ = [
     "SkillReport",
@@ -127,8 +128,7 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
         # runtime hashes a chunk at a time)
         bundle = load_index(index, cast(memoryview, file), source=source)
         report = _verify_loaded(bundle, source, lambda: _zip_problems(
-            index, lambda offset, size: file.read(offset, size, exact=False), len(file),
-            index.span))
+            index, lambda offset, size: file.read(offset, size, exact=False), len(file)))
         file.check_unchanged()
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
@@ -190,7 +190,7 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
     view = memoryview(data).cast("B")
     index = bundle.zip_index
     return _verify_loaded(bundle, source, lambda: _zip_problems(
-        index, lambda offset, size: view[offset : offset + size], len(view), index.data))
+        index, lambda offset, size: view[offset : offset + size], len(view)))
 
 
 def _verify_loaded(bundle: Bundle, source: str,
@@ -260,54 +260,77 @@ _CENTRAL_FIELDS: _Fields = (
 
 
 def _zip_problems(index: ZipIndex, read_at: Callable[[int, int], bytes | memoryview],
-                  size: int, member_data: Callable[[ZipEntry], memoryview | FileSpan],
-                  ) -> list[Problem]:
+                  size: int) -> list[Problem]:
     """Refuse a zip that is not byte for byte what `ZipWriter` writes for its members.
 
-    The reader checks the structure; this also covers what it leaves alone (each CRC-32, the
-    "made by" system, the file modes an unzip applies), so that an unzip of a verified
-    archive gives exactly the 0644/0755 files `pack` wrote. ``read_at(offset, size)`` reads
-    the archive of `size` bytes, ``member_data(entry)`` a member's bytes (a large member of an
-    archive file is a `FileSpan`, streamed).
+    The reader checks the structure (members one after the other from offset 0, each local
+    header repeating its central entry byte for byte, names, sizes, no extra fields); this
+    covers what it leaves alone: each member's CRC-32, computed over its bytes, and every
+    other field of each central entry (the "made by" system, the time, the file modes an
+    unzip applies...) and of the end record, against what `ZipWriter` writes. So an unzip
+    of a verified archive gives exactly the 0644/0755 files `pack` wrote. One pass over the
+    members in archive order, ``read_at(offset, size)`` reading the archive of `size` bytes
+    a chunk at a time; the central directory read whole (its size grows with the members).
     """
-    comparer = ByteComparer(read_at, size)
-    try:
-        with ZipWriter(cast(BinaryIO, comparer)) as writer:
-            for entry in index.entries:
-                data = member_data(entry)
-                if isinstance(data, FileSpan):
-                    writer.add_chunks(entry.name, len(data), data.chunks(),
-                                      executable=entry.executable)
-                else:  # a zero-copy slice: ZipWriter only takes its length, CRC-32 and bytes
-                    writer.add_bytes(entry.name, cast(bytes, data),
-                                     executable=entry.executable)
-    except ByteComparer.Differs:
-        pass
-    if comparer.same:
+    entries = index.entries
+    cd_at = entries[-1].data_offset + entries[-1].size if entries else 0
+    cd_size = sum(CENTRAL.size + len(entry.name.encode("utf-8")) for entry in entries)
+    cd = read_at(cd_at, cd_size)
+    local_first: tuple[int, str, int] | None = None  # (file offset, member, offset in header)
+    central_first: tuple[int, str, int] | None = None
+    pos = 0
+    for entry, crc in zip(entries, _member_crcs(entries, read_at), strict=True):
+        expected = central_entry(entry.name.encode("utf-8"), crc, entry.size, entry.executable,
+                                 entry.header_offset)
+        actual = cd[pos : pos + len(expected)]
+        if actual != expected:
+            at = next(i for i, (a, b) in enumerate(zip(actual, expected, strict=True))
+                      if a != b)
+            # the local header (4 bytes of signature, then the central entry's bytes 6 to 32)
+            # repeats this field: the first byte that differs is there
+            shown = next((i for i in range(6, 32) if actual[i] != expected[i]), None)
+            if shown is not None and local_first is None:
+                local_first = (entry.header_offset + shown - 2, entry.name, shown - 2)
+            if central_first is None:
+                central_first = (cd_at + pos + at, entry.name, at)
+        pos += len(expected)
+    end = read_at(cd_at + cd_size, size - cd_at - cd_size)
+    if local_first is not None:
+        (first, member, at), fields, where = local_first, _LOCAL_FIELDS, "local header"
+    elif central_first is not None:
+        (first, member, at), fields, where = central_first, _CENTRAL_FIELDS, "central directory"
+    elif end == end_record(len(entries), cd_size, cd_at):
         return []
-    first = min(comparer.diffs, default=min(comparer.end, size))
-    last = index.entries[-1] if len(index) else None
-    cd_at = last.data_offset + last.size if last is not None else 0
-    if first < cd_at:
-        entry = max((e for e in index.entries if e.header_offset <= first),
-                    key=lambda e: e.header_offset)
-        member: str | None = entry.name
-        at, fields, where = first - entry.header_offset, _LOCAL_FIELDS, "local header"
     else:
-        member, at, fields, where = None, first - cd_at, _CENTRAL_FIELDS, "central directory"
-        for entry in index.entries:
-            size = CENTRAL.size + len(entry.name.encode("utf-8"))
-            if at < size:
-                member = entry.name
-                break
-            at -= size
-    if member is None:
+        wanted = end_record(len(entries), cd_size, cd_at)
+        first = cd_at + cd_size + next(
+            (i for i, (a, b) in enumerate(zip(end, wanted, strict=False)) if a != b),
+            min(len(end), len(wanted)))
         return [Problem("error", "zip-not-canonical", f"the zip end record is not what "
                         f"skillpack writes (at byte {first}): the archive was altered")]
     which = next((label for lo, hi, label in fields if lo <= at < hi), "name")
     return [Problem("error", "zip-not-canonical", f"member {member!r}: {where} field "
                     f"'{which}' differs from what skillpack writes (byte {first}): the archive "
                     "was altered after packing", member)]
+
+
+def _member_crcs(entries: Sequence[ZipEntry],
+                 read_at: Callable[[int, int], bytes | memoryview]) -> Iterator[int]:
+    """The CRC-32 of each member's bytes, in archive order, read `CHUNK` bytes at a time."""
+    chunk: memoryview = memoryview(b"")
+    chunk_at = 0
+    for entry in entries:
+        crc = 0
+        at, end = entry.data_offset, entry.data_offset + entry.size
+        while at < end:
+            if not chunk_at <= at < chunk_at + len(chunk):
+                chunk, chunk_at = memoryview(read_at(at, CHUNK)), at
+                if not chunk:
+                    break  # the file shrank: `check_unchanged` says so
+            stop = min(end, chunk_at + len(chunk))
+            crc = zlib.crc32(chunk[at - chunk_at : stop - chunk_at], crc)
+            at = stop
+        yield crc
 
 
 def _rederive(loaded: LoadedSkill, member: str) -> list[Problem]:

@@ -4,7 +4,9 @@
 local headers through a `FileBytes`; the build side (`skillpack verify`, `inspect`, `digest`,
 `bundle` and `lock` of an archive file) then serves the members through it. Nothing is mapped
 (a writer truncating the file would make a mapped read fault): every read is an ``os.pread``
-of at most `CHUNK` bytes, so memory stays at a chunk whatever the archive's size.
+of at most `CHUNK` bytes, so memory stays at a chunk whatever the archive's size. A small read
+is served from the last chunk read for one (read again from its offset when it falls outside):
+members read in archive order cost one ``os.pread`` a MiB, not one a member.
 
 A slice of a `FileBytes` smaller than `CHUNK` is read at once and given as a ``memoryview``
 (what the runtime serves from bytes); a larger one is a lazy `FileSpan`, read a chunk at a
@@ -48,7 +50,7 @@ class FileBytes:
     read (under `CHUNK` bytes) or a `FileSpan` (from `CHUNK` bytes on).
     """
 
-    __slots__ = ("_fd", "_size", "_stamp", "source")
+    __slots__ = ("_at", "_fd", "_size", "_stamp", "_window", "source")
 
     def __init__(self, fd: int, source: str) -> None:
         self._fd = fd
@@ -56,12 +58,17 @@ class FileBytes:
         st = os.fstat(fd)
         self._stamp = _stamp(st)
         self._size = st.st_size
+        # The last `CHUNK` read for small reads, and where it starts: a pass over the members
+        # in archive order (each a few KiB) is then one read a MiB, not one a member.
+        self._window = b""
+        self._at = 0
 
     def __len__(self) -> int:
         return self._size
 
     def close(self) -> None:
         fd, self._fd = self._fd, -1
+        self._window = b""
         if fd >= 0:
             os.close(fd)
 
@@ -91,6 +98,13 @@ class FileBytes:
         """`size` bytes from `offset` (fewer only past the end when not `exact`)."""
         if offset + size > self._size and exact:
             raise self.changed(f"{size} bytes asked at offset {offset}, past its end")
+        if size < CHUNK:
+            at = offset - self._at
+            if at < 0 or at + size > len(self._window):
+                self._window = os.pread(self._fd, CHUNK, offset)
+                self._at, at = offset, 0
+            if at + size <= len(self._window):
+                return self._window[at : at + size]
         data = os.pread(self._fd, size, offset)
         if len(data) < size:
             parts = [data]

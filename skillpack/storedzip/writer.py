@@ -36,7 +36,8 @@ from skillpack.storedzip.layout import (
     UTF8_FLAG,
 )
 
-__all__ = ["CHUNK_SIZE", "MAX_MEMBERS", "MAX_SIZE", "ByteComparer", "ZipWriter"]
+__all__ = ["CHUNK_SIZE", "MAX_MEMBERS", "MAX_SIZE", "ByteComparer", "ZipWriter", "central_entry",
+           "end_record"]
 
 CHUNK_SIZE = 1 << 20
 MAX_SIZE = 0xFFFFFFFF  # sizes and offsets must stay below this (it marks Zip64)
@@ -142,12 +143,7 @@ class ZipWriter:
                           size, len(encoded), 0) + encoded
 
     def _record(self, encoded: bytes, crc: int, size: int, executable: bool) -> None:
-        attrs = _MODE_EXEC if executable else _MODE_FILE
-        self._central.append(
-            CENTRAL.pack(CENTRAL_SIG, _MADE_BY, _VERSION, UTF8_FLAG, 0, _DOS_TIME, _DOS_DATE,
-                         crc, size, size, len(encoded), 0, 0, 0, 0, attrs, self._offset)
-            + encoded
-        )
+        self._central.append(central_entry(encoded, crc, size, executable, self._offset))
         self._cd_size += CENTRAL.size + len(encoded)
         self._offset += LOCAL.size + len(encoded) + size
 
@@ -262,13 +258,27 @@ class ZipWriter:
         try:
             # one write: a record is some 80 bytes, and each write is a call through every
             # layer of the sink (a hashing file, a buffered file)
-            self._file.write(b"".join(self._central) + END.pack(
-                END_SIG, 0, 0, count, count, self._cd_size, self._offset, 0))
+            self._file.write(b"".join(self._central)
+                             + end_record(count, self._cd_size, self._offset))
             self._file.flush()
         except BaseException:
             self._broken = True
             raise
         self._closed = True
+
+
+def central_entry(encoded: bytes, crc: int, size: int, executable: bool, offset: int) -> bytes:
+    """The central-directory entry `ZipWriter` writes for a member named `encoded` (UTF-8)
+    of `size` bytes with CRC-32 `crc`, its local header at `offset`. Its local header repeats
+    bytes 6 to 32 and the name (after its own 4-byte signature)."""
+    attrs = _MODE_EXEC if executable else _MODE_FILE
+    return CENTRAL.pack(CENTRAL_SIG, _MADE_BY, _VERSION, UTF8_FLAG, 0, _DOS_TIME, _DOS_DATE,
+                        crc, size, size, len(encoded), 0, 0, 0, 0, attrs, offset) + encoded
+
+
+def end_record(count: int, cd_size: int, cd_offset: int) -> bytes:
+    """The end record `ZipWriter` writes after a central directory of `count` entries."""
+    return END.pack(END_SIG, 0, 0, count, count, cd_size, cd_offset, 0)
 
 
 def _fd_chunks(fd: int, size: int) -> Iterator[bytes]:

@@ -386,6 +386,28 @@ def test_a_crc_altered_in_both_headers_is_refused(tmp_path: Path, good: bytes) -
     refused(tmp_path, bytes(tampered), "waitlist/data/waitlist.csv", "CRC-32")
 
 
+def test_crcs_are_checked_across_members_larger_than_a_read(tmp_path: Path) -> None:
+    """Each member's CRC-32 is computed over its bytes read a MiB at a time: members that
+    straddle the reads verify, and a CRC altered in one of them (in both headers, so that
+    only the CRC is wrong) is refused, naming the member and the field, from a file or bytes."""
+    big = bytes(range(256)) * (5 << 12)  # 5 MiB, not a secret's shape
+    folder = make_skill(tmp_path / "src" / "large", {
+        "assets/a.bin": big[: (3 << 19) + 7], "assets/b.bin": big, "notes.txt": "notes\n"})
+    [archive] = pack(folder, tmp_path / "out")
+    data = archive.read_bytes()
+    assert verify_file(archive).skills[0].name == "large"
+    assert verify_bytes(data).skills[0].name == "large"
+    name = "large/assets/b.bin"
+    local, central = _local(data, name), _central(data, name)
+    wrong = struct.pack("<I", zlib.crc32(b"something else"))
+    tampered = bytearray(data)
+    tampered[local + 14:local + 18] = wrong
+    tampered[central + 16:central + 20] = wrong
+    stderr = refused(tmp_path, bytes(tampered), f"member {name!r}: local header field "
+                     f"'CRC-32' differs from what skillpack writes (byte {local + 14})")
+    assert "assets/a.bin" not in stderr
+
+
 def test_every_single_byte_flip_is_refused_without_a_traceback(good: bytes) -> None:
     for at in range(len(good)):
         with pytest.raises(SkillpackError):

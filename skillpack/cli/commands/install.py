@@ -6,7 +6,7 @@ import os
 
 import click
 
-from skillpack.approve.approval import SignedLock
+from skillpack.approve.signing import SignedLock
 from skillpack.cli.commands.verify import given_lock
 from skillpack.cli.options import AGENT, GLOBAL, JSON, command, signed_lock
 from skillpack.cli.output import echo, echo_json, echo_text

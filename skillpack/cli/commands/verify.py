@@ -7,9 +7,9 @@ import os
 
 import click
 
-from skillpack.approve.approval import SignedLock, trusted_keys, verify_signed_lock
 from skillpack.approve.compare import TargetFailure, verify_against
 from skillpack.approve.lock import Lock, read_lock
+from skillpack.approve.signing import SignedLock, trusted_keys, verify_signed_lock
 from skillpack.cli.mentions import mention_lines
 from skillpack.cli.options import AGENT, EXISTING, GLOBAL, JSON, command, signed_lock
 from skillpack.cli.output import (

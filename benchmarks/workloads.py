@@ -16,8 +16,8 @@
   beside ``zip -r -X`` run once a skill (and Anthropic's packager, ``--packager``);
   ``bundle`` beside ``pack``; ``lock`` beside ``verify --lock``; ``verify --lock`` beside
   ``digest``; ``review --lock`` beside ``verify --lock``; ``verify`` of the bundle beside
-  ``unzip -t`` of it, and its floor (the interpreter and the modules ``verify`` imports)
-  beside the same.
+  ``unzip -t`` of it, and its floor (``verify --help``: the interpreter, click and the modules
+  ``verify`` imports, no bundle read) beside the same.
 * ``pull``: ``skillpack pull`` of 50 references (50 generated skills pushed to a local
   ``docker-registry`` on 127.0.0.1) in one process, with and without ``--lock``, beside
   ``skopeo copy`` run once a reference (``docker://`` to ``dir:``); left out, saying why,
@@ -195,9 +195,6 @@ def first_turn(ctx: Context, subject: str, skills: Callable[[], list[Path]]) -> 
 
 # -- commands on many skills --------------------------------------------------------------------
 
-#: `skillpack verify`'s start: the interpreter and the modules the command imports.
-VERIFY_START = "import skillpack.cli.app, skillpack.cli.commands.verify"
-
 SKILLS_REF = ("import sys\nfrom pathlib import Path\nimport skills_ref.cli\n"
               "from skills_ref.validator import validate\n"
               "for path in sys.argv[1:]:\n    validate(Path(path))\n")
@@ -255,8 +252,10 @@ def skill_commands(ctx: Context, key: str, subject: str,
             "review-lock": sp("review", *paths, "--lock", lock, "-o", out / "review.html",
                               before=remove(out / "review.html")),
             "verify-bundle": sp("verify", bundle),
-            # what `skillpack verify` runs before reading a byte: the floor of its line
-            "verify-start": Command([tree.python, "-c", VERIFY_START], tree.env, ctx.work),
+            # `skillpack verify` up to reading a byte (the interpreter, click, the modules the
+            # command imports; its help instead of a bundle): the floor of its line, in any
+            # revision (`--against` runs it for both trees)
+            "verify-start": sp("verify", "--help"),
         }
 
     def peers() -> dict[str, Command]:
@@ -287,7 +286,7 @@ def skill_commands(ctx: Context, key: str, subject: str,
              yardstick=True),
         Line("verify-bundle", "`verify` of the bundle", "verify-bundle", "unzip",
              "`unzip -t` of it"),
-        Line("verify-bundle", "its floor: `verify`'s start, no bundle read", "verify-start",
+        Line("verify-bundle", "its floor: `verify --help`, no bundle read", "verify-start",
              "unzip", "`unzip -t` of it"),
     ]
     return Group(subject, lines, setup, ours, peers)

@@ -5,40 +5,20 @@ less than their bytes differ. A size-based proof, no timing."""
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.skills import repository
+from helpers.memory import BOUND, MORE, SKILLS, peak, two_repositories
 
 from skillpack.approve.approval import lock_entries
 from skillpack.approve.compare import verify_against
 from skillpack.approve.lock import Lock, read_lock, write_lock
 
-SKILLS = 48
-SMALL, LARGE = 2 << 10, 128 << 10  # bytes of each SKILL.md and of each reference file
-MORE = SKILLS * 2 * (LARGE - SMALL)  # about 12 MiB more in the large repository
-BOUND = 3 << 20  # a few skills' bytes in flight at once, never every skill's
-
-
-def _peak(call: Callable[[], object]) -> int:
-    """The peak of the memory Python allocates while `call` runs."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
 
 @pytest.fixture(scope="module")
 def repositories(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("repositories")
-    return (repository(root / "small", SKILLS, SMALL),
-            repository(root / "large", SKILLS, LARGE))
+    return two_repositories(tmp_path_factory.mktemp("repositories"))
 
 
 def _lock(repo: Path, out: Path) -> Callable[[], object]:
@@ -50,7 +30,7 @@ def test_lock_of_a_repository_holds_its_entries_not_its_bytes(
 ) -> None:
     small, large = repositories
     _lock(small, tmp_path / "warm.lock")()  # the first call imports what it runs
-    grows = _peak(_lock(large, tmp_path / "large.lock")) - _peak(
+    grows = peak(_lock(large, tmp_path / "large.lock")) - peak(
         _lock(small, tmp_path / "small.lock"))
     assert grows < BOUND, f"lock: peak {grows >> 10} KiB more for {MORE >> 10} KiB more bytes"
     assert len(read_lock(tmp_path / "large.lock").skills) == SKILLS
@@ -72,6 +52,6 @@ def test_verify_against_a_lock_holds_its_files_not_their_bytes(
         write_lock(lock_entries([repo]).entries, tmp_path / f"{repo.name}.lock")
         locks.append(read_lock(tmp_path / f"{repo.name}.lock"))
     _verify(small, locks[0])()  # the first call imports what it runs
-    grows = _peak(_verify(large, locks[1])) - _peak(_verify(small, locks[0]))
+    grows = peak(_verify(large, locks[1])) - peak(_verify(small, locks[0]))
     assert grows < BOUND, (f"verify --lock: peak {grows >> 10} KiB more for {MORE >> 10} KiB "
                            "more bytes")

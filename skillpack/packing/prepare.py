@@ -53,7 +53,6 @@ __all__ = [
     "Verdict",
     "judge_skill",
     "output_rules",
-    "prepare_each",
     "prepare_each_as",
     "prepare_many",
     "prepare_many_as",
@@ -442,21 +441,14 @@ def refuse_all(failures: Sequence[SkillpackError]) -> None:
             problems=problems)
 
 
-def prepare_each(folders: Iterable[str | os.PathLike[str]], *,
-                 options: PackOptions | None = None,
-                 outputs: Outputs = ()) -> list[PreparedSkill | SkillpackError]:
-    """`prepare_skill` of each skill folder, in order: the skill prepared, or the error
-    refusing it (nothing raised for a bad skill)."""
-    return prepare_each_as(folders, _itself, options=options, outputs=outputs)
-
-
 def prepare_each_as(folders: Iterable[str | os.PathLike[str]],
                     keep: Callable[[PreparedSkill], T], *,
                     options: PackOptions | None = None,
                     outputs: Outputs = ()) -> list[T | SkillpackError]:
-    """`prepare_each`, each skill prepared handed to `keep` at once and let go: what is
-    kept is what `keep` returns (a lock entry, a report), so that a command over thousands
-    of skills holds what it needs of each, not every skill's SKILL.md and file set."""
+    """`prepare_skill` of each skill folder, in order: what ``keep(prepared)`` returns (a lock
+    entry, a report), made at once and the skill let go, or the error refusing the skill
+    (nothing raised for a bad one). A command over thousands of skills then holds what it
+    needs of each, not every skill's SKILL.md and file set."""
     done: list[T | SkillpackError] = []
     for folder in folders:
         try:
@@ -468,16 +460,12 @@ def prepare_each_as(folders: Iterable[str | os.PathLike[str]],
     return done
 
 
-def _itself(prepared: PreparedSkill) -> PreparedSkill:
-    return prepared
-
-
 def prepare_many(paths: Iterable[str | os.PathLike[str]], *,
                  options: PackOptions | None = None,
                  outputs: Outputs = ()) -> list[PreparedSkill]:
     """Prepare every skill found under ``paths``; refuse them all at once if any is bad.
     `outputs`: what the command will write, left out of any skill holding it."""
-    return prepare_many_as(paths, _itself, options=options, outputs=outputs)
+    return prepare_many_as(paths, lambda p: p, options=options, outputs=outputs)
 
 
 def prepare_many_as(paths: Iterable[str | os.PathLike[str]],

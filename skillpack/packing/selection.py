@@ -132,10 +132,10 @@ class Selection:
 
     def prepare(self, items: Sequence[Input], *, options: PackOptions | None = None,
                 outputs: Outputs = ()) -> dict[str, PreparedSkill]:
-        """Each skill folder among `items` prepared (`prepare_each`, with this selection's
+        """Each skill folder among `items` prepared (`prepare_each_as`, with this selection's
         ``ignore``), by its path; every failure settled at once (`settle`): raised, or with
         keep-going skipped, so that the others are prepared still."""
-        return self.prepare_as(items, _itself, options=options, outputs=outputs)
+        return self.prepare_as(items, lambda p: p, options=options, outputs=outputs)
 
     def prepare_as(self, items: Sequence[Input], keep: Callable[[PreparedSkill], T], *,
                    options: PackOptions | None = None,
@@ -150,7 +150,3 @@ class Selection:
                      if isinstance(d, SkillpackError)])
         return {i.path: d for i, d in zip(folders, done, strict=True)
                 if not isinstance(d, SkillpackError)}
-
-
-def _itself(prepared: PreparedSkill) -> PreparedSkill:
-    return prepared

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from blake3 import blake3
 
+from skillpack._regular import read_regular
 from skillpack.approve.lock import Lock, LockedSkill, LockEntry
 from skillpack.approve.review import (
     MAX_DIFF_INPUT_BYTES,
@@ -43,7 +44,7 @@ from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.source.classify import classify_all, unpacked_foreign
 from skillpack.source.fileset import WalkedFile
-from skillpack.source.load import parse_skill_file, read_regular, skill_fileset
+from skillpack.source.load import parse_skill_file, skill_fileset
 from skillpack.source.records import hash_files
 from skillpack.storedzip.reader import FileZipIndex
 

@@ -56,10 +56,10 @@ except ImportError:  # pragma: no cover - exercised in a subprocess by tests/cli
 else:
     HAVE_CRYPTOGRAPHY = True
 
+from skillpack._regular import read_regular
 from skillpack.approve.lock import Lock, read_lock
 from skillpack.errors import IntegrityError, SkillpackError
 from skillpack.formats.manifest import canonical_json
-from skillpack.source.load import read_regular
 
 __all__ = [
     "HAVE_CRYPTOGRAPHY",

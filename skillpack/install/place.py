@@ -21,9 +21,9 @@ from collections.abc import Iterable
 from blake3 import blake3
 
 from skillpack._atomic import fsync_folder, pid_alive
+from skillpack._regular import read_regular
 from skillpack.errors import IntegrityError, SkillpackError, WriteError
 from skillpack.formats.digest import FileRecord
-from skillpack.source.load import read_regular
 
 __all__ = ["TEMP_RE", "clean_stale", "place_skill", "remove_skill"]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
+from skillpack._regular import read_regular
 from skillpack.errors import Problem, RefusedError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.check import CheckResult, check_parsed
@@ -23,7 +24,7 @@ from skillpack.packing.targets import Layout
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.lint_rules import lint
 from skillpack.skillmd.skill import Skill
-from skillpack.source.load import read_regular, skill_fileset
+from skillpack.source.load import skill_fileset
 from skillpack.source.readfile import LARGE_FILE
 
 __all__ = ["STRICT_CODES", "lint_problems", "lint_skill"]

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
+from skillpack._regular import open_regular
 from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
 from skillpack.content.secrets import secret_name_reason
 from skillpack.errors import IntegrityError, MissingPathError, Problem, SkillpackError
@@ -37,7 +38,6 @@ from skillpack.skillmd.validate import validate_skill
 from skillpack.source.classify import Input, classify, unpacked_foreign
 from skillpack.source.define import DefinedSkill
 from skillpack.source.ignore import left_out_rule
-from skillpack.source.load import open_regular
 from skillpack.source.readfile import LARGE_FILE
 from skillpack.source.records import digest_skill
 from skillpack.storedzip.layout import CENTRAL

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from skillpack._regular import open_regular, read_regular
 from skillpack.content.inflate import read_archive, sniff
 from skillpack.errors import (
     ArchiveError,
@@ -52,7 +53,6 @@ from skillpack.formats.manifest import MANIFEST_PATH
 from skillpack.source.discover import ARCHIVE_SUFFIXES, Skipped, discover, is_archive_name
 from skillpack.source.foreign import unpack
 from skillpack.source.ignore import exclude_problem
-from skillpack.source.load import open_regular, read_regular
 from skillpack.storedzip.reader import read_zip_file
 from skillpack.storedzip.source import FileBytes
 

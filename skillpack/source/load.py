@@ -1,10 +1,10 @@
 """A skill on disk: its SKILL.md read and parsed, its file set walked, its validity gated.
 
 `load_skill` (a skill folder or its SKILL.md) and `parse_skill_file` resolve a path to its
-SKILL.md in one way (`skill_md_path`); `read_regular` (from `skillpack._regular`) reads a
-file without blocking on a fifo or reading a device forever; `require_valid` is the one gate
-`pack`, `bundle`, `lock` and `included_files` put a skill through (the errors `skillpack
-check` reports).
+SKILL.md in one way (`skill_md_path`), reading it with `skillpack._regular.read_regular`
+(no blocking on a fifo, no device read forever); `require_valid` is the one gate `pack`,
+`bundle`, `lock` and `included_files` put a skill through (the errors `skillpack check`
+reports).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from skillpack._regular import open_regular, read_regular
+from skillpack._regular import read_regular
 from skillpack.errors import MissingPathError, Problem, SkillError, SkillpackError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.skill import Skill, parse_skill
@@ -24,9 +24,7 @@ from skillpack.source.walk import walk
 
 __all__ = [
     "load_skill",
-    "open_regular",
     "parse_skill_file",
-    "read_regular",
     "require_valid",
     "skill_fileset",
     "skill_md_path",

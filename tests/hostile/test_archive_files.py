@@ -17,12 +17,12 @@ import pytest
 from helpers.hostile import TALLY, demo_skill, same_refusal
 from helpers.zips import flip
 
+from skillpack._regular import open_regular
 from skillpack.errors import (
     IntegrityError,
 )
 from skillpack.packing.pack import pack
 from skillpack.packing.verify import verify_bytes, verify_file
-from skillpack.source.load import open_regular
 from skillpack.storedzip.reader import read_zip_file
 from skillpack.storedzip.source import FileBytes
 

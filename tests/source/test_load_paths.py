@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from skillpack._regular import read_regular
 from skillpack.errors import SkillpackError
 from skillpack.source import load
 
@@ -111,7 +112,7 @@ def test_read_regular_reads_every_byte(tmp_path: Path) -> None:
     path = tmp_path / "f"
     data = bytes(range(256)) * 9000
     path.write_bytes(data)
-    assert load.read_regular(path) == data
+    assert read_regular(path) == data
 
 
 def test_load_skill_finds_the_skill_md_skill_md_path_names(tree: Path) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.memory import BOUND, MORE, SKILLS, peak, two_repositories
+from helpers.memory import BOUND, MORE, SKILLS, grows_by, peak, two_repositories
 
 from skillpack.approve.approval import lock_entries
 from skillpack.approve.compare import verify_against
@@ -28,10 +28,8 @@ def _lock(repo: Path, out: Path) -> Callable[[], object]:
 def test_lock_of_a_repository_holds_its_entries_not_its_bytes(
     repositories: tuple[Path, Path], tmp_path: Path,
 ) -> None:
-    small, large = repositories
-    _lock(small, tmp_path / "warm.lock")()  # the first call imports what it runs
-    grows = peak(_lock(large, tmp_path / "large.lock")) - peak(
-        _lock(small, tmp_path / "small.lock"))
+    grows = grows_by(lambda repo, out: _lock(repo, out.with_suffix(".lock")), repositories,
+                     tmp_path)
     assert grows < BOUND, f"lock: peak {grows >> 10} KiB more for {MORE >> 10} KiB more bytes"
     assert len(read_lock(tmp_path / "large.lock").skills) == SKILLS
 

@@ -19,15 +19,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import BinaryIO, cast
 
 from skillpack.errors import Problem
-from skillpack.formats.manifest import MANIFEST_PATH, Manifest
+from skillpack.formats.manifest import MANIFEST_PATH
 from skillpack.packing.members import Member, write_members
 from skillpack.packing.prepare import PreparedSkill
 from skillpack.runtime import LoadedSkill
-from skillpack.storedzip.source import FileSpan
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = ["HashingFile", "archive_sha256", "canonical_sha256", "loaded_sha256",
-           "parts_sha256", "sha256_problems"]
+           "parts_sha256", "sha256_problem"]
 
 
 class HashingFile:
@@ -145,17 +144,10 @@ def archive_sha256(path: str | os.PathLike[str]) -> str:
         return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def sha256_problems(manifest: Manifest, skill: LoadedSkill, member: str) -> list[Problem]:
-    """The files whose SHA-256 in ``manifest`` is not that of their verified bytes (the
-    digest covers BLAKE3 only, so `verify` recomputes each SHA-256 from the bytes)."""
-    problems: list[Problem] = []
-    for record, recorded in zip(manifest.files, manifest.sha256, strict=False):
-        view = skill.file(record.path).view()
-        actual = (view.sha256_hex() if isinstance(view, FileSpan)  # read a chunk at a time
-                  else hashlib.sha256(view).hexdigest())  # no copy
-        if actual != recorded:
-            problems.append(Problem(
-                "error", "manifest-sha256", f"the manifest records sha256 {recorded} for "
-                f"'{record.path}', its bytes hash to {actual}: it was altered after packing",
-                member))
-    return problems
+def sha256_problem(path: str, recorded: str, actual: str, member: str) -> Problem:
+    """The refusal of a file whose SHA-256 in its manifest (`recorded`, under `member`) is not
+    that of its verified bytes (`actual`): the digest covers BLAKE3 only, so `verify`
+    recomputes each SHA-256 from the bytes."""
+    return Problem("error", "manifest-sha256", f"the manifest records sha256 {recorded} for "
+                   f"'{path}', its bytes hash to {actual}: it was altered after packing",
+                   member)

@@ -10,16 +10,20 @@ Agent Skills rules: an archive built by hand cannot smuggle what `pack` refuses.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import unicodedata
 import zlib
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
+
+from blake3 import blake3
 
 from skillpack._regular import open_regular
 from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
@@ -30,7 +34,7 @@ from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.formats.paths import SKILL_MD, collision_key, name_problem, sort_key
 from skillpack.packing.prepare import PreparedSkill, prepare_many_as
-from skillpack.packing.sha256 import sha256_problems
+from skillpack.packing.sha256 import sha256_problem
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.runtime.bundle import load_index
 from skillpack.skillmd.skill import parse_skill
@@ -126,9 +130,10 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
         index = read_zip_file(file)
         # a FileBytes slices like a memoryview (a large slice is a lazy FileSpan, which the
         # runtime hashes a chunk at a time)
-        bundle = load_index(index, cast(memoryview, file), source=source)
-        report = _verify_loaded(bundle, source, lambda: _zip_problems(
-            index, lambda offset, size: file.read(offset, size, exact=False), len(file)))
+        view = cast(memoryview, file)
+        bundle = load_index(index, view, source=source)
+        report = _verify_loaded(bundle, source, view, lambda offset, size: file.read(
+            offset, size, exact=False), len(file))
         file.check_unchanged()
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
@@ -188,22 +193,35 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
     """Verify an archive or bundle held in memory; raise listing every difference."""
     bundle = load(data, source=source)
     view = memoryview(data).cast("B")
-    index = bundle.zip_index
-    return _verify_loaded(bundle, source, lambda: _zip_problems(
-        index, lambda offset, size: view[offset : offset + size], len(view)))
+    return _verify_loaded(bundle, source, view,
+                          lambda offset, size: view[offset : offset + size], len(view))
 
 
-def _verify_loaded(bundle: Bundle, source: str,
-                   zip_problems: Callable[[], list[Problem]]) -> VerifyReport:
-    """`verify_bytes` of a loaded bundle (from bytes or from a file); `zip_problems` says
-    where its zip is not what `ZipWriter` writes."""
-    bundle.verify_all()
+def _verify_loaded(bundle: Bundle, source: str, view: memoryview,
+                   read_at: Callable[[int, int], bytes | memoryview],
+                   size: int) -> VerifyReport:
+    """`verify_bytes` of a loaded bundle (from bytes or from a file): the archive's bytes as
+    ``view[a:b]`` slices them (a `FileBytes`: a lazy `FileSpan` from `CHUNK` bytes on),
+    `read_at(offset, size)` reading them (at most `size` in all) for the zip's own records.
+
+    One pass over the members in archive order, skill by skill, reads each member's bytes
+    once (a skill's members at once when they are smaller than `CHUNK` together) for every
+    check over them: its CRC-32, each file's BLAKE3 (compared by `Bundle.verify_all`, which
+    raises before any other problem is said, as when it hashes them itself), its SHA-256 and
+    its content scan. Each skill's SKILL.md is read first, for the allowances the scan needs.
+    """
+    bundle.check_all()
     index = bundle.zip_index
+    entries = index.entries
+    names = index.names
+    crcs: list[int | None] = [None] * len(entries)
+    hashes: dict[str, dict[str, str]] = {}
     problems: list[Problem] = []
     if bundle.kind == "bundle":
         entry = index.get(BUNDLE_INDEX)
         assert entry is not None
         raw = bytes(index.data(entry))
+        crcs[bisect_left(names, BUNDLE_INDEX)] = zlib.crc32(raw)
         if canonical_json(json.loads(raw)) != raw:
             problems.append(Problem("error", "index-not-canonical", "the bundle index is not "
                                     "in canonical form: it was altered after bundling",
@@ -211,34 +229,35 @@ def _verify_loaded(bundle: Bundle, source: str,
     reports: list[SkillReport] = []
     for name in bundle.names:
         loaded = bundle[name]
-        member = bundle.member_prefix(name) + MANIFEST_PATH
+        prefix = bundle.member_prefix(name)
+        member = prefix + MANIFEST_PATH
         entry = index.get(member)
         assert entry is not None
         raw = bytes(index.data(entry))
-        manifest = loaded._declared_manifest()  # what load decoded and checked of `raw`
+        manifest = loaded.declared_manifest()  # what load decoded and checked of `raw`
         if manifest.to_bytes() != raw:
             problems.append(Problem("error", "manifest-not-canonical", "the manifest is not in "
                                     "canonical form: it was altered after packing", member))
-        problems.extend(sha256_problems(manifest, loaded, member))
-        try:
-            # the build side's parser first: it names what is wrong in a SKILL.md the
-            # runtime's reader refuses
-            parse_skill(loaded.file(SKILL_MD).text(), file=f"{name}/{SKILL_MD}")
-            for key in loaded.manifest_differences(manifest):
-                problems.append(Problem(
-                    "error", "manifest-field", f"manifest field '{key}' of '{name}' does not "
-                    "match what its SKILL.md and files give", member))
-            problems.extend(_rederive(loaded, member))
-        except SkillpackError as err:
-            problems.extend(err.problems or [Problem("error", "skill-md", err.message, member)])
+        checks = _SkillChecks(loaded, manifest, member)
+        start = bisect_left(names, prefix) if prefix else 0
+        end = bisect_left(names, prefix[:-1] + "0", start) if prefix else len(names)
+        hashes[name] = found = {}
+        for at, data in _members(entries, start, end, view):
+            path = entries[at].name[len(prefix):]
+            if path == MANIFEST_PATH:
+                crcs[at] = _crc32(data)
+            else:
+                crcs[at], found[path] = checks.file(path, data)
+        problems.extend(checks.problems())
         try:
             frontmatter = dict(loaded.skill.frontmatter)
         except SkillpackError:  # its SKILL.md is refused: said above
             frontmatter = {}
         reports.append(SkillReport(name, loaded.digest, manifest.files, manifest.programs,
                                    manifest, source, frontmatter=frontmatter))
-        loaded._let_go()  # its SKILL.md read again if asked: memory grows with the files
-    problems.extend(zip_problems())
+        loaded.let_go()  # its SKILL.md read again if asked: memory grows with the files
+    bundle.verify_all(hashes)  # a file whose bytes differ: said alone, as before all else
+    problems.extend(_zip_problems(index, read_at, size, crcs))
     if problems:
         raise IntegrityError(
             f"{problems[0].file}: {problems[0].message}"
@@ -246,6 +265,144 @@ def _verify_loaded(bundle: Bundle, source: str,
             path=source, problems=problems,
             hint="do not use it; rebuild it from the skill with `skillpack pack`")
     return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest, bundle)
+
+
+def _members(entries: Sequence[ZipEntry], start: int, end: int,
+             view: memoryview) -> Iterator[tuple[int, memoryview | FileSpan]]:
+    """``(i, bytes)`` of the members ``entries[start:end]`` (one skill's, contiguous): a slice
+    of their bytes read at once when those are under `CHUNK` together (or in memory), else
+    each member's as ``view`` slices it."""
+    if start >= end:
+        return
+    low = entries[start].data_offset
+    high = entries[end - 1].data_offset + entries[end - 1].size
+    whole = view[low:high]
+    for at in range(start, end):
+        entry = entries[at]
+        if isinstance(whole, memoryview):
+            yield at, whole[entry.data_offset - low : entry.data_offset - low + entry.size]
+        else:
+            yield at, view[entry.data_offset : entry.data_offset + entry.size]
+
+
+def _crc32(data: memoryview | FileSpan) -> int:
+    return data.crc32() if isinstance(data, FileSpan) else zlib.crc32(data)
+
+
+class _SkillChecks:
+    """The checks of one verified skill beyond its manifest's files: SHA-256s, SKILL.md
+    (parsed, its manifest fields re-derived, the Agent Skills rules), the member paths a
+    walk would refuse, secret names and contents. SKILL.md is read first (`__init__`); each
+    file's bytes are then given once (`file`); `problems` says what was found, in order."""
+
+    def __init__(self, loaded: LoadedSkill, manifest: Manifest, member: str) -> None:
+        self.loaded = loaded
+        self.member = member
+        self.sha256 = {record.path: recorded
+                       for record, recorded in zip(manifest.files, manifest.sha256,
+                                                   strict=False)}
+        self.sha256_found: list[Problem] = []
+        self.fields: list[Problem] = []  # SKILL.md refused, or manifest fields that differ
+        self.rederived: list[Problem] = []  # what `pack` would refuse in the skill
+        self.scans: dict[str, list[Problem]] = {}
+        self.allow: Allowances | None = None  # None: SKILL.md refused, nothing scanned
+        name = loaded.name
+        try:
+            _parsed(loaded)
+            for key in loaded.manifest_differences(manifest):
+                self.fields.append(Problem(
+                    "error", "manifest-field", f"manifest field '{key}' of '{name}' does not "
+                    "match what its SKILL.md and files give", member))
+            skill = loaded.skill
+            for problem in validate_skill(skill):
+                if problem.severity == "error" and problem.code != "name-mismatch":
+                    self.rederived.append(problem)
+            self.rederived.extend(carried_problems(name, loaded.files(), skill.include_list))
+            self.allow = Allowances.parse(skill.secret_allowances)
+        except SkillpackError as err:
+            self.fail(err)
+
+    def fail(self, err: SkillpackError) -> None:
+        """What `pack` would refuse is not known: the error's problems are said instead."""
+        self.rederived = list(err.problems) or [Problem("error", "skill-md", err.message,
+                                                  self.member)]
+        self.allow = None
+        self.scans = {}
+
+    def file(self, path: str, data: memoryview | FileSpan) -> tuple[int, str]:
+        """Check the file `path` from its bytes: its SHA-256 and contents here; its CRC-32
+        and BLAKE3 returned (the zip's check and the runtime's compare them)."""
+        if isinstance(data, FileSpan) and len(data) < LARGE_FILE:
+            data = memoryview(data.tobytes())  # scanned whole below: read once, whole
+        if isinstance(data, FileSpan):
+            crc, blake, sha = 0, blake3(), hashlib.sha256()
+            stream = self._stream(path)
+            for chunk in data.chunks():
+                crc = zlib.crc32(chunk, crc)
+                blake.update(chunk)
+                sha.update(chunk)
+                if stream is not None:
+                    stream.feed(chunk)
+            self._sha256(path, sha.hexdigest())
+            if stream is not None:
+                self._said(path, stream.finish())
+            return crc, blake.hexdigest()
+        self._sha256(path, hashlib.sha256(data).hexdigest())
+        scanned, allow = self._allowed(path)
+        if scanned:
+            try:
+                self._said(path, _scan_served(path, data, allow))
+            except SkillpackError as err:
+                self.fail(err)
+        return zlib.crc32(data), blake3(data).hexdigest()
+
+    def _allowed(self, path: str) -> tuple[bool, frozenset[str] | None]:
+        """Whether the content of `path` is scanned (not when SKILL.md was refused, the file
+        is allowed whole or is a secret by its name), and what the scan is given
+        (`Allowances.allow`)."""
+        if self.allow is None or self.allow.whole(path):
+            return False, None
+        reason = secret_name_reason(path)
+        if reason is not None:
+            self.scans[path] = [Problem("error", "secret", f"'{path}' is a secret file "
+                                        f"({reason}) that no allowance covers",
+                                        f"{self.loaded.name}/{path}")]
+            return False, None
+        return True, self.allow.allow(path)
+
+    def _stream(self, path: str) -> ContentStream | None:
+        scanned, allow = self._allowed(path)
+        return ContentStream(path, allow) if scanned else None
+
+    def _said(self, path: str, content: ContentScan) -> None:
+        if self.allow is None:
+            return
+        where = f"{self.loaded.name}/{path}"
+        self.scans[path] = [Problem(found.severity, found.code, f"'{path}' {found.message}",
+                                    where, found.line) for found in content.problems(path)]
+
+    def _sha256(self, path: str, actual: str) -> None:
+        recorded = self.sha256.get(path)
+        if recorded is not None and actual != recorded:
+            self.sha256_found.append(sha256_problem(path, recorded, actual, self.member))
+
+    def problems(self) -> list[Problem]:
+        """Every problem found, in the order of the manifest's files."""
+        found = self.sha256_found + self.fields + self.rederived
+        for path in self.loaded.files():
+            found.extend(self.scans.get(path, ()))
+        return found
+
+
+def _parsed(loaded: LoadedSkill) -> None:
+    """Read the verified SKILL.md as the runtime does (`LoadedSkill.skill`); when the
+    runtime's reader refuses it, the build side's parser names what is wrong, if it can
+    (the runtime's reader reads exactly what the build side reads, or refuses)."""
+    try:
+        loaded.skill  # noqa: B018 (read and parsed, or refused)
+    except SkillpackError:
+        parse_skill(loaded.file(SKILL_MD).text(), file=f"{loaded.name}/{SKILL_MD}")
+        raise
 
 
 # Where the fields of a header lie, for saying which one was altered: (start, end, label).
@@ -260,17 +417,18 @@ _CENTRAL_FIELDS: _Fields = (
 
 
 def _zip_problems(index: ZipIndex, read_at: Callable[[int, int], bytes | memoryview],
-                  size: int) -> list[Problem]:
+                  size: int, crcs: Sequence[int | None]) -> list[Problem]:
     """Refuse a zip that is not byte for byte what `ZipWriter` writes for its members.
 
     The reader checks the structure (members one after the other from offset 0, each local
     header repeating its central entry byte for byte, names, sizes, no extra fields); this
-    covers what it leaves alone: each member's CRC-32, computed over its bytes, and every
-    other field of each central entry (the "made by" system, the time, the file modes an
-    unzip applies...) and of the end record, against what `ZipWriter` writes. So an unzip
-    of a verified archive gives exactly the 0644/0755 files `pack` wrote. One pass over the
-    members in archive order, ``read_at(offset, size)`` reading the archive of `size` bytes
-    a chunk at a time; the central directory read whole (its size grows with the members).
+    covers what it leaves alone: each member's CRC-32 (`crcs`, computed over its bytes in
+    the one pass over the members; a member it lacks is read here), and every other field of
+    each central entry (the "made by" system, the time, the file modes an unzip applies...)
+    and of the end record, against what `ZipWriter` writes. So an unzip of a verified
+    archive gives exactly the 0644/0755 files `pack` wrote. ``read_at(offset, size)`` reads
+    the archive of `size` bytes; the central directory is read whole (its size grows with
+    the members).
     """
     entries = index.entries
     cd_at = entries[-1].data_offset + entries[-1].size if entries else 0
@@ -279,7 +437,8 @@ def _zip_problems(index: ZipIndex, read_at: Callable[[int, int], bytes | memoryv
     local_first: tuple[int, str, int] | None = None  # (file offset, member, offset in header)
     central_first: tuple[int, str, int] | None = None
     pos = 0
-    for entry, crc in zip(entries, _member_crcs(entries, read_at), strict=True):
+    for entry, known in zip(entries, crcs, strict=True):
+        crc = known if known is not None else _member_crc(entry, read_at)
         expected = central_entry(entry.name.encode("utf-8"), crc, entry.size, entry.executable,
                                  entry.header_offset)
         actual = cd[pos : pos + len(expected)]
@@ -314,47 +473,17 @@ def _zip_problems(index: ZipIndex, read_at: Callable[[int, int], bytes | memoryv
                     "was altered after packing", member)]
 
 
-def _member_crcs(entries: Sequence[ZipEntry],
-                 read_at: Callable[[int, int], bytes | memoryview]) -> Iterator[int]:
-    """The CRC-32 of each member's bytes, in archive order, read `CHUNK` bytes at a time."""
-    chunk: memoryview = memoryview(b"")
-    chunk_at = 0
-    for entry in entries:
-        crc = 0
-        at, end = entry.data_offset, entry.data_offset + entry.size
-        while at < end:
-            if not chunk_at <= at < chunk_at + len(chunk):
-                chunk, chunk_at = memoryview(read_at(at, CHUNK)), at
-                if not chunk:
-                    break  # the file shrank: `check_unchanged` says so
-            stop = min(end, chunk_at + len(chunk))
-            crc = zlib.crc32(chunk[at - chunk_at : stop - chunk_at], crc)
-            at = stop
-        yield crc
-
-
-def _rederive(loaded: LoadedSkill, member: str) -> list[Problem]:
-    """What `pack` would refuse in a verified skill: SKILL.md errors, and secret files."""
-    problems: list[Problem] = []
-    for problem in validate_skill(loaded.skill):
-        if problem.severity == "error" and problem.code != "name-mismatch":
-            problems.append(problem)
-    problems.extend(carried_problems(loaded.name, loaded.files(), loaded.skill.include_list))
-    allow = Allowances.parse(loaded.skill.secret_allowances)
-    for path in loaded.files():
-        if allow.whole(path):
-            continue
-        where = f"{loaded.name}/{path}"
-        reason = secret_name_reason(path)
-        if reason is not None:
-            problems.append(Problem("error", "secret", f"'{path}' is a secret file "
-                                    f"({reason}) that no allowance covers", where))
-            continue
-        content = _scan_served(path, loaded.file(path).view(), allow.allow(path))
-        for found in content.problems(path):
-            problems.append(Problem(found.severity, found.code,
-                                    f"'{path}' {found.message}", where, found.line))
-    return problems
+def _member_crc(entry: ZipEntry, read_at: Callable[[int, int], bytes | memoryview]) -> int:
+    """The CRC-32 of a member's bytes, read `CHUNK` bytes at a time."""
+    crc = 0
+    at, end = entry.data_offset, entry.data_offset + entry.size
+    while at < end:
+        chunk = read_at(at, min(CHUNK, end - at))
+        if not chunk:
+            break  # the file shrank: `check_unchanged` says so
+        crc = zlib.crc32(chunk, crc)
+        at += len(chunk)
+    return crc
 
 
 def _declared(path: str, includes: tuple[str, ...]) -> bool:

@@ -279,17 +279,19 @@ class Bundle(Mapping[str, LoadedSkill]):
         """The text of file `path` of skill `name` (verified; a binary file is refused)."""
         return self[name].file(path).text()
 
-    def verify_all(self) -> int:
+    def verify_all(self, hashes: Mapping[str, Mapping[str, str]] | None = None) -> int:
         """Check every skill and hash every file now; raise listing every problem.
 
-        Returns how many files were hashed.
+        Returns how many files were hashed. With `hashes` (skill name -> path -> BLAKE3 hex,
+        computed by a caller that read the files itself: `LoadedSkill.verify`), those are
+        compared instead of hashing the files again.
         """
         self.check_all()
         failures: list[IntegrityError] = []
         count = 0
         for name in self.names:
             skill = self._skills[name]
-            failures.extend(skill.verify())
+            failures.extend(skill.verify(None if hashes is None else hashes.get(name, {})))
             count += len(skill.files())
         if failures:
             more = f" (and {len(failures) - 1} more files)" if len(failures) > 1 else ""

@@ -25,7 +25,7 @@ from skillpack.skillmd.fence_probe import may_open_a_tool_fence
 # start): `re` and `unicodedata` are imported when a path is refused.
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any, TypeAlias
 
     from skillpack.skillmd.frontmatter_reader import FrontmatterText
@@ -173,20 +173,23 @@ class LoadedSkill:
         self._checked = False  # whether the manifest's fields were checked against SKILL.md
         self._programs: tuple[Program, ...] | None = None
 
-    def _declared_manifest(self) -> Manifest:
+    def declared_manifest(self) -> Manifest:
         """The manifest as the skill's member declares it: its files checked at load, its
-        other fields not yet against SKILL.md (`skillpack verify` checks them field by field
-        itself). Made once, from what load read (no second decoding, no second copy of its
-        records); `manifest` then checks and returns this very object."""
+        other fields not yet against SKILL.md. A build-side hook: `skillpack verify` checks
+        those fields itself, field by field (`manifest_differences`), and says which differ
+        where `manifest` would only refuse. Made once, from what load read (no second
+        decoding, no second copy of its records); `manifest` then checks and returns this
+        very object."""
         manifest = self._manifest
         if isinstance(manifest, ManifestFields):
             manifest = self._manifest = Manifest.from_fields(manifest)
         return manifest
 
-    def _let_go(self) -> None:
-        """Drop what was read of SKILL.md (its text, the parsed skill), read again if asked:
-        `skillpack verify` of a bundle calls it once it has checked a skill, so that a bundle
-        of thousands of skills is verified holding their records, not every SKILL.md."""
+    def let_go(self) -> None:
+        """Drop what was read of SKILL.md (its text, the parsed skill), read again if asked.
+        A build-side hook: `skillpack verify` of a bundle calls it once it has checked a
+        skill, so that a bundle of thousands of skills is verified holding their records,
+        not every SKILL.md."""
         self._front = None
         self._parsed = None
 
@@ -277,19 +280,28 @@ class LoadedSkill:
         return data
 
     def _check(self, path: str, expected: str, data: memoryview) -> None:
-        actual = _blake3_hex(data)
+        self._compare(path, expected, _blake3_hex(data))
+
+    def _compare(self, path: str, expected: str, actual: str) -> None:
         if actual != expected:
             raise IntegrityError(
                 f"skill '{self.name}', file '{path}': its bytes hash to {actual}, the "
                 f"manifest records {expected}: the file was altered or damaged",
                 path=self.source, hint="do not use this bundle; rebuild it or fetch it again")
 
-    def verify(self) -> list[IntegrityError]:
-        """Hash every file now (cached verdicts are not trusted); return the mismatches."""
+    def verify(self, hashes: Mapping[str, str] | None = None) -> list[IntegrityError]:
+        """Hash every file now (cached verdicts are not trusted); return the mismatches.
+
+        With `hashes` (path -> BLAKE3 hex of every file, computed by a caller that read each
+        file's bytes itself for checks of its own: `skillpack verify`'s one pass over an
+        archive), those are compared instead of reading and hashing the files again."""
         failures: list[IntegrityError] = []
         for path, (size, expected, _, offset) in self._files.items():
             try:
-                self._check(path, expected, self._view[offset : offset + size])
+                if hashes is None:
+                    self._check(path, expected, self._view[offset : offset + size])
+                else:
+                    self._compare(path, expected, hashes.get(path, ""))
             except IntegrityError as exc:
                 self._verified.discard(path)
                 failures.append(exc)

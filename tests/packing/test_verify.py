@@ -480,6 +480,26 @@ def test_a_hand_made_archive_carrying_a_private_key_is_refused(tmp_path: Path) -
     refused(tmp_path, data, "docs/readme.txt", "PEM private key")
 
 
+def test_members_of_every_size_are_checked_from_a_file_as_from_bytes(tmp_path: Path) -> None:
+    """A file is checked in one pass: a skill's members read at once while they are under
+    1 MiB together, else one by one, a member of 1 MiB or more read whole, one of 4 MiB or
+    more a chunk at a time. Each way finds what the archive held in memory gives."""
+    pem = (b"-----BEGIN " + b"OPENSSH PRIVATE KEY-----\nAAAA\n-----END " + b"OPENSSH PRIVATE "
+           b"KEY-----\n")
+    data = hand_made(tmp_path, {"docs/a.txt": b"see below\n" + pem,
+                                "docs/b.txt": b"y" * (2 << 20) + b"\n" + pem,
+                                "docs/c.txt": b"z\n" * (5 << 19) + pem})
+    target = tmp_path / "large.skill"
+    target.write_bytes(data)
+    with pytest.raises(SkillpackError) as in_memory:
+        verify_bytes(data)
+    with pytest.raises(SkillpackError) as from_file:
+        verify_file(target)
+    assert [(p.code, p.file) for p in from_file.value.problems] == [
+        ("secret", f"smuggler/docs/{name}.txt") for name in "abc"]
+    assert from_file.value.problems == in_memory.value.problems
+
+
 def test_a_hand_made_archive_with_an_invalid_skill_md_is_refused(tmp_path: Path) -> None:
     long = b"x" * 1100
     data = hand_made(tmp_path, {}, b"---\nname: smuggler\ndescription: " + long + b"\n---\nBody\n")

@@ -32,7 +32,7 @@ from skillpack.formats.allowances import parse as parse_allowances
 from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
 from skillpack.packing.check import name_clashes
-from skillpack.packing.prepare import PreparedSkill
+from skillpack.packing.prepare import KEEP_BYTES, PreparedSkill
 from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import canonical_sha256, loaded_sha256
 from skillpack.packing.verify import verified_archive, verify_bytes
@@ -100,7 +100,8 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
     the first that does not verify; the folders are prepared together, each skill once,
     every problem of theirs in one report. Each entry's ``archive`` is the SHA-256 of the
     skill's ``.skill`` archive: the file it was read from, else the one ``skillpack pack``
-    writes for it, computed without writing it (`canonical_sha256`). Two different skills
+    writes for it, computed without writing it (`canonical_sha256`), from the bytes its walk
+    read (up to `KEEP_BYTES` a skill, larger files read again). Two different skills
     with one name are refused (`name_clashes`). With `selection` (``--exclude``,
     ``--keep-going``), what it excludes is left out and, keeping going, what does not verify
     is skipped (``selection.skipped``)."""
@@ -108,8 +109,9 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
     found: list[LockedSkill] = []
     archives: dict[str, str] = {}
     with selection.each(selection.inputs(paths), unpacked_foreign) as items:
-        # each skill's entry made as soon as it is prepared: its SKILL.md and file set let go
-        entries = selection.prepare_as(items, _entry)
+        # each skill's entry made as soon as it is prepared: its SKILL.md, file set and the
+        # bytes its walk kept (its archive hashed from them, not read again) let go
+        entries = selection.prepare_as(items, _entry, keep_bytes=KEEP_BYTES)
         for item in items:
             if item.kind == "folder":
                 entry = entries.get(item.path)

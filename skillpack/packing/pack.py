@@ -42,6 +42,7 @@ from skillpack.packing.members import (
     write_members,
 )
 from skillpack.packing.prepare import (
+    KEEP_BYTES,
     OUTPUT_RULE,
     PackOptions,
     PreparedSkill,
@@ -65,7 +66,6 @@ __all__ = [
     "ARCHIVE_SUFFIX",
     "HOST_SUFFIX",
     "OUTPUT_RULE",
-    "PACK_KEEP_BYTES",
     "ROOT_SUFFIX",
     "PackOptions",
     "PackResult",
@@ -125,9 +125,6 @@ def archive_name(name: str, digest: str, layout: Layout = "wrapped", *,
     return f"{name}-{digest.removeprefix('blake3:')[:16]}{suffix}"
 
 
-#: How many bytes of its small files a skill keeps in memory from its walk to its archive.
-PACK_KEEP_BYTES = 32 << 20
-
 #: An archive of members all in memory and at most this large is built in memory, as the list
 #: of its writer's writes, and written in one `os.write` loop (`_write_one`); larger ones are
 #: written member by member through `HashingFile`.
@@ -147,7 +144,7 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     the same bytes for the same layout) or one made elsewhere (packed from the folder it
     unpacks to: its digest is that of the folder it was made from). Each skill is written,
     under a temp name, as soon as it is prepared, from the bytes its walk read and hashed (up
-    to `PACK_KEEP_BYTES` a skill; larger files are streamed from disk and hashed again):
+    to `KEEP_BYTES` a skill; larger files are streamed from disk and hashed again):
     each small file is read once, and one skill's files at a time are held in memory.
     Nothing gets its final name until every skill has passed. With `total`, every skill is
     prepared first (its files then streamed from disk), and ``total(bytes)`` told what
@@ -191,7 +188,7 @@ def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
             for item in items:
                 try:
                     prepared = prepare_skill(item.path, options=options, outputs=outputs,
-                                             keep_bytes=0 if total else PACK_KEEP_BYTES)
+                                             keep_bytes=0 if total else KEEP_BYTES)
                 except (SkillError, RefusedError, ArchiveError) as err:
                     failures.append((item.label, item.relabel(err)))
                     continue

@@ -44,6 +44,7 @@ from skillpack.source.records import hash_files
 from skillpack.storedzip.writer import MAX_MEMBERS
 
 __all__ = [
+    "KEEP_BYTES",
     "OUTPUT_RULE",
     "UNHASHED",
     "Outputs",
@@ -66,6 +67,10 @@ __all__ = [
 
 #: The rule reported for a command's own output found inside a skill folder.
 OUTPUT_RULE = "output of this command (never carried into the skill)"
+#: How many bytes of its small files a skill keeps in memory from its walk (`prepare_skill`'s
+#: ``keep_bytes``): `pack` writes its archive from them, `lock` hashes its archive from them
+#: (`skillpack.packing.sha256.canonical_sha256`), neither reading them again.
+KEEP_BYTES = 32 << 20
 #: The SHA-256 a manifest measured without hashing holds for each file (`judge_skill` with
 #: ``sha256=False``): a SHA-256's length, so the manifest's size is the one pack writes.
 UNHASHED = "0" * 64
@@ -444,15 +449,17 @@ def refuse_all(failures: Sequence[SkillpackError]) -> None:
 def prepare_each_as(folders: Iterable[str | os.PathLike[str]],
                     keep: Callable[[PreparedSkill], T], *,
                     options: PackOptions | None = None,
-                    outputs: Outputs = ()) -> list[T | SkillpackError]:
+                    outputs: Outputs = (), keep_bytes: int = 0) -> list[T | SkillpackError]:
     """`prepare_skill` of each skill folder, in order: what ``keep(prepared)`` returns (a lock
     entry, a report), made at once and the skill let go, or the error refusing the skill
     (nothing raised for a bad one). A command over thousands of skills then holds what it
-    needs of each, not every skill's SKILL.md and file set."""
+    needs of each, not every skill's SKILL.md and file set (nor, with `keep_bytes`, more
+    than one skill's kept bytes)."""
     done: list[T | SkillpackError] = []
     for folder in folders:
         try:
-            prepared = prepare_skill(folder, options=options, outputs=outputs)
+            prepared = prepare_skill(folder, options=options, outputs=outputs,
+                                     keep_bytes=keep_bytes)
         except (SkillError, RefusedError, ArchiveError) as err:
             done.append(err)
             continue

@@ -139,13 +139,14 @@ class Selection:
 
     def prepare_as(self, items: Sequence[Input], keep: Callable[[PreparedSkill], T], *,
                    options: PackOptions | None = None,
-                   outputs: Outputs = ()) -> dict[str, T]:
+                   outputs: Outputs = (), keep_bytes: int = 0) -> dict[str, T]:
         """`prepare`, keeping of each skill what ``keep(prepared)`` returns, made as soon as
-        it is prepared (`prepare_each_as`): memory grows with what is kept, not with every
-        skill's SKILL.md and file set held until the last is prepared."""
+        it is prepared (`prepare_each_as`, with `keep_bytes`): memory grows with what is
+        kept, not with every skill's SKILL.md and file set held until the last is
+        prepared."""
         folders = [i for i in items if i.kind == "folder"]
         done = prepare_each_as([i.path for i in folders], keep, options=self.options(options),
-                               outputs=outputs)
+                               outputs=outputs, keep_bytes=keep_bytes)
         self.settle([(i.label, i.relabel(d)) for i, d in zip(folders, done, strict=True)
                      if isinstance(d, SkillpackError)])
         return {i.path: d for i, d in zip(folders, done, strict=True)

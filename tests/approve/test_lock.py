@@ -16,6 +16,7 @@ from blake3 import blake3
 from helpers.cli import cli
 from helpers.paths import NOTES, TOO_LONG, WAITLIST
 from helpers.skills import make_skill, rich_skill, write_skill
+from helpers.syscalls import intercept_open
 
 import skillpack.runtime as rt
 from skillpack import _atomic as atomic
@@ -291,3 +292,20 @@ def test_a_lock_is_written_a_skill_at_a_time_as_one_json_text_would_be() -> None
         lock = Lock(skills)
         text = json.dumps(lock.to_dict(), indent=2, sort_keys=True, ensure_ascii=False)
         assert lock.to_bytes() == text.encode("utf-8") + b"\n"
+
+
+def test_lock_reads_each_file_once_and_pins_the_archive_pack_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The archive's SHA-256 is hashed from the very bytes the walk read and hashed: no file
+    is opened a second time for it, and the SHA-256 is that of the archive `pack` writes."""
+    skill = make_skill(tmp_path / "once", {"references/a.md": "# A\n",
+                                           "data/b.csv": "x,y\n1,2\n"})
+    opened: list[str] = []
+    intercept_open(monkeypatch, lambda path, _: os.path.basename(path) in ("a.md", "b.csv"),
+                   lambda path: opened.append(os.path.basename(path)))
+    lock = lock_of(tmp_path, skill)
+    monkeypatch.undo()
+    assert sorted(opened) == ["a.md", "b.csv"]
+    [packed] = pack(skill, tmp_path / "packed")
+    [entry] = json.loads(lock.read_text(encoding="utf-8"))["skills"].values()
+    assert entry["archive"] == "sha256:" + hashlib.sha256(packed.read_bytes()).hexdigest()

@@ -62,7 +62,7 @@ def test_an_archive_with_a_patched_crc_is_hashed_once_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     big = bytes(range(256)) * (3 * CHUNK_SIZE // 256)  # streamed from disk: CRC patched
     skill = make_skill(tmp_path / "big", {"big.bin": big})
-    monkeypatch.setattr(pack_module, "PACK_KEEP_BYTES", 0)
+    monkeypatch.setattr(pack_module, "KEEP_BYTES", 0)
     read_back = count_reads(monkeypatch)
     [result] = pack_skills([skill], tmp_path / "out")
     assert result.sha256 == sha(result.path)
@@ -126,7 +126,7 @@ def test_an_archive_built_in_memory_is_the_one_written_member_by_member(
     read_back = count_reads(monkeypatch)
     [joined] = pack_skills([skill], tmp_path / "one")
     assert pack_module._joinable(
-        pack_module.prepare_skill(skill, keep_bytes=pack_module.PACK_KEEP_BYTES).members())
+        pack_module.prepare_skill(skill, keep_bytes=pack_module.KEEP_BYTES).members())
     monkeypatch.setattr(pack_module, "JOIN_BYTES", 0)  # every archive member by member
     [streamed] = pack_skills([skill], tmp_path / "two")
     assert joined.path.read_bytes() == streamed.path.read_bytes()

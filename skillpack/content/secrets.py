@@ -132,20 +132,25 @@ PLACEHOLDER_LOOKAHEAD = 360
 PRIVATE_KEY_HEADER_MAX = 128 + PLACEHOLDER_LOOKAHEAD
 
 
+# SECRET_PATHS as `secret_name_reason` matches them, in their order: ("/" + the entry,
+# whether it is a folder, the reason).
+_PATHS = tuple(("/" + entry, entry.endswith("/"), reason)
+               for entry, reason in SECRET_PATHS.items())
+
+
 def secret_name_reason(path: str) -> str | None:
     """Why the file at relative `path` (``/``-separated) is a secret by its name, or None."""
-    parts = path.lower().split("/")
-    name = parts[-1]
-    for folder in parts[:-1]:
-        reason = SECRET_DIRS.get(folder)
-        if reason is not None:
-            return reason
-    lowered = "/" + "/".join(parts)
-    for entry, reason in SECRET_PATHS.items():
-        if entry.endswith("/"):
-            if "/" + entry in lowered.rpartition("/")[0] + "/":
+    lowered = path.lower()
+    folder, _, name = lowered.rpartition("/")
+    if folder:
+        for part in folder.split("/"):
+            reason = SECRET_DIRS.get(part)
+            if reason is not None:
                 return reason
-        elif lowered.endswith("/" + entry):
+    slashed = "/" + lowered
+    inside = "/" + folder + "/" if folder else "/"  # the folders it is in, each as /f/
+    for entry, whole_folder, reason in _PATHS:
+        if (entry in inside) if whole_folder else slashed.endswith(entry):
             return reason
     reason = SECRET_NAMES.get(name)
     if reason is not None:

@@ -53,7 +53,7 @@ from skillpack.formats.manifest import MANIFEST_PATH
 from skillpack.source.discover import ARCHIVE_SUFFIXES, Skipped, discover, is_archive_name
 from skillpack.source.foreign import unpack
 from skillpack.source.ignore import exclude_problem
-from skillpack.storedzip.reader import read_zip_file
+from skillpack.storedzip.reader import listed_names, read_zip_file
 from skillpack.storedzip.source import FileBytes
 
 __all__ = ["ARCHIVE_SUFFIXES", "Exclude", "Input", "Inputs", "Kind", "classify",
@@ -283,10 +283,19 @@ def _ours_name(name: str) -> bool:
     return name in (BUNDLE_INDEX, MANIFEST_PATH) or name.endswith("/" + MANIFEST_PATH)
 
 
+_OURS_RAW = (BUNDLE_INDEX.encode(), MANIFEST_PATH.encode())
+_OURS_RAW_END = ("/" + MANIFEST_PATH).encode()
+
+
 def _strictly_ours(path: str) -> bool:
     """Whether the archive file at `path` is one of ours (`_is_ours`), told from its first
-    bytes and, for a zip the strict reader accepts, its central directory (a 1 GiB archive is
-    never read whole here); only an archive neither settles is read whole."""
+    bytes and its central directory (a 1 GiB archive is never read whole here); only an
+    archive neither settles is read whole.
+
+    A central directory naming a manifest or a bundle index settles it (ours) without the
+    strict read, which `verify` makes next and which refuses what is wrong: whatever the
+    strict reader says, `_is_ours` says so of such an archive (it names the same members,
+    or it cannot be read). Only an archive naming none is read strictly here."""
     try:
         fd = open_regular(path)  # a fifo named as an archive must not hang
     except OSError as err:
@@ -295,6 +304,8 @@ def _strictly_ours(path: str) -> bool:
         if sniff(file.read(0, min(512, len(file)))) is None:
             return True  # no archive foreign reads: the strict reader says what is wrong
         try:
+            if any(n in _OURS_RAW or n.endswith(_OURS_RAW_END) for n in listed_names(file)):
+                return True
             return any(_ours_name(n) for n in read_zip_file(file).names)
         except ArchiveError:
             pass

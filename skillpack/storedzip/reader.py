@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from skillpack.storedzip.source import FileBytes, FileSpan
 
-__all__ = ["FileZipIndex", "ZipEntry", "ZipIndex", "read_zip", "read_zip_file"]
+__all__ = ["FileZipIndex", "ZipEntry", "ZipIndex", "listed_names", "read_zip", "read_zip_file"]
 
 # The central-directory fields read_zip checks: sig, need, flags, method, csize, size, nlen,
 # xlen, clen, disk, external attributes, offset (made-by, time, date, CRC, internal skipped:
@@ -59,6 +59,8 @@ _CENTRAL_USED = struct.Struct("<I2xHHH8xIIHHHH2xII")
 # What ZipIndex.facts reads of a central-directory entry: size, name length, external
 # attributes, local header offset.
 _CENTRAL_FACTS = struct.Struct("<24xIH8xII")
+# What listed_names reads of one: signature, name, extra field and comment lengths.
+_CENTRAL_LENGTHS = struct.Struct("<I24xHHH")
 
 
 class ZipEntry(Record):
@@ -254,6 +256,34 @@ def read_zip_file(file: FileBytes) -> FileZipIndex:
 
     rows = _scan(cd, cd_off, _Headers(file), read_at, count, cd_off, cd_size, source)
     return FileZipIndex(memoryview(cd), rows, source, file)
+
+
+def listed_names(file: FileBytes) -> list[bytes]:
+    """The raw names the central directory of the archive `file` lists, in order, read
+    without the other checks of `read_zip_file` (no local header is read): what tells an
+    archive of ours from one made elsewhere before the strict read. Raises `ArchiveError`
+    for an end record `read_zip_file` refuses, or a directory that cannot be walked."""
+    source = file.source
+    n = len(file)
+    tail_at = max(0, n - END.size - 0xFFFF)
+    count, cd_size, cd_off = find_end(memoryview(file.read(tail_at, n - tail_at)), source,
+                                      base=tail_at)
+    cd = file.read(cd_off, cd_size)
+    lengths = _CENTRAL_LENGTHS.unpack_from
+    names: list[bytes] = []
+    pos = 0
+    for _ in range(count):
+        if pos + CENTRAL.size > cd_size:
+            break
+        sig, nlen, xlen, clen = lengths(cd, pos)
+        name_at = pos + CENTRAL.size
+        if sig != CENTRAL_SIG or name_at + nlen > cd_size:
+            break
+        names.append(cd[name_at : name_at + nlen])
+        pos = name_at + nlen + xlen + clen
+    else:
+        return names
+    raise refuse(source, "the central directory cannot be walked")
 
 
 class _Headers:

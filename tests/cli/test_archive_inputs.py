@@ -92,3 +92,29 @@ def test_a_folder_with_skills_and_archives_is_a_folder_of_skills(tmp_path: Path)
     shown = cli("digest", repo)
     assert shown.exit_code == 0
     assert [line.split("  ")[1] for line in shown.stdout.splitlines()] == ["mine"]
+
+
+def test_an_archive_of_ours_rezipped_is_refused_by_the_strict_reader(tmp_path: Path) -> None:
+    """A `.skill` unzipped and zipped again (DEFLATE, its manifest kept) is still ours: the
+    strict reader says what is wrong with it, it is never read as made elsewhere; a zip
+    naming no manifest, STORED or not, is."""
+    out = tmp_path / "out"
+    assert cli("pack", NOTES, "-o", out).exit_code == 0
+    [packed] = out.glob("*.skill")
+    rezipped = tmp_path / "rezipped.skill"
+    with zipfile.ZipFile(packed) as source, zipfile.ZipFile(rezipped, "w",
+                                                             zipfile.ZIP_DEFLATED) as dest:
+        for info in source.infolist():
+            dest.writestr(info.filename, source.read(info))
+    for command in ("digest", "verify"):
+        shown = cli(command, rezipped)
+        assert shown.exit_code == 1
+        assert "compress" in shown.output and "STORED" in shown.output, shown.output
+    stored = tmp_path / "stored.zip"
+    with zipfile.ZipFile(packed) as source, zipfile.ZipFile(stored, "w") as dest:
+        for info in source.infolist():
+            if not info.filename.endswith(".skillpack/manifest.json"):
+                dest.writestr(info, source.read(info))  # STORED, its mode kept
+    shown = cli("digest", stored)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == f"{digest(NOTES)}  release-notes\n"

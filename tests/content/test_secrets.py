@@ -227,3 +227,21 @@ def test_docs_describe_every_name_rule() -> None:
     assert "skillpack-allow-secrets" in doc
 
 
+
+
+def test_each_rule_gives_its_own_reason_first_rule_first() -> None:
+    """The reason said is the first rule's that matches, in the order the list is read:
+    folders, then paths, then whole names, then extensions (upper case as lower)."""
+    for folder, reason in secrets.SECRET_DIRS.items():
+        assert secret_name_reason(f"A/{folder.upper()}/b/id_rsa") == reason
+    for entry, reason in secrets.SECRET_PATHS.items():
+        path = entry + "x" if entry.endswith("/") else entry
+        assert secret_name_reason(path) == reason
+        assert secret_name_reason("deep/er/" + path) == reason
+        assert secret_name_reason("x" + path) is None or path.startswith(".config/gcloud/")
+    for name, reason in secrets.SECRET_NAMES.items():
+        assert secret_name_reason("a/" + name.upper()) == reason
+    for ext, reason in secrets.SECRET_EXTENSIONS.items():
+        assert secret_name_reason("a/b" + ext) == reason
+    assert secret_name_reason(".kube/id_rsa") == secrets.SECRET_NAMES["id_rsa"]
+    assert secret_name_reason(".ssh/.kube/config") == secrets.SECRET_DIRS[".ssh"]

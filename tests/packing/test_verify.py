@@ -341,6 +341,20 @@ def test_one_byte_of_a_member_is_refused(tmp_path: Path, good: bytes) -> None:
     refused(tmp_path, zip_of(members), "scripts/waitlist.py", "hash")
 
 
+def test_skill_md_and_a_script_altered_with_their_crcs_are_said_for_their_hashes_alone(
+        tmp_path: Path, good: bytes) -> None:
+    """SKILL.md and an executable (its `#!` line read for the programs) changed in one
+    byte, each with a right CRC-32: their BLAKE3 differs, said alone, before anything their
+    changed text would make verify say."""
+    members = zip_members(good)
+    for member, at in (("waitlist/SKILL.md", 40), (SCRIPT, 2)):
+        data, executable = members[member]
+        members[member] = (flip(data, at), executable)
+    stderr = refused(tmp_path, zip_of(members), "'SKILL.md': its bytes hash to",
+                     "'scripts/waitlist.py': its bytes hash to", "(and 1 more files)")
+    assert "manifest field" not in stderr
+
+
 def test_members_and_manifest_must_agree(tmp_path: Path, good: bytes) -> None:
     members = zip_members(good)
     members["waitlist/extra.txt"] = (b"smuggled\n", False)

@@ -11,6 +11,7 @@ import io
 import os
 import shutil
 import struct
+import tempfile
 import zipfile
 import zlib
 from pathlib import Path
@@ -24,7 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillpack.errors import ArchiveError, IntegrityError
-from skillpack.storedzip.reader import ZipEntry, ZipIndex, read_zip
+from skillpack.storedzip.reader import ZipEntry, ZipIndex, listed_names, read_zip, read_zip_file
+from skillpack.storedzip.source import FileBytes
 from skillpack.storedzip.writer import ZipWriter
 
 LOCAL = struct.Struct("<IHHHHHIIIHH")
@@ -326,3 +328,44 @@ def test_byte_flips_raise_only_archive_or_integrity_errors(
 def test_truncations_and_splices_raise_only_archive_errors(cut: int, junk: bytes) -> None:
     _read_all(GOOD_BYTES[:cut])
     _read_all(GOOD_BYTES[:cut] + junk + GOOD_BYTES[cut:])
+
+
+def _listed_and_read(data: bytes) -> tuple[list[bytes] | None, list[bytes] | None]:
+    """What `listed_names` and `read_zip_file` say of the archive file holding `data`: the
+    names (raw), or None for an ArchiveError."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "a.zip")
+        with open(path, "wb") as handle:
+            handle.write(data)
+        with FileBytes(os.open(path, os.O_RDONLY), path) as file:
+            try:
+                listed: list[bytes] | None = listed_names(file)
+            except ArchiveError:
+                listed = None
+            try:
+                read: list[bytes] | None = [n.encode() for n in read_zip_file(file).names]
+            except ArchiveError:
+                read = None
+    return listed, read
+
+
+def test_listed_names_are_the_names_the_strict_reader_reads() -> None:
+    listed, read = _listed_and_read(GOOD_BYTES)
+    assert listed == read == [m["name"] for m in GOOD]
+    # what the strict reader refuses may still be listed: a local header that differs
+    listed, read = _listed_and_read(raw_zip([member("a.txt", l_crc=1)]))
+    assert (listed, read) == ([b"a.txt"], None)
+    assert _listed_and_read(b"PK\x03\x04 not a zip") == (None, None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(GOOD_BYTES) - 1), st.integers(1, 255)),
+                min_size=1, max_size=4))
+def test_listed_names_of_damaged_archives(flips: list[tuple[int, int]]) -> None:
+    """`listed_names` raises only ArchiveError, and lists what the strict reader reads of
+    every archive the strict reader accepts."""
+    data = bytearray(GOOD_BYTES)
+    for at, xor in flips:
+        data[at] ^= xor
+    listed, read = _listed_and_read(bytes(data))
+    assert read is None or listed == read

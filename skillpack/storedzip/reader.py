@@ -240,17 +240,23 @@ def read_zip(data: bytes | bytearray | memoryview, *, source: str = "<bytes>") -
     return ZipIndex(view, rows, source)
 
 
+def _central_directory(file: FileBytes) -> tuple[int, int, int, bytes]:
+    """The entry count, size and offset the end record of the archive `file` gives (looked
+    for in its last 64 KiB; `find_end` refuses a bad one), and its central directory's bytes."""
+    n = len(file)
+    tail_at = max(0, n - END.size - 0xFFFF)
+    count, cd_size, cd_off = find_end(memoryview(file.read(tail_at, n - tail_at)),
+                                      file.source, base=tail_at)
+    return count, cd_size, cd_off, file.read(cd_off, cd_size)
+
+
 def read_zip_file(file: FileBytes) -> FileZipIndex:
     """:func:`read_zip` of an archive read by offset from an open file (`file`), in memory
     bounded by its central directory: the end record is looked for in the file's last
     64 KiB, the central directory read whole, each local header read where its entry says.
     The checks and the refusals are those of `read_zip`, word for word."""
     source = file.source
-    n = len(file)
-    tail_at = max(0, n - END.size - 0xFFFF)
-    count, cd_size, cd_off = find_end(memoryview(file.read(tail_at, n - tail_at)), source,
-                                      base=tail_at)
-    cd = file.read(cd_off, cd_size)
+    count, cd_size, cd_off, cd = _central_directory(file)
     def read_at(offset: int, size: int) -> bytes:
         return file.read(offset, size, exact=False)
 
@@ -264,11 +270,7 @@ def listed_names(file: FileBytes) -> list[bytes]:
     archive of ours from one made elsewhere before the strict read. Raises `ArchiveError`
     for an end record `read_zip_file` refuses, or a directory that cannot be walked."""
     source = file.source
-    n = len(file)
-    tail_at = max(0, n - END.size - 0xFFFF)
-    count, cd_size, cd_off = find_end(memoryview(file.read(tail_at, n - tail_at)), source,
-                                      base=tail_at)
-    cd = file.read(cd_off, cd_size)
+    count, cd_size, _, cd = _central_directory(file)
     lengths = _CENTRAL_LENGTHS.unpack_from
     names: list[bytes] = []
     pos = 0

@@ -227,8 +227,6 @@ def test_docs_describe_every_name_rule() -> None:
     assert "skillpack-allow-secrets" in doc
 
 
-
-
 def test_each_rule_gives_its_own_reason_first_rule_first() -> None:
     """The reason said is the first rule's that matches, in the order the list is read:
     folders, then paths, then whole names, then extensions (upper case as lower)."""

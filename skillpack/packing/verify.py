@@ -552,21 +552,19 @@ def carried_problems(name: str, paths: Iterable[str],
     return problems
 
 
-_SCAN_CHUNK = 1 << 20  # a served file is scanned a MiB at a time (each chunk copied once)
+_SCAN_CHUNK = 1 << 20  # a large file in memory is scanned a MiB at a time
 
 
-def _scan_served(path: str, view: memoryview | FileSpan,
-                 allow: frozenset[str] | None) -> ContentScan:
-    """The content check of a served file, from its zero-copy view (or its span of an
-    archive file): small files whole, large ones streamed in chunks (memory stays at one
-    chunk, not the file's size)."""
+def _scan_served(path: str, view: memoryview, allow: frozenset[str] | None) -> ContentScan:
+    """The content check of a file held in memory, from its zero-copy view: small files
+    whole, large ones streamed in chunks (one copy of a chunk at a time, not of the file).
+    A member read by offset from a file in chunks is scanned as it is read
+    (`_SkillChecks.file`)."""
     if len(view) < LARGE_FILE:
         return scan_content(path, view.tobytes(), allow)
     stream = ContentStream(path, allow)
-    chunks = view.chunks(_SCAN_CHUNK) if isinstance(view, FileSpan) else (
-        view[at : at + _SCAN_CHUNK] for at in range(0, len(view), _SCAN_CHUNK))
-    for chunk in chunks:
-        stream.feed(chunk)
+    for at in range(0, len(view), _SCAN_CHUNK):
+        stream.feed(view[at : at + _SCAN_CHUNK])
     return stream.finish()
 
 

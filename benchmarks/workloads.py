@@ -16,8 +16,10 @@
   beside ``zip -r -X`` run once a skill (and Anthropic's packager, ``--packager``);
   ``bundle`` beside ``pack``; ``lock`` beside ``verify --lock``; ``verify --lock`` beside
   ``digest``; ``review --lock`` beside ``verify --lock``; ``verify`` of the bundle beside
-  ``unzip -t`` of it, and its floor (``verify --help``: the interpreter, click and the modules
-  ``verify`` imports, no bundle read) beside the same.
+  ``unzip -t`` of it, and two floors beside the same: ``verify --help`` (the interpreter,
+  click and the modules ``verify`` imports, no bundle read) and its byte floor (those
+  imports, then each member's CRC-32, BLAKE3, SHA-256 and content scan, and nothing done once
+  a skill: VERIFY_FLOOR).
 * ``pull``: ``skillpack pull`` of 50 references (50 generated skills pushed to a local
   ``docker-registry`` on 127.0.0.1) in one process, with and without ``--lock``, beside
   ``skopeo copy`` run once a reference (``docker://`` to ``dir:``); left out, saying why,
@@ -200,6 +202,31 @@ SKILLS_REF = ("import sys\nfrom pathlib import Path\nimport skills_ref.cli\n"
               "for path in sys.argv[1:]:\n    validate(Path(path))\n")
 
 
+#: The byte floor of `verify` of a bundle: what `verify` must do to every byte, and nothing
+#: it does once a skill. The modules `verify` imports (as `verify --help`), the bundle read
+#: whole through the strict zip reader, then every member's bytes once, with each check
+#: `verify` makes of them: its CRC-32, BLAKE3, SHA-256 and the content scan (the same
+#: function, allowing nothing). No SKILL.md is parsed, no manifest compared, no path judged.
+VERIFY_FLOOR = textwrap.dedent("""
+    import hashlib, sys, zlib
+    from blake3 import blake3
+    import skillpack.cli.commands.verify
+    from skillpack.content.scan import scan_content
+    from skillpack.storedzip.reader import read_zip
+
+    f = open(sys.argv[1], "rb"); data = f.read(); f.close()
+    view = memoryview(data)
+    for entry in read_zip(data).entries:
+        member = view[entry.data_offset : entry.data_offset + entry.size]
+        if zlib.crc32(member) != entry.crc32:
+            raise SystemExit(entry.name + ": CRC-32")
+        blake3(member).hexdigest()
+        hashlib.sha256(member).hexdigest()
+        if ".skillpack/" not in entry.name:  # the manifests and the index: not scanned
+            scan_content(entry.name, member.tobytes(), frozenset())
+""")
+
+
 def skill_commands(ctx: Context, key: str, subject: str,
                    make: Callable[[], list[Path]]) -> Group:
     """The lines of SKILL_WORKLOADS on the skills `make()` gives (folders, or folders of
@@ -256,6 +283,11 @@ def skill_commands(ctx: Context, key: str, subject: str,
             # command imports; its help instead of a bundle): the floor of its line, in any
             # revision (`--against` runs it for both trees)
             "verify-start": sp("verify", "--help"),
+            # what `verify` must do to every byte, nothing once a skill (VERIFY_FLOOR): the
+            # floor below which no `verify` of this bundle goes; this tree's code in both
+            # columns of --against (older revisions lack the functions it calls)
+            "verify-floor": Command([ctx.new.python, "-c", VERIFY_FLOOR, bundle], ctx.new.env,
+                                    ctx.work),
         }
 
     def peers() -> dict[str, Command]:
@@ -288,6 +320,8 @@ def skill_commands(ctx: Context, key: str, subject: str,
              "`unzip -t` of it"),
         Line("verify-bundle", "its floor: `verify --help`, no bundle read", "verify-start",
              "unzip", "`unzip -t` of it"),
+        Line("verify-bundle", "its byte floor: start-up, then each member's CRC-32, BLAKE3, "
+             "SHA-256 and scan", "verify-floor", "unzip", "`unzip -t` of it"),
     ]
     return Group(subject, lines, setup, ours, peers)
 

@@ -34,7 +34,8 @@ from skillpack.cli.app import main
 REPO = Path(__file__).resolve().parents[2]
 CLI_MD = REPO / "docs" / "CLI.md"
 README = REPO / "README.md"
-DOCS = [README, *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "benchmarks").glob("*.md"))]
+DOCS = [README, *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "benchmarks").glob("*.md")),
+        REPO / "fuzz" / "README.md", *sorted((REPO / "fixtures").glob("*/README.md"))]
 #: Commands whose ``--json`` docs/CLI.md must show by a console example that runs.
 JSON_SHOWN = ("check", "digest", "verify")
 

@@ -205,8 +205,9 @@ SKILLS_REF = ("import sys\nfrom pathlib import Path\nimport skills_ref.cli\n"
 #: The byte floor of `verify` of a bundle: what `verify` must do to every byte, and nothing
 #: it does once a skill. The modules `verify` imports (as `verify --help`), the bundle read
 #: whole through the strict zip reader, then every member's bytes once, with each check
-#: `verify` makes of them: its CRC-32, BLAKE3, SHA-256 and the content scan (the same
-#: function, allowing nothing). No SKILL.md is parsed, no manifest compared, no path judged.
+#: `verify` makes of them: its CRC-32, and for a skill's file its BLAKE3, SHA-256 and the
+#: content scan (the function `verify` calls, allowing nothing). No SKILL.md is parsed, no
+#: manifest compared, no path judged.
 VERIFY_FLOOR = textwrap.dedent("""
     import hashlib, sys, zlib
     from blake3 import blake3
@@ -220,9 +221,9 @@ VERIFY_FLOOR = textwrap.dedent("""
         member = view[entry.data_offset : entry.data_offset + entry.size]
         if zlib.crc32(member) != entry.crc32:
             raise SystemExit(entry.name + ": CRC-32")
-        blake3(member).hexdigest()
-        hashlib.sha256(member).hexdigest()
-        if ".skillpack/" not in entry.name:  # the manifests and the index: not scanned
+        if ".skillpack/" not in entry.name:  # the manifests and the index: their CRC only
+            blake3(member).hexdigest()
+            hashlib.sha256(member).hexdigest()
             scan_content(entry.name, member.tobytes(), frozenset())
 """)
 

@@ -209,7 +209,9 @@ def measure(commands: dict[str, Command], runs: int, warmup: int, scratch: Path,
 class Line:
     """One skillpack command (`ours`, run on every tree) beside `beside`: a peer (a command
     run once, tree-independent) or, with `yardstick`, another skillpack command of the same
-    tree. `base`, a peer, is subtracted from both sides (a floor such as a bare interpreter)."""
+    tree. `base`, a peer, is subtracted from both sides (a floor such as a bare interpreter).
+    With `floor`, `ours` is a peer too (a floor written against this tree's code, which older
+    revisions may lack): run once a round, its time shown in every tree's column."""
 
     workload: str  # the name --only selects
     label: str  # what the table shows for ours
@@ -218,6 +220,7 @@ class Line:
     beside_label: str
     yardstick: bool = False
     base: str | None = None
+    floor: bool = False
 
 
 @dataclass
@@ -271,9 +274,11 @@ def run_group(group: Group, trees: Sequence[Tree], selected: Iterable[str], runs
     if not lines:
         return []
     description = group.setup()
-    need_ours = {line.ours for line in lines} | {line.beside for line in lines if line.yardstick}
+    need_ours = {line.ours for line in lines if not line.floor}
+    need_ours |= {line.beside for line in lines if line.yardstick}
     need_peers = {line.beside for line in lines if not line.yardstick}
     need_peers |= {line.base for line in lines if line.base is not None}
+    need_peers |= {line.ours for line in lines if line.floor}
     peers = group.peers()
     commands = {key: peers[key] for key in sorted(need_peers)}
     for tree in trees:
@@ -288,9 +293,11 @@ def run_group(group: Group, trees: Sequence[Tree], selected: Iterable[str], runs
     for line in lines:
         base = samples[line.base].wall if line.base is not None else 0.0
         beside = samples[f"{line.beside}@new" if line.yardstick else line.beside].wall - base
+        ours = {t.label: samples[line.ours if line.floor else f"{line.ours}@{t.label}"]
+                for t in trees}
         rows.append(Row(line.workload, description, line.label, line.beside_label,
-                        {t.label: samples[f"{line.ours}@{t.label}"].wall - base for t in trees},
-                        {t.label: samples[f"{line.ours}@{t.label}"].peak for t in trees},
+                        {label: sample.wall - base for label, sample in ours.items()},
+                        {label: sample.peak for label, sample in ours.items()},
                         beside, line.yardstick))
     return rows
 

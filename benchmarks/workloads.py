@@ -284,11 +284,6 @@ def skill_commands(ctx: Context, key: str, subject: str,
             # command imports; its help instead of a bundle): the floor of its line, in any
             # revision (`--against` runs it for both trees)
             "verify-start": sp("verify", "--help"),
-            # what `verify` must do to every byte, nothing once a skill (VERIFY_FLOOR): the
-            # floor below which no `verify` of this bundle goes; this tree's code in both
-            # columns of --against (older revisions lack the functions it calls)
-            "verify-floor": Command([ctx.new.python, "-c", VERIFY_FLOOR, bundle], ctx.new.env,
-                                    ctx.work),
         }
 
     def peers() -> dict[str, Command]:
@@ -300,6 +295,10 @@ def skill_commands(ctx: Context, key: str, subject: str,
             "zip": peer(["sh", zips], before=fresh(work / "zips")),
             "packager": peer(["sh", packaged], before=fresh(work / "packaged")),
             "unzip": peer(["unzip", "-tq", bundle]),
+            # what `verify` must do to every byte, nothing once a skill (VERIFY_FLOOR): the
+            # floor below which no `verify` of this bundle goes, in this tree's code
+            "verify-floor": peer([ctx.new.python, "-c", VERIFY_FLOOR, bundle], env=ctx.new.env,
+                                 cwd=ctx.work),
         }
 
     lines = [
@@ -322,7 +321,7 @@ def skill_commands(ctx: Context, key: str, subject: str,
         Line("verify-bundle", "its floor: `verify --help`, no bundle read", "verify-start",
              "unzip", "`unzip -t` of it"),
         Line("verify-bundle", "its byte floor: start-up, then each member's CRC-32, BLAKE3, "
-             "SHA-256 and scan", "verify-floor", "unzip", "`unzip -t` of it"),
+             "SHA-256 and scan", "verify-floor", "unzip", "`unzip -t` of it", floor=True),
     ]
     return Group(subject, lines, setup, ours, peers)
 

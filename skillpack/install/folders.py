@@ -15,32 +15,109 @@ project (``project``: the working folder, or the home folder for the user's fold
 its verdict names the link; a link out of the project, or to nothing, is refused: what it
 points to is not part of what was approved and checked in. Install's own state file and temp
 folders, and files that are no folders, are no skills and are passed over.
+
+An installed skill holds its file set and nothing else: install writes nothing more, and an
+agent reads whatever is there. So every entry of the folder its file set lacks (`unlisted`:
+what a walk of an authoring folder would pass over, by a `.skillignore` line, `includes:` or
+the built-in list: `.git/`, `__pycache__/`, `.env`...) fails the skill, named (code
+``unlisted-files`` when its digest is the approved one). `installed_digest` is the same
+reading for `install`, which writes such a skill again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections.abc import Iterable
 
-from skillpack.approve.compare import SkillVerdict, TargetFailure, compare_with_lock
+from skillpack.approve.compare import FileDiff, SkillVerdict, TargetFailure, compare_with_lock
 from skillpack.approve.lock import Lock
 from skillpack.errors import SkillpackError
-from skillpack.formats.digest import FileRecord
+from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.install.agents import AGENTS
 from skillpack.install.place import TEMP_RE
 from skillpack.install.state import STATE_FILE
 from skillpack.packing.verify import SkillReport, VerifyReport, verify_inputs
 from skillpack.source.classify import Input
 from skillpack.source.discover import is_skill_folder
+from skillpack.source.records import record_skill
 
-__all__ = ["is_agent_folder", "verify_folders"]
+__all__ = ["UNLISTED", "installed_digest", "is_agent_folder", "unlisted", "verify_folders"]
 
 Answer = list[SkillVerdict | TargetFailure]
+
+#: The code of an installed skill whose digest is the approved one, in a folder holding more.
+UNLISTED = "unlisted-files"
+_NAMED = 100  # at most this many unlisted entries are listed with a verdict (all are counted)
 
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _key(path: str) -> bytes:
+    return path.encode("utf-8", "surrogateescape")
+
+
+def unlisted(folder: str, carried: Iterable[str]) -> tuple[str, ...]:
+    """Every entry below the skill folder `folder` that is neither one of the `carried`
+    paths nor a folder on the way to one, sorted by bytes: files, links and special files
+    (none followed), and a folder that cannot be listed (its path ending in ``/``). An empty
+    folder holds nothing an agent could read and is not named."""
+    keep = set(carried)
+    found: list[str] = []
+    pending = [""]
+    while pending:
+        below = pending.pop()
+        try:
+            with os.scandir(os.path.join(folder, below)) as scan:
+                entries = list(scan)
+        except OSError:
+            found.append(below)
+            continue
+        for entry in entries:
+            path = below + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(path + "/")
+            elif path not in keep:
+                found.append(path)
+    return tuple(sorted(found, key=_key))
+
+
+def installed_digest(path: str, project: str) -> str | None:
+    """The digest of the skill installed at `path` as `verify_folders` reads it: through a
+    symbolic link only into `project`, and None when it cannot be read or holds an entry its
+    file set lacks (`unlisted`)."""
+    real = os.path.realpath(path)
+    if os.path.islink(path) and not _inside(real, os.path.realpath(project)):
+        return None
+    try:
+        _, _, records = record_skill(real)
+    except (SkillpackError, OSError):
+        return None
+    if unlisted(real, (r.path for r in records)):
+        return None
+    return digest_records(records)
+
+
+def _unlisted_reason(found: tuple[str, ...]) -> str:
+    shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    return (f"the folder holds {len(found)} entr{'y' if len(found) == 1 else 'ies'} its "
+            f"file set lacks, which no approval covers and an agent reads all the same "
+            f"({shown}); install it again (skillpack install) to put back the approved "
+            "copy, or delete them")
+
+
+def _with_unlisted(verdict: SkillVerdict, found: tuple[str, ...]) -> SkillVerdict:
+    """`verdict`, failed for the `found` entries: named in its reason and as added files."""
+    diff = verdict.diff or FileDiff((), (), ())
+    added = tuple(sorted((*diff.added, *found[:_NAMED]), key=_key))
+    reason = _unlisted_reason(found)
+    return dataclasses.replace(
+        verdict, ok=False, code=verdict.code or UNLISTED, by_lock=True,
+        reason=reason if verdict.ok else f"{verdict.reason}; {reason}",
+        diff=FileDiff(added, diff.removed, diff.changed))
 
 
 def _entries(folder: str, project: str) -> tuple[list[tuple[Input, str | None]], Answer]:
@@ -114,6 +191,7 @@ def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
         answer.extend(failures)
         reports: list[SkillReport] = []
         links: dict[str, str | None] = {}
+        extra: dict[str, tuple[str, ...]] = {}
         for item, link in items:
             try:
                 found = verify_inputs([item])
@@ -121,8 +199,10 @@ def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
                 answer.append(TargetFailure(item.label, item.relabel(err)))
                 continue
             for report in found:
-                reports.append(report)
+                # compiled Python the walk left out is among the unlisted entries
+                reports.append(dataclasses.replace(report, runs_in_place=()))
                 links[report.name] = link
+                extra[report.name] = unlisted(item.path, (f.path for f in report.files))
         verdicts = compare_with_lock(
             [_report(folder, reports)], lock) if reports or not partial else []
         files = {r.name: r.files for r in reports}
@@ -137,8 +217,10 @@ def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
             if reason is not None and v.diff is not None and entry is not None:
                 reason += _mode_note(entry.files, files[v.name], v.diff.changed) if not (
                     v.diff.added or v.diff.removed) else ""
-            answer.append(SkillVerdict(folder, v.name, v.digest, v.ok, v.code, reason,
-                                       v.diff, by_lock=True, link=links.get(v.name)))
+            verdict = SkillVerdict(folder, v.name, v.digest, v.ok, v.code, reason, v.diff,
+                                   by_lock=not v.ok, link=links.get(v.name))
+            left = extra.get(v.name, ())
+            answer.append(_with_unlisted(verdict, left) if left else verdict)
     return answer
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,13 +23,13 @@ from skillpack.approve.compare import compare_with_lock
 from skillpack.approve.lock import Lock
 from skillpack.errors import Problem, SkillpackError, WriteError
 from skillpack.install.agents import AgentFolder
+from skillpack.install.folders import installed_digest
 from skillpack.install.place import clean_stale, place_skill, remove_skill
 from skillpack.install.remote import fetched
 from skillpack.install.state import check_name, read_state, write_state
 from skillpack.packing.prepare import PackOptions, PreparedSkill, judge_skill, refuse_all
 from skillpack.packing.verify import SkillReport, VerifyReport, as_skill_folders
 from skillpack.source.classify import classify_all
-from skillpack.source.records import digest_skill
 
 __all__ = ["Action", "InstallReport", "Step", "install", "install_skills"]
 
@@ -75,13 +76,17 @@ class InstallReport:
 
 def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
             lock: Lock | None = None, frozen: bool = False, only: Iterable[str] = (),
-            prune: bool = False, plain_http: bool = False) -> InstallReport:
+            prune: bool = False, plain_http: bool = False,
+            project: str | None = None) -> InstallReport:
     """Install the skills of `sources` into each of `folders` (see the module text).
 
     `only`: the names to install (all, when empty). With `lock`, each must be approved with
     its digest and programs; `frozen` also refuses a skill of the sources the lock does not
     list and one the lock lists that the sources lack. `prune` removes what install put in a
-    folder that the lock no longer lists. Raises `SkillpackError` (path and hint) before any
+    folder that the lock no longer lists. A skill already in place counts as the same only
+    when `verify` would say so (`installed_digest`: a symbolic link only into `project`,
+    default the working folder; no entry beyond its file set); else it is written again,
+    or, not install's, refused as in the way. Raises `SkillpackError` (path and hint) before any
     write for: a folder that cannot be written, a source that cannot be read, a skill that
     is invalid or breaks an agent's limits, a name asked for that no source holds, two
     different skills of one name, a skill the lock does not approve, a place held by a skill
@@ -101,10 +106,35 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
             chosen = _choose(skills, only)
             if lock is not None:
                 _approve(skills if frozen else chosen, lock, frozen)
-            plans = [_plan(folder, chosen, lock if prune else None) for folder in folders]
+            where = os.getcwd() if project is None else project
+            plans = [_plan(folder, chosen, lock if prune else None, where)
+                     for folder in folders]
+            _make_folders(f.path for f, p in zip(folders, plans, strict=True) if p.writes)
             steps = [step for folder, plan in zip(folders, plans, strict=True)
                      for step in _carry_out(folder.path, plan, chosen)]
     return InstallReport(tuple(folders), tuple(steps))
+
+
+def _make_folders(paths: Iterable[str]) -> None:
+    """Make every folder a plan writes into, before any skill is written; when one cannot
+    be made, the folders made here are removed again."""
+    made: list[str] = []
+    for path in paths:
+        missing = []
+        probe = os.path.abspath(path)
+        while not os.path.lexists(probe):
+            missing.append(probe)
+            probe = os.path.dirname(probe)
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as err:
+            for folder in reversed(made):
+                with suppress(OSError):
+                    os.rmdir(folder)
+            raise WriteError(f"cannot make the folder: {err.strerror or err}; nothing was "
+                             "installed", path=path,
+                             hint="check that its parent is writable and has room") from None
+        made += reversed(missing)
 
 
 def _check_writable(folders: Sequence[AgentFolder]) -> None:
@@ -207,21 +237,18 @@ def _approve(skills: list[_Skill], lock: Lock, frozen: bool) -> None:
                                                           "skill it lists" if frozen else ""))
 
 
-def _current(path: str) -> str | None:
-    """The digest of the skill at `path` (through a link), None when it cannot be read."""
-    try:
-        return digest_skill(os.path.realpath(path))[1]
-    except (SkillpackError, OSError):
-        return None
-
-
 @dataclass(frozen=True, slots=True)
 class _Plan:
     state: Mapping[str, str]
     steps: tuple[Step, ...]
 
+    @property
+    def writes(self) -> bool:
+        return any(s.action in ("installed", "updated", "pruned") for s in self.steps)
 
-def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None) -> _Plan:
+
+def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None,
+          project: str) -> _Plan:
     """What to do in `folder`, decided before anything is written; with `lock` (prune),
     what install put there that the lock no longer lists is removed. A place held by a skill
     install did not put there, with another digest, refuses the whole install."""
@@ -235,7 +262,7 @@ def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None) -> _Plan
         ours = skill.name in state
         action: Action = "installed"
         if os.path.lexists(dest):
-            same = _current(dest) == skill.digest
+            same = installed_digest(dest, project) == skill.digest
             if same:
                 action = "unchanged" if ours else "present"
             elif ours:
@@ -259,7 +286,7 @@ def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None) -> _Plan
             if name in lock.skills or name in names:
                 continue
             dest = os.path.join(path, name)
-            if os.path.lexists(dest) and _current(dest) != digest:
+            if os.path.lexists(dest) and installed_digest(dest, project) != digest:
                 steps.append(Step(path, name, digest, "kept", reason="changed since it was "
                                   "installed: not removed; remove it by hand"))
             else:
@@ -273,9 +300,7 @@ def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill]) -> list[Step]:
     changes."""
     by_name = {s.name: s for s in chosen}
     state = dict(plan.state)
-    writes = any(s.action in ("installed", "updated", "pruned") for s in plan.steps)
-    if writes:
-        os.makedirs(folder, exist_ok=True)
+    if plan.writes:  # the folder exists (`_make_folders`)
         clean_stale(folder)
     for step in plan.steps:
         if step.action in ("installed", "updated"):

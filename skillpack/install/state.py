@@ -24,9 +24,14 @@ STATE_FILE = ".skillpack-installed.json"
 _FORMAT = "1"
 
 
+def _plain(name: str) -> bool:
+    """Whether `name` is one plain folder name (no path, not hidden, portable)."""
+    return not ("/" in name or name in (".", "..") or name.startswith(".") or name_problem(name))
+
+
 def check_name(name: str, folder: str) -> None:
     """Refuse a skill name that is not one plain folder name inside `folder`."""
-    if "/" in name or name in (".", "..") or name.startswith(".") or name_problem(name):
+    if not _plain(name):
         raise SkillpackError(f"the skill name {name!r} would not be a folder directly inside "
                              "the agent folder", path=os.path.join(folder, name),
                              hint="a skill's name is lowercase letters, digits and hyphens")
@@ -56,7 +61,11 @@ def read_state(folder: str) -> dict[str, str]:
         raise SkillpackError("not a record of installed skills skillpack reads", path=path,
                              hint="it was edited by hand; restore it or remove it")
     for name in skills:
-        check_name(name, folder)
+        if not _plain(name):
+            raise SkillpackError(f"it records a skill named {name!r}, which would not be a "
+                                 "folder directly inside the agent folder", path=path,
+                                 hint="it was edited by hand; restore it or remove it (install "
+                                 "then treats every skill here as someone else's)")
     return dict(skills)
 
 

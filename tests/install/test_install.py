@@ -190,6 +190,47 @@ def test_a_place_held_by_someone_elses_skill_refuses_the_install(tmp_path: Path,
     assert not (dest2 / STATE_FILE).exists()
 
 
+def test_a_link_out_of_the_project_is_replaced_not_kept(tmp_path: Path, repo: Path) -> None:
+    """A skill of install's that became a symbolic link out of the project (which `verify`
+    refuses) is written again as a copy, though the link's target has the same digest; one
+    that is not install's is in the way. The target is left as it was."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    dest = project / ".claude" / "skills"
+    lock = read_lock(tmp_path / "skills.lock")
+    install([str(repo)], folder(dest), lock=lock, project=str(project))
+    os.system(f"cp -rp {repo / 'beta'} {elsewhere}")
+    for name in ("beta",):
+        os.system(f"rm -rf {dest / name}")
+        os.symlink(elsewhere, dest / name)
+    report = install([str(repo)], folder(dest), lock=lock, project=str(project))
+    assert [(s.name, s.action) for s in report.steps] == [("alpha", "unchanged"),
+                                                          ("beta", "updated")]
+    assert not os.path.islink(dest / "beta") and (dest / "beta" / "notes.md").is_file()
+    assert (elsewhere / "notes.md").is_file()
+    other = project / ".agents" / "skills"
+    other.mkdir(parents=True)
+    os.symlink(elsewhere, other / "beta")  # someone else's link
+    with pytest.raises(SkillpackError, match="skillpack did not install"):
+        install([str(repo / "beta")], folder(other), project=str(project))
+    inside = project / "copies" / "beta"
+    os.system(f"mkdir -p {inside.parent} && cp -rp {repo / 'beta'} {inside}")
+    os.unlink(other / "beta")
+    os.symlink(inside, other / "beta")  # a link inside the project: verified there
+    report = install([str(repo / "beta")], folder(other), project=str(project))
+    assert [s.action for s in report.steps] == ["present"]
+
+
+def test_a_folder_that_cannot_be_made_writes_nothing(tmp_path: Path, repo: Path) -> None:
+    """A folder the check passes (root may write anywhere /proc allows) but that cannot be
+    made: a WriteError naming it, and no other folder is written."""
+    good = tmp_path / "good"
+    with pytest.raises(WriteError) as caught:
+        install([str(repo)], [AgentFolder(str(good)), AgentFolder("/proc/skillpack/skills")])
+    assert caught.value.path in ("/proc/skillpack/skills", "/proc/skillpack")
+    assert caught.value.hint
+    assert not good.exists()
+
+
 def test_a_folder_that_cannot_be_written_is_refused_before_anything(tmp_path: Path,
                                                                     repo: Path) -> None:
     (tmp_path / "project").mkdir()
@@ -259,9 +300,11 @@ def test_names_that_would_escape_the_folder_are_refused(tmp_path: Path, repo: Pa
     dest.mkdir()
     (dest / STATE_FILE).write_text(json.dumps(
         {"format": "1", "skills": {"../outside": "blake3:" + "0" * 64}}))
-    with pytest.raises(SkillpackError, match="would not be a folder directly inside"):
+    with pytest.raises(SkillpackError, match="would not be a folder directly inside") as bad:
         install([str(repo)], folder(dest), lock=read_lock(tmp_path / "skills.lock"),
                 prune=True)
+    assert bad.value.path == str(dest / STATE_FILE)  # the file to restore or remove
+    assert "'../outside'" in bad.value.message and "remove it" in (bad.value.hint or "")
     assert sorted(os.listdir(dest)) == [STATE_FILE]
     bad = tmp_path / "bad"
     make_skill(bad, "evil")
@@ -332,7 +375,10 @@ def test_cli_install_refusals_exit_1_and_write_nothing(tmp_path: Path, repo: Pat
     assert not (tmp_path / ".claude").exists()
     assert cli("install", repo).exit_code == 2  # where to?
     assert cli("install", tmp_path / "missing", "--into", "x").exit_code == 2
-    assert cli("install", repo, "--into", "x", "--prune").exit_code == 1
+    for misuse in ("--prune", "--frozen"):  # each compares with a lock
+        result = cli("install", repo, "--into", "x", misuse)
+        assert result.exit_code == 2
+        assert f"{misuse} compares with a lock" in result.stderr
 
 
 def test_cli_install_with_a_signed_lock(tmp_path: Path, repo: Path,

@@ -33,8 +33,9 @@ def verify(*args: object) -> tuple[int, list[dict[str, Any]]]:
 def test_a_hand_copy_verifies(project: Path) -> None:
     code, answer = verify("--agent", "claude-code")
     assert code == 0
-    assert [(a["target"], a["name"], a["ok"], a["code"]) for a in answer] == [
-        (".claude/skills", "alpha", True, None), (".claude/skills", "beta", True, None)]
+    assert answer == [  # an ok item carries no code, as `verify --lock` of any target
+        {"target": ".claude/skills", "name": name, "digest": answer[i]["digest"], "ok": True}
+        for i, name in enumerate(["alpha", "beta"])]
 
 
 def test_every_kind_of_drift_is_caught(project: Path) -> None:
@@ -56,6 +57,44 @@ def test_every_kind_of_drift_is_caught(project: Path) -> None:
     assert "missing" in by_name["alpha"]["reason"]
     text = cli("verify", "--lock", "skills.lock", "--agent", "claude-code").stdout
     assert "MISMATCH" in text and "  added:   added.md" in text
+
+
+def test_what_a_walk_would_pass_over_fails_an_installed_skill(project: Path) -> None:
+    """An agent reads every file of the folder: a file a `.skillignore` line, `includes:`
+    or the built-in list would leave out of an authoring walk is a file nobody approved
+    (even with the approved digest), and install writes the approved copy again."""
+    shutil.rmtree(project / ".claude")
+    assert cli("install", "skills", "--agent", "claude-code", "--lock", "skills.lock"
+               ).exit_code == 0
+    skills = project / ".claude" / "skills"
+    (skills / "alpha" / "scripts" / "json.py").write_text('print("shadowed")\n')
+    (skills / "alpha" / ".skillignore").write_text("scripts/json.py\n")
+    (skills / "beta" / ".git" / "hooks").mkdir(parents=True)
+    (skills / "beta" / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\n")
+    (skills / "beta" / "__pycache__").mkdir()
+    (skills / "beta" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (skills / "beta" / "notes.md").write_text("changed\n")
+    (skills / "beta" / "empty").mkdir()  # an empty folder holds nothing to read
+    code, answer = verify("--agent", "claude-code")
+    assert code == 1
+    alpha, beta = answer
+    assert (alpha["ok"], alpha["code"], alpha["added"], alpha["changed"]) == (
+        False, "unlisted-files", [".skillignore", "scripts/json.py"], [])
+    assert "the folder holds 2 entries its file set lacks" in alpha["reason"]
+    assert "skillpack install" in alpha["reason"]
+    assert (beta["code"], beta["added"], beta["changed"]) == (
+        "expect-mismatch", [".git/hooks/post-checkout", "__pycache__/x.cpython-311.pyc"],
+        ["notes.md"])
+    assert beta["reason"].startswith("skill 'beta' has digest")
+    text = cli("verify", "--lock", "skills.lock", "--agent", "claude-code").stdout
+    assert "  added:   scripts/json.py" in text
+    result = cli("install", "skills", "--agent", "claude-code", "--lock", "skills.lock",
+                 "--json")
+    assert [s["action"] for s in json.loads(result.stdout)["skills"]] == ["updated",
+                                                                         "updated"]
+    assert not (skills / "alpha" / "scripts" / "json.py").exists()
+    assert not (skills / "beta" / ".git").exists()
+    assert verify("--agent", "claude-code")[0] == 0
 
 
 def test_a_removed_file_and_a_lost_execute_bit(project: Path) -> None:

@@ -54,6 +54,9 @@ def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, 
         raise click.UsageError("give where to install: --agent NAME or --into DIR")
     if user and not agents:
         raise click.UsageError("--global names the agents' folders in your home: give --agent")
+    if (frozen or prune) and lock_file is None:
+        raise click.UsageError(f"--{'frozen' if frozen else 'prune'} compares with a lock: "
+                               "give it with --lock")
     missing = [s for s in sources if not is_remote(s) and not os.path.lexists(s)]
     if missing:
         raise click.UsageError(f"no such source: {', '.join(missing)}")
@@ -64,7 +67,8 @@ def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, 
              f"{given.signer.keyid[:16]})")
     folders = agent_folders(agents, into, user=user)
     report = install_skills(sources, folders, lock=lock, frozen=frozen, only=only,
-                            prune=prune, plain_http=plain_http)
+                            prune=prune, plain_http=plain_http,
+                            project=os.path.expanduser("~") if user else None)
     if as_json:
         echo_json({"folders": [{"path": f.path, "agents": list(f.agents),
                                 "targets": list(f.targets)} for f in report.folders],

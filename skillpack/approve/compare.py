@@ -11,7 +11,7 @@ from typing import Any
 from skillpack.approve.lock import Lock
 from skillpack.errors import SkillpackError
 from skillpack.formats.digest import FileRecord
-from skillpack.packing.verify import VerifyReport, verify_target
+from skillpack.packing.verify import VerifyReport, verify_target_each
 from skillpack.runtime.checks import approval_findings
 
 __all__ = ["FileDiff", "LockVerdict", "SkillVerdict", "TargetFailure", "compare_with_lock",
@@ -164,25 +164,37 @@ class TargetFailure:
 def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | None = None,
                    expected: str | None = None) -> list[SkillVerdict | TargetFailure]:
     """`verify`'s answer for `targets` (each what `skillpack.packing.verify.verify_target`
-    verifies), in order: each skill's verdict, against `lock` (all the targets taken
-    together, as ``load(expect=)`` takes a bundle: `compare_with_lock`) or against the
-    digest `expected` (a bundle's own digest, for a bundle), then each approved skill found
-    in none of them. A target that fails is a `TargetFailure`, unless every problem of its
-    error was one of an earlier failure's (a target inside an earlier one): each problem is
-    reported once."""
+    verifies, each skill once however many targets reach it), in order: each skill's
+    verdict, against `lock` (all the targets taken together, as ``load(expect=)`` takes a
+    bundle: `compare_with_lock`) or against the digest `expected` (a bundle's own digest,
+    for a bundle), then each approved skill found in none of them. A target that fails, and
+    each skill of a folder that fails (its folder or archive the target: the others are
+    still verified), is a `TargetFailure`, unless every problem of its error was one of an
+    earlier failure's: each problem is reported once. An approved skill whose folder or
+    archive failed (by its name, or by the folder's) is that failure, not missing."""
     answer: list[SkillVerdict | TargetFailure] = []
     reports: list[VerifyReport] = []
     reported: set[tuple[str, str, str | None, int | None]] = set()
+    seen: set[str] = set()
+    broken: set[str] = set()  # the names of the skills that failed, as far as known
+
+    def fail(target: str, err: SkillpackError) -> None:
+        nonlocal reported
+        keys = {(p.code, p.message, p.file, p.line) for p in err.located()}
+        if not keys or not keys <= reported:
+            answer.append(TargetFailure(target, err))
+        reported |= keys
+
     for given in targets:
         target = os.fspath(given)
         try:
-            report = verify_target(target)
+            report, failed = verify_target_each(target, seen=seen)
         except SkillpackError as err:
-            keys = {(p.code, p.message, p.file, p.line) for p in err.located()}
-            if not keys or not keys <= reported:
-                answer.append(TargetFailure(target, err))
-            reported |= keys
+            fail(target, err)
             continue
+        for item, refused in failed:
+            fail(item.label, refused)
+            broken.add(os.path.basename(os.path.normpath(item.label)))
         reports.append(report)
         if expected is not None and report.kind == "bundle" and report.digest is not None:
             # a bundle is named by its own digest (SPEC section 2), not by its skills'
@@ -204,7 +216,8 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
             else:
                 answer.append(SkillVerdict(target, s.name, s.digest))
     for missing in (compare_with_lock(reports, lock) if lock is not None else ()):
-        if missing.code == "expect-missing":  # approved, but in none of the targets
+        if missing.code == "expect-missing" and missing.name not in broken:
+            # approved, but in none of the targets
             answer.append(SkillVerdict(None, missing.name, missing.digest, False, missing.code,
                                        missing.reason, by_lock=True))
     return answer

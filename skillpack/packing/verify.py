@@ -33,7 +33,7 @@ from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.formats.paths import SKILL_MD, collision_key, name_problem, sort_key
-from skillpack.packing.prepare import PreparedSkill, prepare_many_as
+from skillpack.packing.prepare import PreparedSkill, prepare_each_as, prepare_many_as
 from skillpack.packing.sha256 import sha256_problem
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.runtime.bundle import load_index
@@ -58,10 +58,12 @@ __all__ = [
     "digest",
     "verified_archive",
     "verify_bytes",
+    "verify_each",
     "verify_file",
     "verify_folder",
     "verify_inputs",
     "verify_target",
+    "verify_target_each",
 ]
 
 
@@ -152,6 +154,49 @@ def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
     archives = os.path.isdir(given) and any(i.kind != "folder" for i in items)
     return VerifyReport(given, "archives" if archives else "folder",
                         tuple(verify_inputs(items)))
+
+
+def verify_target_each(path: str | os.PathLike[str], *, seen: set[str] | None = None,
+                       ) -> tuple[VerifyReport, list[tuple[Input, SkillpackError]]]:
+    """`verify_target`, each skill of a folder on its own (`verify_each`): the report of
+    those that verify, and each input that does not with its error, so that one broken
+    skill among many hides none of the others. An archive or bundle file given as PATH is
+    one input, verified whole (it raises). With `seen` (`classify`), an input an earlier
+    PATH of the same command held is left out."""
+    given = os.fspath(path)
+    items = classify(given, seen=seen).items
+    if len(items) == 1 and items[0].kind == "archive" and not os.path.isdir(given):
+        return verify_file(given), []
+    archives = os.path.isdir(given) and any(i.kind != "folder" for i in items)
+    skills: list[SkillReport] = []
+    failed: list[tuple[Input, SkillpackError]] = []
+    for item, answer in zip(items, verify_each(items), strict=True):
+        if isinstance(answer, SkillpackError):
+            failed.append((item, answer))
+        else:
+            skills += answer
+    return VerifyReport(given, "archives" if archives else "folder", tuple(skills)), failed
+
+
+def verify_each(items: Sequence[Input]) -> list[list[SkillReport] | SkillpackError]:
+    """`verify_inputs`, one answer per input in their order: its skills, or the error that
+    refuses it (naming an archive's member as ``ARCHIVE!MEMBER``); the others still
+    verified."""
+    answers: list[list[SkillReport] | SkillpackError] = []
+    for item in items:
+        try:
+            with unpacked_foreign([item]) as [ready]:
+                if ready.kind != "folder":
+                    with verified_archive(ready.path) as report:
+                        answers.append(list(report.skills))
+                    continue
+                [done] = prepare_each_as([ready.path], _folder_skill)
+                if isinstance(done, SkillpackError):
+                    raise done
+                answers.append([replace(done, source=ready.label)])
+        except SkillpackError as err:
+            answers.append(err)
+    return answers
 
 
 def verify_inputs(items: Sequence[Input]) -> list[SkillReport]:

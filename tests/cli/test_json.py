@@ -4,6 +4,7 @@ each problem with code, message, file and line, and the skill called ``name`` ev
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,30 @@ def test_verify_reports_every_target_that_fails_and_still_verifies_the_rest(
     assert text.exit_code == 1
     assert "ok  " in text.stdout and "waitlist" in text.stdout
     assert str(bad) in text.stderr and str(worse) in text.stderr
+
+
+def test_verify_of_a_repository_with_a_broken_skill_verifies_every_other(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder of skills, one of them broken: the broken one is a failed item named by its
+    folder, each other skill is verified; against a lock that approved it, the broken skill
+    is that failure, not "missing", and the good ones are ok. A skill reached by two PATHs
+    is verified once."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("release-notes", "waitlist"):
+        shutil.copytree(FIXTURES / name, tmp_path / "skills" / name)
+    assert cli("lock", "skills", "-o", "skills.lock").exit_code == 0
+    (tmp_path / "skills" / "waitlist" / "SKILL.md").write_text(
+        "---\nname: waitlist\ndescription: [unclosed\n---\nbody\n")
+    for args in ((), ("--lock", "skills.lock")):
+        doc = _document("verify", "--json", *args, "skills", "skills/release-notes")
+        assert [(item.get("target"), item.get("name"), item["ok"]) for item in doc] == [
+            ("skills/waitlist", None, False), ("skills", "release-notes", True)], doc
+        assert [p["code"] for p in _problems(doc[:1])] == ["yaml-syntax"]
+        text = cli("verify", *args, "skills")
+        assert text.exit_code == 1
+        assert "ok        blake3:" in text.stdout and "release-notes" in text.stdout
+        assert "missing" not in text.stdout
+        assert "skills/waitlist/SKILL.md" in text.stderr
 
 
 def test_verify_misuse_is_a_document_with_exit_2(tmp_path: Path) -> None:

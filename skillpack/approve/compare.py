@@ -11,6 +11,7 @@ from typing import Any
 from skillpack.approve.lock import Lock
 from skillpack.errors import SkillpackError
 from skillpack.formats.digest import FileRecord
+from skillpack.packing.selection import Selection
 from skillpack.packing.verify import VerifyReport, verify_target_each
 from skillpack.runtime.checks import approval_findings
 
@@ -162,7 +163,8 @@ class TargetFailure:
 
 
 def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | None = None,
-                   expected: str | None = None) -> list[SkillVerdict | TargetFailure]:
+                   expected: str | None = None, selection: Selection | None = None,
+                   ) -> list[SkillVerdict | TargetFailure]:
     """`verify`'s answer for `targets` (each what `skillpack.packing.verify.verify_target`
     verifies, each skill once however many targets reach it), in order: each skill's
     verdict, against `lock` (all the targets taken together, as ``load(expect=)`` takes a
@@ -171,7 +173,8 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
     each skill of a folder that fails (its folder or archive the target: the others are
     still verified), is a `TargetFailure`, unless every problem of its error was one of an
     earlier failure's: each problem is reported once. An approved skill whose folder or
-    archive failed (by its name, or by the folder's) is that failure, not missing."""
+    archive failed (by its name, or by the folder's) is that failure, not missing. What the
+    `selection`'s ``exclude`` matches is left out (and listed in its ``excluded``)."""
     answer: list[SkillVerdict | TargetFailure] = []
     reports: list[VerifyReport] = []
     reported: set[tuple[str, str, str | None, int | None]] = set()
@@ -188,7 +191,7 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
     for given in targets:
         target = os.fspath(given)
         try:
-            report, failed = verify_target_each(target, seen=seen)
+            report, failed = verify_target_each(target, seen=seen, selection=selection)
         except SkillpackError as err:
             fail(target, err)
             continue

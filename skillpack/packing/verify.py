@@ -34,6 +34,7 @@ from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.formats.paths import SKILL_MD, collision_key, name_problem, sort_key
 from skillpack.packing.prepare import PreparedSkill, prepare_each_as, prepare_many_as
+from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import sha256_problem
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.runtime.bundle import load_index
@@ -157,14 +158,20 @@ def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
 
 
 def verify_target_each(path: str | os.PathLike[str], *, seen: set[str] | None = None,
+                       selection: Selection | None = None,
                        ) -> tuple[VerifyReport, list[tuple[Input, SkillpackError]]]:
     """`verify_target`, each skill of a folder on its own (`verify_each`): the report of
     those that verify, and each input that does not with its error, so that one broken
     skill among many hides none of the others. An archive or bundle file given as PATH is
     one input, verified whole (it raises). With `seen` (`classify`), an input an earlier
-    PATH of the same command held is left out."""
+    PATH of the same command held is left out; with `selection`, those its ``exclude``
+    matches (listed in its ``excluded``)."""
     given = os.fspath(path)
-    items = classify(given, seen=seen).items
+    found = classify(given, seen=seen,
+                     exclude=selection.excluder if selection is not None else ())
+    items = found.items
+    if selection is not None:
+        selection.excluded += found.excluded
     if len(items) == 1 and items[0].kind == "archive" and not os.path.isdir(given):
         return verify_file(given), []
     archives = os.path.isdir(given) and any(i.kind != "folder" for i in items)

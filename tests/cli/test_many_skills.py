@@ -188,6 +188,25 @@ def test_skillpack_toml_sets_the_defaults_and_the_command_line_wins(repo: Path) 
     assert loud.exit_code == 1 and "error: [unknown-key]" in loud.stdout
 
 
+def test_verify_lock_reads_what_lock_read(repo: Path) -> None:
+    """`lock` then `verify --lock` of one repository, its broken templates excluded in
+    skillpack.toml (what the pre-commit hook runs): verify leaves out what lock left out;
+    without the file each broken skill is a failure of its own, the others verified."""
+    (repo / "skillpack.toml").write_text('exclude = ["template/", "no-description"]\n')
+    assert run("lock", "skills", "-o", "skills.lock").exit_code == 0
+    verified = run("verify", "--lock", "skills.lock", "skills")
+    assert verified.exit_code == 0, verified.output
+    assert verified.stdout.count("ok  ") == 10
+    assert "skillpack: excluded 2 skills or archives (--exclude)" in verified.stderr
+    (repo / "skillpack.toml").unlink()
+    verified = run("verify", "--lock", "skills.lock", "skills")
+    assert verified.exit_code == 1
+    assert verified.stdout.count("ok  ") == 10 and "MISMATCH" not in verified.stdout
+    assert "skills/template" in verified.stderr and "skills/no-description" in verified.stderr
+    assert run("verify", "--lock", "skills.lock", "skills", "--exclude", "template",
+               "--exclude", "no-description").exit_code == 0
+
+
 def test_pyproject_tool_table_is_read_and_one_without_it_passed_over(repo: Path) -> None:
     (repo / "pyproject.toml").write_text('[tool.skillpack]\nexclude = ["template"]\n')
     (repo / "skills" / "pyproject.toml").write_text('[project]\nname = "x"\n')

@@ -10,8 +10,9 @@ import click
 from skillpack.approve.compare import TargetFailure, verify_against
 from skillpack.approve.lock import Lock, read_lock
 from skillpack.approve.signing import SignedLock, trusted_keys, verify_signed_lock
+from skillpack.cli.many import report_skipped, selection
 from skillpack.cli.mentions import mention_lines
-from skillpack.cli.options import AGENT, EXISTING, GLOBAL, JSON, command, signed_lock
+from skillpack.cli.options import AGENT, EXCLUDE, EXISTING, GLOBAL, JSON, command, signed_lock
 from skillpack.cli.output import (
     echo,
     echo_json,
@@ -116,6 +117,7 @@ def given_lock(lock_file: str | None, signature: str | None, signers: tuple[str,
 @click.option("--partial", is_flag=True,
               help="With agent folders: a skill the lock approves that a folder lacks is "
                    "no drift (a subset was installed).")
+@EXCLUDE
 @JSON
 def verify(targets: tuple[str, ...], lock_file: str | None, signature: str | None,
            signers: tuple[str, ...], signers_file: str | None, expected: str | None,
@@ -154,7 +156,9 @@ def verify(targets: tuple[str, ...], lock_file: str | None, signature: str | Non
         answer = verify_folders(dict.fromkeys(paths), lock, partial=partial,
                                 project=os.path.expanduser("~") if user else None)
     else:
-        answer = verify_against(targets, lock=lock, expected=expected)
+        chosen = selection()
+        answer = verify_against(targets, lock=lock, expected=expected, selection=chosen)
+        report_skipped(chosen)
     if as_json:
         echo_json([{"target": a.target} | item_failure(a.target, a.error)
                    if isinstance(a, TargetFailure) else a.to_dict() for a in answer])

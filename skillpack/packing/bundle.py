@@ -60,10 +60,12 @@ class _Front(NamedTuple):
     frontmatter: Mapping[str, Any]
     file: str | None
     lines: Mapping[str, int]
+    plain_start: bool
 
     @classmethod
     def of(cls, skill: Skill) -> _Front:
-        return cls(skill.description, skill.frontmatter, skill.file, skill.lines)
+        return cls(skill.description, skill.frontmatter, skill.file, skill.lines,
+                   skill.plain_start)
 
 
 @dataclass(frozen=True)
@@ -203,13 +205,14 @@ def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
         if found.skill is None:
             continue
         facts = SkillFacts.from_files(name, found.skill.frontmatter, found.files,
-                                      file=found.skill.file, lines=found.skill.lines)
+                                      file=found.skill.file, lines=found.skill.lines,
+                                      plain_start=found.skill.plain_start)
         for target in get_targets(targets):
             problems.extend(check_targets(
                 [target.name], SkillFacts(facts.name, facts.description, facts.frontmatter,
                                           facts.files, facts.skill_md_count,
                                           target.layout or "wrapped", None, facts.file,
-                                          facts.lines),
+                                          facts.lines, plain_start=facts.plain_start),
                 catalog_budget=budget))
         if not targets and budget is not None:
             problems.extend(check_targets([], facts, catalog_budget=budget))

@@ -308,7 +308,7 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
     else:
         facts = SkillFacts.from_files(
             skill.name, skill.frontmatter, [(f.path, f.size) for f in fileset.files],
-            layout=layout, file=skill.file, lines=skill.lines)
+            layout=layout, file=skill.file, lines=skill.lines, plain_start=skill.plain_start)
         if options.targets or options.catalog_budget is not None:
             walked = check_targets(options.targets, facts,
                                    catalog_budget=options.catalog_budget,
@@ -402,7 +402,8 @@ def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
     facts = SkillFacts.from_files(
         skill.name, skill.frontmatter, [(r.path, r.size) for r in prepared.manifest.files],
         layout=prepared.layout, archive_size=size, file=skill.file, lines=skill.lines,
-        members=[m.size for m in members])  # what the host is sent: every member
+        members=[m.size for m in members],  # what the host is sent: every member
+        plain_start=skill.plain_start)
     return check_targets(options.targets, facts, catalog_budget=options.catalog_budget,
                          notes=options.advice)
 

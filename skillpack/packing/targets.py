@@ -99,6 +99,9 @@ _CODEX = "https://developers.openai.com/codex/skills"
 _OPENAI_API = "https://developers.openai.com/api/docs/guides/tools-skills"
 _MCP = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/stable/"
         "skills.mdx#limits (SEP-2640)")
+_MCP_START = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/"
+              "stable/skills.mdx#skill-format (SKILL.md MUST begin with YAML frontmatter; the "
+              "reference SDK reads it with /^---\\r?\\n/)")
 _MCP_LAYOUT = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/"
                "stable/skills.mdx#resource-mapping (no archive: each file is a resource "
                "skill://<name>/<path>, SKILL.md at the skill root)")
@@ -148,6 +151,8 @@ class Target:
     anthropic_rules: str | None = None  # the source, when the host enforces them
     #: the frontmatter must say ``name:`` (a hard skill's ``skill:`` alone is not read)
     name_key_required: str | None = None  # the source, when the host requires it
+    #: SKILL.md must begin with exactly ``---`` and a line end (no BOM, no trailing blanks)
+    plain_start: str | None = None  # the source, when the host requires it
     #: frontmatter keys beyond the spec's that the host documents (no unknown-key warning)
     extra_keys: frozenset[str] = frozenset()
     extra_keys_source: str | None = None
@@ -173,6 +178,7 @@ class Target:
             "one_skill_md": self.one_skill_md,
             "description_required": self.description_required,
             "name_key_required": self.name_key_required,
+            "plain_start": self.plain_start,
             "anthropic_rules": self.anthropic_rules,
             "extra_keys": sorted(self.extra_keys),
             "strict_keys": None if self.strict_keys is None else sorted(self.strict_keys),
@@ -249,6 +255,7 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
             Limit("total-bytes", 16_777_216, "16 MiB (16,777,216 bytes) per skill", _MCP),
         ),
         name_key_required=_MCP_NAME,
+        plain_start=_MCP_START,
     ),
     Target(
         "well-known", "/.well-known/agent-skills/ discovery index 0.2.0", "root",
@@ -335,6 +342,8 @@ class SkillFacts:
     #: counts what it is sent (a manifest too, were one sent), not the skill's own files
     members: int | None = None
     member_bytes: int | None = None
+    #: SKILL.md begins with exactly ``---`` and a line end (`Skill.plain_start`)
+    plain_start: bool = True
 
     @property
     def total_size(self) -> int:
@@ -344,13 +353,14 @@ class SkillFacts:
         """These facts, for an archive in `layout`."""
         return SkillFacts(self.name, self.description, self.frontmatter, self.files,
                           self.skill_md_count, layout, self.archive_size, self.file, self.lines,
-                          self.members, self.member_bytes)
+                          self.members, self.member_bytes, self.plain_start)
 
     @classmethod
     def from_files(
         cls, name: str, frontmatter: Mapping[str, Any], files: Iterable[tuple[str, int]], *,
         layout: Layout = "wrapped", archive_size: int | None = None, file: str | None = None,
         lines: Mapping[str, int] | None = None, members: Iterable[int] | None = None,
+        plain_start: bool = True,
     ) -> SkillFacts:
         """Facts from the frontmatter and ``(path, size)`` pairs of the skill's files."""
         facts = tuple(sorted((FileFact(p, s) for p, s in files),
@@ -361,7 +371,7 @@ class SkillFacts:
         return cls(name, description if isinstance(description, str) else None,
                    dict(frontmatter), facts, count, layout, archive_size, file,
                    dict(lines or {}), None if sizes is None else len(sizes),
-                   None if sizes is None else sum(sizes))
+                   None if sizes is None else sum(sizes), plain_start)
 
 
 def _measure(measure: Measure, facts: SkillFacts) -> tuple[int, str]:
@@ -462,6 +472,13 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None,
                 add("error", "target-xml-tag",
                     f"refuses an XML tag in the {where} ({tag.group()!r}) (source: "
                     f"{target.anthropic_rules}); write it without angle brackets", where)
+    if target.plain_start is not None and not facts.plain_start:
+        found.append(Problem(
+            "error", "target-frontmatter-start",
+            f"{host}: SKILL.md must begin with its '---' line, nothing before it (a "
+            f"byte-order mark) and nothing after it on that line (source: "
+            f"{target.plain_start}); save SKILL.md as UTF-8 without a BOM, '---' alone on "
+            "its first line", facts.file, 1))
     named = name_key_problem(target, facts.name, facts.frontmatter, facts.file,
                              facts.lines.get("skill"))
     if named is not None:

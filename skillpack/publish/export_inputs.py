@@ -76,17 +76,17 @@ def _verified(paths: Iterable[str | os.PathLike[str]],
         yield bundle, source
 
 
-def export_skill(loaded: LoadedSkill) -> ExportSkill:
+def export_skill(loaded: LoadedSkill, source: str = "") -> ExportSkill:
     """The export record of one verified skill: its name, description, frontmatter (as a
     YAML 1.2 host reads it: `core_frontmatter`) and every file (path, bytes, executable
-    bit), the manifest itself left out."""
+    bit), the manifest itself left out; `source`: where it came from, as the user knows it."""
     modes = {record.path: record.mode for record in loaded.manifest.files}
     skill = loaded.skill
     text = frontmatter_yaml(normalise_text(loaded.file(SKILL_MD).text()))
     return ExportSkill.from_files(
         loaded.name, skill.description, core_frontmatter(text or ""),
         [(path, loaded.file(path).bytes(), modes.get(path) == _EXECUTABLE)
-         for path in loaded.files()])
+         for path in loaded.files()], source=source)
 
 
 def export_skills(paths: Iterable[str | os.PathLike[str]], *,
@@ -111,7 +111,7 @@ def export_skills(paths: Iterable[str | os.PathLike[str]], *,
                     hint="export one of them, or rename one"))])
             elif known is None:
                 first[skill.name] = (skill.digest, where)
-                skills.append(export_skill(skill))
+                skills.append(export_skill(skill, where))
     return skills
 
 

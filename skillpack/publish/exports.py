@@ -28,12 +28,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from skillpack._atomic import FolderLease
-from skillpack.errors import Problem, SkillError, WriteError
-from skillpack.formats.paths import collision_key, collision_reason, name_problem
-from skillpack.packing.targets import name_key_problem
+from skillpack.errors import Problem, SkillError, SkillpackError, WriteError
+from skillpack.formats.paths import SKILL_MD, collision_key, collision_reason, name_problem
+from skillpack.packing.selection import Selection
+from skillpack.packing.targets import SkillFacts, check_targets, get_targets
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = [
@@ -44,8 +45,11 @@ __all__ = [
     "ExportFile",
     "ExportSkill",
     "IndexEntry",
+    "base_url_problem",
     "canonical_json",
+    "export_problems",
     "export_well_known",
+    "exportable",
     "mcp_skill_entry",
     "mcp_skills_list",
     "root_archive",
@@ -65,6 +69,8 @@ MAX_DESCRIPTION = 1024  # the discovery index and the spec: at most 1,024 charac
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 # what a killed export leaves beside agent-skills/ (removed by the next export)
 _LEFTOVER = re.compile(r"\.agent-skills\.skillpack-(?:tmp|old)-(\d+)-[0-9a-f]+\Z")
+# the characters of an RFC 3986 URI (a percent sign only as an escape)
+_URI_CHARS = re.compile(r"(?:[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*")
 # RFC 3986 pchar minus what quote() keeps anyway (letters, digits, "_.-~")
 _PCHAR_SAFE = "!$&'()*+,;=:@"
 
@@ -87,16 +93,26 @@ class ExportSkill:
     description: str
     frontmatter: Mapping[str, Any]
     files: tuple[ExportFile, ...]
+    #: where it came from, as the user knows it: its folder, its archive, or BUNDLE/NAME
+    source: str = ""
 
     @classmethod
     def from_files(
         cls, name: str, description: str, frontmatter: Mapping[str, Any],
-        files: Iterable[tuple[str, bytes, bool]],
+        files: Iterable[tuple[str, bytes, bool]], *, source: str = "",
     ) -> ExportSkill:
         """A record from ``(path, bytes, executable)`` triples, files sorted by path bytes."""
         ordered = sorted((ExportFile(p, d, x) for p, d, x in files),
                          key=lambda f: f.path.encode("utf-8"))
-        return cls(name, description, dict(frontmatter), tuple(ordered))
+        return cls(name, description, dict(frontmatter), tuple(ordered), source)
+
+    @property
+    def skill_md(self) -> str:
+        """Where its problems are reported: its SKILL.md in the folder it came from, else
+        its archive (``NAME/SKILL.md`` when its source is not known)."""
+        if self.source and os.path.isdir(self.source):
+            return os.path.join(self.source, "SKILL.md")
+        return self.source or f"{self.name}/SKILL.md"
 
     @property
     def single_file(self) -> bool:
@@ -139,44 +155,87 @@ def sha256_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _check_skills(skills: Iterable[ExportSkill], host: str) -> list[ExportSkill]:
-    """The skills sorted by name; SkillError with every problem of every skill first
-    (``host``: the target whose `name_key_problem` applies, as `check --target` says it)."""
-    listed = sorted(skills, key=lambda s: s.name.encode("utf-8"))
+def export_problems(skill: ExportSkill, host: Literal["mcp", "well-known"]) -> list[Problem]:
+    """Every reason the export for `host` refuses `skill` on its own: its name (the Agent
+    Skills rule), description, files (SKILL.md at its root, portable paths that do not
+    collide), and the host's rules as `check --target HOST` states them
+    (`skillpack.packing.targets.check_targets`: the name key, the frontmatter's first line,
+    MCP's 512 files and 16 MiB); for ``mcp``, a frontmatter whose ``name`` and
+    ``description`` are not the skill's (a host compares them with SKILL.md)."""
+    where = skill.skill_md
     problems: list[Problem] = []
 
-    def add(code: str, message: str, skill: ExportSkill) -> None:
-        problems.append(Problem("error", code, message, f"{skill.name}/SKILL.md"))
+    def add(code: str, message: str) -> None:
+        problems.append(Problem("error", code, message, where))
 
+    if not _NAME.match(skill.name) or len(skill.name) > 64:
+        add("export-name", f"skill name {skill.name!r} is not an Agent Skills name "
+            "(1-64 of a-z, 0-9 and single inner hyphens)")
+    if not skill.description.strip():
+        add("export-description", f"skill {skill.name!r} has an empty description")
+    elif len(skill.description) > MAX_DESCRIPTION:
+        add("export-description", f"skill {skill.name!r}: description is "
+            f"{len(skill.description):,} characters; the index allows {MAX_DESCRIPTION:,}")
+    by_path = {f.path: f for f in skill.files}
+    if SKILL_MD not in by_path:
+        add("export-no-skill-md", f"skill {skill.name!r} has no SKILL.md at its root")
+    keys: dict[str, str] = {}
+    for path in by_path:
+        reason = name_problem(path)
+        if reason is None and collision_key(path) in keys:
+            reason = collision_reason(keys[collision_key(path)], path)
+        if reason is not None:
+            add("export-path", f"skill {skill.name!r}: file {path!r}: {reason}")
+        keys.setdefault(collision_key(path), path)
+    target = get_targets([host])[0]
+    skill_md = by_path.get(SKILL_MD)
+    facts = SkillFacts.from_files(
+        skill.name, skill.frontmatter, [(f.path, len(f.data)) for f in skill.files],
+        layout=target.layout or "wrapped", file=where,
+        plain_start=skill_md is None or skill_md.data.startswith((b"---\n", b"---\r\n")))
+    problems += [p for p in check_targets([host], facts) if p.severity == "error"]
+    if host == "mcp" and (skill.frontmatter.get("name") not in (skill.name, None)
+                          or skill.frontmatter.get("description") != skill.description):
+        add("export-frontmatter", f"skill {skill.name!r}: the frontmatter's 'name' and "
+            "'description' must be the skill's own (an MCP host compares them with "
+            "SKILL.md); write 'name:' and 'description:' in SKILL.md")
+    return problems
+
+
+def exportable(skills: Iterable[ExportSkill], host: Literal["mcp", "well-known"],
+               selection: Selection) -> list[ExportSkill]:
+    """The `skills` the export for `host` takes (`export_problems`); the others refused all
+    at once, or with `selection` keeping going skipped and listed."""
+    kept: list[ExportSkill] = []
+    failures: list[tuple[str, SkillpackError]] = []
+    for skill in skills:
+        problems = export_problems(skill, host)
+        if not problems:
+            kept.append(skill)
+            continue
+        where = skill.source or skill.name
+        failures.append((where, SkillError(
+            f"skill {skill.name!r} cannot be exported for {host}: {len(problems)} "
+            f"problem{'s' * (len(problems) != 1)}", path=where, problems=problems,
+            hint="fix what `skillpack check --target " + host + "` reports, then export "
+            "again")))
+    selection.settle(failures)
+    return kept
+
+
+def _check_skills(skills: Iterable[ExportSkill], host: Literal["mcp", "well-known"],
+                  ) -> list[ExportSkill]:
+    """The skills sorted by name; SkillError with every problem of every skill first
+    (`export_problems`, and two skills of one name)."""
+    listed = sorted(skills, key=lambda s: s.name.encode("utf-8"))
+    problems: list[Problem] = []
     seen: set[str] = set()
     for skill in listed:
-        if not _NAME.match(skill.name) or len(skill.name) > 64:
-            add("export-name", f"skill name {skill.name!r} is not an Agent Skills name "
-                "(1-64 of a-z, 0-9 and single inner hyphens)", skill)
-        named = name_key_problem(host, skill.name, skill.frontmatter, f"{skill.name}/SKILL.md")
-        if named is not None:
-            problems.append(named)
+        problems += export_problems(skill, host)
         if skill.name in seen:
-            add("export-duplicate", f"two skills are named {skill.name!r}", skill)
+            problems.append(Problem("error", "export-duplicate",
+                                    f"two skills are named {skill.name!r}", skill.skill_md))
         seen.add(skill.name)
-        if not skill.description.strip():
-            add("export-description", f"skill {skill.name!r} has an empty description", skill)
-        elif len(skill.description) > MAX_DESCRIPTION:
-            add("export-description", f"skill {skill.name!r}: description is "
-                f"{len(skill.description):,} characters; the index allows {MAX_DESCRIPTION:,}",
-                skill)
-        paths = [f.path for f in skill.files]
-        if "SKILL.md" not in paths:
-            add("export-no-skill-md", f"skill {skill.name!r} has no SKILL.md at its root",
-                skill)
-        keys: dict[str, str] = {}
-        for path in paths:
-            reason = name_problem(path)
-            if reason is None and collision_key(path) in keys:
-                reason = collision_reason(keys[collision_key(path)], path)
-            if reason is not None:
-                add("export-path", f"skill {skill.name!r}: file {path!r}: {reason}", skill)
-            keys.setdefault(collision_key(path), path)
     if problems:
         raise SkillError(
             f"{len(problems)} problem(s) in the skills to export; nothing was written",
@@ -201,6 +260,23 @@ def _artifact(skill: ExportSkill) -> tuple[str, Literal["skill-md", "archive"], 
     return f"{skill.name}.zip", "archive", root_archive(skill)
 
 
+def base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be the published URL of ``agent-skills/`` (``--base-url``), or None:
+    it must be an absolute ``http``/``https`` URL with a host, or a path-absolute one
+    (``/static/skills/``, on the index's own host), with no query or fragment (each skill's
+    path is appended to it) and only characters a URI holds (RFC 3986)."""
+    parts = urlsplit(url)
+    on_host = url.startswith("/") and not url.startswith("//")
+    if not on_host and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
+        return ("is neither an absolute http:// or https:// URL nor a path starting with "
+                "'/' (a client would resolve it against the index's own folder)")
+    if "?" in url or "#" in url:
+        return "has a query or fragment, and each skill's path is appended to it"
+    if not _URI_CHARS.fullmatch(url):
+        return "holds characters a URI cannot (a space, a quote...): percent-encode them"
+    return None
+
+
 def _url(relative: str, base_url: str | None) -> str:
     path = quote(relative, safe="/" + _PCHAR_SAFE)
     if base_url is None:
@@ -216,6 +292,11 @@ def well_known_entries(
 
     URLs are path-absolute (``/.well-known/agent-skills/<name>.zip``) unless ``base_url``
     is given (the published URL of the ``agent-skills/`` folder, e.g. a CDN)."""
+    why = None if base_url is None else base_url_problem(base_url)
+    if why is not None:
+        raise SkillError(f"the base URL {base_url!r} {why}", path=base_url,
+                         hint="give the URL the agent-skills/ folder is published at, "
+                              "e.g. https://cdn.example.com/skills/")
     out: list[tuple[IndexEntry, str, bytes]] = []
     for skill in _check_skills(skills, "well-known"):
         relative, kind, data = _artifact(skill)
@@ -372,22 +453,10 @@ def mcp_skills_list(
     """The ``result`` of a ``skills/list`` response (one page, every skill, sorted by name):
     ``{"cacheScope", "resultType": "complete", "skills": [...], "ttlMs"}``, canonical JSON.
 
-    Bad skills (names, paths, no SKILL.md, a frontmatter whose ``name``/``description`` are
-    not the skill's: a host compares the entry's frontmatter with SKILL.md field by field)
-    raise SkillError with every problem."""
+    Bad skills (`export_problems`: names, paths, no SKILL.md, MCP's limits, a frontmatter
+    whose ``name``/``description`` are not the skill's) raise SkillError with every
+    problem."""
     listed = _check_skills(skills, "mcp")
-    problems = [
-        Problem("error", "export-frontmatter",
-                f"skill {s.name!r}: the frontmatter's 'name' and 'description' must be the "
-                "skill's own (an MCP host compares them with SKILL.md); write 'name:' and "
-                "'description:' in SKILL.md", f"{s.name}/SKILL.md")
-        for s in listed
-        if s.frontmatter.get("name") not in (s.name, None)  # None: _check_skills said it
-        or s.frontmatter.get("description") != s.description
-    ]
-    if problems:
-        raise SkillError(f"{len(problems)} problem(s) in the skills to export",
-                         problems=problems, hint="fix the skills listed, then export again")
     entries = [mcp_skill_entry(s, prefix=prefix) for s in listed]
     return canonical_json({"resultType": "complete", "skills": entries, "ttlMs": ttl_ms,
                            "cacheScope": cache_scope})

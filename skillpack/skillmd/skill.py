@@ -62,6 +62,9 @@ class Skill(Record):
     body_line: int = field(default=1, compare=False, repr=False)
     #: the frontmatter's YAML text, as written (empty when read without YAML: the runtime)
     yaml_text: str = field(default="", compare=False, repr=False)
+    #: SKILL.md begins with exactly ``---`` and a line end: no byte-order mark before it,
+    #: nothing after it (what an MCP host's frontmatter reader requires)
+    plain_start: bool = field(default=True, compare=False, repr=False)
 
     @property
     def include_list(self) -> tuple[str, ...] | None:
@@ -137,6 +140,7 @@ def parse_skill(source: str, *, file: str | None = None, workdir: str | None = N
         lines=lines,
         body_line=front.body_line,
         yaml_text=front.text,
+        plain_start=source.startswith(("---\n", "---\r\n")),
     )
     if problems:
         raise SkillError(_summary(problems), path=file, line=problems[0].line, problems=problems)

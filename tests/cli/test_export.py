@@ -263,11 +263,78 @@ def test_export_mcp_refuses_a_hard_skill_frontmatter(tmp_path: Path) -> None:
     out = tmp_path / "skills.json"
     doc = failure(cli("export", "mcp", NOTES, WAITLIST, "-o", out, "--json"))
     assert [(p["code"], p["file"]) for p in doc["problems"]] == [
-        ("target-name-key-missing", "waitlist/SKILL.md")]
+        ("target-name-key-missing", str(WAITLIST / "SKILL.md"))]  # where the user has it
     assert not out.exists()
     result = cli("export", "mcp", WAITLIST)
     assert result.exit_code == 1 and result.stdout == ""
     assert "target-name-key-missing" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["mcp", "well-known"])
+def test_export_keep_going_skips_a_skill_the_host_refuses(tmp_path: Path, fmt: str) -> None:
+    """A skill `check` accepts but the host refuses (a hard skill without 'name:') is
+    skipped under --keep-going, with the words of `check --target`; the rest is written."""
+    out = tmp_path / ("skills.json" if fmt == "mcp" else "site")
+    result = cli("export", fmt, "-k", NOTES, WAITLIST, "-o", out, "--json")
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    [skipped] = doc["skipped"]
+    assert skipped["path"] == str(WAITLIST)
+    assert [(p["code"], p["file"]) for p in skipped["problems"]] == [
+        ("target-name-key-missing", str(WAITLIST / "SKILL.md"))]
+    written = (out.read_text() if fmt == "mcp"
+               else (out / ".well-known/agent-skills/index.json").read_text())
+    assert "release-notes" in written and "waitlist" not in written
+    assert cli("check", "--target", fmt, WAITLIST).exit_code == 1  # the same verdict
+
+
+def test_export_mcp_holds_a_skill_to_the_extensions_limits(tmp_path: Path) -> None:
+    """SEP-2640: at most 512 resources and 16 MiB a skill; a server SHOULD NOT serve more.
+    The export refuses what `check --target mcp` refuses, with its code."""
+    files = {f"r/f{i:03d}.txt": f"{i}\n" for i in range(511)}
+    skill = write_skill(tmp_path / "many", "---\nname: many\ndescription: Many files.\n---\n"
+                        "body\n", files)
+    assert cli("export", "mcp", skill).exit_code == 0  # 512 with SKILL.md
+    (skill / "r" / "one-more.txt").write_text("513\n")
+    doc = failure(cli("export", "mcp", skill, "--json"))
+    assert [p["code"] for p in doc["problems"]] == ["target-too-many-files"]
+    checked = cli("check", "--target", "mcp", skill)
+    assert checked.exit_code == 1 and "[target-too-many-files]" in checked.stdout
+
+
+def test_a_skill_md_an_mcp_host_cannot_read_as_frontmatter_is_refused(tmp_path: Path) -> None:
+    """The reference host reads frontmatter only from a SKILL.md starting with '---' and a
+    line end: one with a BOM, or blanks after '---', passes `check` (skillpack reads it) but
+    not `check --target mcp`, nor the export."""
+    for name, start in (("bom", b"\xef\xbb\xbf---\n"), ("blanks", b"---  \n")):
+        skill = write_skill(tmp_path / name, start + f"name: {name}\ndescription: Reads "
+                            "notes.\n---\nbody\n".encode())
+        assert cli("check", skill).exit_code == 0
+        checked = cli("check", "--target", "mcp", skill)
+        assert checked.exit_code == 1
+        assert f"{skill / 'SKILL.md'}:1: error: [target-frontmatter-start]" in checked.stdout
+        doc = failure(cli("export", "mcp", skill, "--json"))
+        assert [p["code"] for p in doc["problems"]] == ["target-frontmatter-start"]
+        assert cli("check", "--target", "claude-code", skill).exit_code == 0
+
+
+@pytest.mark.parametrize("url", ["cdn.example.com/skills/", "ftp://cdn.example.com/",
+                                 "https://cdn.example.com/a b/", "https://cdn.example.com/x?y=1",
+                                 "//cdn.example.com/skills/"])
+def test_export_well_known_refuses_a_base_url_no_client_resolves_as_meant(
+        tmp_path: Path, url: str) -> None:
+    result = cli("export", "well-known", NOTES, "-o", tmp_path / "site", "--base-url", url)
+    assert result.exit_code == 2
+    assert f"--base-url {url!r}" in result.stderr
+    assert not (tmp_path / "site").exists()
+
+
+def test_export_well_known_takes_a_path_absolute_base_url(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    result = cli("export", "well-known", NOTES, "-o", site, "--base-url", "/static/skills/")
+    assert result.exit_code == 0, result.output
+    [entry] = json.loads((site / ".well-known/agent-skills/index.json").read_text())["skills"]
+    assert entry["url"] == "/static/skills/release-notes.zip"
 
 
 # --- push and pull: what needs no registry -----------------------------------------------

@@ -25,6 +25,7 @@ from skillpack.publish.exports import (
     ExportSkill,
     IndexEntry,
     export_well_known,
+    mcp_skill_entry,
     mcp_skills_list,
     root_archive,
     skill_uri,
@@ -257,10 +258,10 @@ def test_root_archive_matches_the_rfc_worked_example_file_digests() -> None:
     # the RFC's worked example: '# Hello\n' and '#!/bin/sh\n' and their SHA-256
     skill = ExportSkill.from_files("hello", "Say hello.", {}, [
         ("SKILL.md", b"# Hello\n", False), ("scripts/run.sh", b"#!/bin/sh\n", True)])
-    listing = json.loads(mcp_skills_list([ExportSkill(
-        "hello", "Say hello.", {"name": "hello", "description": "Say hello."},
-        skill.files)]))
-    assert [r["digest"] for r in listing["skills"][0]["resources"]] == [
+    # (the entry alone: the example's SKILL.md has no frontmatter, which the list refuses)
+    entry = mcp_skill_entry(ExportSkill(
+        "hello", "Say hello.", {"name": "hello", "description": "Say hello."}, skill.files))
+    assert [r["digest"] for r in entry["resources"]] == [
         "sha256:90f8ec5669cd34183b9b0fdf8b94f5efb4c3672876330f4aa76088c2b4ad17be",
         "sha256:a8076d3d28d21e02012b20eaf7dbf75409a6277134439025f282e368e3305abf",
     ]
@@ -302,13 +303,17 @@ def test_mcp_limits_are_checkable_from_the_entry(skills: list[ExportSkill]) -> N
         [(r["uri"].removeprefix("skill://wrangler/"), r["size"]) for r in entry["resources"]])
     assert check_targets(["mcp"], facts) == []
     many = ExportSkill.from_files("big", "Big.", {"name": "big", "description": "Big."},
-                                  [("SKILL.md", b"x", False)]
+                                  [("SKILL.md", b"---\nname: big\ndescription: Big.\n---\n",
+                                    False)]
                                   + [(f"r/{i:03d}", b"", False) for i in range(512)])
-    [entry] = json.loads(mcp_skills_list([many]))["skills"]
+    entry = mcp_skill_entry(many)
     assert len(entry["resources"]) == 513
     facts = SkillFacts.from_files("big", entry["frontmatter"],
                                   [(r["uri"], r["size"]) for r in entry["resources"]])
     assert [p.code for p in check_targets(["mcp"], facts)] == ["target-too-many-files"]
+    with pytest.raises(SkillError) as caught:  # and the list refuses to serve it
+        mcp_skills_list([many])
+    assert [p.code for p in caught.value.problems] == ["target-too-many-files"]
 
 
 def test_mcp_refuses_a_frontmatter_that_is_not_the_skills(skills: list[ExportSkill]) -> None:
@@ -316,7 +321,8 @@ def test_mcp_refuses_a_frontmatter_that_is_not_the_skills(skills: list[ExportSki
                        skills[0].files)
     with pytest.raises(SkillError) as caught:
         mcp_skills_list([hard])
-    assert [p.code for p in caught.value.problems] == ["target-name-key-missing"]
+    assert [p.code for p in caught.value.problems] == ["target-name-key-missing",
+                                                       "export-frontmatter"]
     other = ExportSkill("wrangler", "Deploy Workers projects.",
                         {"name": "wrangler", "description": "Something else."}, skills[0].files)
     with pytest.raises(SkillError) as caught:

@@ -39,7 +39,13 @@ from skillpack.cli.options import (
 from skillpack.cli.output import DASH, echo, echo_json
 from skillpack.publish.catalog import FORMATS, catalog_entries, render_catalog
 from skillpack.publish.export_inputs import artifacts_from_paths, export_skills
-from skillpack.publish.exports import WELL_KNOWN_DIR, export_well_known, mcp_skills_list
+from skillpack.publish.exports import (
+    WELL_KNOWN_DIR,
+    base_url_problem,
+    export_well_known,
+    exportable,
+    mcp_skills_list,
+)
 from skillpack.publish.exports import sha256_digest as exports_sha256
 from skillpack.publish.oci import (
     DEFAULT_MAX_SIZE,
@@ -139,9 +145,12 @@ def export_well_known_command(paths: tuple[str, ...], site: str, base_url: str |
     A skill whose only file is SKILL.md is published as NAME/SKILL.md, any other as
     NAME.zip (SKILL.md at the archive root); each digest is the SHA-256 of those bytes.
     """
+    why = None if base_url is None else base_url_problem(base_url)
+    if why is not None:
+        raise click.UsageError(f"--base-url {base_url!r} {why}")
     chosen = selection()
-    entries = export_well_known(export_skills(paths, selection=chosen), site,
-                                base_url=base_url)
+    skills = exportable(export_skills(paths, selection=chosen), "well-known", chosen)
+    entries = export_well_known(skills, site, base_url=base_url)
     folder = os.path.join(site, WELL_KNOWN_DIR)
     rows = []
     for entry in entries:
@@ -171,7 +180,7 @@ def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
     the SHA-256 of the file's bytes. With --json the result is under "result".
     """
     chosen = selection()
-    data = mcp_skills_list(export_skills(paths, selection=chosen))
+    data = mcp_skills_list(exportable(export_skills(paths, selection=chosen), "mcp", chosen))
     if out_file != DASH:
         with atomic_write(out_file) as handle:
             handle.write(data)

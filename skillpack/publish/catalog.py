@@ -16,9 +16,10 @@ Three forms of one list of entries (name, description, location):
 Entries keep the order of the paths given (the skills of a folder sorted by path; those of
 a bundle by name). A folder of archives stands for its archives, and an archive made
 elsewhere (Anthropic's `.skill`, a zip, a `.tar.gz`) for the folder it unpacks to. A skill
-folder is parsed and must pass the checks `pack` applies to its SKILL.md (a catalog should
-not offer an invalid skill); an archive or bundle is verified completely, and its entries'
-location is the archive file.
+folder must pass what `check` and `pack` judge (`judge_skill`: its SKILL.md, its file set,
+its content: a catalog should not offer a skill that would not be packed); an archive or
+bundle is verified completely, and its entries' location is the archive file. The same
+skill (name and digest) reached twice is listed once.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ from typing import Any, Literal
 from skillpack.errors import Problem, SkillpackError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.check import name_clashes
+from skillpack.packing.prepare import PackOptions, judge_skill
 from skillpack.packing.selection import Selection
 from skillpack.packing.verify import verified_archive
 from skillpack.source.classify import Input, unpacked_foreign
-from skillpack.source.load import parse_skill_file, require_valid
 
 __all__ = ["FORMATS", "CatalogEntry", "catalog_entries", "render_catalog"]
 
@@ -61,21 +62,25 @@ class CatalogEntry:
         return cls(str(data["name"]), str(data["description"]), str(data["location"]))
 
 
-def _entries_of(item: Input) -> list[CatalogEntry]:
-    """The entries of one input (an archive made elsewhere already unpacked: its entry's
-    location is the archive)."""
+def _entries_of(item: Input, options: PackOptions) -> list[tuple[CatalogEntry, str | None]]:
+    """The entries of one input, each with its skill's digest (an archive made elsewhere
+    already unpacked: its entry's location is the archive)."""
     if item.kind == "archive":
         with verified_archive(item.path) as report:  # closed after: one descriptor at a time
             loaded = report.loaded
             assert loaded is not None
             location = str(Path(item.path).resolve())
-            return [CatalogEntry(entry["name"], entry["description"], location)
-                    for entry in loaded.catalog()]
-    skill = parse_skill_file(item.path)
-    require_valid(skill, what="listed", source=item.label)
+            digests = {s.name: s.digest for s in report.skills}
+            return [(CatalogEntry(entry["name"], entry["description"], location),
+                     digests.get(entry["name"])) for entry in loaded.catalog()]
+    verdict = judge_skill(item.path, options=options, sha256=False)
+    if verdict.error is not None:
+        raise verdict.error
+    assert verdict.skill is not None
     location = (str(Path(item.origin).resolve()) if item.origin is not None
                 else str(Path(item.path).resolve() / SKILL_MD))
-    return [CatalogEntry(skill.name, skill.description, location)]
+    return [(CatalogEntry(verdict.skill.name, verdict.skill.description, location),
+             verdict.digest)]
 
 
 def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
@@ -86,7 +91,7 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
     could not tell them apart). With `selection`, what it excludes is left out and, keeping
     going, what cannot be listed is skipped (``selection.skipped``) and the rest listed."""
     selection = selection or Selection()
-    entries: list[CatalogEntry] = []
+    entries: list[tuple[CatalogEntry, str | None]] = []
     failures: list[tuple[str, SkillpackError]] = []
     # every failure collected, then settled at once
     lenient = Selection(selection.exclude, selection.ignore, keep_going=True)
@@ -95,11 +100,11 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
     with lenient.each(found, unpacked_foreign) as items:
         for item in items:
             try:
-                entries.extend(_entries_of(item))
+                entries.extend(_entries_of(item, selection.options()))
             except SkillpackError as err:
                 failures.append((item.label, item.relabel(err)))
     failures += [(s.path, s.error) for s in lenient.skipped]
-    clashes = name_clashes((e.name, None, e.location) for e in entries)
+    clashes = name_clashes((e.name, digest, e.location) for e, digest in entries)
     failures += [(p.file or "", SkillpackError(p.message, path=p.file, problems=[p]))
                  for p in clashes]
     if failures and not selection.keep_going:
@@ -111,7 +116,11 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
             problems=problems, hint="fix what is listed, then try again")
     selection.settle(failures)
     bad = {p.file for p in clashes}
-    return [e for e in entries if e.location not in bad]
+    listed: dict[str, CatalogEntry] = {}  # the same skill twice: listed once, the first
+    for entry, _ in entries:
+        if entry.location not in bad:
+            listed.setdefault(entry.name, entry)
+    return list(listed.values())
 
 
 def _problems(err: SkillpackError) -> tuple[Problem, ...]:

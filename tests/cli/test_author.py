@@ -155,7 +155,12 @@ def test_catalog_json_and_a_folder_of_skills(tmp_path: Path) -> None:
 def test_catalog_refuses_invalid_and_duplicate_skills_in_json_too(tmp_path: Path) -> None:
     bad = make_tree(tmp_path / "bad", {"SKILL.md": "---\nname: Bad\ndescription: x\n---\n"})
     twin = tmp_path / "elsewhere" / "waitlist"
-    shutil.copytree(WAITLIST, twin)  # another skill of the same name (one given twice is one)
+    shutil.copytree(WAITLIST, twin)  # the same skill elsewhere: listed once
+    same = cli("catalog", WAITLIST, twin, "--format", "json")
+    assert same.exit_code == 0, same.output
+    assert [s["name"] for s in json.loads(same.stdout)["skills"]] == ["waitlist"]
+    with open(twin / "SKILL.md", "a", encoding="utf-8") as handle:
+        handle.write("\nAnother waitlist.\n")  # another skill of the same name
     result = cli("catalog", bad, WAITLIST, twin, WAITLIST, "--format", "json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)
@@ -164,6 +169,20 @@ def test_catalog_refuses_invalid_and_duplicate_skills_in_json_too(tmp_path: Path
     assert {"name-not-lowercase", "duplicate-name"} <= codes
     text = cli("catalog", bad)
     assert text.exit_code == 1 and text.stdout == "" and "name-not-lowercase" in text.stderr
+
+
+def test_catalog_offers_no_skill_that_check_and_pack_refuse(tmp_path: Path) -> None:
+    """A skill whose SKILL.md is valid but whose files `pack` refuses (a secret) is not
+    listed: `check` and `catalog` give one verdict; -k lists the rest."""
+    leaky = make_tree(tmp_path / "leaky", {
+        "SKILL.md": "---\nname: leaky\ndescription: Reads notes. Use for notes.\n---\nbody\n",
+        "." + "env": "AWS_SECRET_ACCESS_KEY=" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY\n"})
+    assert cli("check", leaky).exit_code == 1
+    result = cli("catalog", leaky)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "[secret]" in result.stderr
+    kept = cli("catalog", "-k", leaky, WAITLIST)
+    assert kept.exit_code == 1 and "- waitlist:" in kept.stdout and "leaky" not in kept.stdout
 
 
 # -- tools -------------------------------------------------------------------------------------

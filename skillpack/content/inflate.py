@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from skillpack.errors import ArchiveError, Problem
-from skillpack.formats.paths import collision_key, collision_reason, name_problem
+from skillpack.formats.paths import MAX_NAME, collision_key, collision_reason, name_problem
 
 Kind: TypeAlias = Literal["file", "dir"]
 Format: TypeAlias = Literal["zip", "tar", "tar.gz"]
@@ -179,11 +179,14 @@ class _Problems:
             if name in ("", "."):
                 return None  # the archive's own root folder: nothing to check or create
         try:
-            name.encode("utf-8")
+            size = len(name.encode("utf-8"))
         except UnicodeEncodeError:
             self.add("archive-unsafe-name", "name is not valid UTF-8", _shown(raw))
             return None
         why = name_problem(name)
+        if why is not None and size > MAX_NAME:  # too long: shown by its start
+            self.add("archive-unsafe-name", why, _shown(raw[:64]) + "...")
+            return None
         if why is not None:
             self.add("archive-unsafe-name", why, raw)
             return None
@@ -276,7 +279,7 @@ def read_zip(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>
             _zip_overlaps(data, infos, archive.start_dir, found)
             members = [] if found.items else [
                 Member(name, b"", False, "dir") if info.is_dir()
-                else Member(name, _inflate_zip(archive, info, budget), _zip_exec(info), "file")
+                else Member(name, _inflate_zip(data, info, budget), _zip_exec(info), "file")
                 for info, name in wanted]
     except _CapExceeded as exc:
         raise found.error([exc.problem]) from None
@@ -354,8 +357,9 @@ def _zip_overlaps(data: bytes, infos: list[zipfile.ZipInfo], start_dir: int,
 
 
 def _zip_entry(info: zipfile.ZipInfo, found: _Problems) -> str | None:
-    """The checked name of a zip entry worth reading, or None (and problems recorded)."""
-    raw = info.filename
+    """The checked name of a zip entry worth reading, or None (and problems recorded). The
+    name as stored (`zipfile` cuts ``filename`` at a NUL, which an extractor may not)."""
+    raw = info.orig_filename
     mode = info.external_attr >> 16
     kind = stat.S_IFMT(mode)
     refused = False
@@ -384,21 +388,69 @@ def _zip_exec(info: zipfile.ZipInfo) -> bool:
     return bool((info.external_attr >> 16) & stat.S_IXUSR)
 
 
-def _inflate_zip(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget) -> bytes:
-    """A member's bytes, read CHUNK at a time; zipfile checks the CRC at the end."""
-    parts: list[bytes] = []
+def _inflate_zip(data: bytes, info: zipfile.ZipInfo, budget: Budget) -> bytes:
+    """A member's bytes, from the whole of its compressed span as the central directory
+    sizes it: STORED, the span itself (its two sizes equal); DEFLATE, one deflate stream
+    that fills the span exactly and inflates to the declared size, produced CHUNK at a time
+    against the budget. Then its CRC-32. A member that says less than its data holds is
+    refused, not cut short: an extractor that reads the local header or inflates to the
+    stream's end (Info-ZIP's unzip) would write the rest, unchecked."""
+    member = info.filename
+    start = info.header_offset
+    head = data[start:start + 30]
+    if len(head) < 30 or head[:4] != b"PK\x03\x04":
+        raise _Corrupt("no local header where the central directory says", member)
+    flags, = struct.unpack_from("<H", head, 6)
+    name_len, extra_len = struct.unpack_from("<HH", head, 26)
+    raw_name = data[start + 30:start + 30 + name_len]
     try:
-        with archive.open(info) as stream:
-            while True:
-                chunk = stream.read(min(CHUNK, budget.room()))
-                if not chunk:
-                    break
-                budget.take(len(chunk), info.filename)
-                parts.append(chunk)
-    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OverflowError,
-            NotImplementedError, RuntimeError) as exc:
-        raise _Corrupt(f"damaged member: {exc}", info.filename) from None
-    return b"".join(parts)
+        local = raw_name.decode("utf-8" if flags & 0x800 else "cp437")
+    except UnicodeDecodeError:
+        local = None
+    if local != info.orig_filename:
+        raise _Corrupt("its local header names another file than its central entry", member)
+    begin = start + 30 + name_len + extra_len
+    span = data[begin:begin + info.compress_size]
+    if len(span) != info.compress_size:
+        raise _Corrupt("truncated member", member)
+    parts: list[bytes] = []
+    if info.compress_type == zipfile.ZIP_STORED:
+        if info.compress_size != info.file_size:
+            raise _Corrupt(f"a STORED member of {info.compress_size:,} bytes declares "
+                           f"{info.file_size:,}", member)
+        for at in range(0, len(span), CHUNK):
+            budget.take(min(CHUNK, len(span) - at), member)
+        parts.append(span)
+    else:
+        inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+        pending, total = span, 0
+        try:
+            while not inflater.eof:
+                out = inflater.decompress(pending, min(CHUNK, budget.room()))
+                pending = inflater.unconsumed_tail
+                if not out and not pending:
+                    break  # every byte of the span read, and the stream goes on
+                total += len(out)
+                if total > info.file_size:
+                    raise _Corrupt(f"inflates past its declared {info.file_size:,} bytes",
+                                   member)
+                budget.take(len(out), member)
+                parts.append(out)
+        except zlib.error as exc:
+            raise _Corrupt(f"damaged member: {exc}", member) from None
+        if not inflater.eof:
+            raise _Corrupt("its deflate stream does not end within its compressed size",
+                           member)
+        if pending or inflater.unused_data:
+            raise _Corrupt("bytes follow its deflate stream within its compressed size",
+                           member)
+        if total != info.file_size:
+            raise _Corrupt(f"inflates to {total:,} bytes, not the {info.file_size:,} it "
+                           "declares", member)
+    body = b"".join(parts)
+    if zlib.crc32(body) != info.CRC:
+        raise _Corrupt("its CRC-32 does not match its bytes", member)
+    return body
 
 
 # -- gzip --------------------------------------------------------------------------------------
@@ -523,7 +575,8 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>
                          else _Counted(data, budget))
     members: list[Member] = []
     try:
-        with tarfile.open(fileobj=io.BufferedReader(raw, CHUNK), mode="r|") as archive:
+        with tarfile.open(fileobj=io.BufferedReader(raw, CHUNK), mode="r|",
+                          tarinfo=_StrictTarInfo) as archive:
             for entry in _entries(archive, found):
                 name = _tar_entry(entry, found)
                 if name is None:
@@ -535,6 +588,10 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>
                 if len(body) != entry.size:
                     raise _Corrupt("truncated member", _shown(entry.name))
                 members.append(Member(name, body, bool(entry.mode & stat.S_IXUSR), "file"))
+            while rest := archive.fileobj.read(CHUNK):
+                if rest.strip(b"\0"):
+                    raise _Corrupt("data after its end (a zero block), which an extractor that "
+                                   "reads on (bsdtar, tar -i) takes for more members", None)
     except _CapExceeded as exc:
         raise found.error([exc.problem]) from None
     except _Corrupt as exc:
@@ -550,6 +607,27 @@ def read_tar(data: bytes, caps: Caps = DEFAULT_CAPS, *, source: str = "<archive>
     if found.items:
         raise found.error()
     return tuple(members)
+
+
+#: tarfile's errors for a header block it cannot read (not in typeshed's stubs)
+_UNREADABLE: tuple[type[Exception], ...] = tuple(
+    getattr(tarfile, name) for name in ("InvalidHeaderError", "TruncatedHeaderError"))
+
+
+class _StrictTarInfo(tarfile.TarInfo):
+    """tarfile ends an archive, without a word, at a header it cannot read past the first
+    (a bad checksum, a field that is no number, a block cut short); GNU tar skips such a
+    block and extracts the members after it. Here it is damage, and the archive refused."""
+
+    @classmethod
+    def fromtarfile(cls, archive: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        try:
+            return super().fromtarfile(archive)
+        except _UNREADABLE as exc:
+            if archive.offset == 0:
+                raise  # tarfile's own "not a tar" (ReadError)
+            raise _Corrupt(f"an unreadable header at byte {archive.offset:,} ({exc}), which "
+                           "GNU tar skips to read the members after it", None) from None
 
 
 def _tar_body(archive: tarfile.TarFile, entry: tarfile.TarInfo, budget: Budget) -> bytes:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import re
 
 __all__ = [
+    "MAX_NAME",
     "SKILL_MD",
     "collision_key",
     "collision_reason",
@@ -28,6 +29,9 @@ __all__ = [
 
 #: The file that makes a folder a skill.
 SKILL_MD = "SKILL.md"
+#: The longest name in UTF-8 bytes (Linux's PATH_MAX): a longer one is written nowhere, and
+#: a name of 64 KiB, "a/a/a/...", costs its length squared wherever its folders are listed.
+MAX_NAME = 4096
 
 # Anything a portable member name must not have: an absolute path, a drive letter, a
 # backslash, a control character (C0, DEL, C1), an empty, `.` or `..` segment, a trailing `/`;
@@ -64,6 +68,9 @@ def sort_key(path: str) -> bytes:
 
 def name_problem(name: str) -> str | None:
     """Why `name` is not a portable member name, or None when it is."""
+    if len(name) > MAX_NAME // 4 and len(name.encode("utf-8", "surrogateescape")) > MAX_NAME:
+        size = len(name.encode("utf-8", "surrogateescape"))
+        return f"a name of {size:,} bytes (no system takes a path over {MAX_NAME:,})"
     if not (_bad_name or _compile_bad_name()).search(name):
         return None
     import re

@@ -87,7 +87,10 @@ RULES: dict[str, Severity] = {
 }
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # Link text holds no `[` (a nested bracket is missed, not scanned again: linear time).
-_LINK = re.compile(r"!?\[(?:[^\[\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)")
+# No part of a link crosses a '[' (an escaped one included): each attempt ends at the next
+# '[' of the line, so a line of n links that never close costs n, not n squared.
+_LINK = re.compile(
+    r"!?\[(?:[^\[\]\\]|\\[^\[])*+\]\(\s*<?([^)\s>\[]++)>?(?:\s+[\"'(][^)\[]*+)?\)")
 _REF_DEF = re.compile(r"^ {0,3}\[[^\]^][^\]]*\]:\s*<?(\S+?)>?(?:\s.*)?$")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _PROSE_PATH = re.compile(
@@ -222,6 +225,7 @@ class _Files:
 
     def __init__(self, carried: Iterable[str]) -> None:
         self.paths = {posixpath.normpath(p) for p in carried}
+        self.longest = max(map(len, self.paths), default=0)
         self.names = {posixpath.basename(p) for p in self.paths}
         self.folders = {posixpath.dirname(p) for p in self.paths}
         for folder in list(self.folders):
@@ -347,12 +351,15 @@ def _fix(path: str, files: _Files) -> str:
 
 
 def _carried_tail(path: str, files: _Files) -> str | None:
-    """The carried path `path` ends with after one or more leading folders, or None."""
-    parts = path.removeprefix("./").split("/")
-    for start in range(1, len(parts)):
-        tail = "/".join(parts[start:])
-        if tail in files.paths:
-            return tail
+    """The carried path `path` ends with after one or more leading folders, or None (only
+    tails no longer than the longest carried path are looked at: a word of thousands of
+    folders costs its length, not its length squared)."""
+    path = path.removeprefix("./")
+    at = path.find("/")
+    while at >= 0:
+        if len(path) - at - 1 <= files.longest and path[at + 1:] in files.paths:
+            return path[at + 1:]
+        at = path.find("/", at + 1)
     return None
 
 

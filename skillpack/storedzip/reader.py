@@ -24,6 +24,7 @@ import struct
 from skillpack._record import Record
 from skillpack.errors import IntegrityError
 from skillpack.formats.paths import (
+    MAX_NAME,
     collision_key,
     collision_reason,
     may_be_unportable,
@@ -203,7 +204,7 @@ def _screen_names(names: dict[str, int], source: str) -> None:
     if (
         "//" in joined or ":" in joined
         or joined.count("\\") != max(len(names) - 1, 0) or not joined.isprintable()
-        or may_be_unportable(joined)
+        or may_be_unportable(joined) or max(map(len, names), default=0) > MAX_NAME // 4
     ):
         for name in names:
             problem = name_problem(name)

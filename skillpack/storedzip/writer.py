@@ -98,13 +98,11 @@ class ZipWriter:
 
     def _admit(self, name: str, size: int) -> bytes:
         """Check the name, order and limits of a new member; return its UTF-8 name."""
-        problem = name_problem(name)
+        problem = name_problem(name)  # (a name fits a header's 16-bit length: MAX_NAME)
         if problem is not None:
-            raise ArchiveError(f"member {name!r}: {problem}", hint="rename the file")
+            shown = repr(name) if len(name) <= 200 else f"{name[:60]!r}..."
+            raise ArchiveError(f"member {shown}: {problem}", hint="rename the file")
         encoded = name.encode("utf-8")
-        if len(encoded) > 0xFFFF:  # a header's name length is 16 bits
-            raise ArchiveError(f"member {name[:60]!r}...: its name is {len(encoded):,} UTF-8 "
-                               "bytes; a zip name holds at most 65,535", hint="rename the file")
         if self._last is not None and encoded <= self._last:
             if encoded == self._last:
                 raise ArchiveError(f"member {name!r}: duplicate name (added twice)")

@@ -679,6 +679,22 @@ def test_a_name_windows_refuses_is_refused_in_an_archive(good_archive: bytes, na
         writer.add_bytes(member, b"x")
 
 
+@pytest.mark.parametrize("folders", [2_100, 32_000])
+def test_a_name_longer_than_any_path_is_refused_before_its_folders_are_listed(
+        good_archive: bytes, folders: int) -> None:
+    """"a/a/a/.../x": 4,200 to 64,000 bytes, under a zip header's 65,535. Listing its folders
+    one by one cost its length squared (32,000 folders: about 2 GB in `verify_bytes`); over
+    4,096 bytes (PATH_MAX) it is refused first, by the one name rule, in every reader."""
+    member = "demo/" + "a/" * folders + "x.md"
+    data = build(reseal(insert(members_of(good_archive), Member(member, b"deep\n"))))
+    for entry, call in (("load", lambda: load(data, source="hostile.skill")),
+                        ("verify_bytes", lambda: verify_bytes(data, source="hostile.skill"))):
+        with TALLY.refused("archive", f"a name of {len(member):,} bytes", entry, ArchiveError,
+                           f"a name of {len(member):,} bytes", "4,096"):
+            no_hang(call)
+    assert name_problem(member[: 4096]) is None  # 4,096 bytes is still a name
+
+
 @pytest.mark.parametrize("name", ["CONSOLE.txt", "auxiliary", "com10", "lpt0.log", "nul_x",
                                   "a.b.c", ".hidden", "x-y_z+1", "COM", "lpt"])
 def test_names_windows_allows_still_pack(tmp_path: Path, name: str) -> None:

@@ -10,9 +10,11 @@ import gzip
 import io
 import stat
 import struct
+import subprocess
 import tarfile
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -306,3 +308,104 @@ def test_overlapping_entries_bomb() -> None:
         read_zip(bomb)
     assert refusal.value is not None
     assert {p.code for p in refusal.value.problems} == {"archive-overlap"}
+
+
+# -- members that say less than an extractor writes ---------------------------------------------
+
+KEY = b"notes\n" + b"-----BEGIN " + b"RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA " \
+    + b"PRIVATE KEY-----\n"
+
+
+def _zip_declaring_a_prefix(method: int) -> bytes:
+    """demo/SKILL.md, and demo/notes.txt whose sizes and CRC-32 (local and central) cover its
+    first 6 bytes while its data holds all of KEY: zipfile reads 6 bytes; Info-ZIP's unzip
+    writes every byte (STORED by the compressed size, DEFLATE to the stream's end)."""
+    out, central = bytearray(), bytearray()
+    for name, data, kind, size, crc in (
+            (b"demo/SKILL.md", MD, 0, len(MD), zlib.crc32(MD)),
+            (b"demo/notes.txt", KEY, method, 6, zlib.crc32(KEY[:6]))):
+        stored = zlib.compress(data)[2:-4] if kind == 8 else data
+        at = len(out)
+        out += struct.pack("<4sHHHHHIIIHH", b"PK\3\4", 20, 0x800, kind, 0, 0x21, crc,
+                           len(stored), size, len(name), 0) + name + stored
+        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\1\2", 0x314, 20, 0x800, kind, 0,
+                               0x21, crc, len(stored), size, len(name), 0, 0, 0, 0,
+                               0o100644 << 16, at) + name
+    return bytes(out + central + struct.pack("<4sHHHHIIH", b"PK\5\6", 0, 0, 2, 2,
+                                             len(central), len(out), 0))
+
+
+@pytest.mark.parametrize(("method", "said"), [
+    (zipfile.ZIP_STORED, f"a STORED member of {len(KEY)} bytes declares 6"),
+    (zipfile.ZIP_DEFLATED, "inflates past its declared 6 bytes")])
+def test_a_zip_member_declaring_part_of_its_data_is_refused(
+        tmp_path: Path, method: int, said: str) -> None:
+    """What `unzip` writes (the private key) is what would go unchecked: refused, not cut."""
+    data = _zip_declaring_a_prefix(method)
+    (tmp_path / "lie.zip").write_bytes(data)
+    unzipped = subprocess.run(["unzip", "-o", "-q", "lie.zip"], cwd=tmp_path,
+                              capture_output=True, check=False)
+    assert unzipped.returncode != 0  # it warns of a bad CRC, and writes the file all the same
+    assert b"PRIVATE KEY" in (tmp_path / "demo" / "notes.txt").read_bytes()
+    with TALLY.refused("foreign-archive", f"zip-prefix-declared-{method}", "unpack",
+                       ArchiveError, "[archive-corrupt]", "demo/notes.txt", said):
+        unpack(data, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_zip_member_named_with_a_nul_is_refused_not_cut() -> None:
+    """zipfile cuts ``filename`` at a NUL (``run.sh\\0.txt`` reads as ``run.sh``)."""
+    data = zip_bytes([("demo/SKILL.md", MD, 0o100644, zipfile.ZIP_STORED),
+                      ("demo/run.sh", b"echo hi\n", 0o100755, zipfile.ZIP_STORED)])
+    data = data.replace(b"demo/run.sh", b"demo/r\0n.sh")
+    with TALLY.refused("foreign-archive", "zip-name-nul", "read_zip", ArchiveError,
+                       "[archive-unsafe-name]", "control character"):
+        read_zip(data)
+
+
+def _tar_member(name: str, data: bytes) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode = len(data), 0o644
+    return info.tobuf(format=tarfile.USTAR_FORMAT) + data + bytes(-len(data) % 512)
+
+
+@pytest.mark.parametrize(("between", "said"), [
+    (b"X" * 512, "an unreadable header at byte 1,024"),
+    (bytes(512), "data after its end")])
+def test_a_tar_block_that_ends_tarfile_early_is_refused(
+        tmp_path: Path, between: bytes, said: str) -> None:
+    """tarfile stops, without a word, at a header it cannot read or a zero block; GNU tar
+    skips the bad header (and `tar -i`, bsdtar read past a zero block) and extracts the
+    member after it."""
+    raw = (_tar_member("demo/SKILL.md", MD) + between + _tar_member("demo/key.pem", KEY)
+           + bytes(1024))
+    data = gzip.compress(raw, mtime=0)
+    (tmp_path / "x.tar.gz").write_bytes(data)
+    subprocess.run(["tar", "-x", "-i", "-z", "-f", "x.tar.gz"], cwd=tmp_path,
+                   capture_output=True, check=False)
+    assert b"PRIVATE KEY" in (tmp_path / "demo" / "key.pem").read_bytes()
+    for case, archive in (("tar.gz", data), ("tar", raw)):
+        with TALLY.refused("foreign-archive", f"{case}-early-end-{len(between.strip())}",
+                           "read_tar", ArchiveError, "[archive-corrupt]", said):
+            read_tar(archive)
+
+
+def test_a_tar_padded_with_zero_blocks_is_read() -> None:
+    """The end of an archive is two zero blocks, then zeros to the record size: no damage."""
+    raw = _tar_member("demo/SKILL.md", MD) + bytes(10240)
+    assert [m.path for m in read_tar(raw)] == ["demo/SKILL.md"]
+    assert [m.path for m in read_tar(gzip.compress(raw))] == ["demo/SKILL.md"]
+
+
+@pytest.mark.parametrize("folders", [2_100, 32_000])
+def test_a_foreign_member_name_longer_than_any_path_is_refused(folders: int) -> None:
+    """Each folder of a member's name is claimed in turn (file beside folder, collisions):
+    a name of 64 KB, "a/a/a/...", cost 2 GB; over 4,096 bytes it is refused first, shown by
+    its start."""
+    name = "demo/" + "a/" * folders + "x"
+    data = zip_bytes([("demo/SKILL.md", MD, 0o100644, zipfile.ZIP_STORED),
+                      (name, b"x", 0o100644, zipfile.ZIP_STORED)])
+    with TALLY.refused("foreign-archive", f"a name of {len(name):,} bytes", "read_zip",
+                       ArchiveError, "[archive-unsafe-name]", "4,096") as refusal:
+        read_zip(data)
+    assert refusal.value is not None and len(str(refusal.value)) < 1_000

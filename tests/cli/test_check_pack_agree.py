@@ -140,6 +140,24 @@ def test_check_lists_every_refusal_at_once(tmp_path: Path) -> None:
     assert "0 valid, 1 invalid (4 errors" in result.output
 
 
+def test_files_check_and_pack_list_the_same_problems(tmp_path: Path) -> None:
+    """A SKILL.md without a description and a `.env` beside it: every command that refuses
+    the skill lists both problems, not the first stage's alone."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "SKILL.md").write_text("---\nname: notes\n---\nWrite notes.\n")
+    HOSTILE["_env"](root)
+    listed = {}
+    for command in (["files"], ["check"], ["pack", "-o", str(tmp_path / "out")]):
+        result = cli(*command, "--json", root)
+        assert result.exit_code == 1
+        doc = json.loads(result.stdout)
+        items = doc if isinstance(doc, list) else [doc]
+        listed[command[0]] = sorted(p["code"] for item in items for p in item["problems"])
+    assert listed == dict.fromkeys(("files", "check", "pack"),
+                                   ["description-missing", "secret"])
+
+
 # -- with --target: one verdict for the hosts together ------------------------------------------
 #
 # Each host-shaped change breaks some hosts' limits and not others' (skillpack/packing/targets.py):

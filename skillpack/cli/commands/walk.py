@@ -17,6 +17,7 @@ from skillpack.cli.output import echo_json, echo_text, item_failure, report_erro
 from skillpack.errors import NoSkillError, SkillpackError
 from skillpack.formats.digest import FileRecord
 from skillpack.packing.check import in_processes
+from skillpack.packing.prepare import judge_skill
 from skillpack.packing.verify import as_skill_folders, verified_archive
 from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.source.classify import Input, classify, unpacked_foreign
@@ -92,8 +93,9 @@ def files(paths: tuple[str, ...], as_json: bool) -> int:
             require_valid(skill)
             fileset = skill_fileset(skill)
             records = record_files(fileset)
-        except SkillpackError as err:
-            listing.fail(folder.label, folder.relabel(err))
+        except SkillpackError as err:  # refused: every problem, as `check` and `pack` say
+            verdict = judge_skill(folder.path, sha256=False)
+            listing.fail(folder.label, folder.relabel(verdict.error or err))
             found.append(None)
             continue
         if as_json:

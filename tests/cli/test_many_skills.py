@@ -171,6 +171,15 @@ def test_exclude_is_gitignore_syntax_on_the_skill_folder_s_path(repo: Path) -> N
     assert bad.exit_code == 2 and "exponential" in bad.stderr
 
 
+@pytest.mark.parametrize("command", ["pack", "check", "lint", "verify", "catalog"])
+def test_every_command_says_how_many_it_excluded(repo: Path, command: str) -> None:
+    args = ["-o", "out"] if command == "pack" else []
+    result = run(command, "skills", *args, "--exclude", "template", "--exclude",
+                 "no-description")
+    assert result.exit_code == 0, result.output
+    assert "skillpack: excluded 2 skills or archives (--exclude)" in result.stderr
+
+
 # -- the configuration file -------------------------------------------------------------------
 
 def test_skillpack_toml_sets_the_defaults_and_the_command_line_wins(repo: Path) -> None:

@@ -53,6 +53,7 @@ class Checked:
 
     results: list[CheckResult] = field(default_factory=list)
     empty: list[str] = field(default_factory=list)  # PATHs holding no skill
+    excluded: list[str] = field(default_factory=list)  # what --exclude left out
     broken: list[dict[str, Any]] = field(default_factory=list)  # with --json, failed PATHs
 
     @property
@@ -65,8 +66,14 @@ class Checked:
             item_failure(path, no_skill(path)) | {"valid": False} for path in self.empty])
 
     def echo_empty(self) -> None:
+        """On stderr: each PATH holding no skill, then how many --exclude left out (the
+        note of every many-skill command)."""
         for path in self.empty:
             echo_text(f"skillpack: no SKILL.md found in {path}", err=True)
+        if self.excluded:
+            count = len(self.excluded)
+            echo(f"skillpack: excluded {count} skill{'s' * (count != 1)} or archive"
+                 f"{'s' * (count != 1)} (--exclude)", err=True)
 
 
 def run_over(paths: Iterable[str], check: Callable[[str], CheckResult],
@@ -81,13 +88,16 @@ def run_over(paths: Iterable[str], check: Callable[[str], CheckResult],
     found: list[Input] = []
     for path in paths:
         try:
-            found += classify(path, seen=seen, exclude=exclude or Exclude()).items
+            inputs = classify(path, seen=seen, exclude=exclude or Exclude())
         except NoSkillError:
             checked.empty.append(path)
         except SkillpackError as err:
             if not as_json:
                 raise
             checked.broken.append(item_failure(path, err) | {"valid": False})
+        else:
+            found += inputs.items
+            checked.excluded += inputs.excluded
     folders = iter(check_skills([i.path for i in found if i.kind == "folder"], check,
                                 jobs=jobs()))
     for item in found:

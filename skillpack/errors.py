@@ -118,8 +118,13 @@ class SkillpackError(Exception):
 
     def located(self) -> tuple[Problem, ...]:
         """The problems, each with its file as a person finds it (what the command line
-        prints and `skillpack check` reports); the base class keeps them as they are."""
-        return self.problems
+        prints and `skillpack check` reports): one that names no file is about the error's
+        own path (an archive refused whole), and is shown there."""
+        if self.path is None or all(p.file is not None for p in self.problems):
+            return self.problems
+        return tuple(p if p.file is not None else
+                     Problem(p.severity, p.code, p.message, self.path, p.line)
+                     for p in self.problems)
 
 
 class SkillError(SkillpackError, ValueError):
@@ -144,10 +149,11 @@ class RefusedError(SkillpackError, ValueError):
         ``notes/.env``, not ``.env``, so that a refusal of several skills says whose."""
         root = self.path
         if root is None or self.joined:
-            return self.problems
+            return super().located()
         return tuple(
             Problem(p.severity, p.code, p.message, os.path.join(root, p.file), p.line)
-            if p.file is not None and not os.path.isabs(p.file) else p
+            if p.file is not None and not os.path.isabs(p.file)
+            else p if p.file is not None else Problem(p.severity, p.code, p.message, root, p.line)
             for p in self.problems)
 
 

@@ -118,3 +118,22 @@ def test_an_archive_of_ours_rezipped_is_refused_by_the_strict_reader(tmp_path: P
     shown = cli("digest", stored)
     assert shown.exit_code == 0, shown.output
     assert shown.stdout == f"{digest(NOTES)}  release-notes\n"
+
+
+def test_an_archive_refused_whole_is_named_where_its_problems_are_shown(tmp_path: Path) -> None:
+    """A zip of two skills is no skill archive: the problem is the archive's own, shown at
+    its path by every command (it read ``<skill>: error:`` and ``"file": null``)."""
+    multi = tmp_path / "multi.zip"
+    with zipfile.ZipFile(multi, "w") as archive:
+        for folder in (NOTES, WAITLIST):
+            for path in sorted(folder.rglob("*")):
+                if path.is_file():
+                    archive.write(path, f"{folder.name}/{path.relative_to(folder)}")
+    for command in (["check"], ["catalog"], ["digest"], ["files"]):
+        result = cli(*command, multi)
+        assert result.exit_code == 1
+        assert (f"{multi}: error: [not-a-skill-archive]" in result.output  # a problem
+                or f"error: {multi}: [not-a-skill-archive]" in result.output), result.output
+        assert "<skill>" not in result.output
+    [item] = json.loads(cli("check", "--json", multi).stdout)
+    assert [p["file"] for p in item["problems"]] == [str(multi)]

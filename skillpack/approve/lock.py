@@ -39,7 +39,7 @@ from skillpack._atomic import atomic_write
 from skillpack._regular import read_regular
 from skillpack.errors import IntegrityError, MissingPathError, SkillpackError
 from skillpack.formats.digest import DIGEST_RE, FileRecord, digest_records
-from skillpack.formats.manifest import FORMAT, LOCK_FORMAT, check_format
+from skillpack.formats.manifest import FORMAT, LOCK_FORMAT, TwiceError, check_format, load_json
 from skillpack.skillmd.mentions import mentioned_programs
 from skillpack.skillmd.skill import Skill
 
@@ -247,29 +247,16 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
-class _TwiceError(ValueError):
-    """A key met twice in one JSON object of a lock file."""
-
-
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """`json.loads`'s object_pairs_hook: each key once (else json keeps the last)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _TwiceError(key)
-        out[key] = value
-    return out
-
-
 def read_lock(path: str | os.PathLike[str]) -> Lock:
     """Read and check a lock file; a key twice in one object (a skill listed twice) is
     refused, not read as its last entry."""
     where = os.fspath(path)
     try:
-        data = json.loads(read_regular(where).decode("utf-8"), object_pairs_hook=_once)
-    except _TwiceError as twice:
+        text = read_regular(where).decode("utf-8")
+        data = load_json(text, once=True)
+    except TwiceError as twice:
         raise SkillpackError(
-            f"the lock file lists {str(twice)!r} twice in one object (JSON would keep only the "
+            f"the lock file lists {twice.key!r} twice in one object (JSON would keep only the "
             "last, so which was approved is unclear)", path=where,
             hint="write the lock again with `skillpack lock`; never merge locks by hand") from None
     except FileNotFoundError:
@@ -282,6 +269,13 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
     except RecursionError:
         raise SkillpackError("the lock file is nested too deeply to be a lock file",
                              path=where, hint="it was not written by skillpack") from None
+    if "\\ud" in text.lower():  # an escaped surrogate: a lone one is no text
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise SkillpackError("the lock file holds a lone surrogate (an escape such as "
+                                 "\\ud800), which is no text", path=where,
+                                 hint="it was edited by hand; lock again") from None
     return Lock.from_dict(data, source=where)
 
 

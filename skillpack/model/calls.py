@@ -207,6 +207,6 @@ def _call(catalog: tuple[Tool, ...], attempt: Attempt) -> Call:
                          f'{{"tool": "{name}", "args": {{...}}}}; unexpected '
                          f"key{'s' * (len(attempt.extra) > 1)} {keys}")
     values = tool.validate(attempt.args)
-    return Call(tool, values, tool.argv(values))
+    return Call(tool, values, tool.render(values))
 
 

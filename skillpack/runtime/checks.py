@@ -26,7 +26,7 @@ from bisect import bisect_left
 from skillpack._record import Record
 from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackError
 from skillpack.formats.bundle_index import ALTERED, BUNDLE_INDEX, HINT
-from skillpack.formats.digest import digest_columns, is_digest
+from skillpack.formats.digest import DIGEST_HEADER, digest_columns, is_digest
 from skillpack.formats.manifest import (
     LOCK_FORMAT,
     MANIFEST_PATH,
@@ -152,11 +152,20 @@ def root_skill_name(index: ZipIndex, source: str) -> str:
         name = load_json(str(index.data(entry), "utf-8")).get("name")
     except (UnicodeDecodeError, ValueError, AttributeError, RecursionError):
         name = None
-    if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+    if (not isinstance(name, str) or not name or "/" in name or name in (".", "..")
+            or not name.isprintable() or not _utf8_text(name)):
         raise ArchiveError(f"manifest {MANIFEST_PATH!r} of a root-layout archive names no "
-                           "skill (a JSON object with a 'name' string)", path=source,
-                           hint=HINT)
+                           "skill (a JSON object with a 'name' string of printable text)",
+                           path=source, hint=HINT)
     return name
+
+
+def _utf8_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, from a JSON escape
+        return False
+    return True
 
 
 def skill_spans(
@@ -316,10 +325,11 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
     or as the lock file's bytes (read without importing `json`)."""
     if isinstance(expect, bytes | bytearray | memoryview):
         try:
-            expect = load_json(str(expect, "utf-8"))
+            expect = load_json(str(expect, "utf-8"), once=True)
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise IntegrityError(f"expect: the lock file given is not UTF-8 JSON: {exc}",
-                                 path=source, hint="pass the bytes of a skills.lock") from None
+            raise IntegrityError(f"expect: the lock file given is not UTF-8 JSON with each "
+                                 f"key once: {exc}", path=source,
+                                 hint="pass the bytes of a skills.lock") from None
     if not isinstance(expect, Mapping):
         raise IntegrityError(f"expect must map skill names to digests, not "
                              f"{type(expect).__name__}", path=source)
@@ -340,8 +350,35 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
             raise IntegrityError(f"expect: the approved digest of {name!r} is not a skillpack "
                                  f"digest ('blake3:' and 64 hex digits): {digest!r}",
                                  path=source, hint="pass a lock file's content or name -> digest")
+        if lock and isinstance(value, Mapping) and "files" in value:
+            _check_file_lines(name, value["files"], digest, source)
         found[name] = digest
     return found
+
+
+def _check_file_lines(name: str, files: Any, digest: str, source: str) -> None:
+    """Refuse a lock entry whose file lines do not hash to its digest, as `read_lock` does:
+    what an approver reads in a lock's diff is its files, not the hash (a digest changed
+    alone would approve other files)."""
+    try:  # the lines as the lock writes them, sorted and canonical: hashed as they are
+        text = "".join([line + "\n" for line in files])
+        if text.count("\n") == len(files):
+            from blake3 import blake3
+
+            if "blake3:" + blake3(DIGEST_HEADER + text.encode("utf-8")).hexdigest() == digest:
+                return
+    except (TypeError, UnicodeError):
+        pass
+    try:  # each line "MODE SIZE BLAKE3 PATH" read, as `read_lock` reads it
+        rows = [line.split(" ", 3) for line in files]
+        actual = digest_columns([r[3] for r in rows], [r[0] for r in rows],
+                                [int(r[1]) for r in rows], [r[2] for r in rows])
+    except (TypeError, AttributeError, IndexError, ValueError, UnicodeError):
+        actual = None
+    if actual != digest:
+        raise IntegrityError(f"expect: the lock's entry '{name}': its file lines do not hash "
+                             f"to its digest {digest}", path=source,
+                             hint="the lock file was edited by hand; lock again")
 
 
 #: What to do when skills do not match their approval (`check_expect`, `verify --lock`).

@@ -144,7 +144,12 @@ class Tool(Record):
                 else:
                     result[param.name] = param.default
                 continue
-            value, error = _coerce(param, args[param.name])
+            raw = args[param.name]
+            if isinstance(raw, int) and not isinstance(raw, bool) and raw.bit_length() > _MAX_BITS:
+                problems.append(f"{prefix}: '{param.name}' is too large a number "
+                                f"({raw.bit_length():,} bits; at most {_MAX_BITS:,})")
+                continue
+            value, error = _coerce(param, raw)
             if error is not None:
                 problems.append(f"{prefix}: {error}")
                 continue
@@ -156,6 +161,10 @@ class Tool(Record):
                 continue
             if isinstance(value, str) and "\x00" in value:
                 problems.append(f"{prefix}: '{param.name}' must not hold a NUL character")
+                continue
+            if isinstance(value, str) and not _text(value):
+                problems.append(f"{prefix}: '{param.name}' must be text (it holds a lone "
+                                "surrogate, which no argv word can carry as UTF-8)")
                 continue
             result[param.name] = value
         if not problems:
@@ -207,7 +216,11 @@ class Tool(Record):
 
     def argv(self, args: Mapping[str, Any] | None = None) -> list[str]:
         """Validate ``args`` and render the run template into an argv list."""
-        values = self.validate(args)
+        return self.render(self.validate(args))
+
+    def render(self, values: Mapping[str, Value]) -> list[str]:
+        """The argv of values `validate` returned (its defaults filled in, and not checked
+        again as if the model had given them)."""
         return [_render_word(word, values) for word in self.words]
 
     def to_dict(self) -> dict[str, Any]:
@@ -320,6 +333,11 @@ def _a(kind: str) -> str:
     return "an integer" if kind == "integer" else f"a {kind}"
 
 
+#: The largest whole number a value may be (about 300 digits): Python will not write an int of
+#: over 4,300 digits as text, and no argv word needs one.
+_MAX_BITS = 1024
+
+
 def _show(raw: Any) -> str:
     if isinstance(raw, str):
         return repr(raw) if len(raw) <= 80 else repr(raw[:77] + "...")
@@ -327,9 +345,20 @@ def _show(raw: Any) -> str:
         return "true" if raw else "false"
     if raw is None:
         return "null"
+    if isinstance(raw, int) and raw.bit_length() > _MAX_BITS:
+        return f"a number of {raw.bit_length():,} bits"
     if isinstance(raw, (int, float)):
         return repr(raw)
     return f"a {type(raw).__name__}"
+
+
+def _text(value: str) -> bool:
+    """Whether `value` is text UTF-8 can carry (no lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _call_error(message: str, problems: list[str] | None = None) -> SkillError:

@@ -679,6 +679,34 @@ def test_a_name_windows_refuses_is_refused_in_an_archive(good_archive: bytes, na
         writer.add_bytes(member, b"x")
 
 
+@pytest.mark.parametrize("name", ["\ud800", "x\udc80", "x\u202ey", "tab\there"])
+def test_a_root_layout_manifest_naming_no_text_is_refused(good_archive: bytes, name: str,
+                                                           tmp_path: Path) -> None:
+    """A root-layout archive is named by its manifest's `name`: a lone surrogate (from a
+    JSON escape) made `load` raise UnicodeEncodeError and `verify`, `inspect`, `digest`
+    print a traceback; a name that is no printable text is refused as an ArchiveError."""
+    root = []
+    for m in members_of(good_archive):
+        rest = m.name.split("/", 1)[1]
+        data = m.data
+        if rest == MANIFEST:
+            fields = json.loads(data)
+            fields["name"] = name
+            data = json.dumps(fields, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+        root.append(Member(rest, data, m.executable))
+    data = build(sorted(root, key=lambda m: m.encoded))
+    for entry, call in (("load", lambda: load(data, source="root.skill")),
+                        ("verify_bytes", lambda: verify_bytes(data, source="root.skill"))):
+        with TALLY.refused("archive", f"root-layout manifest named {name!r}", entry,
+                           ArchiveError, "names no skill"):
+            no_hang(call)
+    (tmp_path / "root.skill").write_bytes(data)
+    for command in ("verify", "inspect", "digest"):
+        result = run_cli(command, str(tmp_path / "root.skill"))
+        assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+        assert "names no skill" in result.output
+
+
 @pytest.mark.parametrize("folders", [2_100, 32_000])
 def test_a_name_longer_than_any_path_is_refused_before_its_folders_are_listed(
         good_archive: bytes, folders: int) -> None:

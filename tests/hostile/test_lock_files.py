@@ -19,7 +19,8 @@ from cryptography.hazmat.primitives.serialization import (
 from helpers.hostile import TALLY, demo_skill, run_cli
 
 from skillpack.approve.lock import read_lock
-from skillpack.errors import SkillpackError
+from skillpack.errors import IntegrityError, SkillpackError
+from skillpack.runtime import load
 
 
 def twice(text: str, where: str) -> str:
@@ -60,3 +61,73 @@ def test_a_lock_listing_a_skill_twice_is_refused(where: str, tmp_path: Path) -> 
         assert "twice" in result.output, (command, result.output)
         TALLY.add("parser", f"lock listing the {where} twice", f"cli {command[0]}", "refused")
     assert not page.exists() and not Path(str(forged) + ".intoto.json").exists()
+
+
+@pytest.mark.parametrize("where", ["skill", "field"])
+def test_the_runtime_refuses_a_lock_listing_a_skill_twice(where: str, tmp_path: Path) -> None:
+    """`load(expect=<the lock's bytes>)`, the README's deployment form, reads the lock as
+    `read_lock` does: a key twice in one object is refused, not the last one trusted."""
+    skill = demo_skill(tmp_path / "skills" / "demo")
+    good = tmp_path / "skills.lock"
+    bundle = tmp_path / "skills.bundle"
+    assert run_cli("lock", str(skill), "-o", str(good)).exit_code == 0
+    assert run_cli("bundle", str(skill), "-o", str(bundle)).exit_code == 0
+    data = bundle.read_bytes()
+    assert load(data, expect=good.read_bytes()).names == ("demo",)
+    forged = twice(good.read_text(), where).encode()
+    with TALLY.refused("parser", f"lock listing the {where} twice", "load(expect=)",
+                       IntegrityError, "twice"):
+        load(data, expect=forged)
+
+
+def test_the_runtime_refuses_a_lock_whose_digest_alone_was_changed(tmp_path: Path) -> None:
+    """A lock whose `digest` was changed and its file lines left as approved: a review of
+    the lock's diff sees files unchanged. `read_lock` refuses it, and so does the runtime."""
+    skill = demo_skill(tmp_path / "skills" / "demo")
+    good = tmp_path / "skills.lock"
+    assert run_cli("lock", str(skill), "-o", str(good)).exit_code == 0
+    (skill / "notes.txt").write_text("Other notes, never approved.\n")
+    bundle = tmp_path / "skills.bundle"
+    assert run_cli("bundle", str(skill), "-o", str(bundle)).exit_code == 0
+    data = bundle.read_bytes()
+    text = good.read_text()
+    entry = json.loads(text)["skills"]["demo"]
+    forged = text.replace(entry["digest"], load(data)["demo"].digest)
+    assert forged != text
+    (tmp_path / "forged.lock").write_text(forged)
+    with TALLY.refused("parser", "lock whose digest alone changed", "read_lock",
+                       SkillpackError, "do not hash to its digest"):
+        read_lock(tmp_path / "forged.lock")
+    with TALLY.refused("parser", "lock whose digest alone changed", "load(expect=)",
+                       IntegrityError, "do not hash to its digest"):
+        load(data, expect=forged.encode())
+
+
+@pytest.mark.parametrize("where", ["name", "description"])
+def test_a_lock_holding_a_lone_surrogate_is_refused(where: str, tmp_path: Path) -> None:
+    """An escape such as \\ud800 is valid JSON but no text: `verify` and `sign` could not
+    print or sign it (a traceback); `read_lock` refuses it, naming the file."""
+    skill = demo_skill(tmp_path / "skills" / "demo")
+    good = tmp_path / "skills.lock"
+    assert run_cli("lock", str(skill), "-o", str(good)).exit_code == 0
+    text = good.read_text()
+    forged = tmp_path / "forged.lock"
+    if where == "name":
+        forged.write_text(text.replace('"skills": {', '"skills": {"\\ud800": '
+                                       + json.dumps(json.loads(text)["skills"]["demo"]) + ",",
+                                       1))
+    else:
+        entry = json.loads(text)["skills"]["demo"]
+        forged.write_text(text.replace(json.dumps(entry["description"]), '"x\\ud800"', 1))
+    assert forged.read_text() != text
+    with TALLY.refused("parser", f"lock with a lone surrogate in a {where}", "read_lock",
+                       SkillpackError, "lone surrogate", "forged.lock"):
+        read_lock(forged)
+    key = tmp_path / "key.pem"
+    key.write_bytes(Ed25519PrivateKey.generate().private_bytes(
+        Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
+    for command in (["sign", str(forged), "--key", str(key)],
+                    ["verify", str(skill), "--lock", str(forged)]):
+        result = run_cli(*command)
+        assert result.exit_code == 1 and "lone surrogate" in result.output, result.output
+        assert "Traceback" not in result.output

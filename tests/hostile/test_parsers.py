@@ -627,6 +627,55 @@ def test_a_nul_in_a_value_is_refused(value: str) -> None:
             no_hang(lambda answer=answer: resolve(skill, answer))
 
 
+@pytest.mark.parametrize("value", ["\ud800", "a\udc80b", "\udcff\udcfe"])
+def test_a_lone_surrogate_in_a_value_is_refused(value: str) -> None:
+    """No argv word carries a lone surrogate as UTF-8 (the CLI could not print the call, a
+    program would be handed raw bytes): refused like a NUL."""
+    skill = parse_skill(TWO_TOOLS_MD)
+    for answer in ({"tool": "hello", "args": {"who": value}},
+                   json.dumps({"tool": "hello", "args": {"who": value}})):
+        with TALLY.refused("parser", f"lone surrogate in a value {value!r}", "resolve",
+                           SkillError, "lone surrogate"):
+            no_hang(lambda answer=answer: resolve(skill, answer))
+
+
+@pytest.mark.parametrize("bits", [1_100, 16_610])
+def test_a_number_too_large_to_write_is_a_skill_error(bits: int) -> None:
+    """A Python caller's int of thousands of digits: `str()` of it raises ValueError (over
+    4,300 digits); any param type refuses it as too large, as a SkillError."""
+    skill = parse_skill(NUMBER_MD.format(type="integer", default="7"))
+    with TALLY.refused("parser", f"an int of {bits:,} bits", "resolve", SkillError,
+                       "too large a number"):
+        resolve(skill, {"tool": "count", "args": {"n": 1 << bits}})
+    text = parse_skill(TWO_TOOLS_MD)
+    with TALLY.refused("parser", f"an int of {bits:,} bits for a string", "resolve",
+                       SkillError, "too large a number"):
+        resolve(text, {"tool": "hello", "args": {"who": 1 << bits}})
+
+
+def test_an_authors_default_starting_with_a_dash_is_not_refused() -> None:
+    """A default is the author's (docs/MODEL.md): a call that leaves it to the default gets
+    it, as `Tool.argv` renders it; the model giving the same value is refused."""
+    skill = parse_skill(DEMO_MD + """
+```tool
+id: dflt
+description: List with a flag.
+params:
+  flag:
+    type: string
+    default: -v
+  target:
+    type: string
+run: ls $flag $target
+```
+""")
+    for args in ({"target": "x"}, {"target": "x", "flag": None}):
+        call = resolve(skill, {"tool": "dflt", "args": args})
+        assert call is not None and call.argv == ["ls", "-v", "x"]
+    with pytest.raises(SkillError, match="must not start with '-'"):
+        resolve(skill, {"tool": "dflt", "args": {"target": "x", "flag": "-v"}})
+
+
 # -- a signature envelope nested deep ------------------------------------------------------------
 
 @pytest.mark.parametrize("levels", [1_000, 50_000])

@@ -53,7 +53,7 @@ from skillpack.formats.manifest import MANIFEST_PATH
 from skillpack.source.discover import ARCHIVE_SUFFIXES, Skipped, discover, is_archive_name
 from skillpack.source.foreign import unpack
 from skillpack.source.ignore import exclude_problem
-from skillpack.storedzip.reader import listed_names, read_zip_file
+from skillpack.storedzip.reader import listed_names
 from skillpack.storedzip.source import FileBytes
 
 __all__ = ["ARCHIVE_SUFFIXES", "Exclude", "Input", "Inputs", "Kind", "classify",
@@ -295,7 +295,9 @@ def _strictly_ours(path: str) -> bool:
     A central directory naming a manifest or a bundle index settles it (ours) without the
     strict read, which `verify` makes next and which refuses what is wrong: whatever the
     strict reader says, `_is_ours` says so of such an archive (it names the same members,
-    or it cannot be read). Only an archive naming none is read strictly here."""
+    or it cannot be read). A central directory that can be listed and names none is a
+    foreign archive's: what is wrong with it is the foreign reader's to say. Only an
+    archive whose names cannot be listed is read whole here."""
     try:
         fd = open_regular(path)  # a fifo named as an archive must not hang
     except OSError as err:
@@ -304,11 +306,11 @@ def _strictly_ours(path: str) -> bool:
         if sniff(file.read(0, min(512, len(file)))) is None:
             return True  # no archive foreign reads: the strict reader says what is wrong
         try:
-            if any(n in _OURS_RAW or n.endswith(_OURS_RAW_END) for n in listed_names(file)):
-                return True
-            return any(_ours_name(n) for n in read_zip_file(file).names)
+            names = listed_names(file)
         except ArchiveError:
             pass
+        else:
+            return any(n in _OURS_RAW or n.endswith(_OURS_RAW_END) for n in names)
     return _is_ours(read_input(path), source=path)
 
 

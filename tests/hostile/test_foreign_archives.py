@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.hostile import TALLY
+from helpers.hostile import TALLY, run_cli
 
 from skillpack.content.inflate import CHUNK, Caps, gunzip, read_tar, read_zip
 from skillpack.errors import ArchiveError
@@ -351,6 +351,10 @@ def test_a_zip_member_declaring_part_of_its_data_is_refused(
                        ArchiveError, "[archive-corrupt]", "demo/notes.txt", said):
         unpack(data, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+    # a zip whose names are no skillpack archive's is the foreign reader's to judge: its
+    # words, not the strict reader's ("compressed member where STORED is promised")
+    result = run_cli("check", str(tmp_path / "lie.zip"))
+    assert result.exit_code == 1 and f"[archive-corrupt] {said}" in result.output
 
 
 def test_a_zip_member_named_with_a_nul_is_refused_not_cut() -> None:

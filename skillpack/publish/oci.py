@@ -332,6 +332,7 @@ def artifact_toolhive(name: str, description: str, files: Iterable[tuple[str, by
         configs.append((sha256_digest(config), config))
         child = canonical_manifest_json({
             "schemaVersion": 2, "mediaType": MANIFEST_MEDIA_TYPE,
+            "artifactType": TOOLHIVE_ARTIFACT_TYPE,  # on each platform's manifest, as thv's
             "config": {"mediaType": IMAGE_CONFIG_MEDIA_TYPE, "digest": sha256_digest(config),
                        "size": len(config)},
             "layers": [{"mediaType": TAR_GZIP_LAYER_MEDIA_TYPE, "digest": sha256_digest(layer),
@@ -356,7 +357,10 @@ def toolhive_from_bytes(data: bytes, *, source: str = "<bytes>") -> list[OciArti
     for s in report.skills:
         loaded = report.loaded[s.name]
         skill = loaded.skill
-        version = (skill.metadata or {}).get("version")
+        # ToolHive reads a top-level `version:`; the Agent Skills spec puts it in metadata
+        version = skill.frontmatter.get("version")
+        if not isinstance(version, str):
+            version = (skill.metadata or {}).get("version")
         out.append(artifact_toolhive(
             s.name, skill.description, [(p, loaded.file(p).bytes()) for p in loaded.files()],
             version=version if isinstance(version, str) else "",

@@ -65,6 +65,23 @@ def test_the_toolhive_artifact_is_deterministic_and_holds_what_thv_reads(
         "name", "description", "version", "allowedTools", "license", "files"))
     assert json.loads(labels["dev.toolhive.skills.files"]) == [
         "SKILL.md", "data/a.txt", "scripts/go.sh"]
+    # each platform's manifest names its artifact type too, as thv's packager writes it
+    assert [json.loads(c)["artifactType"] for c in art.children] == [
+        "dev.toolhive.skills.v1"] * 2
+
+
+@pytest.mark.parametrize(("front", "version"), [
+    ("version: '2.1'\n", "2.1"), ("metadata:\n  version: '1.0'\n", "1.0"),
+    ("version: '2.1'\nmetadata:\n  version: '1.0'\n", "2.1"), ("", "")])
+def test_the_toolhive_version_label_is_what_thv_reads(tmp_path: Path, front: str,
+                                                       version: str) -> None:
+    """thv reads a top-level `version:`; the Agent Skills spec keeps it under `metadata`:
+    the top-level one first, else metadata's."""
+    folder = write_skill(tmp_path / "v", "---\nname: v\ndescription: The v skill. Use when "
+                         "testing.\n" + front + "---\nBody.\n")
+    [art] = artifacts_from_paths([folder], fmt="toolhive")
+    config = json.loads(dict(art.extra_blobs)[json.loads(art.children[0])["config"]["digest"]])
+    assert config["config"]["Labels"]["dev.toolhive.skills.version"] == version
 
 
 def test_export_oci_toolhive_is_read_by_skopeo(tmp_path: Path, skopeo: str) -> None:

@@ -88,8 +88,11 @@ class SkillpackError(Exception):
 
     ``path`` is the file or folder concerned, ``line`` the 1-based line where one applies,
     ``hint`` what the user can do about it, ``problems`` every finding when several were
-    collected before raising.
+    collected before raising. ``code`` is the stable code of an error that carries no
+    problem of its own (`as_problems`), by its kind.
     """
+
+    code = "error"
 
     def __init__(
         self,
@@ -126,12 +129,20 @@ class SkillpackError(Exception):
                      Problem(p.severity, p.code, p.message, self.path, p.line)
                      for p in self.problems)
 
+    def as_problems(self, path: str | None = None) -> tuple[Problem, ...]:
+        """`located`, or, for an error that carries no problem, itself as one (its
+        ``code``, at its path, else at `path`): what every command lists for it."""
+        return self.located() or (
+            Problem("error", self.code, self.message, self.path or path, self.line),)
+
 
 class SkillError(SkillpackError, ValueError):
     """A SKILL.md, a tool fence, or a model's tool call is invalid.
 
     The message is worded so that it can be fed back to a model as it is.
     """
+
+    code = "invalid-skill"
 
 
 class RefusedError(SkillpackError, ValueError):
@@ -141,6 +152,8 @@ class RefusedError(SkillpackError, ValueError):
     ``file`` is relative to the skill folder, ``path`` (`located` joins them), unless
     ``joined`` says the files are already as a person finds them (``ARCHIVE!MEMBER``).
     """
+
+    code = "refused"
 
     joined: bool = False
 
@@ -160,21 +173,31 @@ class RefusedError(SkillpackError, ValueError):
 class ArchiveError(SkillpackError, ValueError):
     """A `.skill` archive or a bundle is malformed or breaks a promise of SPEC section 3."""
 
+    code = "archive"
+
 
 class FormatVersionError(ArchiveError):
     """An archive, bundle or lock file is of a format version this skillpack cannot read."""
+
+    code = "format-version"
 
 
 class IntegrityError(SkillpackError, ValueError):
     """Bytes do not hash to what was recorded or pinned: a digest or file hash mismatch."""
 
+    code = "integrity"
+
 
 class ResourceError(SkillpackError, LookupError):
     """A path was asked of a skill that does not carry it (or that no skill could carry)."""
 
+    code = "resource"
+
 
 class WriteError(SkillpackError, OSError):
     """An output (archive, bundle, lock file) could not be written; nothing was left behind."""
+
+    code = "write"
 
 
 class ArgumentError(SkillpackError, TypeError):

@@ -21,15 +21,8 @@ from typing import Any, TypeVar
 import click
 
 from skillpack.errors import (
-    ArchiveError,
-    FormatVersionError,
-    IntegrityError,
     Problem,
-    RefusedError,
-    ResourceError,
-    SkillError,
     SkillpackError,
-    WriteError,
 )
 from skillpack.skillmd.invisible import escape_for_terminal
 from skillpack.source.notes import listen
@@ -101,21 +94,9 @@ def report_error(err: SkillpackError) -> None:
             echo_text(f"  {problem}", err=True)
 
 
-# most specific first: FormatVersionError is an ArchiveError
-_CODES: tuple[tuple[type[SkillpackError], str], ...] = (
-    (FormatVersionError, "format-version"),
-    (ArchiveError, "archive"),
-    (IntegrityError, "integrity"),
-    (RefusedError, "refused"),
-    (SkillError, "invalid-skill"),
-    (ResourceError, "resource"),
-    (WriteError, "write"),
-)
-
-
 def error_code(err: SkillpackError) -> str:
-    """A stable code for an error that carries no problem of its own."""
-    return next((code for kind, code in _CODES if isinstance(err, kind)), "error")
+    """A stable code for an error that carries no problem of its own (`SkillpackError.code`)."""
+    return err.code
 
 
 def failure_document(err: SkillpackError | click.UsageError) -> dict[str, Any]:
@@ -126,8 +107,7 @@ def failure_document(err: SkillpackError | click.UsageError) -> dict[str, Any]:
         problem = Problem("error", "usage", err.format_message())
         return {"ok": False, "error": err.format_message(), "hint": None,
                 "problems": [problem.to_dict()]}
-    problems = list(err.located()) or [
-        Problem("error", error_code(err), err.message, err.path, err.line)]
+    problems = err.as_problems()
     return {"ok": False, "error": str(err), "hint": err.hint,
             "problems": [p.to_dict() for p in problems]}
 

@@ -50,9 +50,7 @@ class SkippedSkill:
 
     @property
     def problems(self) -> tuple[Problem, ...]:
-        return self.error.located() or (
-            Problem("error", "refused", self.error.message, self.error.path or self.path,
-                    self.error.line),)
+        return self.error.as_problems(self.path)
 
 
 @dataclass

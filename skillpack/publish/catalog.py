@@ -124,7 +124,7 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
 
 
 def _problems(err: SkillpackError) -> tuple[Problem, ...]:
-    return err.located() or (Problem("error", "not-a-skill", err.message, err.path),)
+    return err.as_problems()
 
 
 def render_catalog(entries: Iterable[CatalogEntry], fmt: CatalogFormat) -> str:

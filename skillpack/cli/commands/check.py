@@ -28,7 +28,6 @@ from skillpack.cli.output import (
     echo_json,
     echo_problem,
     echo_text,
-    error_code,
     item_failure,
 )
 from skillpack.errors import NoSkillError, Problem, SkillpackError
@@ -113,8 +112,7 @@ def _archive(item: Input, check: Callable[[str], CheckResult]) -> list[CheckResu
         with as_skill_folders([item]) as folders:
             return [_shown(check(f.path), f) for f in folders]
     except SkillpackError as err:
-        problems = err.located() or (
-            Problem("error", error_code(err), err.message, err.path or item.path, err.line),)
+        problems = err.as_problems(item.path)
         return [CheckResult(os.path.basename(item.path), item.path, tuple(problems))]
 
 

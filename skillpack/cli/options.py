@@ -3,9 +3,10 @@ failures), and the arguments and options more than one command takes."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,13 +79,35 @@ class Command(click.Command):
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
-        found = find_config(Path.cwd())
-        if found is not None:
-            extra.setdefault("default_map", config_defaults(self, *found))
-        ctx = super().make_context(info_name, args, parent, **extra)
+        asked = self._asks_json(args)
+        try:
+            found = find_config(Path.cwd())
+            if found is not None:
+                extra.setdefault("default_map", config_defaults(self, *found))
+            ctx = super().make_context(info_name, list(args), parent, **extra)
+        except click.UsageError as err:  # while reading the command line: before --json's
+            if not asked:                # callback could say JSON was asked for
+                raise
+            raise click.exceptions.Exit(failed(err, True)) from None
         if found is not None:
             ctx.meta[_META + "config"] = found[0]
         return ctx
+
+    def _asks_json(self, args: Sequence[str]) -> bool:
+        """Whether the command line asks for JSON (``--json``; ``--format json`` for a
+        command whose --format offers it, `catalog`; `tools` prints JSON always), read from
+        the words before ``--`` as they are."""
+        words = list(args)
+        words = words[:words.index("--")] if "--" in words else words
+        if any(p.name == "as_json" for p in self.params) and "--json" in words:
+            return True
+        if self.name == "tools":
+            return True
+        formats = [b for a, b in itertools.pairwise(words) if a == "--format"]
+        formats += [w.split("=", 1)[1] for w in words if w.startswith("--format=")]
+        return "json" in formats and any(
+            isinstance(p.type, click.Choice) and "json" in p.type.choices
+            for p in self.params if p.name == "fmt")
 
     def invoke(self, ctx: click.Context) -> int:
         try:

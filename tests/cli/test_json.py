@@ -109,6 +109,22 @@ def test_verify_of_a_repository_with_a_broken_skill_verifies_every_other(
         assert "skills/waitlist/SKILL.md" in text.stderr
 
 
+@pytest.mark.parametrize("args", [
+    ["check", "--json", "nonexistent"], ["pack", "--json", str(FIXTURES / "waitlist")],
+    ["check", "--json", "--target", "gemini", str(FIXTURES / "waitlist")],
+    ["check", "--json", "--bogus", "x"], ["catalog", "--format", "json", "nonexistent"],
+    ["catalog", "--format=json", "nonexistent"], ["tools", "--format", "gemini", "x"],
+    ["unpack", "--json", "--max-members", "0", "x.skill"]])
+def test_a_usage_error_on_the_command_line_is_a_json_document_too(args: list[str]) -> None:
+    """Caught while click reads the command line, before --json's own callback: still one
+    JSON document on stdout (code `usage`), exit 2, nothing of click's on stderr."""
+    result = cli(*args)
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["ok"] is False and [p["code"] for p in _problems(doc)] == ["usage"]
+    assert "Usage:" not in result.stderr
+
+
 def test_verify_misuse_is_a_document_with_exit_2(tmp_path: Path) -> None:
     result = cli("verify", "--json", "--digest", "nope", FIXTURES / "waitlist")
     assert result.exit_code == 2

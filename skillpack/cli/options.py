@@ -173,9 +173,17 @@ def out_file(help: str, **extra: Any) -> Callable[[F], F]:
 
 
 def out_folder(name: str, help: str, **extra: Any) -> Callable[[F], F]:
-    """``-o/--out DIR``: the folder a command writes into."""
+    """``-o/--out DIR``: the folder a command writes into; ``-`` is a usage error (a folder
+    cannot go to stdout), never a folder named ``-``."""
     return click.option("-o", "--out", name, type=click.Path(file_okay=False), help=help,
-                        **extra)
+                        callback=_not_dash, **extra)
+
+
+def _not_dash(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value == "-":
+        raise click.UsageError("-o - writes to stdout, and this command writes a folder; "
+                               "give a folder", ctx)
+    return value
 
 
 AGENT = click.option(

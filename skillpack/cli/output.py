@@ -29,7 +29,7 @@ from skillpack.source.notes import listen
 
 __all__ = ["DASH", "EXIT_FAILED", "EXIT_USAGE", "echo", "echo_json", "echo_problem",
            "echo_text", "error_code", "failed", "failure_document", "item_failure", "json_safe",
-           "refuse_dash", "report_error", "write_to_stdout"]
+           "report_error", "write_to_stdout"]
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -128,14 +128,6 @@ def failed(err: SkillpackError | click.UsageError, as_json: bool) -> int:
     elif isinstance(err, SkillpackError):
         report_error(err)
     return EXIT_FAILED if isinstance(err, SkillpackError) else EXIT_USAGE
-
-
-def refuse_dash(value: str | None, what: str) -> None:
-    """A usage error when `value` is ``-``: this command's output is not one file (`pack`,
-    `unpack` and `new` write folders), so it cannot go to stdout; never a file named ``-``."""
-    if value == DASH:
-        raise click.UsageError(f"-o - writes to stdout, and {what} is not one file; give a "
-                               "folder")
 
 
 def write_to_stdout(write: Callable[[str], T], name: str) -> T:

@@ -183,6 +183,9 @@ def test_a_failed_bundle_to_stdout_prints_no_byte(tmp_path: Path) -> None:
     ["bundle", FIXTURES / "waitlist", "-o", "-", "--json"],
     ["new", "x", "-o", "-"],
     ["unpack", FIXTURES / "waitlist" / "SKILL.md", "-o", "-"],
+    ["export", "oci", FIXTURES / "waitlist", "-o", "-"],
+    ["export", "well-known", FIXTURES / "waitlist", "-o", "-"],
+    ["pull", "127.0.0.1:1/skills:v1", "-o", "-"],
 ])
 def test_dash_where_no_single_file_is_made_is_a_usage_error(
         tmp_path: Path, args: list[object]) -> None:

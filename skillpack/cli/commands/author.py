@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from skillpack.cli.options import EXISTING, JSON, command, json_failures, out_folder
-from skillpack.cli.output import echo, echo_json, refuse_dash
+from skillpack.cli.output import echo, echo_json
 from skillpack.content.inflate import DEFAULT_CAPS, Caps
 from skillpack.errors import SkillpackError
 from skillpack.model.calls import STYLES, tool_definitions
@@ -75,7 +75,6 @@ def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
     size, entry count and ratio (checked while inflating). A skillpack archive is verified
     completely first. An existing OUT/NAME/ (other than an empty folder) is refused.
     """
-    refuse_dash(out_dir, "a skill folder")
     caps = Caps(total=max_total, members=max_members, ratio=max_ratio)
     data = read_input(archive)
     if read_foreign(data, caps=caps, source=archive).kind == "skillpack":
@@ -120,7 +119,6 @@ def tools(path: str, style: str) -> int:
 def new(name: str, hard: bool, parent: str, as_json: bool) -> int:
     """Write a new skill, PARENT/NAME/, that passes `skillpack check` (with --hard, one that
     declares a tool and carries the script it runs). An existing NAME/ is never touched."""
-    refuse_dash(parent, "a skill folder")
     target = new_skill(name, parent, hard=hard)
     if as_json:
         echo_json({"ok": True, "name": name, "path": str(target), "hard": hard})

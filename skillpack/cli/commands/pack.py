@@ -35,7 +35,6 @@ from skillpack.cli.output import (
     echo,
     echo_json,
     echo_problem,
-    refuse_dash,
     write_to_stdout,
 )
 from skillpack.packing.bundle import write_bundle
@@ -70,7 +69,6 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
     is written and each refused one listed: exit 1). Prints each archive's path, skill
     digest and the SHA-256 of its bytes, then how many were packed.
     """
-    refuse_dash(out_dir, "pack's output (one archive per skill)")
     options = PackOptions(targets, cast("Layout | None", layout), catalog_budget)
     with ExitStack() as stack:
         bar: list[Progress] = []

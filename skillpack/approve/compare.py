@@ -15,8 +15,11 @@ from skillpack.packing.selection import Selection
 from skillpack.packing.verify import VerifyReport, verify_target_each
 from skillpack.runtime.checks import approval_findings
 
-__all__ = ["FileDiff", "LockVerdict", "SkillVerdict", "TargetFailure", "compare_with_lock",
-           "diff_files", "verify_against"]
+#: The code of a skill or bundle whose digest is not the one `verify --digest` was given.
+DIGEST_MISMATCH = "digest-mismatch"
+
+__all__ = ["DIGEST_MISMATCH", "FileDiff", "LockVerdict", "SkillVerdict", "TargetFailure",
+           "compare_with_lock", "diff_files", "verify_against"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +95,7 @@ def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
             verdicts.append(LockVerdict(
                 s.name, s.digest, False, f"the folder holds compiled Python the digest does not "
                 f"cover but Python would run in place ({shown}); delete it, or verify and use "
-                "the packed archive"))
+                "the packed archive", code="runs-in-place"))
         else:
             verdicts.append(LockVerdict(s.name, s.digest, True))
     verdicts.extend(LockVerdict(name, approved[name], False, message, code=code)
@@ -107,8 +110,9 @@ class SkillVerdict:
     """One line of `verify`'s answer: a skill of a target; a bundle's own digest against
     ``--digest`` (``name`` None, ``skills`` its skill count); or a skill the lock approves
     that is in none of the targets (``target`` None). When not ``ok``: why (``reason``, and
-    the files added, removed and changed, ``diff``); ``code`` is the lock's
-    (`LockVerdict.code`, which every verdict against a lock carries, ``by_lock``). ``link``
+    the files added, removed and changed, ``diff``) and ``code`` (the lock's,
+    `LockVerdict.code`, or ``digest-mismatch`` against ``--digest``), which ``--json``
+    prints with every verdict that fails (``by_lock`` is kept for callers). ``link``
     is where a skill of an agent's folder that is a symbolic link points (it was verified
     there; `skillpack.install.folders`)."""
 
@@ -127,7 +131,7 @@ class SkillVerdict:
         """The item of ``verify --json``."""
         data: dict[str, Any] = {"target": self.target, "name": self.name,
                                 "digest": self.digest, "ok": self.ok}
-        if self.by_lock:
+        if not self.ok:
             data["code"] = self.code
         if self.link is not None:
             data["link"] = self.link
@@ -203,7 +207,8 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
             # a bundle is named by its own digest (SPEC section 2), not by its skills'
             ok = report.digest == expected
             answer.append(SkillVerdict(
-                target, None, report.digest, ok, skills=len(report.skills),
+                target, None, report.digest, ok, None if ok else DIGEST_MISMATCH,
+                skills=len(report.skills),
                 reason=None if ok else f"bundle digest differs from {expected}"))
             continue
         verdicts = ({v.name: v for v in compare_with_lock(report, lock)
@@ -214,7 +219,7 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
                 answer.append(SkillVerdict(target, s.name, s.digest, False, verdict.code,
                                            verdict.reason, verdict.diff, by_lock=True))
             elif expected is not None and s.digest != expected:
-                answer.append(SkillVerdict(target, s.name, s.digest, False,
+                answer.append(SkillVerdict(target, s.name, s.digest, False, DIGEST_MISMATCH,
                                            reason=f"digest differs from {expected}"))
             else:
                 answer.append(SkillVerdict(target, s.name, s.digest))

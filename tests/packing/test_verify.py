@@ -139,6 +139,14 @@ def test_against_a_digest(built: dict[str, Path]) -> None:
     assert result.exit_code == 1
     assert result.stdout == (f"MISMATCH  {wd}  waitlist  ({built['waitlist']}): digest differs "
                              f"from {other}\n")
+    [item] = json.loads(cli("verify", "--json", "--digest", other, built["waitlist"]).stdout)
+    assert (item["ok"], item["code"]) == (False, "digest-mismatch")  # a code, as every failure
+
+
+def test_a_verdict_that_holds_carries_no_code(built: dict[str, Path]) -> None:
+    [item] = json.loads(cli("verify", "--json", "--digest", digest(WAITLIST),
+                            built["waitlist"]).stdout)
+    assert item["ok"] is True and "code" not in item
 
 
 def test_a_bundle_against_its_own_digest(built: dict[str, Path]) -> None:

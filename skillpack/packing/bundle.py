@@ -16,6 +16,7 @@ runtime's ``catalog_text()`` gives, and the SHA-256 of the bundle's bytes.
 
 from __future__ import annotations
 
+import hashlib
 import keyword
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,7 +32,6 @@ from skillpack.packing.check import CatalogReport, catalog_report, name_clashes
 from skillpack.packing.members import Member, write_members
 from skillpack.packing.prepare import PreparedSkill
 from skillpack.packing.selection import Selection
-from skillpack.packing.sha256 import archive_sha256
 from skillpack.packing.targets import SkillFacts, check_request, check_targets, get_targets
 from skillpack.packing.verify import verify_file
 from skillpack.skillmd.skill import Skill
@@ -252,15 +252,21 @@ def _write_bundle(items: Sequence[Input], dest: str | os.PathLike[str],
     with atomic_write(out) as handle:
         with ZipWriter(handle) as writer:
             write_members(writer, members)
-        if python_module is not None:  # before the bundle takes its name: all or nothing
-            handle.flush()
+        # everything read of the bundle is read before it takes its name: an interrupt
+        # after the rename would otherwise report a failure that had already replaced it
+        handle.flush()
+        handle.seek(0)
+        hasher = hashlib.sha256()
+        while chunk := handle.read(1 << 20):
+            hasher.update(chunk)
+        sha256, size = "sha256:" + hasher.hexdigest(), handle.tell()
+        if python_module is not None:  # all or nothing
             handle.seek(0)
             write_python_module(handle.read(), digest, python_module)
     ordered = sorted(skills, key=lambda name: name.encode("utf-8"))
     return BundleResult(out, digest, tuple(
         BundledSkill(name, skills[name].digest, skills[name].source) for name in ordered),
-        out.stat().st_size, archive_sha256(out), catalog,
-        selection.quiet(p for p in hosts if p.severity == "warning"))
+        size, sha256, catalog, selection.quiet(p for p in hosts if p.severity == "warning"))
 
 
 def _make_parent(out: Path) -> None:

@@ -109,15 +109,20 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
             where = os.getcwd() if project is None else project
             plans = [_plan(folder, chosen, lock if prune else None, where)
                      for folder in folders]
-            _make_folders(f.path for f, p in zip(folders, plans, strict=True) if p.writes)
-            steps = [step for folder, plan in zip(folders, plans, strict=True)
-                     for step in _carry_out(folder.path, plan, chosen)]
+            made = _make_folders(f.path for f, p in zip(folders, plans, strict=True)
+                                 if p.writes)
+            try:
+                steps = [step for folder, plan in zip(folders, plans, strict=True)
+                         for step in _carry_out(folder.path, plan, chosen)]
+            except BaseException:  # a failed write, Ctrl-C, SIGTERM: no folder made for
+                _remove_empty(made)  # nothing is left behind
+                raise
     return InstallReport(tuple(folders), tuple(steps))
 
 
-def _make_folders(paths: Iterable[str]) -> None:
-    """Make every folder a plan writes into, before any skill is written; when one cannot
-    be made, the folders made here are removed again."""
+def _make_folders(paths: Iterable[str]) -> list[str]:
+    """Make every folder a plan writes into, before any skill is written, and return those
+    made (outermost first); when one cannot be made, those made here are removed again."""
     made: list[str] = []
     for path in paths:
         missing = []
@@ -128,13 +133,20 @@ def _make_folders(paths: Iterable[str]) -> None:
         try:
             os.makedirs(path, exist_ok=True)
         except OSError as err:
-            for folder in reversed(made):
-                with suppress(OSError):
-                    os.rmdir(folder)
+            _remove_empty(made)
             raise WriteError(f"cannot make the folder: {err.strerror or err}; nothing was "
                              "installed", path=path,
                              hint="check that its parent is writable and has room") from None
         made += reversed(missing)
+    return made
+
+
+def _remove_empty(made: list[str]) -> None:
+    """Remove the folders `_make_folders` made that nothing was written into (deepest first);
+    one that holds something stays."""
+    for folder in reversed(made):
+        with suppress(OSError):
+            os.rmdir(folder)
 
 
 def _check_writable(folders: Sequence[AgentFolder]) -> None:

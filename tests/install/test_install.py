@@ -270,6 +270,21 @@ def test_an_error_mid_run_leaves_no_half_skill(tmp_path: Path, repo: Path,
     assert [s.action for s in report.steps] == ["unchanged", "installed"]
 
 
+def test_a_failure_before_any_skill_is_placed_leaves_no_folder(
+        tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent folder made for the install is removed again when nothing was placed in it
+    (a failed write here; Ctrl-C or SIGTERM take the same path)."""
+    dest = tmp_path / "project" / ".claude" / "skills"
+
+    def rename(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(place.os, "rename", rename)
+    with pytest.raises(WriteError, match="cannot install skill 'alpha'"):
+        install([str(repo)], folder(dest))
+    assert not (tmp_path / "project").exists()
+
+
 def test_a_source_changed_after_it_was_judged_is_not_installed(
         tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dest = tmp_path / "skills"

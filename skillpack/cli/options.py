@@ -53,8 +53,9 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: A path that must exist: a skill folder, its SKILL.md, a folder of skills or of archives,
-#: an archive (what `skillpack.source.classify` reads).
-EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True)
+#: an archive (what `skillpack.source.classify` reads). One that cannot be read is the
+#: library's to refuse (exit 1), as when it is reached through a folder.
+EXISTING = click.Path(exists=True, file_okay=True, dir_okay=True, readable=False)
 _JSON_KEY = "skillpack.json"
 #: The environment variable that sets how many processes `check` uses (``1``: this one).
 JOBS_ENV = "SKILLPACK_JOBS"

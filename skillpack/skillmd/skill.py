@@ -186,10 +186,22 @@ def _includes(value: Any, workdir: str | None, err: Any) -> str | tuple[str, ...
         elif ".." in re.split(r"[/\\]", entry):
             err("include-dotdot", f"include '{entry}' has a '..' segment and would leave the "
                 "skill folder", "includes")
-        elif workdir is not None and not os.path.lexists(os.path.join(workdir, entry)):
+        elif workdir is not None and not _there(os.path.join(workdir, entry)):
             err("include-missing", f"include '{entry}' does not exist in the skill folder",
                 "includes")
     return declared
+
+
+def _there(path: str) -> bool:
+    """Whether something is at `path` (a link too); one that cannot be looked at (a folder
+    on the way not readable) counts as there: the walk says why it cannot be read."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _summary(problems: list[Problem]) -> str:

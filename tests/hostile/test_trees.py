@@ -8,6 +8,7 @@ documented limit with a clear error.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -847,3 +848,41 @@ def test_compiled_python_beside_an_approved_folder_fails_verify_lock(tmp_path: P
     TALLY.add("tree", f"compiled Python planted at {planted}", "cli verify --lock",
               "refused" if ok else "accepted", result.output[-300:])
     assert ok, result.output
+
+
+def test_an_unreadable_path_is_a_refusal_not_misuse_nor_missing() -> None:
+    """As an unprivileged user: a SKILL.md of mode 000 given as PATH is refused (exit 1, as
+    when it is reached through its folder), not a usage error (2); an include under a folder
+    that cannot be listed is `unreadable`, not `include-missing`."""
+    why = _can_run_as_nobody()
+    if why is not None:
+        pytest.skip(why)
+    base = Path(tempfile.mkdtemp(prefix="sp-nobody-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        locked = demo_skill(base / "one" / "demo")
+        (locked / "SKILL.md").chmod(0)
+        hidden = demo_skill(base / "two" / "demo", {"data/rows.csv": "a\n"})
+        md = (hidden / "SKILL.md").read_text().replace(
+            "description:", "includes: [data/rows.csv, scripts/run.py]\ndescription:", 1)
+        (hidden / "SKILL.md").write_text(md)
+        (hidden / "data").chmod(0)
+
+        def check(path: Path) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*AS_NOBODY, sys.executable, "-m", "skillpack", "check",
+                                   str(path)], capture_output=True, text=True, cwd=REPO,
+                                  timeout=120, check=False)
+
+        done = check(locked / "SKILL.md")
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert "cannot read SKILL.md" in done.stdout + done.stderr
+        done = check(hidden)
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert "[unreadable]" in done.stdout and "include-missing" not in done.stdout
+        TALLY.add("tree", "unreadable PATH and include (a real run as nobody)", "cli check",
+                  "refused")
+    finally:
+        for path in base.rglob("*"):
+            with contextlib.suppress(OSError):
+                path.chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)

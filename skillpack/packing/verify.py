@@ -38,11 +38,12 @@ from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import sha256_problem
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.runtime.bundle import load_index
-from skillpack.skillmd.skill import parse_skill
+from skillpack.skillmd.skill import Skill, parse_skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.source.classify import Input, classify, unpacked_foreign
 from skillpack.source.define import DefinedSkill
 from skillpack.source.ignore import left_out_rule
+from skillpack.source.load import parse_skill_file
 from skillpack.source.readfile import LARGE_FILE
 from skillpack.source.records import digest_skill
 from skillpack.storedzip.layout import CENTRAL
@@ -57,6 +58,7 @@ __all__ = [
     "as_skill_folders",
     "carried_problems",
     "digest",
+    "one_skill",
     "verified_archive",
     "verify_bytes",
     "verify_each",
@@ -678,6 +680,27 @@ def as_skill_folders(items: Iterable[Input]) -> Iterator[list[Input]]:
     finally:
         for root in made:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def one_skill(path: str | os.PathLike[str]) -> Skill:
+    """The one skill PATH holds, its SKILL.md parsed: a skill folder or its SKILL.md, or an
+    archive of one skill (verified, or unpacked when made elsewhere: `as_skill_folders`).
+    A PATH holding several skills is refused, saying how many and where."""
+    given = os.fspath(path)
+    items = classify(given).items
+    with as_skill_folders(items) as folders:
+        if len(folders) != 1:
+            shown = ", ".join(f.label for f in folders[:5]) + (", ..." if len(folders) > 5
+                                                              else "")
+            raise SkillpackError(f"holds {len(folders)} skills ({shown}), and this command "
+                                 "reads one", path=given,
+                                 hint="give one skill folder, its SKILL.md, or an archive of "
+                                      "one skill")
+        [folder] = folders
+        try:
+            return parse_skill_file(folder.path)
+        except SkillpackError as err:
+            raise folder.relabel(err) from None
 
 
 def _write_out(loaded: LoadedSkill, records: Iterable[FileRecord], folder: str) -> str:

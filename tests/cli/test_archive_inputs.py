@@ -11,9 +11,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from helpers.cli import cli
 from helpers.paths import NOTES, WAITLIST
 
+from skillpack.cli import main
 from skillpack.packing.verify import digest
 
 
@@ -137,3 +139,23 @@ def test_an_archive_refused_whole_is_named_where_its_problems_are_shown(tmp_path
         assert "<skill>" not in result.output
     [item] = json.loads(cli("check", "--json", multi).stdout)
     assert [p["file"] for p in item["problems"]] == [str(multi)]
+
+
+def test_compile_tools_and_resolve_read_an_archive_as_its_folder(tmp_path: Path) -> None:
+    """One PATH, one meaning: a .skill of the skill gives what its folder gives (it read the
+    zip as a SKILL.md: "not valid UTF-8"); a file that is no SKILL.md and a folder of several
+    skills are refused, saying what they hold."""
+    [archive] = [Path(line.split()[0]) for line in cli(
+        "pack", WAITLIST, "-o", tmp_path / "out").stdout.splitlines()]
+    call = '{"tool": "join", "args": {"email": "ada@example.com"}}'
+    for command in (["compile"], ["tools", "--format", "openai"], ["resolve"]):
+        from_folder = CliRunner().invoke(main, [*command, str(WAITLIST)], input=call)
+        from_archive = CliRunner().invoke(main, [*command, str(archive)], input=call)
+        assert from_folder.exit_code == from_archive.exit_code == 0, from_archive.output
+        assert from_archive.stdout == from_folder.stdout
+    notes = tmp_path / "notes.md"
+    notes.write_text((WAITLIST / "SKILL.md").read_text())
+    result = cli("compile", notes)
+    assert result.exit_code == 1 and "[no-skill]" in result.stderr
+    result = cli("compile", WAITLIST.parent)
+    assert result.exit_code == 1 and "and this command reads one" in result.stderr

@@ -18,10 +18,9 @@ from skillpack.cli.output import echo, echo_json
 from skillpack.content.inflate import DEFAULT_CAPS, Caps
 from skillpack.errors import SkillpackError
 from skillpack.model.calls import STYLES, tool_definitions
-from skillpack.packing.verify import verify_bytes
+from skillpack.packing.verify import one_skill, verify_bytes
 from skillpack.source.classify import read_input
 from skillpack.source.foreign import read_foreign, unpack
-from skillpack.source.load import parse_skill_file
 from skillpack.source.records import digest_skill
 from skillpack.source.scaffold import new_skill
 
@@ -105,9 +104,9 @@ def unpack_command(archive: str, out_dir: str, max_total: int, max_members: int,
               show_default=True, help="The tool-definition format of the model's API.")
 def tools(path: str, style: str) -> int:
     """Print a skill's tools as native tool definitions (a JSON list; [] when it declares
-    none). PATH is a skill folder or its SKILL.md."""
+    none). PATH is a skill folder, its SKILL.md, or an archive of one skill."""
     json_failures(click.get_current_context())
-    echo_json(tool_definitions(parse_skill_file(path), style))
+    echo_json(tool_definitions(one_skill(path), style))
     return 0
 
 

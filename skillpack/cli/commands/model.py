@@ -10,7 +10,7 @@ from skillpack.cli.options import EXISTING, command
 from skillpack.cli.output import echo, echo_json, echo_text
 from skillpack.errors import SkillError
 from skillpack.model.calls import compile, resolve
-from skillpack.source.load import parse_skill_file
+from skillpack.packing.verify import one_skill
 
 __all__ = ["MAX_ANSWER", "compile_command", "resolve_command"]
 
@@ -24,9 +24,10 @@ MAX_ANSWER = 16 << 20
 def compile_command(path: str) -> int:
     """Print the system text for a skill: its prose, then how to call its tools.
 
-    PATH is a skill folder or its SKILL.md. Exit 1 when the SKILL.md cannot be parsed.
+    PATH is a skill folder, its SKILL.md, or an archive of one skill. Exit 1 when the
+    SKILL.md cannot be parsed.
     """
-    click.echo(compile(parse_skill_file(path)), nl=False)
+    click.echo(compile(one_skill(path)), nl=False)
     return 0
 
 
@@ -47,7 +48,7 @@ def resolve_command(path: str, answer: BinaryIO) -> int:
     stdout; exit 1 with the message for the model on stdout when the call is refused; exit 1
     when the answer holds no call or the SKILL.md cannot be parsed.
     """
-    skill = parse_skill_file(path)
+    skill = one_skill(path)
     data = answer.read(MAX_ANSWER + 1)  # never read without bound (stdin may not end)
     if len(data) > MAX_ANSWER:
         return _failed(f"the answer is over {MAX_ANSWER >> 20} MiB; a model's answer is far "

@@ -219,10 +219,13 @@ def review_views(paths: Iterable[str | os.PathLike[str]],
 
 def review_changes(paths: Iterable[str | os.PathLike[str]], lock: Lock,
                    bases: Iterable[str | os.PathLike[str]] = (), *,
-                   selection: Selection | None = None) -> tuple[SkillChange, ...]:
+                   selection: Selection | None = None,
+                   passed_over: list[tuple[str, SkillpackError]] | None = None,
+                   ) -> tuple[SkillChange, ...]:
     """What `skillpack review` shows: the skills at ``paths`` (`review_views`, with
     `selection`) compared with the approval in ``lock``; with ``bases``
-    (`approved_views`), each changed or removed file's approved text, for its line diff."""
+    (`approved_views`), each changed or removed file's approved text, for its line diff
+    (a base that cannot be read listed in `passed_over`)."""
     current = review_views(paths, lock.skills, selection=selection)
     bases = list(bases)
     if not bases:
@@ -233,17 +236,20 @@ def review_changes(paths: Iterable[str | os.PathLike[str]], lock: Lock,
         entry = lock.skills.get(view.name)
         removed = [r.path for r in entry.files if r.path not in view.files] if entry else []
         wanted[view.name] = {*view.contents, *removed}
-    return compare(approved_views(bases, lock, wanted), current)
+    return compare(approved_views(bases, lock, wanted, passed_over=passed_over), current)
 
 
 def approved_views(paths: Iterable[str | os.PathLike[str]], lock: Lock,
-                   wanted: Mapping[str, Iterable[str]]) -> dict[str, SkillView]:
+                   wanted: Mapping[str, Iterable[str]], *,
+                   passed_over: list[tuple[str, SkillpackError]] | None = None,
+                   ) -> dict[str, SkillView]:
     """The approved skills of ``lock`` as `review` compares with them, each with the
     approved bytes of the files ``wanted`` (skill name -> paths) that could be read at
     ``paths`` (what `skillpack.source.classify` reads: a checkout of the approved revision,
     the approved archives): a file's bytes are kept only when their BLAKE3 is the one the
     lock records for it, so the text shown as "before" is the approved text. A skill at
-    ``paths`` that cannot be read is passed over (its files are shown without a diff)."""
+    ``paths`` that cannot be read is passed over (its files are shown without a diff), and
+    listed in `passed_over` with its error when given."""
     want = {name: set(p) for name, p in wanted.items() if name in lock.skills and p}
     found: dict[str, dict[str, bytes]] = {}
 
@@ -258,7 +264,9 @@ def approved_views(paths: Iterable[str | os.PathLike[str]], lock: Lock,
             if item.kind == "archive":
                 try:
                     report = verify_bytes(_read(item.path, "archive"), source=item.path)
-                except SkillpackError:
+                except SkillpackError as err:
+                    if passed_over is not None:
+                        passed_over.append((item.label, err))
                     continue
                 assert report.loaded is not None
                 for s in report.skills:
@@ -269,7 +277,9 @@ def approved_views(paths: Iterable[str | os.PathLike[str]], lock: Lock,
             try:
                 skill = parse_skill_file(Path(item.path))
                 fileset = skill_fileset(skill)
-            except SkillpackError:
+            except SkillpackError as err:
+                if passed_over is not None:
+                    passed_over.append((item.label, item.relabel(err)))
                 continue
             disk = {w.path: os.path.join(fileset.root, w.disk_path) for w in fileset.files}
             for path in want.get(skill.name, set()) - set(found.get(skill.name, ())):

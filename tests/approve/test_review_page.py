@@ -258,3 +258,17 @@ def test_review_with_base_through_the_command_line(tmp_path: Path) -> None:
     assert "+    print(name.strip())  # tidied" in "".join(parsed(page.read_text()).text)
     missing = cli("review", now, "--lock", lock, "--base", tmp_path / "nowhere", "-o", page)
     assert missing.exit_code == 2 and "nowhere" in missing.output
+
+
+def test_a_base_that_cannot_be_read_is_said_not_passed_over_in_silence(tmp_path: Path) -> None:
+    """A damaged archive given as --base: the page is written (without a line diff for its
+    files) and stderr says which base could not be read and why."""
+    lock, base, now = approved_and_changed(tmp_path)
+    damaged = tmp_path / "damaged.skill"
+    damaged.write_bytes(b"PK\x03\x04" + b"\0" * 200)
+    page = tmp_path / "review.html"
+    result = cli("review", now, "--lock", lock, "--base", damaged, "-o", page)
+    assert result.exit_code == 0, result.output
+    assert f"skillpack: note: --base {damaged} cannot be read (" in result.stderr
+    assert "shown without a line diff" in result.stderr
+    assert "+    print(name.strip())  # tidied" not in "".join(parsed(page.read_text()).text)

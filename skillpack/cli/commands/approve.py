@@ -19,6 +19,7 @@ from skillpack.approve.signing import sign_statement, statement_for_lock
 from skillpack.cli.many import exit_code, report_skipped, selection, tail
 from skillpack.cli.options import EXISTING, command, many, out_file, paths
 from skillpack.cli.output import DASH, echo, write_to_stdout
+from skillpack.errors import SkillpackError
 
 __all__ = ["lock", "review", "sign"]
 
@@ -122,7 +123,11 @@ def review(paths: tuple[str, ...], lock_file: str, bases: tuple[str, ...], dest:
     """
     pinned = read_lock(lock_file)
     chosen = selection()
-    changes = review_changes(paths, pinned, bases, selection=chosen)
+    passed: list[tuple[str, SkillpackError]] = []
+    changes = review_changes(paths, pinned, bases, selection=chosen, passed_over=passed)
+    for where, err in passed:
+        echo(f"skillpack: note: --base {where} cannot be read ({err.message}); its files are "
+             "shown without a line diff", err=True)
     render = render_html if kind == "html" else render_markdown
     page = render(changes, lock=lock_file)
     if dest == DASH:

@@ -387,7 +387,9 @@ def _load_private_key(path: str | os.PathLike[str], password: bytes | None
         key = loader(data, password)
     except TypeError as exc:  # encrypted without a password, or a password not needed
         raise SkillpackError(f"cannot use the private key: {exc}", path=where,
-                             hint="give the key's password, or an unencrypted key") from None
+                             hint="put the key's password in an environment variable and name "
+                                  "it with --key-password-env (sign and lock --sign), or use "
+                                  "an unencrypted key") from None
     except (ValueError, UnsupportedAlgorithm) as exc:
         hint = ("this is a public key; signing takes the private key" if b"PUBLIC KEY" in data
                 or data.startswith(b"ssh-") else "an encrypted OpenSSH key needs the bcrypt "

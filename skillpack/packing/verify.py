@@ -130,7 +130,8 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
         raise MissingPathError("no such file", path=source,
                                hint="give a .skill archive or a bundle") from None
     except OSError as err:
-        raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=source,
+                             hint="give a readable regular file") from None
     try:
         index = read_zip_file(file)
         # a FileBytes slices like a memoryview (a large slice is a lazy FileSpan, which the
@@ -141,7 +142,8 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
             offset, size, exact=False), len(file))
         file.check_unchanged()
     except OSError as err:
-        raise SkillpackError(f"cannot read it: {err.strerror}", path=source) from None
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=source,
+                             hint="give a readable regular file") from None
     return report
 
 

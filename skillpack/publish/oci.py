@@ -436,7 +436,8 @@ def write_layout(artifacts: Sequence[OciArtifact], out_dir: str | os.PathLike[st
         tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(dest)[:180]}.skillpack-tmp-",
                                dir=parent)
     except OSError as err:
-        raise WriteError(f"cannot write the layout: {err.strerror}", path=dest) from None
+        raise WriteError(f"cannot write the layout: {err.strerror}", path=dest,
+                         hint="check the folder's permissions and free space") from None
     try:
         for rel in sorted(files):
             path = os.path.join(tmp, rel)

@@ -301,7 +301,8 @@ def _strictly_ours(path: str) -> bool:
     try:
         fd = open_regular(path)  # a fifo named as an archive must not hang
     except OSError as err:
-        raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=path,
+                             hint="give a readable regular file") from None
     with FileBytes(fd, path) as file:
         if sniff(file.read(0, min(512, len(file)))) is None:
             return True  # no archive foreign reads: the strict reader says what is wrong
@@ -320,7 +321,8 @@ def read_input(path: str) -> bytes:
     try:
         return read_regular(path)
     except OSError as err:
-        raise SkillpackError(f"cannot read it: {err.strerror}", path=path) from None
+        raise SkillpackError(f"cannot read it: {err.strerror}", path=path,
+                             hint="give a readable regular file") from None
 
 
 @contextmanager

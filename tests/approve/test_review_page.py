@@ -263,7 +263,7 @@ def test_review_with_base_through_the_command_line(tmp_path: Path) -> None:
 def test_a_base_that_cannot_be_read_is_said_not_passed_over_in_silence(tmp_path: Path) -> None:
     """A damaged archive given as --base: the page is written (without a line diff for its
     files) and stderr says which base could not be read and why."""
-    lock, base, now = approved_and_changed(tmp_path)
+    lock, _, now = approved_and_changed(tmp_path)
     damaged = tmp_path / "damaged.skill"
     damaged.write_bytes(b"PK\x03\x04" + b"\0" * 200)
     page = tmp_path / "review.html"

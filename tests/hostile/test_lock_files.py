@@ -38,6 +38,14 @@ def twice(text: str, where: str) -> str:
     return '{"format": ' + json.dumps(data["format"]) + ', "skills": {"demo": ' + field + "}}"
 
 
+def _private_key(folder: Path) -> Path:
+    """A new Ed25519 private key, PEM, in `folder`."""
+    key = folder / "key.pem"
+    key.write_bytes(Ed25519PrivateKey.generate().private_bytes(
+        Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
+    return key
+
+
 @pytest.mark.parametrize("where", ["skill", "field"])
 def test_a_lock_listing_a_skill_twice_is_refused(where: str, tmp_path: Path) -> None:
     skill = demo_skill(tmp_path / "skills" / "demo")
@@ -49,9 +57,7 @@ def test_a_lock_listing_a_skill_twice_is_refused(where: str, tmp_path: Path) -> 
     with TALLY.refused("parser", f"lock listing the {where} twice", "read_lock",
                        SkillpackError, "twice", "forged.lock"):
         read_lock(forged)
-    key = tmp_path / "key.pem"
-    key.write_bytes(Ed25519PrivateKey.generate().private_bytes(
-        Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
+    key = _private_key(tmp_path)
     page = tmp_path / "page.html"
     for command in (["sign", str(forged), "--key", str(key)],
                     ["verify", str(skill), "--lock", str(forged)],
@@ -123,9 +129,7 @@ def test_a_lock_holding_a_lone_surrogate_is_refused(where: str, tmp_path: Path) 
     with TALLY.refused("parser", f"lock with a lone surrogate in a {where}", "read_lock",
                        SkillpackError, "lone surrogate", "forged.lock"):
         read_lock(forged)
-    key = tmp_path / "key.pem"
-    key.write_bytes(Ed25519PrivateKey.generate().private_bytes(
-        Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
+    key = _private_key(tmp_path)
     for command in (["sign", str(forged), "--key", str(key)],
                     ["verify", str(skill), "--lock", str(forged)]):
         result = run_cli(*command)

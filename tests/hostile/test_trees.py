@@ -271,13 +271,26 @@ def _can_run_as_nobody() -> str | None:
     return None if done.returncode == 0 else "nobody cannot import skillpack here"
 
 
-def test_unreadable_file_and_folder_as_an_unprivileged_user() -> None:
+@contextlib.contextmanager
+def _nobody_base() -> Iterator[Path]:
+    """A folder under /tmp an unprivileged user (nobody) can reach, removed after (every
+    mode given back first); the test is skipped where nobody cannot run skillpack."""
     why = _can_run_as_nobody()
     if why is not None:
         pytest.skip(why)
     base = Path(tempfile.mkdtemp(prefix="sp-nobody-", dir="/tmp"))
     try:
         base.chmod(0o755)
+        yield base
+    finally:
+        for path in base.rglob("*"):
+            with contextlib.suppress(OSError):
+                path.chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_unreadable_file_and_folder_as_an_unprivileged_user() -> None:
+    with _nobody_base() as base:
         one = demo_skill(base / "one" / "demo", {"locked.txt": "secret\n"})
         two = demo_skill(base / "two" / "demo", {"closed/inside.txt": "x\n"})
         (one / "locked.txt").chmod(0)
@@ -299,9 +312,6 @@ def test_unreadable_file_and_folder_as_an_unprivileged_user() -> None:
                   "refused" if ok else "wrong-error", done.stdout + done.stderr)
         assert ok, (done.stdout, done.stderr)
         assert files_under(out) == []
-    finally:
-        (base / "two" / "demo" / "closed").chmod(0o755)
-        shutil.rmtree(base)
 
 
 # -- files that change under the packer ----------------------------------------------------------
@@ -854,12 +864,7 @@ def test_an_unreadable_path_is_a_refusal_not_misuse_nor_missing() -> None:
     """As an unprivileged user: a SKILL.md of mode 000 given as PATH is refused (exit 1, as
     when it is reached through its folder), not a usage error (2); an include under a folder
     that cannot be listed is `unreadable`, not `include-missing`."""
-    why = _can_run_as_nobody()
-    if why is not None:
-        pytest.skip(why)
-    base = Path(tempfile.mkdtemp(prefix="sp-nobody-", dir="/tmp"))
-    try:
-        base.chmod(0o755)
+    with _nobody_base() as base:
         locked = demo_skill(base / "one" / "demo")
         (locked / "SKILL.md").chmod(0)
         hidden = demo_skill(base / "two" / "demo", {"data/rows.csv": "a\n"})
@@ -881,8 +886,3 @@ def test_an_unreadable_path_is_a_refusal_not_misuse_nor_missing() -> None:
         assert "[unreadable]" in done.stdout and "include-missing" not in done.stdout
         TALLY.add("tree", "unreadable PATH and include (a real run as nobody)", "cli check",
                   "refused")
-    finally:
-        for path in base.rglob("*"):
-            with contextlib.suppress(OSError):
-                path.chmod(0o755)
-        shutil.rmtree(base, ignore_errors=True)

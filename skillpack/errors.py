@@ -171,9 +171,20 @@ class RefusedError(SkillpackError, ValueError):
 
 
 class ArchiveError(SkillpackError, ValueError):
-    """A `.skill` archive or a bundle is malformed or breaks a promise of SPEC section 3."""
+    """A `.skill` archive or a bundle is malformed or breaks a promise of SPEC section 3.
+    A problem of one of its members is shown as ``ARCHIVE!MEMBER`` (`located`)."""
 
     code = "archive"
+
+    def located(self) -> tuple[Problem, ...]:
+        root = self.path
+        if root is None or root.startswith("<"):  # bytes with no file: members as they are
+            return super().located()
+        return tuple(
+            Problem(p.severity, p.code, p.message,
+                    root if p.file is None else p.file if "!" in p.file or p.file == root
+                    or p.file.startswith("<") else f"{root}!{p.file}", p.line)
+            for p in self.problems)
 
 
 class FormatVersionError(ArchiveError):

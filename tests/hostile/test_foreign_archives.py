@@ -355,6 +355,7 @@ def test_a_zip_member_declaring_part_of_its_data_is_refused(
     # words, not the strict reader's ("compressed member where STORED is promised")
     result = run_cli("check", str(tmp_path / "lie.zip"))
     assert result.exit_code == 1 and f"[archive-corrupt] {said}" in result.output
+    assert f"{tmp_path / 'lie.zip'}!demo/notes.txt: error:" in result.output  # ARCHIVE!MEMBER
 
 
 def test_a_zip_member_named_with_a_nul_is_refused_not_cut() -> None:

@@ -26,7 +26,7 @@ import io
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
@@ -44,7 +44,9 @@ __all__ = [
     "atomic_write",
     "clean_stale_temps",
     "fsync_folder",
+    "make_folders",
     "pid_alive",
+    "remove_tree",
 ]
 
 TEMP_MARK = ".skillpack-tmp-"
@@ -448,3 +450,63 @@ def _clean(folder_path: str, dest: str | None) -> list[str]:
             continue
         removed.append(path)
     return removed
+
+
+def make_folders(path: str | os.PathLike[str], mode: int = 0o777) -> None:
+    """``os.makedirs(path, mode, exist_ok=True)`` one level at a time, without its
+    recursion: a path of 1,000 folders (a few KB in an archive) passes Python's recursion
+    limit there. Each missing folder is made from the outermost in; one that is a file raises
+    as `os.makedirs` would."""
+    missing: list[str] = []
+    here = os.path.abspath(os.fspath(path))
+    while not os.path.isdir(here):
+        missing.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, mode)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+
+
+def remove_tree(path: str | os.PathLike[str], *, ignore_errors: bool = True) -> None:
+    """``shutil.rmtree(path, ignore_errors=...)`` one folder at a time, without recursion
+    (`make_folders`): every file and link (never followed) removed, then each folder, the
+    deepest first. With `ignore_errors` False, the first failure raises (after the rest was
+    tried)."""
+    failed: list[OSError] = []
+
+    def attempt(remove: Callable[[str], None], target: str) -> None:
+        try:
+            remove(target)
+        except OSError as err:
+            failed.append(err)
+
+    root = os.fspath(path)
+    if os.path.islink(root) or not os.path.isdir(root):
+        attempt(os.unlink, root)
+    else:
+        folders: list[str] = []
+        pending = [root]
+        while pending:
+            here = pending.pop()
+            folders.append(here)
+            try:
+                with os.scandir(here) as scan:
+                    entries = list(scan)
+            except OSError as err:
+                failed.append(err)
+                continue
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                else:
+                    attempt(os.unlink, entry.path)
+        for folder in reversed(folders):
+            attempt(os.rmdir, folder)
+    if failed and not ignore_errors:
+        raise failed[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -42,7 +43,7 @@ from skillpack.skillmd.lint_rules import lint
 from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
-from skillpack.source.classify import classify_all, unpacked_foreign
+from skillpack.source.classify import Input, classify_all, unpacked_foreign
 from skillpack.source.fileset import WalkedFile
 from skillpack.source.load import parse_skill_file, skill_fileset
 from skillpack.source.records import hash_files
@@ -259,35 +260,33 @@ def approved_views(paths: Iterable[str | os.PathLike[str]], lock: Lock,
             found.setdefault(name, {})[path] = data[:MAX_DIFF_INPUT_BYTES + 1]
 
     records = {name: {r.path: r.blake3 for r in lock.skills[name].files} for name in want}
-    with unpacked_foreign(classify_all(paths).items) as items:
-        for item in items:
-            if item.kind == "archive":
-                try:
-                    report = verify_bytes(_read(item.path, "archive"), source=item.path)
-                except SkillpackError as err:
-                    if passed_over is not None:
-                        passed_over.append((item.label, err))
-                    continue
-                assert report.loaded is not None
-                for s in report.skills:
-                    for path in want.get(s.name, set()) - set(found.get(s.name, ())):
-                        if path in report.loaded[s.name].files():
-                            keep(s.name, path, report.loaded[s.name].file(path).bytes())
-                continue
-            try:
-                skill = parse_skill_file(Path(item.path))
-                fileset = skill_fileset(skill)
-            except SkillpackError as err:
-                if passed_over is not None:
-                    passed_over.append((item.label, item.relabel(err)))
-                continue
-            disk = {w.path: os.path.join(fileset.root, w.disk_path) for w in fileset.files}
-            for path in want.get(skill.name, set()) - set(found.get(skill.name, ())):
-                if path in disk:
-                    try:
-                        keep(skill.name, path, read_regular(disk[path]))
-                    except OSError:
-                        continue
+
+    def read(item: Input) -> None:
+        """Keep the approved bytes wanted of one input (an archive of ours verified; a
+        folder, or an archive made elsewhere unpacked, walked); raises when it cannot."""
+        if item.kind == "archive":
+            report = verify_bytes(_read(item.path, "archive"), source=item.path)
+            assert report.loaded is not None
+            for s in report.skills:
+                for path in want.get(s.name, set()) - set(found.get(s.name, ())):
+                    if path in report.loaded[s.name].files():
+                        keep(s.name, path, report.loaded[s.name].file(path).bytes())
+            return
+        skill = parse_skill_file(Path(item.path))
+        fileset = skill_fileset(skill)
+        disk = {w.path: os.path.join(fileset.root, w.disk_path) for w in fileset.files}
+        for path in want.get(skill.name, set()) - set(found.get(skill.name, ())):
+            if path in disk:
+                with suppress(OSError):
+                    keep(skill.name, path, read_regular(disk[path]))
+
+    for given in classify_all(paths).items:
+        try:
+            with unpacked_foreign([given]) as [item]:
+                read(item)
+        except SkillpackError as err:  # each base on its own: one damaged, the rest read
+            if passed_over is not None:
+                passed_over.append((given.label, err))
     return {name: SkillView.from_lock_entry(name, entry, contents=found.get(name))
             for name, entry in lock.skills.items()}
 

@@ -41,6 +41,7 @@ from skillpack.install.state import STATE_FILE
 from skillpack.packing.verify import SkillReport, VerifyReport, verify_inputs
 from skillpack.source.classify import Input
 from skillpack.source.discover import is_skill_folder
+from skillpack.source.fileset import display_path
 from skillpack.source.records import record_skill
 
 __all__ = ["UNLISTED", "installed_digest", "is_agent_folder", "unlisted", "verify_folders"]
@@ -192,23 +193,26 @@ def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
         reports: list[SkillReport] = []
         links: dict[str, str | None] = {}
         extra: dict[str, tuple[str, ...]] = {}
+        broken: set[str] = set()  # the skills refused here: that failure, not "missing"
         for item, link in items:
             try:
                 found = verify_inputs([item])
             except SkillpackError as err:
                 answer.append(TargetFailure(item.label, item.relabel(err)))
+                broken.add(os.path.basename(os.path.normpath(item.label)))
                 continue
             for report in found:
                 # compiled Python the walk left out is among the unlisted entries
                 reports.append(dataclasses.replace(report, runs_in_place=()))
                 links[report.name] = link
-                extra[report.name] = unlisted(item.path, (f.path for f in report.files))
+                extra[report.name] = tuple(  # named safe to print: no newline, no byte
+                    display_path(p) for p in unlisted(item.path, (f.path for f in report.files)))
         verdicts = compare_with_lock(
             [_report(folder, reports)], lock) if reports or not partial else []
         files = {r.name: r.files for r in reports}
         for v in verdicts:
             if v.code == "expect-missing":
-                if not partial:
+                if not partial and v.name not in broken:
                     answer.append(SkillVerdict(folder, v.name, v.digest, False, v.code,
                                                v.reason, by_lock=True))
                 continue

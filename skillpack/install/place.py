@@ -14,13 +14,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
 import stat
 from collections.abc import Iterable
 
 from blake3 import blake3
 
-from skillpack._atomic import fsync_folder, pid_alive
+from skillpack._atomic import fsync_folder, make_folders, pid_alive, remove_tree
 from skillpack._regular import read_regular
 from skillpack.errors import IntegrityError, SkillpackError, WriteError
 from skillpack.formats.digest import FileRecord
@@ -55,13 +54,16 @@ def clean_stale(folder: str) -> list[str]:
                 continue
         except OSError:
             continue
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
         removed.append(path)
     return removed
 
 
 def _write_files(temp: str, root: str, files: Iterable[tuple[FileRecord, str]]) -> None:
-    """Each file (its record, and its path below `root` on disk) into `temp`, checked."""
+    """Each file (its record, and its path below `root` on disk) into `temp`, checked;
+    then each folder made 0755 and fsynced (known from the paths, not walked: a walk
+    recurses once a folder)."""
+    folders: set[str] = set()
     for record, disk in files:
         source = os.path.join(root, disk)
         try:
@@ -71,8 +73,10 @@ def _write_files(temp: str, root: str, files: Iterable[tuple[FileRecord, str]]) 
         if len(data) != record.size or blake3(data).hexdigest() != record.blake3:
             raise IntegrityError("changed since it was verified (not the bytes approved)",
                                  path=source, hint="nothing was installed from it; try again")
-        dest = os.path.join(temp, *record.path.split("/"))
-        os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
+        parts = record.path.split("/")
+        dest = os.path.join(temp, *parts)
+        make_folders(os.path.dirname(dest), 0o755)
+        folders.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             view = memoryview(data)
@@ -82,10 +86,10 @@ def _write_files(temp: str, root: str, files: Iterable[tuple[FileRecord, str]]) 
             os.fsync(fd)
         finally:
             os.close(fd)
-    for here, folders, _ in os.walk(temp):
-        for sub in folders:
-            os.chmod(os.path.join(here, sub), 0o755)
-            fsync_folder(os.path.join(here, sub))
+    for sub in sorted(folders):
+        path = os.path.join(temp, *sub.split("/"))
+        os.chmod(path, 0o755)
+        fsync_folder(path)
 
 
 def place_skill(folder: str, name: str, root: str,
@@ -108,7 +112,7 @@ def place_skill(folder: str, name: str, root: str,
             except BaseException:
                 os.rename(old, dest)  # put the old skill back
                 raise
-            _remove_tree(old)
+            remove_tree(old)
         else:
             os.rename(temp, dest)
         fsync_folder(folder)
@@ -119,14 +123,7 @@ def place_skill(folder: str, name: str, root: str,
                          hint="check that the folder is writable and has room") from None
     finally:
         if os.path.lexists(temp):
-            shutil.rmtree(temp, ignore_errors=True)
-
-
-def _remove_tree(path: str) -> None:
-    if os.path.islink(path) or not os.path.isdir(path):
-        os.unlink(path)
-    else:
-        shutil.rmtree(path)
+            remove_tree(temp)
 
 
 def remove_skill(folder: str, name: str) -> None:
@@ -136,7 +133,7 @@ def remove_skill(folder: str, name: str) -> None:
     old = _aside(folder, name, "old")
     try:
         os.rename(dest, old)
-        _remove_tree(old)
+        remove_tree(old)
         fsync_folder(folder)
     except FileNotFoundError:
         return

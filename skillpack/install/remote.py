@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import tempfile
 import urllib.error
 import urllib.parse
@@ -26,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from skillpack._atomic import remove_tree
 from skillpack.errors import IntegrityError, SkillpackError
 from skillpack.publish.exports import WELL_KNOWN_DIR
 from skillpack.publish.oci import pull
@@ -81,7 +81,7 @@ def fetched(sources: Iterable[str], *, plain_http: bool = False) -> Iterator[Fet
         yield Fetched(tuple(paths), origins)
     finally:
         if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+            remove_tree(temp)
 
 
 def _index_url(source: str) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 import unicodedata
 import zlib
@@ -25,6 +24,7 @@ from typing import Any, cast
 
 from blake3 import blake3
 
+from skillpack._atomic import make_folders, remove_tree
 from skillpack._regular import open_regular
 from skillpack.content.scan import Allowances, ContentScan, ContentStream, scan_content
 from skillpack.content.secrets import secret_name_reason
@@ -681,7 +681,7 @@ def as_skill_folders(items: Iterable[Input]) -> Iterator[list[Input]]:
             yield out
     finally:
         for root in made:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)
 
 
 def one_skill(path: str | os.PathLike[str]) -> Skill:
@@ -709,7 +709,7 @@ def _write_out(loaded: LoadedSkill, records: Iterable[FileRecord], folder: str) 
     """Write the files of a verified skill into `folder` (0644, 0755 where executable)."""
     for record in records:
         path = os.path.join(folder, *record.path.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        make_folders(os.path.dirname(path))
         with open(path, "xb") as handle:
             handle.write(loaded.file(record.path).bytes())
         os.chmod(path, 0o755 if record.mode == "100755" else 0o644)

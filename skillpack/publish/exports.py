@@ -23,14 +23,13 @@ import json
 import os
 import re
 import secrets
-import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote, urlsplit
 
-from skillpack._atomic import FolderLease
+from skillpack._atomic import FolderLease, remove_tree
 from skillpack.errors import Problem, SkillError, SkillpackError, WriteError
 from skillpack.formats.paths import SKILL_MD, collision_key, collision_reason, name_problem
 from skillpack.packing.selection import Selection
@@ -265,7 +264,11 @@ def base_url_problem(url: str) -> str | None:
     it must be an absolute ``http``/``https`` URL with a host, or a path-absolute one
     (``/static/skills/``, on the index's own host), with no query or fragment (each skill's
     path is appended to it) and only characters a URI holds (RFC 3986)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (a port that is no number raises here)
+    except ValueError as exc:  # a bracketed host that is no IPv6 address, an unclosed one
+        return f"is not a URL ({exc})"
     on_host = url.startswith("/") and not url.startswith("//")
     if not on_host and (parts.scheme.lower() not in ("http", "https") or not parts.netloc):
         return ("is neither an absolute http:// or https:// URL nor a path starting with "
@@ -369,16 +372,16 @@ def _export(prepared: list[tuple[IndexEntry, str, bytes]], index: bytes, parent:
             raise
         _fsync_dir(parent)
     except OSError as err:
-        shutil.rmtree(temp, ignore_errors=True)
+        remove_tree(temp)
         if isinstance(err, WriteError):
             raise
         raise WriteError(f"could not write: {err.strerror or err}; nothing was written",
                          path=str(final),
                          hint="check the site folder is writable and the disk not full") from err
     except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
+        remove_tree(temp)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    remove_tree(old)
     return [e for e, _, _ in prepared]
 
 
@@ -390,7 +393,7 @@ def _clean_leftovers(parent: Path) -> None:
             continue
         path = parent / entry
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
 
 
 def _alive(pid: int) -> bool:

@@ -23,7 +23,6 @@ import io
 import json
 import os
 import re
-import shutil
 import tarfile
 import tempfile
 import time
@@ -31,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillpack._atomic import AtomicBatch, fsync_folder
+from skillpack._atomic import AtomicBatch, fsync_folder, remove_tree
 from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackError, WriteError
 from skillpack.packing.members import write_members
 from skillpack.packing.pack import archive_name
@@ -453,7 +452,7 @@ def write_layout(artifacts: Sequence[OciArtifact], out_dir: str | os.PathLike[st
         os.replace(tmp, dest)  # atomic; replaces an empty folder, refuses a non-empty one
         fsync_folder(parent)
     except OSError as err:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
         raise WriteError(f"cannot write the layout: {err.strerror}", path=dest,
                          hint="check the folder's permissions and free space") from None
     index = json.loads(files["index.json"])

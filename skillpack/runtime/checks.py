@@ -346,7 +346,11 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
     found: dict[str, str] = {}
     for name, value in items:
         digest = value.get("digest") if isinstance(value, Mapping) else value
-        if not isinstance(name, str) or not is_digest(digest):
+        if not isinstance(name, str) or not _utf8_text(name):
+            raise IntegrityError(f"expect: the skill name {name!r} is not text (a lone "
+                                 "surrogate, from an escape such as \\ud800)", path=source,
+                                 hint="pass a lock file's content or name -> digest")
+        if not is_digest(digest):
             raise IntegrityError(f"expect: the approved digest of {name!r} is not a skillpack "
                                  f"digest ('blake3:' and 64 hex digits): {digest!r}",
                                  path=source, hint="pass a lock file's content or name -> digest")

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import copy
 import os
-import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -38,6 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from skillpack._atomic import remove_tree
 from skillpack._regular import open_regular, read_regular
 from skillpack.content.inflate import read_archive, sniff
 from skillpack.errors import (
@@ -304,8 +304,11 @@ def _strictly_ours(path: str) -> bool:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=path,
                              hint="give a readable regular file") from None
     with FileBytes(fd, path) as file:
-        if sniff(file.read(0, min(512, len(file)))) is None:
+        kind = sniff(file.read(0, min(512, len(file))))
+        if kind is None:
             return True  # no archive foreign reads: the strict reader says what is wrong
+        if kind != "zip":
+            return False  # a tar or tar.gz is never ours: the foreign reader judges it
         try:
             names = listed_names(file)
         except ArchiveError:
@@ -353,4 +356,4 @@ def unpacked_foreign(items: Iterable[Input]) -> Iterator[list[Input]]:
             raise err from err.__cause__
     finally:
         for root in made:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import tempfile
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from blake3 import blake3
 
-from skillpack._atomic import fsync_folder
+from skillpack._atomic import fsync_folder, make_folders, remove_tree
 from skillpack.content.secrets import contains_private_key, secret_name_reason
 from skillpack.errors import ArgumentError, Problem, SkillError, WriteError
 from skillpack.formats.digest import FileRecord, digest_records
@@ -99,11 +98,11 @@ class DefinedSkill:
             os.replace(staging, dest)
             fsync_folder(str(dest.parent))
         except OSError as err:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging)
             raise WriteError(f"cannot write the skill folder: {err.strerror}",
                              path=str(dest), hint="check the folder and the free space") from None
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging)
             raise
         return dest
 
@@ -114,7 +113,7 @@ class DefinedSkill:
 def _write_file(root: str, file: DefinedFile) -> None:
     target = os.path.join(root, *file.path.split("/"))
     folder = os.path.dirname(target)
-    os.makedirs(folder, mode=0o755, exist_ok=True)
+    make_folders(folder, 0o755)
     mode = 0o755 if file.executable else 0o644
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
@@ -375,4 +374,4 @@ def materialized(
         yield out, labels
     finally:
         for root in made:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_tree(root)

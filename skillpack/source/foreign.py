@@ -28,7 +28,6 @@ git is used inside the folder; the digest's walk leaves them out anyway).
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import tempfile
 import unicodedata
@@ -38,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from skillpack._atomic import fsync_folder
+from skillpack._atomic import fsync_folder, make_folders, remove_tree
 from skillpack.content.inflate import DEFAULT_CAPS, Caps, Format, Member, read_archive
 from skillpack.errors import ArchiveError, Problem, SkillError, WriteError
 from skillpack.formats.paths import name_problem
@@ -269,7 +268,7 @@ def unpack(data: bytes, out_dir: str | os.PathLike[str], *, caps: Caps = DEFAULT
                          ) from None
     finally:
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
             _remove_created(created)
     return target, skill
 
@@ -334,7 +333,7 @@ def _remove_created(created: list[Path]) -> None:
 def _write(root: str, file: ForeignFile) -> None:
     path = os.path.join(root, *file.path.split("/"))
     parent = os.path.dirname(path)
-    os.makedirs(parent, mode=0o755, exist_ok=True)
+    make_folders(parent, 0o755)
     mode = 0o755 if file.executable else 0o644
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
                  mode)

@@ -11,11 +11,11 @@ and an existing target (other than an empty folder) is refused: nothing is overw
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import tempfile
 from pathlib import Path
 
+from skillpack._atomic import remove_tree
 from skillpack.errors import Problem, SkillError, WriteError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.skill import parse_skill
@@ -137,5 +137,5 @@ def new_skill(name: str, parent: str | os.PathLike[str] = ".", *, hard: bool = F
                          ) from None
     finally:
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
     return target

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import zipfile
 from pathlib import Path
 
 from helpers.approval import parsed
@@ -266,9 +267,16 @@ def test_a_base_that_cannot_be_read_is_said_not_passed_over_in_silence(tmp_path:
     lock, _, now = approved_and_changed(tmp_path)
     damaged = tmp_path / "damaged.skill"
     damaged.write_bytes(b"PK\x03\x04" + b"\0" * 200)
+    theirs = tmp_path / "theirs.zip"  # made elsewhere, a member's bytes altered
+    with zipfile.ZipFile(theirs, "w") as archive:
+        archive.writestr("tidy/SKILL.md", "---\nname: tidy\ndescription: d\n---\n" + "x" * 99)
+    data = bytearray(theirs.read_bytes())
+    data[data.index(b"x" * 99)] = ord("y")
+    theirs.write_bytes(bytes(data))
     page = tmp_path / "review.html"
-    result = cli("review", now, "--lock", lock, "--base", damaged, "-o", page)
+    result = cli("review", now, "--lock", lock, "--base", damaged, "--base", theirs, "-o", page)
     assert result.exit_code == 0, result.output
-    assert f"skillpack: note: --base {damaged} cannot be read (" in result.stderr
+    for base in (damaged, theirs):  # each on its own: one damaged does not stop the review
+        assert f"skillpack: note: --base {base} cannot be read (" in result.stderr
     assert "shown without a line diff" in result.stderr
     assert "+    print(name.strip())  # tidied" not in "".join(parsed(page.read_text()).text)

@@ -320,7 +320,8 @@ def test_a_skill_md_an_mcp_host_cannot_read_as_frontmatter_is_refused(tmp_path: 
 
 @pytest.mark.parametrize("url", ["cdn.example.com/skills/", "ftp://cdn.example.com/",
                                  "https://cdn.example.com/a b/", "https://cdn.example.com/x?y=1",
-                                 "//cdn.example.com/skills/"])
+                                 "//cdn.example.com/skills/", "https://[::1", "http://[zz]/x",
+                                 "https://cdn.example.com:99999/"])
 def test_export_well_known_refuses_a_base_url_no_client_resolves_as_meant(
         tmp_path: Path, url: str) -> None:
     result = cli("export", "well-known", NOTES, "-o", tmp_path / "site", "--base-url", url)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from helpers.hostile import TALLY, run_cli
 
+from skillpack._atomic import remove_tree
 from skillpack.content.inflate import CHUNK, Caps, gunzip, read_tar, read_zip
 from skillpack.errors import ArchiveError
 from skillpack.source.foreign import unpack
@@ -393,6 +394,10 @@ def test_a_tar_block_that_ends_tarfile_early_is_refused(
         with TALLY.refused("foreign-archive", f"{case}-early-end-{len(between.strip())}",
                            "read_tar", ArchiveError, "[archive-corrupt]", said):
             read_tar(archive)
+    for command in ("verify", "check"):  # the tar reader's words, not the zip reader's
+        result = run_cli(command, str(tmp_path / "x.tar.gz"))
+        assert result.exit_code == 1 and "[archive-corrupt]" in result.output
+        assert said in result.output and "central-directory" not in result.output
 
 
 def test_a_tar_padded_with_zero_blocks_is_read() -> None:
@@ -414,3 +419,25 @@ def test_a_foreign_member_name_longer_than_any_path_is_refused(folders: int) -> 
                        ArchiveError, "[archive-unsafe-name]", "4,096") as refusal:
         read_zip(data)
     assert refusal.value is not None and len(str(refusal.value)) < 1_000
+
+
+@pytest.mark.parametrize("depth", [1_000, 1_200])
+def test_a_member_a_thousand_folders_deep_is_read_without_recursion(tmp_path: Path,
+                                                                    depth: int) -> None:
+    """`d/d/d/.../x` 1,000 folders deep is 2 KB of name, under 4,096 bytes: it is a name.
+    os.makedirs and shutil.rmtree recurse once a folder, past Python's recursion limit (a
+    RecursionError traceback from every command that unpacks it); made and removed a level
+    at a time, it unpacks and checks."""
+    name = "demo/" + "d/" * depth + "x.txt"
+    data = zip_bytes([("demo/SKILL.md", MD, 0o100644, zipfile.ZIP_DEFLATED),
+                      (name, b"deep\n", 0o100644, zipfile.ZIP_DEFLATED)])
+    (tmp_path / "deep.zip").write_bytes(data)
+    result = run_cli("check", str(tmp_path / "deep.zip"))
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    TALLY.handled("foreign-archive", f"a member {depth} folders deep", "cli check")
+    try:
+        folder, _ = unpack(data, tmp_path / "out")
+        assert (Path(folder) / name.removeprefix("demo/")).read_bytes() == b"deep\n"
+    finally:  # pytest's own clean-up of tmp_path recurses once a folder
+        remove_tree(tmp_path / "out")

@@ -11,6 +11,7 @@ import pytest
 from helpers.install import cli, leftovers, make_skill, tree, write_keys
 from helpers.registry import Registry
 
+from skillpack._atomic import make_folders, remove_tree
 from skillpack.approve.lock import read_lock
 from skillpack.errors import IntegrityError, SkillpackError, WriteError
 from skillpack.install import place
@@ -229,6 +230,33 @@ def test_a_folder_that_cannot_be_made_writes_nothing(tmp_path: Path, repo: Path)
     assert caught.value.path in ("/proc/skillpack/skills", "/proc/skillpack")
     assert caught.value.hint
     assert not good.exists()
+
+
+def test_a_skill_a_thousand_folders_deep_installs_and_unpacks(tmp_path: Path) -> None:
+    """A skill `check`, `lock` and `pack` take (1,100 folders deep, under 4,096 bytes of
+    path) installs and unpacks too: folders are made and removed a level at a time, not by
+    os.makedirs and shutil.rmtree, which recurse past Python's limit."""
+    try:
+        skill = make_skill(tmp_path / "src", "deep")
+        inner = skill.joinpath(*["d"] * 1_100)
+        make_folders(inner)
+        (inner / "x.txt").write_text("deep\n")
+        lock = lock_of(tmp_path, skill)
+        packed = cli("pack", skill, "-o", tmp_path / "out")
+        assert packed.exit_code == 0, packed.output
+        [archive] = (tmp_path / "out").iterdir()
+        for source in (skill, archive):
+            dest = tmp_path / f"agents-{source.name}"
+            report = install([str(source)], folder(dest), lock=read_lock(lock))
+            assert [s.action for s in report.steps] == ["installed"]
+            assert (dest / "deep").joinpath(*["d"] * 1_100, "x.txt").read_text() == "deep\n"
+            report = install([str(source)], folder(dest), lock=read_lock(lock))
+            assert [s.action for s in report.steps] == ["unchanged"]
+        unpacked = cli("unpack", archive, "-o", tmp_path / "unpacked")
+        assert unpacked.exit_code == 0, unpacked.output
+    finally:  # pytest's own clean-up of tmp_path recurses once a folder
+        for child in tmp_path.iterdir():
+            remove_tree(child)
 
 
 def test_a_folder_that_cannot_be_written_is_refused_before_anything(tmp_path: Path,

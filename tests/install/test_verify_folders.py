@@ -200,3 +200,30 @@ def test_agent_folders_given_by_path_are_read_as_agent_folders(project: Path) ->
     assert code == 1
     assert [(a["target"], a["name"], a["ok"]) for a in answer] == [
         ("other", "alpha", True), (None, "beta", False)]
+
+
+def test_an_installed_skill_that_does_not_verify_is_that_failure_not_missing(
+        project: Path) -> None:
+    (project / ".claude" / "skills" / "beta" / "SKILL.md").write_text("---\nnam: beta\n---\n")
+    code, answer = verify("--agent", "claude-code")
+    assert code == 1
+    assert [(a["target"], a.get("code")) for a in answer if not a["ok"]] == [
+        (".claude/skills/beta", None)]  # its error, once; not also "expect-missing"
+    assert answer[0]["problems"]
+
+
+def test_unlisted_names_are_shown_escaped(project: Path) -> None:
+    """A file named with a newline cannot forge a line of the answer, nor a byte that is not
+    UTF-8 break its JSON: each is escaped, as `check` shows such names."""
+    hidden = project / ".claude" / "skills" / "alpha" / ".git"  # what the walk passes over
+    hidden.mkdir()
+    (hidden / "x\nok        blake3:fake  beta").write_text("x\n")
+    os.close(os.open(os.fsencode(hidden) + b"/bad\xff", os.O_CREAT | os.O_WRONLY, 0o644))
+    result = cli("verify", "--lock", "skills.lock", "--agent", "claude-code")
+    assert result.exit_code == 1
+    assert not any(line.startswith("ok        blake3:fake") for line in
+                   result.stdout.splitlines())
+    code, answer = verify("--agent", "claude-code")
+    assert code == 1
+    [alpha_item] = [a for a in answer if a["name"] == "alpha"]
+    assert alpha_item["added"] == [".git/bad\\xff", ".git/x\\nok        blake3:fake  beta"]

@@ -26,7 +26,7 @@ import re
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,9 +44,11 @@ from skillpack.storedzip.writer import MAX_SIZE, ZipWriter
 try:  # the optional extra `skillpack[oci]`; only push and pull need it
     import oras.provider as _oras_provider
     import requests as _requests
+    import urllib3.exceptions as _urllib3_errors
 except ImportError:  # pragma: no cover - exercised only where oras is not installed
     _oras_provider = None
     _requests = None  # type: ignore[assignment]
+    _urllib3_errors = None  # type: ignore[assignment]
 
 __all__ = [
     "ANNOTATION_BUNDLE_DIGEST",
@@ -793,17 +795,32 @@ class PulledArtifact:
     data: bytes = field(repr=False)
 
 
+def _arriving(response: Any) -> Iterator[bytes]:
+    """The body of `response` as it arrives, a read from the socket at a time (urllib3's
+    ``read1``), so that the deadline is checked between two reads: a registry sending a
+    byte a second, each within the read timeout, is stopped by the deadline, not at the end
+    of its answer. Where urllib3 has no ``read1``, a MiB at a time."""
+    read1 = getattr(response.raw, "read1", None)
+    if read1 is None:
+        yield from response.iter_content(chunk_size=1 << 20)
+        return
+    while chunk := read1(1 << 20, decode_content=True):
+        yield chunk
+
+
 def _read_limited(response: Any, limit: int, what: str, ref: RegistryRef,
                   clock: _Clock) -> bytes:
     buffer = bytearray()
     try:
-        for chunk in response.iter_content(chunk_size=1024 * 1024):
+        for chunk in _arriving(response):
             buffer += chunk
             clock.check(ref)
             if len(buffer) > limit:
                 break
-    except _requests.RequestException as err:  # a read timed out, or the connection broke
-        timed_out = isinstance(err, _requests.Timeout) or "timed out" in str(err)
+    except (_requests.RequestException, _urllib3_errors.HTTPError) as err:
+        # a read timed out, or the connection broke
+        timed_out = (isinstance(err, _requests.Timeout | _urllib3_errors.TimeoutError)
+                     or "timed out" in str(err))
         raise (_timed_out(ref, _limit(clock)) if timed_out else _unreachable(ref, err)
                ) from None
     if len(buffer) > limit:

@@ -8,12 +8,14 @@ Against Debian's `docker-registry` on 127.0.0.1 with `skopeo` as the independent
 from __future__ import annotations
 
 import gzip
+import http.server
 import io
 import json
 import re
 import socket
 import tarfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,4 +183,56 @@ def test_a_registry_that_never_answers_is_a_timeout(silent: str, tmp_path: Path)
     with pytest.raises(SkillpackError, match=r"did not answer within the deadline of 0\.2 s"):
         oci.pull(f"{silent}/skills/x:v1", tmp_path / "out", plain_http=True,
                  timeouts=oci.Timeouts(connect=5, read=5, deadline=0.2))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.fixture
+def trickle() -> Iterator[tuple[str, list[int]]]:
+    """A registry on 127.0.0.1 that answers /v2/ and then sends a manifest of 2,000 bytes
+    (announced whole) a byte every 10 ms; the list counts the bytes it got out."""
+    sent = [0]
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = b"{}" if self.path == "/v2/" else b" " * 2_000
+            self.send_response(200)
+            self.send_header("Content-Type", oci.MANIFEST_MEDIA_TYPE)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.path == "/v2/":
+                self.wfile.write(body)
+                return
+            try:
+                for byte in body:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    sent[0] += 1
+                    time.sleep(0.01)
+            except OSError:
+                return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}", sent
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_registry_answering_a_byte_at_a_time_is_stopped_by_the_deadline(
+        trickle: tuple[str, list[int]], tmp_path: Path) -> None:
+    """Each byte comes within the read timeout, so only the deadline can stop it: it is
+    checked as the bytes arrive (it was checked a MiB at a time, after the whole answer)."""
+    pytest.importorskip("oras.provider", reason="pip install 'skillpack[oci]'")
+    host, sent = trickle
+    with pytest.raises(SkillpackError, match=r"did not answer within the deadline of 0\.5 s"):
+        oci.pull(f"{host}/skills/x:v1", tmp_path / "out", plain_http=True,
+                 timeouts=oci.Timeouts(connect=5, read=5, deadline=0.5))
+    assert sent[0] < 1_000  # stopped well before the end of the answer
     assert not (tmp_path / "out").exists()

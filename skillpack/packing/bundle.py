@@ -188,6 +188,10 @@ def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     get_targets(targets)  # an unknown name: refused before anything is read
     if python_module is not None:
         module_name(python_module)  # refused before anything is read or written
+        if os.path.abspath(python_module) == os.path.abspath(dest):
+            raise SkillpackError("the bundle and its Python module would be one file",
+                                 path=os.fspath(dest),
+                                 hint="give --python-module another file than -o")
     # read from disk while writing: the folders written and the archives unpacked are kept
     with materialized(paths) as (given, labels):
         found = selection.inputs(given)

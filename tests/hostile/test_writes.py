@@ -437,6 +437,21 @@ def test_a_python_module_name_that_is_not_an_identifier_is_refused(tmp_path: Pat
     assert ok and files_under(out) == [], result.output
 
 
+def test_a_python_module_that_is_the_bundle_itself_is_refused(tmp_path: Path) -> None:
+    """`-o x.py --python-module x.py`: the bundle was renamed over its own module, and the
+    command said it wrote both."""
+    skill = demo_skill(tmp_path / "demo")
+    out = tmp_path / "out"
+    out.mkdir()
+    with TALLY.refused("write", "python module that is the bundle", "cli bundle",
+                       SkillpackError, "would be one file"):
+        write_bundle([skill], out / "same.py", python_module=out / "same.py")
+    result = run_cli("bundle", str(skill), "-o", str(out / "same.py"), "--python-module",
+                     str(out / "." / "same.py"))
+    assert result.exit_code == 1 and "would be one file" in result.output
+    assert files_under(out) == []
+
+
 # -- writes: a planted archive with the right bytes is not "unchanged" -----------------------------
 
 @pytest.mark.parametrize("plant", ["group-writable", "world-writable", "executable", "owner",

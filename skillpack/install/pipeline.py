@@ -101,7 +101,7 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
     with fetched(sources, plain_http=plain_http) as found:
         inputs = classify_all(found.paths)
         with as_skill_folders(inputs.items) as ready:
-            skills = _judge([(i.path, found.origins.get(i.label, i.label), i.relabel)
+            skills = _judge([(i.path, _origin(i.label, found.origins), i.relabel)
                              for i in ready], targets)
             chosen = _choose(skills, only)
             if lock is not None:
@@ -118,6 +118,15 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
                 _remove_empty(made)  # nothing is left behind
                 raise
     return InstallReport(tuple(folders), tuple(steps))
+
+
+def _origin(label: str, origins: Mapping[str, str]) -> str:
+    """Where a skill came from, as the user named it: the reference or URL of the file it
+    was fetched as (a skill of a fetched bundle, ``REF/NAME``), else its own label."""
+    if label in origins:
+        return origins[label]
+    head, _, name = label.rpartition("/")
+    return f"{origins[head]}/{name}" if head in origins else label
 
 
 def _make_folders(paths: Iterable[str]) -> list[str]:

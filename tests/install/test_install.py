@@ -502,3 +502,14 @@ def test_an_oci_reference_is_pulled_verified_and_installed(tmp_path: Path, repo:
     assert refused.exit_code == 1
     assert "expect-mismatch" in refused.output or "approved digest" in refused.output
     assert not (again / "alpha").exists()
+    # a skill of a pushed bundle the lock does not approve is named by the reference, not
+    # by the temporary file it was fetched as
+    assert cli("bundle", repo / "beta", tmp_path / "other" / "alpha", "-o",
+               tmp_path / "b.bundle").exit_code == 0
+    assert cli("push", tmp_path / "b.bundle", f"{reg.host}/skills/both:v1",
+               "--plain-http").exit_code == 0
+    refused = cli("install", f"oci://{reg.host}/skills/both:v1", "--plain-http", "--into",
+                  again, "--lock", tmp_path / "skills.lock", "--json")
+    assert refused.exit_code == 1
+    [problem] = json.loads(refused.stdout)["problems"]
+    assert problem["file"] == f"oci://{reg.host}/skills/both:v1/alpha", problem

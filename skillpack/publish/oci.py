@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from skillpack._atomic import AtomicBatch, fsync_folder, remove_tree
@@ -999,14 +1000,23 @@ def _pull_toolhive(client: Any, where: RegistryRef, doc: Mapping[str, Any], top_
                            "ToolHive skill", path=str(where))
     layer = _get_blob(client, where, layer_ref, "the layer", clock)
     buffer = io.BytesIO()
+    folder: Path | None = None
     try:
         # the members are read from the folder: written before it is removed
         with unpacked(layer, source=str(where)) as (folder, _), ZipWriter(buffer) as writer:
             write_members(writer, prepare_skill(folder).members())
     except SkillpackError as err:
+        def shown(file: str | None) -> str | None:  # a file of the layer: REF!PATH
+            if file is None or folder is None or not file.startswith(f"{folder}{os.sep}"):
+                return file
+            return f"{where}!{os.path.relpath(file, folder)}"
+
+        problems = [Problem(p.severity, p.code, p.message, shown(p.file), p.line)
+                    for p in err.located()]
+        hint = err.hint if err.hint and "--max-" not in err.hint else (
+            "fix the skill, then push it again")  # pull has no --max-total to raise
         raise ArchiveError(f"the ToolHive skill is not one skillpack packs: {err.message}",
-                           path=str(where), problems=err.problems,
-                           hint=err.hint or "fix the skill, then push it again") from None
+                           path=str(where), problems=problems, hint=hint) from None
     data = buffer.getvalue()
     report = verify_bytes(data, source=str(where))
     [skill] = report.skills

@@ -283,8 +283,11 @@ def unpacked(data: bytes, *, caps: Caps = DEFAULT_CAPS,
     ``includes:``), so the digest is the one the folder it was made from has. The temp
     folder is removed on leaving the block.
     """
-    with tempfile.TemporaryDirectory(prefix="skillpack-unpacked-") as tmp:
+    tmp = tempfile.mkdtemp(prefix="skillpack-unpacked-")
+    try:
         yield unpack(data, tmp, caps=caps, source=source)
+    finally:  # a level at a time: a tree 1,000 folders deep is removed too
+        remove_tree(tmp)
 
 
 def _refuse_existing(target: Path) -> None:

@@ -123,6 +123,23 @@ def test_push_toolhive_then_pull_it_back(reg: Registry, tmp_path: Path, skopeo: 
 
 
 @registry
+def test_a_toolhive_skill_skillpack_refuses_is_named_by_its_reference(reg: Registry,
+                                                                       tmp_path: Path) -> None:
+    """A ToolHive artifact whose SKILL.md includes a file its layer lacks: refused, each
+    problem at REF!PATH (it named the temporary folder the layer was unpacked in)."""
+    text = ("---\nname: partial\ndescription: The partial skill. Use when testing.\n"
+            "includes: [scripts/run.py]\n---\nBody.\n")
+    art = oci.artifact_toolhive("partial", "The partial skill.", [("SKILL.md", text.encode())])
+    ref = f"{reg.host}/skills/partial:v1"
+    oci.push(art, ref, plain_http=True)
+    with pytest.raises(ArchiveError) as caught:
+        oci.pull(ref, tmp_path / "out", plain_http=True)
+    files = [p.file for p in caught.value.located()]
+    assert files == [f"{ref}!SKILL.md"], files
+    assert not (tmp_path / "out").exists()
+
+
+@registry
 def test_pull_names_other_conventions(reg: Registry, tmp_path: Path) -> None:
     layer = b"not a skill of ours"
     for media_type, name in [("application/vnd.agent.skill.v1+json", "Alibaba"),

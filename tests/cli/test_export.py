@@ -415,8 +415,9 @@ def test_push_then_pull_by_tag_and_digest(reg: Registry, tmp_path: Path, skopeo:
 @registry
 def test_push_several_tags_each_and_a_tag_needs_one(reg: Registry, tmp_path: Path) -> None:
     doc = failure(cli("push", NOTES, WAITLIST, f"{reg.host}/cli/many:v1", "--plain-http",
-                      "--json"))
-    assert "one tag for 2 artifacts" in doc["error"]
+                      "--json"), code=2)  # misuse, as `export oci --tag` with two
+    assert "a tag names one artifact, and there are 2" in doc["error"]
+    assert [p["code"] for p in doc["problems"]] == ["usage"]
     assert reg.tags("cli/many") == []
     result = cli("push", NOTES, WAITLIST, f"{reg.host}/cli/many", "--plain-http")
     assert result.exit_code == 0, result.output

@@ -51,6 +51,7 @@ from skillpack.publish.oci import (
     DEFAULT_MAX_SIZE,
     DEFAULT_TIMEOUTS,
     Timeouts,
+    parse_ref,
     pull_all,
     push_all,
     write_layout,
@@ -223,6 +224,10 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: 
     """
     chosen = selection()
     artifacts = artifacts_from_paths(paths, selection=chosen, fmt=fmt)
+    if parse_ref(ref).tag is not None and len(artifacts) > 1:  # as export oci --tag
+        raise click.UsageError(
+            f"a tag names one artifact, and there are {len(artifacts)}; leave it out (each "
+            "gets <name>-<16 hex>), or bundle the skills and push the bundle")
     results = push_all(artifacts, ref, plain_http=plain_http,
                        timeouts=_timeouts(timeout, deadline))
     rows = [{"ref": r.ref, "manifest_digest": r.manifest_digest, "kind": a.kind,

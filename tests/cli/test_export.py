@@ -368,8 +368,16 @@ def test_without_oras_push_and_pull_say_what_to_install(args: list[str],
 
 
 def test_pull_a_bad_reference_is_refused(tmp_path: Path) -> None:
-    doc = failure(cli("pull", "skills:v1", "-o", tmp_path / "out", "--json"))
+    """A reference that names no registry, or breaks the reference grammar, is misuse (2)
+    for every command that takes one, before anything is read or written."""
+    doc = failure(cli("pull", "skills:v1", "-o", tmp_path / "out", "--json"), code=2)
     assert "registry" in doc["error"]
+    assert not (tmp_path / "out").exists()
+    for args in (["push", NOTES, "127.0.0.1:5/Skills/x:v1"],
+                 ["pull", "127.0.0.1:5/Skills/x:v1", "-o", tmp_path / "out"],
+                 ["install", "oci://127.0.0.1:/x", "--into", tmp_path / "out"]):
+        result = cli(*args)
+        assert result.exit_code == 2 and "not a registry reference" in result.output, args
     assert not (tmp_path / "out").exists()
 
 

@@ -10,9 +10,11 @@ from skillpack.approve.signing import SignedLock
 from skillpack.cli.commands.verify import given_lock
 from skillpack.cli.options import AGENT, GLOBAL, JSON, command, signed_lock
 from skillpack.cli.output import echo, echo_json, echo_text
+from skillpack.errors import SkillpackError
 from skillpack.install.agents import agent_folders
 from skillpack.install.pipeline import install as install_skills
-from skillpack.install.remote import is_remote
+from skillpack.install.remote import OCI_PREFIX, is_remote
+from skillpack.publish.oci import parse_ref
 
 __all__ = ["install"]
 
@@ -60,6 +62,13 @@ def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, 
     missing = [s for s in sources if not is_remote(s) and not os.path.lexists(s)]
     if missing:
         raise click.UsageError(f"no such source: {', '.join(missing)}")
+    for source in sources:
+        if source.startswith(OCI_PREFIX):
+            try:
+                parse_ref(source.removeprefix(OCI_PREFIX))
+            except SkillpackError as err:
+                raise click.UsageError(f"{source}: not an OCI reference ({err.message})"
+                                       ) from None
     given = given_lock(lock_file, signature, signers, signers_file)
     lock = given.lock if isinstance(given, SignedLock) else given
     if isinstance(given, SignedLock) and not as_json:

@@ -37,7 +37,8 @@ from skillpack.cli.output import (
     echo_problem,
     write_to_stdout,
 )
-from skillpack.packing.bundle import write_bundle
+from skillpack.errors import SkillpackError
+from skillpack.packing.bundle import module_name, write_bundle
 from skillpack.packing.members import Progress
 from skillpack.packing.pack import PackOptions, pack_skills
 from skillpack.packing.targets import Layout
@@ -100,10 +101,21 @@ def pack(paths: tuple[str, ...], out_dir: str, as_json: bool, targets: tuple[str
     return exit_code(chosen)
 
 
+def _module(value: str | None) -> str | None:
+    """A --python-module whose name a module can have (`module_name`), else misuse (2)."""
+    if value is not None:
+        try:
+            module_name(value)
+        except SkillpackError as err:
+            raise click.BadParameter(err.message) from None
+    return value
+
+
 @command()
 @paths()
 @out_file("The bundle file to write (atomically); - for stdout.", required=True)
 @click.option("--python-module", "module", type=click.Path(dir_okay=False),
+              callback=lambda ctx, param, value: _module(value),
               help="Also write a Python module whose DATA is the bundle's bytes.")
 @JSON
 @TARGET

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -37,6 +38,7 @@ from skillpack.cli.options import (
     quiet,
 )
 from skillpack.cli.output import DASH, echo, echo_json
+from skillpack.errors import SkillpackError
 from skillpack.publish.catalog import FORMATS, catalog_entries, render_catalog
 from skillpack.publish.export_inputs import artifacts_from_paths, export_skills
 from skillpack.publish.exports import (
@@ -75,6 +77,16 @@ _DEADLINE = click.option(
     "--deadline", type=click.FloatRange(min=0, min_open=True),
     default=DEFAULT_TIMEOUTS.deadline, show_default=True, metavar="SECONDS",
     help="Give up on the registry after this long in all.")
+
+
+def _refs(value: Any) -> Any:
+    """A registry reference (or each of several) that `parse_ref` reads, else misuse (2)."""
+    for ref in value if isinstance(value, tuple) else (value,):
+        try:
+            parse_ref(ref)
+        except SkillpackError as err:
+            raise click.BadParameter(err.message) from None
+    return value
 
 
 def _timeouts(timeout: float | None, deadline: float) -> Timeouts:
@@ -207,7 +219,7 @@ def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
 
 @command("push")
 @paths()
-@click.argument("ref")
+@click.argument("ref", callback=lambda ctx, param, value: _refs(value))
 @_PLAIN_HTTP
 @_FORMAT
 @_TIMEOUT
@@ -247,7 +259,8 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: 
 
 
 @command("pull")
-@click.argument("refs", nargs=-1, required=True)
+@click.argument("refs", nargs=-1, required=True,
+                callback=lambda ctx, param, value: _refs(value))
 @out_folder("out_dir", "Folder to write the archives and bundles to (created if missing).",
             required=True)
 @click.option("--lock", "lock_file", type=click.Path(exists=True, dir_okay=False),

@@ -452,11 +452,11 @@ def _clean(folder_path: str, dest: str | None) -> list[str]:
     return removed
 
 
-def make_folders(path: str | os.PathLike[str], mode: int = 0o777) -> None:
+def make_folders(path: str | os.PathLike[str], mode: int = 0o777) -> list[str]:
     """``os.makedirs(path, mode, exist_ok=True)`` one level at a time, without its
     recursion: a path of 1,000 folders (a few KB in an archive) passes Python's recursion
     limit there. Each missing folder is made from the outermost in; one that is a file raises
-    as `os.makedirs` would."""
+    as `os.makedirs` would. Returns the folders it made, outermost first."""
     missing: list[str] = []
     here = os.path.abspath(os.fspath(path))
     while not os.path.isdir(here):
@@ -465,12 +465,16 @@ def make_folders(path: str | os.PathLike[str], mode: int = 0o777) -> None:
         if parent == here:
             break
         here = parent
+    made: list[str] = []
     for folder in reversed(missing):
         try:
             os.mkdir(folder, mode)
         except FileExistsError:
             if not os.path.isdir(folder):
                 raise
+        else:
+            made.append(folder)
+    return made
 
 
 def remove_tree(path: str | os.PathLike[str], *, ignore_errors: bool = True) -> None:

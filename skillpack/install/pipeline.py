@@ -19,6 +19,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from skillpack._atomic import make_folders
 from skillpack.approve.compare import compare_with_lock
 from skillpack.approve.lock import Lock
 from skillpack.errors import Problem, SkillpackError, WriteError
@@ -134,19 +135,13 @@ def _make_folders(paths: Iterable[str]) -> list[str]:
     made (outermost first); when one cannot be made, those made here are removed again."""
     made: list[str] = []
     for path in paths:
-        missing = []
-        probe = os.path.abspath(path)
-        while not os.path.lexists(probe):
-            missing.append(probe)
-            probe = os.path.dirname(probe)
         try:
-            os.makedirs(path, exist_ok=True)
+            made += make_folders(path)
         except OSError as err:
             _remove_empty(made)
             raise WriteError(f"cannot make the folder: {err.strerror or err}; nothing was "
                              "installed", path=path,
                              hint="check that its parent is writable and has room") from None
-        made += reversed(missing)
     return made
 
 

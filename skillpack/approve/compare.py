@@ -112,9 +112,8 @@ class SkillVerdict:
     that is in none of the targets (``target`` None). When not ``ok``: why (``reason``, and
     the files added, removed and changed, ``diff``) and ``code`` (the lock's,
     `LockVerdict.code`, or ``digest-mismatch`` against ``--digest``), which ``--json``
-    prints with every verdict that fails (``by_lock`` is kept for callers). ``link``
-    is where a skill of an agent's folder that is a symbolic link points (it was verified
-    there; `skillpack.install.folders`)."""
+    prints with every verdict that fails. ``link`` is where a skill of an agent's folder
+    that is a symbolic link points (it was verified there; `skillpack.install.folders`)."""
 
     target: str | None
     name: str | None
@@ -124,7 +123,6 @@ class SkillVerdict:
     reason: str | None = None
     diff: FileDiff | None = None
     skills: int | None = None
-    by_lock: bool = False
     link: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -217,7 +215,7 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
             verdict = verdicts.get(s.name)
             if verdict is not None and not verdict.ok:
                 answer.append(SkillVerdict(target, s.name, s.digest, False, verdict.code,
-                                           verdict.reason, verdict.diff, by_lock=True))
+                                           verdict.reason, verdict.diff))
             elif expected is not None and s.digest != expected:
                 answer.append(SkillVerdict(target, s.name, s.digest, False, DIGEST_MISMATCH,
                                            reason=f"digest differs from {expected}"))
@@ -227,5 +225,5 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
         if missing.code == "expect-missing" and missing.name not in broken:
             # approved, but in none of the targets
             answer.append(SkillVerdict(None, missing.name, missing.digest, False, missing.code,
-                                       missing.reason, by_lock=True))
+                                       missing.reason))
     return answer

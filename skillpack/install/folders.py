@@ -116,7 +116,7 @@ def _with_unlisted(verdict: SkillVerdict, found: tuple[str, ...]) -> SkillVerdic
     added = tuple(sorted((*diff.added, *found[:_NAMED]), key=_key))
     reason = _unlisted_reason(found)
     return dataclasses.replace(
-        verdict, ok=False, code=verdict.code or UNLISTED, by_lock=True,
+        verdict, ok=False, code=verdict.code or UNLISTED,
         reason=reason if verdict.ok else f"{verdict.reason}; {reason}",
         diff=FileDiff(added, diff.removed, diff.changed))
 
@@ -214,7 +214,7 @@ def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
             if v.code == "expect-missing":
                 if not partial and v.name not in broken:
                     answer.append(SkillVerdict(folder, v.name, v.digest, False, v.code,
-                                               v.reason, by_lock=True))
+                                               v.reason))
                 continue
             reason = v.reason
             entry = lock.skills.get(v.name)
@@ -222,7 +222,7 @@ def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
                 reason += _mode_note(entry.files, files[v.name], v.diff.changed) if not (
                     v.diff.added or v.diff.removed) else ""
             verdict = SkillVerdict(folder, v.name, v.digest, v.ok, v.code, reason, v.diff,
-                                   by_lock=not v.ok, link=links.get(v.name))
+                                   link=links.get(v.name))
             left = extra.get(v.name, ())
             answer.append(_with_unlisted(verdict, left) if left else verdict)
     return answer

@@ -44,6 +44,7 @@ __all__ = [
     "canonical_text",
     "check_format",
     "checked_fields",
+    "is_text",
     "json_string",
     "load_json",
 ]
@@ -142,6 +143,16 @@ def load_json(text: str, *, once: bool = False) -> Any:
     import json
 
     return json.loads(text, object_pairs_hook=_once if once else None)
+
+
+def is_text(value: str) -> bool:
+    """Whether `value` is text UTF-8 can carry: not so when it holds a lone surrogate, which
+    a JSON (or YAML) escape such as ``"\\ud800"`` makes out of valid UTF-8 source."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def json_string(text: str) -> str:

@@ -33,6 +33,7 @@ from skillpack.formats.manifest import (
     Manifest,
     check_format,
     checked_fields,
+    is_text,
     load_json,
 )
 from skillpack.formats.paths import SKILL_MD
@@ -153,19 +154,11 @@ def root_skill_name(index: ZipIndex, source: str) -> str:
     except (UnicodeDecodeError, ValueError, AttributeError, RecursionError):
         name = None
     if (not isinstance(name, str) or not name or "/" in name or name in (".", "..")
-            or not name.isprintable() or not _utf8_text(name)):
+            or not name.isprintable() or not is_text(name)):
         raise ArchiveError(f"manifest {MANIFEST_PATH!r} of a root-layout archive names no "
                            "skill (a JSON object with a 'name' string of printable text)",
                            path=source, hint=HINT)
     return name
-
-
-def _utf8_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate, from a JSON escape
-        return False
-    return True
 
 
 def skill_spans(
@@ -346,7 +339,7 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
     found: dict[str, str] = {}
     for name, value in items:
         digest = value.get("digest") if isinstance(value, Mapping) else value
-        if not isinstance(name, str) or not _utf8_text(name):
+        if not isinstance(name, str) or not is_text(name):
             raise IntegrityError(f"expect: the skill name {name!r} is not text (a lone "
                                  "surrogate, from an escape such as \\ud800)", path=source,
                                  hint="pass a lock file's content or name -> digest")

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from skillpack._record import Record, field
 from skillpack.errors import Problem, SkillError
+from skillpack.formats.manifest import is_text
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see skillpack._record
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ class Tool(Record):
             if isinstance(value, str) and "\x00" in value:
                 problems.append(f"{prefix}: '{param.name}' must not hold a NUL character")
                 continue
-            if isinstance(value, str) and not _text(value):
+            if isinstance(value, str) and not is_text(value):
                 problems.append(f"{prefix}: '{param.name}' must be text (it holds a lone "
                                 "surrogate, which no argv word can carry as UTF-8)")
                 continue
@@ -350,15 +351,6 @@ def _show(raw: Any) -> str:
     if isinstance(raw, (int, float)):
         return repr(raw)
     return f"a {type(raw).__name__}"
-
-
-def _text(value: str) -> bool:
-    """Whether `value` is text UTF-8 can carry (no lone surrogate)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _call_error(message: str, problems: list[str] | None = None) -> SkillError:

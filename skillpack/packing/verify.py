@@ -33,7 +33,7 @@ from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.formats.paths import SKILL_MD, collision_key, name_problem, sort_key
-from skillpack.packing.prepare import PreparedSkill, prepare_each_as, prepare_many_as
+from skillpack.packing.prepare import PreparedSkill, prepare_each_as, prepare_many_as, refuse_all
 from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import sha256_problem
 from skillpack.runtime import Bundle, LoadedSkill, load
@@ -150,15 +150,11 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
 def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
     """Verify what PATH holds (`skillpack.source.classify`): an archive or bundle file of
     ours completely (kind ``archive`` or ``bundle``, its ``loaded`` serving from the file);
-    anything else skill by skill (`verify_inputs`), kind ``archives`` for a folder holding
-    archives, else ``folder``."""
-    given = os.fspath(path)
-    items = classify(given).items
-    if len(items) == 1 and items[0].kind == "archive" and not os.path.isdir(given):
-        return verify_file(given)
-    archives = os.path.isdir(given) and any(i.kind != "folder" for i in items)
-    return VerifyReport(given, "archives" if archives else "folder",
-                        tuple(verify_inputs(items)))
+    anything else skill by skill, kind ``archives`` for a folder holding archives, else
+    ``folder``: `verify_target_each`, every skill that fails refused together."""
+    report, failed = verify_target_each(path)
+    refuse_all([err for _, err in failed])
+    return report
 
 
 def verify_target_each(path: str | os.PathLike[str], *, seen: set[str] | None = None,
@@ -211,24 +207,14 @@ def verify_each(items: Sequence[Input]) -> list[list[SkillReport] | SkillpackErr
 
 
 def verify_inputs(items: Sequence[Input]) -> list[SkillReport]:
-    """Every skill of `items`, verified, in their order: the skill folders checked as `pack`
-    checks them, all together (every problem of theirs in one error); each archive or bundle
-    of ours completely, its file closed after (a folder of thousands of archives holds one
-    descriptor at a time); an archive made elsewhere as the folder it unpacks to. Each
-    skill's ``source`` is its input's `Input.label`."""
-    with unpacked_foreign(items) as ready:
-        folders = [i.path for i in ready if i.kind == "folder"]
-        # each folder's report made as soon as it is prepared: its SKILL.md and file set
-        # let go (memory grows with the files, not with their bytes)
-        prepared = iter(prepare_many_as(folders, _folder_skill) if folders else ())
-        found: list[SkillReport] = []
-        for item in ready:
-            if item.kind == "folder":
-                found.append(replace(next(prepared), source=item.label))
-                continue
-            with verified_archive(item.path) as report:
-                found.extend(report.skills)
-    return found
+    """Every skill of `items`, verified, in their order (`verify_each`: the skill folders
+    checked as `pack` checks them; each archive or bundle of ours completely, its file
+    closed after, so that a folder of thousands of archives holds one descriptor at a time;
+    an archive made elsewhere as the folder it unpacks to), every one that fails refused
+    together. Each skill's ``source`` is its input's `Input.label`."""
+    answers = verify_each(items)
+    refuse_all([a for a in answers if isinstance(a, SkillpackError)])
+    return [s for a in answers if not isinstance(a, SkillpackError) for s in a]
 
 
 @contextmanager

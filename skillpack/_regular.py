@@ -32,12 +32,20 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     return fd
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file at `path` (opened as `open_regular` opens it)."""
+def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at `path` (opened as `open_regular` opens it). With
+    `limit`, a file of more bytes raises `OSError` (EFBIG) before it is read, or as soon as
+    it has grown past `limit` while being read."""
     fd = open_regular(path)
     chunks = []
+    size = 0
     try:
+        if limit is not None and os.fstat(fd).st_size > limit:
+            raise OSError(errno.EFBIG, f"it holds over {limit:,} bytes")
         while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if limit is not None and size > limit:
+                raise OSError(errno.EFBIG, f"it holds over {limit:,} bytes")
             chunks.append(chunk)
     finally:
         os.close(fd)

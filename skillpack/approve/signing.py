@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import hashlib
 import json
 import os
@@ -63,6 +64,7 @@ from skillpack.formats.manifest import canonical_json
 
 __all__ = [
     "HAVE_CRYPTOGRAPHY",
+    "MAX_READ_BYTES",
     "PAYLOAD_TYPE",
     "PREDICATE_TYPE",
     "STATEMENT_TYPE",
@@ -89,6 +91,10 @@ PREDICATE_TYPE = "https://skillpack.dev/approval/v1"
 SIGNATURE_SIZE = 64  # an Ed25519 signature
 _MAKE_KEY = "make one with: ssh-keygen -t ed25519 -f KEY  (or: openssl genpkey -algorithm ed25519)"
 _HEX = frozenset("0123456789abcdef")
+#: The most bytes read of a signature, key or trusted-signers file: an approval of a lock
+#: of 100,000 skills is about 20 MB; a larger file is refused before it is read.
+MAX_READ_BYTES = 64 * 1024 * 1024
+_SHOWN = 5  # failed signatures named in a message, or bad lines of a trusted-signers file
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,26 +252,44 @@ def verify_envelope(envelope_bytes: bytes, public_keys: Sequence[TrustedKey], *,
                              hint="this is not a skillpack approval")
     signed = pae(payload_type, payload)
     trusted = ", ".join(f"{k.keyid[:16]} ({k.source})" for k in public_keys)
-    problems: list[str] = []
+    truncated: list[int] = []  # each signature that failed, by why: sizes, then keyids
+    changed: list[str] = []
+    foreign: list[str] = []
     for keyid, sig in signatures:
         if len(sig) != SIGNATURE_SIZE:
-            problems.append(f"a truncated or malformed signature ({len(sig)} bytes; an "
-                            f"Ed25519 signature is {SIGNATURE_SIZE})")
+            truncated.append(len(sig))
             continue
         # the keyid is only a hint (DSSE): try the keys it names first, then every key
         named = [k for k in public_keys if k.keyid == keyid]
         for key in named + [k for k in public_keys if k not in named]:
             if key.verifies(sig, signed):
                 return _statement(payload, key.keyid, source)
-        if named:
-            problems.append(f"the signature of trusted key {keyid[:16]} does not verify: the "
-                            f"statement or the signature was changed after signing")
-        else:
-            problems.append(f"a signature by another key (keyid {keyid[:16] or 'none'}), "
-                            f"not by a trusted signer")
+        (changed if named else foreign).append(keyid[:16] or "none")
+    problems = [
+        *_failed(truncated, "a truncated or malformed signature ({} bytes; an Ed25519 "
+                 f"signature is {SIGNATURE_SIZE})", f"signatures of the wrong size ({{}} bytes; an Ed25519 signature is {SIGNATURE_SIZE})"),
+        *_failed(changed, "the signature of trusted key {} does not verify: the statement "
+                 "or the signature was changed after signing", "signatures of trusted keys "
+                 "({}) that do not verify: the statement or the signatures were changed"),
+        *_failed(foreign, "a signature by another key (keyid {}), not by a trusted signer",
+                 "signatures by other keys (keyids {}), not by a trusted signer"),
+    ]
     raise IntegrityError(f"no valid signature by a trusted signer: {'; '.join(problems)}",
                          path=source, hint=f"trusted: {trusted}; sign the lock again with the "
                          f"approver's key")
+
+
+def _failed(items: Sequence[object], one: str, many: str) -> list[str]:
+    """`one` for a lone failed signature, `many` for several: their count and the first
+    `_SHOWN` of their distinct sizes or keyids, so that an envelope of thousands gives a
+    message of a line."""
+    if len(items) <= 1:
+        return [one.format(*items)] if items else []
+    distinct = list(dict.fromkeys(items))
+    shown = ", ".join(map(str, distinct[:_SHOWN]))
+    if len(distinct) > _SHOWN:
+        shown += f" and {len(distinct) - _SHOWN:,} more"
+    return [f"{len(items):,} " + many.format(shown)]
 
 
 def _parse_envelope(data: bytes, source: str) -> tuple[bytes, str, list[tuple[str, bytes]]]:
@@ -447,6 +471,8 @@ def read_trusted_signers(path: str | os.PathLike[str]) -> tuple[TrustedKey, ...]
             keys.append(parse_public_key(line.encode("utf-8"), source=f"{where}:{number}"))
         except SkillpackError as exc:
             problems.append(f"line {number}: {exc.message}")
+    if len(problems) > _SHOWN:
+        problems[_SHOWN:] = [f"and {len(problems) - _SHOWN:,} more bad lines"]
     if problems or not keys:
         raise SkillpackError("; ".join(problems) or "the trusted-signers file lists no key",
                              path=where, hint="one 'ssh-ed25519 AAAA... name' line per signer")
@@ -491,9 +517,12 @@ def verify_signed_lock(lock_file: str | os.PathLike[str], signature: str | os.Pa
 
 def _read(where: str, what: str) -> bytes:
     try:
-        return read_regular(where)
+        return read_regular(where, limit=MAX_READ_BYTES)
     except OSError as err:
-        raise SkillpackError(f"cannot read the {what}: {err.strerror}", path=where) from None
+        hint = (f"a {what} of skillpack's is far smaller: is this the right file?"
+                if err.errno == errno.EFBIG else None)
+        raise SkillpackError(f"cannot read the {what}: {err.strerror}", path=where,
+                             hint=hint) from None
 
 
 def _kind(key: object) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import tracemalloc
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +35,13 @@ from hypothesis import strategies as st
 
 import skillpack.skillmd.frontmatter
 from skillpack.approve.lock import read_lock
-from skillpack.approve.signing import TrustedKey, verify_envelope
+from skillpack.approve.signing import (
+    MAX_READ_BYTES,
+    TrustedKey,
+    read_trusted_signers,
+    verify_envelope,
+    verify_signed_lock,
+)
 from skillpack.errors import (
     FormatVersionError,
     IntegrityError,
@@ -685,6 +692,55 @@ def test_a_signature_envelope_nested_deep_is_refused_not_a_recursion_error(level
     with TALLY.refused("parser", f"signature envelope nested {levels} deep", "verify_envelope",
                        SkillpackError, "envelope"):
         no_hang(lambda: verify_envelope(envelope, [TrustedKey(b"\x01" * 32)]))
+
+
+# -- envelopes of many signatures, signature files of many bytes --------------------------------
+
+@pytest.mark.parametrize("count", [10_000, 20_000])
+def test_an_envelope_of_many_bad_signatures_gives_a_message_of_a_line(count: int) -> None:
+    """Each failed signature was named: 10,000 made a 700 KB message. Now each kind is
+    counted, five named: the message is as long for 20,000 as for 10,000."""
+    envelope = json.dumps({"payloadType": "application/vnd.in-toto+json", "payload": "e30=",
+                           "signatures": [{"keyid": f"k{i:06}", "sig": "A" * 86 + "=="}
+                                          for i in range(count)]}).encode()
+    with TALLY.refused("parser", f"envelope of {count} signatures by other keys",
+                       "verify_envelope", IntegrityError,
+                       f"{count:,} signatures by other keys (keyids k000000, k000001, k000002, "
+                       f"k000003, k000004 and {count - 5:,} more)") as refusal:
+        verify_envelope(envelope, [TrustedKey(b"\x01" * 32)], source="s.json")
+    assert refusal.value is not None and len(str(refusal.value)) < 400
+
+
+@pytest.mark.parametrize("gib", [1, 4])
+def test_a_signature_file_of_gigabytes_is_refused_unread(tmp_path: Path, gib: int) -> None:
+    """A 300 MB signature took 1.3 GB to refuse. Now one over MAX_READ_BYTES is refused by
+    its size (sparse files: a read of them would take `gib` GiB of memory)."""
+    lock = tmp_path / "skills.lock"
+    run_cli("lock", demo_skill(tmp_path / "demo"), "-o", lock)
+    big = tmp_path / "skills.lock.intoto.json"
+    with big.open("wb") as file:
+        file.truncate(gib << 30)
+    tracemalloc.start()
+    try:
+        with TALLY.refused("parser", f"signature file of {gib} GiB", "verify_signed_lock",
+                           SkillpackError, "cannot read the signature: it holds over "
+                           f"{MAX_READ_BYTES:,} bytes"):
+            verify_signed_lock(lock, big, (TrustedKey(b"\x01" * 32),))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < MAX_READ_BYTES // 16
+
+
+def test_a_trusted_signers_file_of_many_bad_lines_gives_a_message_of_a_line(
+        tmp_path: Path) -> None:
+    signers = tmp_path / "signers"
+    signers.write_text("ssh-ed25519 AAAAbroken\n" * 20_000)
+    with TALLY.refused("parser", "trusted-signers file of 20,000 bad lines",
+                       "read_trusted_signers", SkillpackError, "line 5: not a PEM or OpenSSH",
+                       "and 19,995 more bad lines") as refusal:
+        read_trusted_signers(signers)
+    assert refusal.value is not None and len(str(refusal.value)) < 1_000
 
 
 # -- lint on one long line: each attempt ends at the next '[' ----------------------------------

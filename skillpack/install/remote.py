@@ -130,9 +130,10 @@ def _entries(data: bytes, url: str) -> list[dict[str, Any]]:
         if not ok:
             problems.append(repr(entry)[:200])
     if problems:
-        raise SkillpackError("index entries skillpack cannot read (each needs a name, a type "
-                             "'archive' or 'skill-md', a url and a sha256: digest): "
-                             + "; ".join(problems), path=url,
+        more = f"; and {len(problems) - 5:,} more" if len(problems) > 5 else ""
+        raise SkillpackError(f"{len(problems):,} index entries skillpack cannot read (each "
+                             "needs a name, a type 'archive' or 'skill-md', a url and a "
+                             "sha256: digest): " + "; ".join(problems[:5]) + more, path=url,
                              hint="index 0.2.0 entries, as `skillpack export well-known` "
                              "writes them")
     return list(skills)

@@ -464,6 +464,22 @@ def test_install_from_a_well_known_site(tmp_path: Path, repo: Path,
         install([url + "/nothing-here"], folder(tmp_path / "again"))
 
 
+@pytest.mark.parametrize("count", [100_000, 400_000])
+def test_an_index_of_many_bad_entries_names_five(tmp_path: Path, count: int,
+                                                 serve: Callable[[Path], str]) -> None:
+    """Each bad entry was named: an index of 400,000 `{}` gave a 1.6 MB message. Now five,
+    then how many more: as long for 400,000 as for 100,000."""
+    index = tmp_path / "site" / ".well-known" / "agent-skills" / "index.json"
+    index.parent.mkdir(parents=True)
+    index.write_text(json.dumps({"skills": [{}] * count}))
+    with pytest.raises(SkillpackError) as caught:
+        install([serve(tmp_path / "site")], folder(tmp_path / "skills"))
+    assert f"{count:,} index entries skillpack cannot read" in caught.value.message
+    assert f"{{}}; {{}}; and {count - 5:,} more" in caught.value.message
+    assert len(caught.value.message) < 400
+    assert not (tmp_path / "skills").exists()
+
+
 def test_deploy_md_lists_every_agent_folder_as_the_code_has_it() -> None:
     from skillpack.install.agents import AGENTS
 

@@ -436,8 +436,11 @@ def check_targets(
     SkillError listing the known ones. Problems are ordered by target, then by limit.
     """
     problems: list[Problem] = []
-    for target in get_targets(targets) or (TARGETS[DEFAULT_TARGET],):
+    named = get_targets(targets)
+    for target in named or (TARGETS[DEFAULT_TARGET],):
         problems.extend(_check_one(target, facts, catalog_budget, notes))
+    if any(t.name == DEFAULT_TARGET for t in named):
+        problems.extend(_dialect_keys(facts))
     return problems
 
 
@@ -513,6 +516,33 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None,
                     f"frontmatter key '{key}' is not one of "
                     f"{', '.join(sorted(target.strict_keys))} (source: "
                     f"{target.strict_keys_source})", key)
+    return found
+
+
+#: The keys of skillpack's hard-skill dialect, which the Agent Skills specification lacks.
+_HARD_SKILL_KEYS = ("skill", "includes")
+
+
+def _dialect_keys(facts: SkillFacts) -> list[Problem]:
+    """``--target agentskills`` named: the hard-skill keys of `facts`, which the reference
+    validator (skills-ref) refuses as unexpected, and which leave a skill named by
+    ``skill:`` alone with no name for it. Warnings: skillpack reads both dialects, and so
+    does the default check, which says nothing of them."""
+    found = []
+    for key in _HARD_SKILL_KEYS:
+        if key in facts.frontmatter:
+            unnamed = (" and, without 'name:', reads no name" if key == "skill"
+                       and "name" not in facts.frontmatter else "")
+            fix = ("clients of the Agent Skills format alone ignore it and carry the whole "
+                   "folder" if key == "includes" else "drop it: skillpack reads 'name:' alone"
+                   if not unnamed else f"write 'name: {facts.name}' in its place (skillpack "
+                   "reads either)")
+            found.append(Problem(
+                "warning", "target-hard-skill-key",
+                f"{DEFAULT_TARGET}: '{key}:' is a key of skillpack's hard-skill dialect, "
+                f"which the specification does not have: its reference validator "
+                f"(skills-ref) refuses it as unexpected{unnamed} (source: {_SPEC}); {fix}",
+                facts.file, facts.lines.get(key)))
     return found
 
 

@@ -274,8 +274,10 @@ def test_the_skill_archive_keeps_its_manifest_and_coexists_with_the_hosts(
         json.loads(cli("pack", "--json", *how, WAITLIST, "-o", out).stdout)[0]
         for how in ([], ["--target", "agentskills"], ["--target", "claude-ai"],
                     ["--layout", "root"]))
-    # agentskills is skillpack's own archive: the same .skill, left as it was
-    assert {**plain, "written": False} == spec
+    # agentskills is skillpack's own archive: the same .skill, left as it was; named, it
+    # warns of the hard-skill keys skills-ref refuses
+    assert {**plain, "written": False} == {**spec, "warnings": []}
+    assert [w["code"] for w in spec["warnings"]] == ["target-hard-skill-key"] * 2
     assert plain["manifest"] and plain["archive"].endswith(".skill")
     assert "waitlist/.skillpack/manifest.json" in zip_members(
         Path(plain["archive"]).read_bytes())

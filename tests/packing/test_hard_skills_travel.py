@@ -81,3 +81,26 @@ def test_skills_ref_refuses_the_hard_scaffold_only_for_its_own_key(tmp_path: Pat
     done = subprocess.run([str(tool), "validate", str(folder)], capture_output=True, text=True,
                           check=False, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_target_agentskills_named_warns_of_the_dialect_keys_skills_ref_refuses(
+        tmp_path: Path) -> None:
+    """The default check reads both dialects and says nothing of `skill:` or `includes:`;
+    `--target agentskills`, asked for by name, warns of each, as skills-ref refuses them."""
+    folder = without_name(tmp_path)
+    text = (folder / "SKILL.md").read_text()
+    (folder / "SKILL.md").write_text(text.replace("skill: old-tool\n",
+                                                  "skill: old-tool\nincludes: scripts\n", 1))
+    plain = cli("check", folder)
+    assert plain.exit_code == 0 and "target-hard-skill-key" not in plain.output
+    named = cli("check", folder, "--target", "agentskills")
+    assert named.exit_code == 0  # warnings: skillpack reads both dialects
+    said = [line for line in named.output.splitlines() if "[target-hard-skill-key]" in line]
+    assert len(said) == 2
+    assert ("'skill:' is a key of skillpack's hard-skill dialect" in said[0]
+            and "without 'name:', reads no name" in said[0]
+            and "write 'name: old-tool' in its place" in said[0])
+    assert "'includes:'" in said[1] and "carry the whole folder" in said[1]
+    scaffolded = cli("check", scaffold(tmp_path), "--target", "agentskills")
+    [line] = [x for x in scaffolded.output.splitlines() if "[target-hard-skill-key]" in x]
+    assert "drop it: skillpack reads 'name:' alone" in line

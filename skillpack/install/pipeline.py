@@ -112,13 +112,33 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
                      for folder in folders]
             made = _make_folders(f.path for f, p in zip(folders, plans, strict=True)
                                  if p.writes)
+            steps: list[Step] = []
             try:
-                steps = [step for folder, plan in zip(folders, plans, strict=True)
-                         for step in _carry_out(folder.path, plan, chosen)]
-            except BaseException:  # a failed write, Ctrl-C, SIGTERM: no folder made for
-                _remove_empty(made)  # nothing is left behind
+                for folder, plan in zip(folders, plans, strict=True):
+                    _carry_out(folder.path, plan, chosen, steps)
+            except BaseException as err:  # a failed write, Ctrl-C, SIGTERM: no folder made
+                _remove_empty(made)  # for nothing is left behind
+                if isinstance(err, WriteError):
+                    raise _written_before(err, steps) from None
                 raise
     return InstallReport(tuple(folders), tuple(steps))
+
+
+def _written_before(err: WriteError, steps: Sequence[Step]) -> WriteError:
+    """`err`, saying which skills were written before it failed: they stay, each recorded
+    in its folder's state file (a disk that fills midway keeps the skills placed before)."""
+    written = [s for s in steps if s.action in ("installed", "updated", "pruned")]
+    if not written:
+        return WriteError(f"{err.message}; nothing was installed", path=err.path,
+                          line=err.line, hint=err.hint, problems=err.problems)
+    names = ", ".join(f"{s.name} ({s.action})" for s in written[:5])
+    if len(written) > 5:
+        names += f" and {len(written) - 5:,} more"
+    return WriteError(f"{err.message}; before it, {len(written):,} skill"
+                      f"{'s' * (len(written) != 1)} were written and stay recorded: {names}",
+                      path=err.path, line=err.line, problems=err.problems,
+                      hint=(err.hint + "; then" if err.hint else "") + " run the same "
+                      "install again: what is in place is left as it is")
 
 
 def _origin(label: str, origins: Mapping[str, str]) -> str:
@@ -310,10 +330,10 @@ def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None,
     return _Plan(state, tuple(steps))
 
 
-def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill]) -> list[Step]:
+def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill], done: list[Step]) -> None:
     """Write the plan of one folder: each skill recorded in the state file, then placed;
-    each pruned skill removed, then forgotten. The state file is rewritten only when it
-    changes."""
+    each pruned skill removed, then forgotten; each step appended to `done` once carried
+    out. The state file is rewritten only when it changes."""
     by_name = {s.name: s for s in chosen}
     state = dict(plan.state)
     if plan.writes:  # the folder exists (`_make_folders`)
@@ -342,7 +362,7 @@ def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill]) -> list[Step]:
             remove_skill(folder, step.name)
             state.pop(step.name)
             write_state(folder, state)
-    return list(plan.steps)
+        done.append(step)
 
 
 #: `install` as the package exports it (``skillpack.install`` is this stage's package).

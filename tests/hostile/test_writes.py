@@ -289,6 +289,27 @@ def test_file_size_limit_in_a_subprocess(command: str, src: Path, tmp_path: Path
     assert files_under(out) == []
 
 
+def test_install_past_the_file_size_limit_says_which_skills_stay(tmp_path: Path) -> None:
+    """`install` of three skills, the last carrying 2 MiB, under RLIMIT_FSIZE of 1 MiB (as a
+    disk that fills midway): the first two stay installed and recorded, and the error says
+    so, naming them, where it said only that the third could not be written."""
+    repo = tmp_path / "repo"
+    for name, size in (("one", 10), ("two", 10), ("zzz-big", 2 << 20)):
+        make_tree(repo / name, {"SKILL.md": f"---\nname: {name}\ndescription: Does {name} "
+                                f"things when asked.\n---\nbody\n", "data.txt": "x" * size})
+    into = tmp_path / "skills"
+    done = subprocess.run([sys.executable, "-c", RLIMIT, "install", str(repo), "--into",
+                           str(into)], capture_output=True, text=True, cwd=REPO, timeout=120)
+    said = ("cannot install skill 'zzz-big': File too large; before it, 2 skills were "
+            "written and stay recorded: one (installed), two (installed)")
+    ok = done.returncode == 1 and said in done.stderr and "Traceback" not in done.stderr
+    TALLY.add("write", "file size limit (RLIMIT_FSIZE, EFBIG)", "cli install",
+              "refused" if ok else "wrong-error", done.stderr)
+    assert ok, done.stderr
+    assert "run the same install again" in done.stderr
+    assert sorted(os.listdir(into)) == [".skillpack-installed.json", "one", "two"]
+
+
 # -- killed in the middle ------------------------------------------------------------------------
 
 KILL_AT_FSYNC = textwrap.dedent('''

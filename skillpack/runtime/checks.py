@@ -313,9 +313,15 @@ def _check_members(
 
 
 def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str, str]:
-    """Approved digests by name, from a name -> digest mapping or a lock file's content
-    (``{"skills": {name: {"digest": ...}}}``, or a list of ``{"name", "digest"}``), decoded
-    or as the lock file's bytes (read without importing `json`)."""
+    """Approved digests by name, from a name -> digest mapping or a lock file, decoded or as
+    its bytes (read without importing `json`).
+
+    A lock (the bytes, or a mapping whose ``skills`` is not a digest: a name -> digest
+    mapping may approve a skill named ``skills``) is read as
+    `read_lock` reads it where it matters to what is approved: each key once, a readable
+    format, ``skills`` an object, and each entry an object whose ``digest`` its ``files``
+    lines hash to (a digest changed alone, or its lines removed, would approve other
+    files)."""
     if isinstance(expect, bytes | bytearray | memoryview):
         try:
             expect = load_json(str(expect, "utf-8"), once=True)
@@ -323,22 +329,30 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
             raise IntegrityError(f"expect: the lock file given is not UTF-8 JSON with each "
                                  f"key once: {exc}", path=source,
                                  hint="pass the bytes of a skills.lock") from None
+        if not isinstance(expect, Mapping) or isinstance(expect.get("skills", ""), str):
+            raise IntegrityError("expect: the lock file given is not a lock (a JSON object "
+                                 "with 'format' and a 'skills' object)", path=source,
+                                 hint="pass the bytes of a skills.lock")
     if not isinstance(expect, Mapping):
         raise IntegrityError(f"expect must map skill names to digests, not "
                              f"{type(expect).__name__}", path=source)
-    skills = expect.get("skills")
-    lock = isinstance(skills, Mapping | list)  # a lock file's content
+    lock = not isinstance(expect.get("skills", ""), str)  # a lock file's content
     items: Any = expect.items()
-    if isinstance(skills, Mapping):
+    if lock:
+        check_format(expect.get("format"), what="the lock file given as expect",
+                     source=source, ours=LOCK_FORMAT)
+        skills = expect.get("skills")
+        if not isinstance(skills, Mapping):
+            raise IntegrityError("expect: the lock file's 'skills' is not an object of "
+                                 "name -> entry", path=source, hint=_LOCK_HINT)
         items = skills.items()
-    elif isinstance(skills, list):
-        items = [(s.get("name"), s) if isinstance(s, Mapping) else (None, s) for s in skills]
-    if lock and "format" in expect:
-        check_format(expect["format"], what="the lock file given as expect", source=source,
-                     ours=LOCK_FORMAT)
     found: dict[str, str] = {}
     for name, value in items:
-        digest = value.get("digest") if isinstance(value, Mapping) else value
+        if lock and not (isinstance(value, Mapping) and isinstance(value.get("files"), list)):
+            raise IntegrityError(f"expect: the lock's entry {name!r} is not an object with "
+                                 "'digest' and its 'files' lines", path=source,
+                                 hint=_LOCK_HINT)
+        digest = value.get("digest") if lock else value
         if not isinstance(name, str) or not is_text(name):
             raise IntegrityError(f"expect: the skill name {name!r} is not text (a lone "
                                  "surrogate, from an escape such as \\ud800)", path=source,
@@ -347,10 +361,13 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
             raise IntegrityError(f"expect: the approved digest of {name!r} is not a skillpack "
                                  f"digest ('blake3:' and 64 hex digits): {digest!r}",
                                  path=source, hint="pass a lock file's content or name -> digest")
-        if lock and isinstance(value, Mapping) and "files" in value:
+        if lock:
             _check_file_lines(name, value["files"], digest, source)
         found[name] = digest
     return found
+
+
+_LOCK_HINT = "the lock file was edited by hand; lock again"
 
 
 def _check_file_lines(name: str, files: Any, digest: str, source: str) -> None:
@@ -374,8 +391,7 @@ def _check_file_lines(name: str, files: Any, digest: str, source: str) -> None:
         actual = None
     if actual != digest:
         raise IntegrityError(f"expect: the lock's entry '{name}': its file lines do not hash "
-                             f"to its digest {digest}", path=source,
-                             hint="the lock file was edited by hand; lock again")
+                             f"to its digest {digest}", path=source, hint=_LOCK_HINT)
 
 
 #: What to do when skills do not match their approval (`check_expect`, `verify --lock`).

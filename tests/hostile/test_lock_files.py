@@ -109,6 +109,46 @@ def test_the_runtime_refuses_a_lock_whose_digest_alone_was_changed(tmp_path: Pat
         load(data, expect=forged.encode())
 
 
+#: A lock changed so that its entry no longer carries what `read_lock` checks the digest by:
+#: its file lines removed, its skills as a list, its format removed (each with the digest of
+#: the unapproved skill), and what each reader says.
+HOLLOWED = {
+    "file lines removed": (lambda lock, evil: {**lock, "skills": {"demo": {
+        k: v for k, v in lock["skills"]["demo"].items() if k != "files"} | {"digest": evil}}},
+        "'files' must be a list of lines", "not an object with 'digest' and its 'files'"),
+    "skills as a list": (lambda lock, evil: {"format": lock["format"], "skills": [
+        {"name": "demo", "digest": evil}]}, "has no 'skills' object",
+        "'skills' is not an object"),
+    "format removed": (lambda lock, evil: {"skills": lock["skills"]},
+                       "no readable format version", "no readable format version"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOLLOWED))
+def test_the_runtime_refuses_a_lock_read_lock_refuses(case: str, tmp_path: Path) -> None:
+    """The runtime checked the file lines only of an entry that had them, and took skills
+    as a list: a lock with its lines removed approved any digest at deployment."""
+    skill = demo_skill(tmp_path / "skills" / "demo")
+    good = tmp_path / "skills.lock"
+    assert run_cli("lock", str(skill), "-o", str(good)).exit_code == 0
+    (skill / "notes.txt").write_text("Other notes, never approved.\n")
+    bundle = tmp_path / "skills.bundle"
+    assert run_cli("bundle", str(skill), "-o", str(bundle)).exit_code == 0
+    data = bundle.read_bytes()
+    change, by_read_lock, by_runtime = HOLLOWED[case]
+    forged = tmp_path / "forged.lock"
+    forged.write_text(json.dumps(change(json.loads(good.read_text()), load(data)["demo"].digest),
+                                 indent=2))
+    with TALLY.refused("parser", f"lock with its {case}", "read_lock", SkillpackError,
+                       by_read_lock):
+        read_lock(forged)
+    for form, expect in (("bytes", forged.read_bytes()), ("content", json.loads(
+            forged.read_bytes()))):
+        with TALLY.refused("parser", f"lock with its {case}", f"load(expect=its {form})",
+                           SkillpackError, by_runtime):
+            load(data, expect=expect)
+
+
 @pytest.mark.parametrize("where", ["name", "description"])
 def test_a_lock_holding_a_lone_surrogate_is_refused(where: str, tmp_path: Path) -> None:
     """An escape such as \\ud800 is valid JSON but no text: `verify` and `sign` could not

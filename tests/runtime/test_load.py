@@ -40,6 +40,7 @@ from skillpack.errors import (
 from skillpack.formats.digest import FileRecord, bundle_digest, digest_records
 from skillpack.formats.manifest import Manifest, canonical_json
 from skillpack.runtime import skill as _runtime_skill
+from skillpack.runtime.checks import approved_digests
 from skillpack.source.load import load_skill, parse_skill_file, skill_fileset
 from skillpack.source.records import programs as skill_programs
 from skillpack.source.records import record_files
@@ -306,11 +307,18 @@ def test_expect_pins_approved_digests(small: Members) -> None:
     data = zip_of(small)
     digests = {name: manifest_of(small, name).digest for name in ("release-notes", "waitlist")}
     assert rt.load(data, expect=digests).names == ("release-notes", "waitlist")
-    lock = {"format": "1.0", "skills": {n: {"digest": d, "source": "x"} for n, d in
-                                        digests.items()}}
+    lock = {"format": "1.0", "skills": {
+        n: {"digest": d, "source": "x",
+            "files": [f"{r.mode} {r.size} {r.blake3} {r.path}"
+                      for r in manifest_of(small, n).files]}
+        for n, d in digests.items()}}
     assert len(rt.load(data, expect=lock)) == 2
     with pytest.raises(FormatVersionError, match=r"2\.0"):
         rt.load(data, expect={**lock, "format": "2.0"})
+    # a skill may be named "skills" or "format": a name -> digest mapping is not a lock
+    assert approved_digests({"skills": digests["waitlist"], "format": digests["waitlist"]},
+                               "x") == {"skills": digests["waitlist"],
+                                        "format": digests["waitlist"]}
     wrong = "blake3:" + "2" * 64
     message = refused(data, IntegrityError, expect={**digests, "waitlist": wrong})
     assert "skill 'waitlist'" in message and digests["waitlist"] in message and wrong in message

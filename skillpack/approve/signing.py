@@ -267,7 +267,8 @@ def verify_envelope(envelope_bytes: bytes, public_keys: Sequence[TrustedKey], *,
         (changed if named else foreign).append(keyid[:16] or "none")
     problems = [
         *_failed(truncated, "a truncated or malformed signature ({} bytes; an Ed25519 "
-                 f"signature is {SIGNATURE_SIZE})", f"signatures of the wrong size ({{}} bytes; an Ed25519 signature is {SIGNATURE_SIZE})"),
+                 f"signature is {SIGNATURE_SIZE})", "signatures of the wrong size ({} "
+                 f"bytes; an Ed25519 signature is {SIGNATURE_SIZE})"),
         *_failed(changed, "the signature of trusted key {} does not verify: the statement "
                  "or the signature was changed after signing", "signatures of trusted keys "
                  "({}) that do not verify: the statement or the signatures were changed"),

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any, TypeAlias
 
+    from skillpack.skillmd.frontmatter import Frontmatter
     from skillpack.skillmd.frontmatter_reader import FrontmatterText
     from skillpack.skillmd.programs import Program
     from skillpack.skillmd.skill import Skill
@@ -47,6 +48,17 @@ _hasher: Callable[[Any], Any] | None = None
 #: them (1.8 KiB at most); a longer one is read from the whole text.
 _HEAD = 4096
 _read_frontmatter: Callable[[str, memoryview | None], FrontmatterText | None] | None = None
+
+
+def _yaml_frontmatter(text: str, name: str) -> Frontmatter:
+    """The frontmatter of a SKILL.md the exact reader does not read (a flow mapping, a key
+    with a space...), read as `check` and `pack` read it: normalised, then PyYAML's failsafe
+    loader with the build side's refusals (`SkillError` naming the line). It costs the import
+    of PyYAML, once, and only for such a skill: none of the corpus's 182 is one."""
+    # cold path: PyYAML and the build side's frontmatter module only for such a skill
+    from skillpack.skillmd.frontmatter import normalise_text, split_frontmatter
+
+    return split_frontmatter(normalise_text(text), file=f"{name}/{SKILL_MD}")
 
 
 def _frontmatter_reader() -> Callable[[str, memoryview | None], FrontmatterText | None]:
@@ -169,7 +181,7 @@ class LoadedSkill:
         self._verified: set[str] = set()
         self._resources: dict[str, Resource] = {}
         self._parsed: Skill | None = None
-        self._front: FrontmatterText | None = None
+        self._front: FrontmatterText | Frontmatter | None = None
         self._checked = False  # whether the manifest's fields were checked against SKILL.md
         self._programs: tuple[Program, ...] | None = None
 
@@ -311,16 +323,17 @@ class LoadedSkill:
 
     # -- what SKILL.md says -----------------------------------------------------------------
 
-    def _frontmatter(self) -> FrontmatterText:
-        """The verified SKILL.md's frontmatter, read without YAML: exactly what the build side
-        reads, or refused (never guessed); its name must be the skill's folder name."""
+    def _frontmatter(self) -> FrontmatterText | Frontmatter:
+        """The verified SKILL.md's frontmatter, read without YAML by the exact reader, or, where
+        it uses YAML beyond that reader, by the build side's own (`_yaml_frontmatter`): what
+        `check` and `pack` read, never a guess. Its name must be the skill's folder name."""
         if self._front is None:
             raw = self._serve(SKILL_MD)
             read_frontmatter = _read_frontmatter or _frontmatter_reader()
             # The head alone is decoded and read when the frontmatter closes in it; the rest
             # is checked to be UTF-8 and let go (a catalog's 180 decoded SKILL.md kept alive
             # cost a fresh process 2 ms of page faults), decoded again when the body is asked.
-            front = None
+            front: FrontmatterText | Frontmatter | None = None
             at = 0
             try:
                 if isinstance(raw, memoryview) and len(raw) > _HEAD:
@@ -336,16 +349,11 @@ class LoadedSkill:
                     except TypeError:  # a large span of an archive file (storedzip.source)
                         text = str(raw.tobytes(), "utf-8")
                     front = read_frontmatter(text, None)
+                if front is None:  # YAML beyond the exact reader (no corpus skill has any)
+                    front = _yaml_frontmatter(text, self.name)
             except UnicodeDecodeError as exc:
                 raise SkillError(f"SKILL.md is not valid UTF-8 (byte {at + exc.start})",
                                  path=f"{self.name}/{SKILL_MD}") from None
-            if front is None:
-                raise SkillError(
-                    f"skill '{self.name}': its SKILL.md frontmatter uses YAML beyond what the "
-                    "runtime reads exactly, so nothing of it is shown",
-                    path=f"{self.name}/{SKILL_MD}",
-                    hint="use plain keys, plain or quoted scalars, lists and block scalars "
-                    "(docs/RUNTIME.md, 'What SKILL.md says'), then pack again")
             data = front.data
             name = data.get("name") if "name" in data else data.get("skill")
             named = name.strip() if isinstance(name, str) else ""

@@ -24,6 +24,7 @@ from helpers.paths import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import skillpack.runtime as rt
 from skillpack.packing.targets import TARGETS
 
 _BASES = sorted(
@@ -350,3 +351,39 @@ def test_targets_that_want_different_layouts_are_refused_by_both(tmp_path: Path)
                      *(["-o", tmp_path / "out"] * (command == "pack")))
         assert result.exit_code == 1
         assert result.output.count("[target-layout] claude-ai: wants the wrapped layout") == 1
+
+
+#: Frontmatter `check` and `pack` read (PyYAML) that the runtime's exact reader does not.
+BEYOND_THE_EXACT_READER = {
+    "flow-map": "metadata: {author: me, n: 1}\n",
+    "space-key": "metadata:\n  my key: v\n",
+    "typed-keys": "metadata:\n  1: a\n  null: b\n",
+}
+
+
+def test_what_pack_writes_every_reader_of_archives_takes(tmp_path: Path) -> None:
+    """YAML beyond the runtime's exact reader passed `check` and `pack`, then `verify`,
+    `install X.skill`, `export` and `load` refused the archive `pack` wrote. Now the
+    runtime reads it as `check` did, and every one of them takes it."""
+    repo = tmp_path / "repo"
+    for name, extra in BEYOND_THE_EXACT_READER.items():
+        (repo / name).mkdir(parents=True)
+        (repo / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: Does {name} things.\n{extra}---\n# Body\n")
+    assert cli("check", repo).exit_code == 0
+    assert cli("pack", repo, "-o", tmp_path / "out").exit_code == 0
+    archives = sorted((tmp_path / "out").glob("*.skill"))
+    assert len(archives) == 3
+    checked = cli("verify", *archives)
+    assert checked.exit_code == 0, checked.output
+    assert cli("bundle", *archives, "-o", tmp_path / "all.bundle").exit_code == 0
+    assert cli("verify", tmp_path / "all.bundle").exit_code == 0
+    for command in (["install", *archives, "--into", tmp_path / "agent"],
+                    ["export", "mcp", *archives, "-o", tmp_path / "mcp.json"],
+                    ["export", "well-known", *archives, "-o", tmp_path / "site"]):
+        done = cli(*command)
+        assert done.exit_code == 0, (command, done.output)
+    bundle = rt.load((tmp_path / "all.bundle").read_bytes())
+    assert bundle["flow-map"].skill.metadata == {"author": "me", "n": "1"}
+    assert bundle["space-key"].skill.metadata == {"my key": "v"}
+    assert "typed-keys" in bundle.catalog_text()

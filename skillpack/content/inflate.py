@@ -380,8 +380,45 @@ def _zip_entry(info: zipfile.ZipInfo, found: _Problems) -> str | None:
         found.add("archive-method", f"compression method {info.compress_type} (only STORED "
                   "and DEFLATE are read)", raw)
         refused = True
+    second = _second_name(info.extra, raw)
+    if second is not None:
+        found.add("archive-unsafe-name", second, _shown(raw))
+        refused = True
     name = found.name(raw, info.is_dir())
     return None if refused else name
+
+
+#: The Info-ZIP Unicode Path extra field: version 1, the CRC-32 of the header's name, then
+#: the name in UTF-8, which Info-ZIP's unzip writes in place of the header's name.
+_UNICODE_PATH = 0x7075
+
+
+def _second_name(extra: bytes, name: str) -> str | None:
+    """Why a member's extra field (central or local) gives it a second name, or None.
+
+    Info-ZIP's unzip names a member by its Unicode Path field when the field's CRC-32 is the
+    header name's: a member shown here as ``notes.md`` would be written as ``.env`` or as a
+    second ``SKILL.md``. A field naming the member as its header does (what 7-Zip and Info-ZIP
+    zip write for non-ASCII names) is harmless; any other, or one that cannot be read, is
+    refused (zipfile ignores the field)."""
+    at = 0
+    while at + 4 <= len(extra):
+        kind, size = struct.unpack_from("<HH", extra, at)
+        body = extra[at + 4:at + 4 + size]
+        at += 4 + size
+        if kind != _UNICODE_PATH:
+            continue
+        try:
+            other = body[5:].decode("utf-8") if len(body) >= 5 and body[0] == 1 else None
+        except UnicodeDecodeError:
+            other = None
+        if other is None:
+            return ("an Info-ZIP Unicode Path field (0x7075) that cannot be read: an unzip "
+                    "may name the member otherwise")
+        if other != name:
+            return (f"a second name in an Info-ZIP Unicode Path field (0x7075), {other!r}, "
+                    "which unzip writes it as")
+    return None
 
 
 def _zip_exec(info: zipfile.ZipInfo) -> bool:
@@ -409,6 +446,9 @@ def _inflate_zip(data: bytes, info: zipfile.ZipInfo, budget: Budget) -> bytes:
         local = None
     if local != info.orig_filename:
         raise _Corrupt("its local header names another file than its central entry", member)
+    second = _second_name(data[start + 30 + name_len:start + 30 + name_len + extra_len], local)
+    if second is not None:
+        raise _Corrupt(f"its local header holds {second}", member)
     begin = start + 30 + name_len + extra_len
     span = data[begin:begin + info.compress_size]
     if len(span) != info.compress_size:

@@ -369,6 +369,52 @@ def test_a_zip_member_named_with_a_nul_is_refused_not_cut() -> None:
         read_zip(data)
 
 
+def _zip_with_unicode_path(other: bytes, where: str) -> bytes:
+    """demo/SKILL.md, and demo/notes.txt (holding KEY) whose Info-ZIP Unicode Path extra
+    field, in its local header, its central entry or both, names it `other`."""
+    name = b"demo/notes.txt"
+    field = struct.pack("<BI", 1, zlib.crc32(name)) + other
+    extra = struct.pack("<HH", 0x7075, len(field)) + field
+    out, central = bytearray(), bytearray()
+    for path, data, local, mid in ((b"demo/SKILL.md", MD, b"", b""),
+                                   (name, KEY, extra if where != "central" else b"",
+                                    extra if where != "local" else b"")):
+        at = len(out)
+        out += struct.pack("<4sHHHHHIIIHH", b"PK\3\4", 20, 0, 0, 0, 0x21, zlib.crc32(data),
+                           len(data), len(data), len(path), len(local)) + path + local + data
+        central += struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\1\2", 0x314, 20, 0, 0, 0, 0x21,
+                               zlib.crc32(data), len(data), len(data), len(path), len(mid),
+                               0, 0, 0, 0o100644 << 16, at) + path + mid
+    return bytes(out + central + struct.pack("<4sHHHHIIH", b"PK\5\6", 0, 0, 2, 2,
+                                             len(central), len(out), 0))
+
+
+@pytest.mark.parametrize("where", ["both", "central", "local"])
+def test_a_zip_member_renamed_by_a_unicode_path_field_is_refused(
+        tmp_path: Path, where: str) -> None:
+    """zipfile ignores the Info-ZIP Unicode Path field (0x7075); unzip names the member by
+    the central entry's field when its CRC-32 is the header name's: `notes.txt`, checked as
+    such, is written as `.env`."""
+    data = _zip_with_unicode_path(b"demo/.env", where)
+    (tmp_path / "renamed.zip").write_bytes(data)
+    subprocess.run(["unzip", "-o", "-q", "renamed.zip"], cwd=tmp_path, capture_output=True,
+                   check=False)
+    written = {p.name for p in (tmp_path / "demo").iterdir()}
+    # unzip reads the central entry's field; a local one renames the member for an
+    # extractor that reads the local headers as it goes (a stream)
+    assert written == {"SKILL.md", ".env" if where != "local" else "notes.txt"}
+    said = ("a second name in an Info-ZIP Unicode Path field (0x7075), 'demo/.env', which "
+            "unzip writes it as")
+    with TALLY.refused("foreign-archive", f"zip-unicode-path-{where}", "read_zip",
+                       ArchiveError, "demo/notes.txt", said):
+        read_zip(data)
+    result = run_cli("check", str(tmp_path / "renamed.zip"))
+    assert result.exit_code == 1 and said in result.output
+    # the field as 7-Zip and Info-ZIP's zip write it, naming the member as its header does
+    same = read_zip(_zip_with_unicode_path(b"demo/notes.txt", where))
+    assert [m.path for m in same] == ["demo/SKILL.md", "demo/notes.txt"]
+
+
 def _tar_member(name: str, data: bytes) -> bytes:
     info = tarfile.TarInfo(name)
     info.size, info.mode = len(data), 0o644

@@ -35,10 +35,11 @@ from skillpack import __version__
 from skillpack._threads import quiet_helper
 from skillpack.cli.options import Command
 from skillpack.cli.output import echo
-from skillpack.source.discover import is_skill_folder
+from skillpack.source.discover import skill_holding
 
 __all__ = ["ALIASES", "COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "LazyGroup",
-           "StdoutClosed", "Terminated", "main", "outcome", "precommit_check", "skill_folders"]
+           "StdoutClosed", "Terminated", "hook_arguments", "main", "outcome", "precommit_check",
+           "skill_folders"]
 
 #: Exit codes of a process ended by a signal: 128 + SIGINT (2), 128 + SIGTERM (15).
 EXIT_INTERRUPTED = 130
@@ -226,23 +227,43 @@ def _say(what: str) -> None:
 
 
 def skill_folders(files: Sequence[str]) -> list[str]:
-    """The skill folders holding `files` (each file's nearest folder, itself included, that
-    discovery finds as a skill), sorted, each once; a file in no skill gives none."""
-    found: set[str] = set()
-    for name in files:
-        path = Path(name)
-        for folder in (path, *path.parents) if path.is_dir() else path.parents:
-            if is_skill_folder(folder):
-                found.add(str(folder))
-                break
+    """The skill folders holding `files`, each where a search of the working folder finds it
+    (`skill_holding`: the outermost skill, none below ``node_modules/`` or a virtualenv), so
+    that the hook checks what ``skillpack check .`` checks; sorted, each once."""
+    found = {str(folder) for name in files if (folder := skill_holding(name)) is not None}
     return sorted(found)
+
+
+def hook_arguments(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The hook's arguments split into ``check``'s options (each with its value: ``--exclude
+    template/`` is one option, not an option and a file) and the files pre-commit passes.
+    After ``--`` every argument is a file."""
+    command = COMMANDS["check"].rsplit(".", 1)
+    check = getattr(importlib.import_module(_COMMANDS + command[0]), command[1])
+    valued = {name for param in check.params if isinstance(param, click.Option)
+              and not param.is_flag and not param.count
+              for name in (*param.opts, *param.secondary_opts)}
+    options: list[str] = []
+    files: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            files.extend(rest)
+        elif not arg.startswith("-") or arg == "-":
+            files.append(arg)
+        else:
+            options.append(arg)
+            value = next(rest, None) if arg in valued else None
+            if value is not None:  # its value is the next argument, whatever it looks like
+                options.append(value)
+    return options, files
 
 
 def precommit_check(argv: Sequence[str] | None = None) -> int:
     """``skillpack check [OPTIONS] FOLDER...`` on the skills holding the files in `argv`
-    (pre-commit passes the files a commit touches; arguments starting with ``-`` are passed
-    on as options): a skill is checked as a whole, each once; 0 when no file is in a skill."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    options = [a for a in args if a.startswith("-")]
-    folders = skill_folders([a for a in args if not a.startswith("-")])
-    return outcome(["check", *options, *folders]) if folders else 0
+    (pre-commit passes the files a commit touches, after the hook's ``args``, which are
+    ``check``'s options): a skill is checked as a whole, each once; 0 when no file is in a
+    skill."""
+    options, files = hook_arguments(list(sys.argv[1:] if argv is None else argv))
+    folders = skill_folders(files)
+    return outcome(["check", *options, "--", *folders]) if folders else 0

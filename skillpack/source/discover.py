@@ -38,6 +38,7 @@ __all__ = [
     "is_archive_name",
     "is_skill_folder",
     "miscased_skill_md",
+    "skill_holding",
 ]
 
 #: Folders the search never enters: those the walk leaves out.
@@ -93,13 +94,14 @@ def miscased_skill_md(folder: str | os.PathLike[str]) -> str | None:
     return others[0] if others else None
 
 
-def _skip_reason(entry: os.DirEntry[str]) -> str | None:
-    name = entry.name
+def _skip_reason(path: str) -> str | None:
+    """Why the search never enters the folder at `path`, or None when it does."""
+    name = os.path.basename(path)
     if name in _VCS:
         return "version control"
     if name == "node_modules":
         return "node packages"
-    if name in _VENV_NAMES or os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
+    if name in _VENV_NAMES or os.path.isfile(os.path.join(path, "pyvenv.cfg")):
         return "a Python virtualenv"
     return None
 
@@ -120,6 +122,25 @@ def is_skill_folder(path: str | os.PathLike[str]) -> bool:
     rename it)."""
     return _is_skill_dir(os.fspath(path)) or (
         os.path.isdir(path) and miscased_skill_md(path) is not None)
+
+
+def skill_holding(file: str | os.PathLike[str]) -> Path | None:
+    """The skill folder a search of the working folder puts `file` in (a path relative to
+    it, as pre-commit passes a commit's files; an absolute one is searched from its root):
+    its outermost folder that is a skill, the working folder itself included, as `discover`
+    finds it (it searches no further inside a skill). None for a file in no skill, or below
+    a folder the search never enters (``node_modules/``, a virtualenv, ``.git/``...)."""
+    path = Path(file)
+    folders = [*reversed(path.parents)]
+    if os.path.isdir(path):
+        folders.append(path)
+    for folder in folders:
+        text = os.fspath(folder)
+        if folder.name in _QUIET or (folder.name and _skip_reason(text) is not None):
+            return None
+        if _is_skill_dir(text) or miscased_skill_md(text) is not None:
+            return folder
+    return None
 
 
 def discover(path: str | os.PathLike[str]) -> Discovery:
@@ -180,7 +201,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
             if _is_skill_dir(entry.path):
                 found.append(Path(entry.path))
                 continue
-            reason = _skip_reason(entry)
+            reason = _skip_reason(entry.path)
             if reason is not None:
                 skipped.append(Skipped(entry.path + "/", reason))
             else:

@@ -12,7 +12,7 @@ from helpers.paths import REPO, TOO_LONG
 from helpers.skills import rich_skill
 
 from skillpack.__main__ import precommit_check
-from skillpack.cli.app import skill_folders
+from skillpack.cli.app import hook_arguments, skill_folders
 
 
 def test_python_dash_m_skillpack_runs_the_command_line() -> None:
@@ -37,8 +37,14 @@ def test_files_map_to_the_skill_folders_holding_them(tmp_path: Path,
     files = ["skills/one/scripts/tools/deep/fix.sh", "skills/one/SKILL.md", "README.md",
              "skills/one/assets/inner/references/guide.md", "two/assets/logo.bin",
              "skills/one/references/guide.md"]
-    assert skill_folders(files) == ["skills/one", "skills/one/assets/inner", "two"]
+    # the outermost skill, as `check .` finds it: the inner one is part of skills/one
+    assert skill_folders(files) == ["skills/one", "two"]
     assert skill_folders(["README.md"]) == [] == skill_folders([])
+    # never below a folder the search does not enter: a vendored package's skill is not ours
+    rich_skill(tmp_path / "node_modules" / "pkg" / "skills" / "vendored")
+    rich_skill(tmp_path / ".venv" / "lib" / "skill")
+    assert skill_folders(["node_modules/pkg/skills/vendored/SKILL.md",
+                          ".venv/lib/skill/SKILL.md"]) == []
 
 
 def test_the_hook_entry_checks_whole_skills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -60,6 +66,27 @@ def test_the_hook_entry_checks_whole_skills(tmp_path: Path, monkeypatch: pytest.
     assert precommit_check(["README.md"]) == 0 and capsys.readouterr().out == ""
     assert precommit_check(["--json", "good/SKILL.md"]) == 0
     assert '"valid": true' in capsys.readouterr().out
+
+
+def test_the_hook_takes_an_option_with_its_value(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``args: [--exclude, template/]`` took ``template/`` for a file and the first changed
+    skill for the pattern: that skill was left out, and a broken skill passed the hook."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "skills" / "alpha").mkdir(parents=True)
+    (tmp_path / "skills" / "alpha" / "SKILL.md").write_text("---\nname: alpha\n---\nbody\n")
+    rich_skill(tmp_path / "skills" / "beta")
+    changed = ["skills/alpha/SKILL.md", "skills/beta/SKILL.md"]
+    assert hook_arguments(["--exclude", "template/", "--target", "claude-code", "-q", *changed]
+                          ) == (["--exclude", "template/", "--target", "claude-code", "-q"],
+                                changed)
+    assert precommit_check(["--exclude", "template/", *changed]) == 1
+    out = capsys.readouterr().out
+    assert "skills/alpha/SKILL.md:1: error: [description-missing]" in out
+    assert "checked 2 skills: 1 valid, 1 invalid" in out
+    assert precommit_check(["--target", "claude-code", *changed]) == 1  # not a usage error
+    assert "checked 2 skills" in capsys.readouterr().out
 
 
 # -- the end of the process ------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 from skillpack.approve.lock import Lock
 from skillpack.errors import SkillpackError
 from skillpack.formats.digest import FileRecord
+from skillpack.packing.check import DUPLICATE_NAME, name_clashes
 from skillpack.packing.selection import Selection
 from skillpack.packing.verify import VerifyReport, verify_target_each
 from skillpack.runtime.checks import approval_findings
@@ -113,7 +114,9 @@ class SkillVerdict:
     the files added, removed and changed, ``diff``) and ``code`` (the lock's,
     `LockVerdict.code`, or ``digest-mismatch`` against ``--digest``), which ``--json``
     prints with every verdict that fails. ``link`` is where a skill of an agent's folder
-    that is a symbolic link points (it was verified there; `skillpack.install.folders`)."""
+    that is a symbolic link points (it was verified there; `skillpack.install.folders`).
+    ``path`` is the skill's own folder or archive, when it is not the target itself (a
+    folder of skills or of archives)."""
 
     target: str | None
     name: str | None
@@ -124,11 +127,14 @@ class SkillVerdict:
     diff: FileDiff | None = None
     skills: int | None = None
     link: str | None = None
+    path: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The item of ``verify --json``."""
         data: dict[str, Any] = {"target": self.target, "name": self.name,
                                 "digest": self.digest, "ok": self.ok}
+        if self.path is not None:
+            data["path"] = self.path
         if not self.ok:
             data["code"] = self.code
         if self.link is not None:
@@ -147,7 +153,8 @@ class SkillVerdict:
         if self.skills is not None:
             return [f"{state}  {self.digest}  bundle of {self.skills} skill(s)  "
                     f"({self.target}){why}"]
-        where = "in none of the targets" if self.target is None else self.target
+        where = ("in none of the targets" if self.target is None else self.path
+                 if self.path is not None else self.target)
         if self.link is not None:
             where += f", a link to {self.link}"
         return [f"{state}  {self.digest}  {self.name}  ({where}){why}",
@@ -182,6 +189,7 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
     reported: set[tuple[str, str, str | None, int | None]] = set()
     seen: set[str] = set()
     broken: set[str] = set()  # the names of the skills that failed, as far as known
+    first: dict[str, tuple[str, str]] = {}  # name -> digest and place of the first so named
 
     def fail(target: str, err: SkillpackError) -> None:
         nonlocal reported
@@ -209,18 +217,26 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
                 skills=len(report.skills),
                 reason=None if ok else f"bundle digest differs from {expected}"))
             continue
-        verdicts = ({v.name: v for v in compare_with_lock(report, lock)
-                     if v.code != "expect-missing"} if lock is not None else {})
-        for s in report.skills:
-            verdict = verdicts.get(s.name)
-            if verdict is not None and not verdict.ok:
+        # each skill's own verdict, in order (two skills of one name are not one)
+        verdicts = compare_with_lock(report, lock) if lock is not None else []
+        for at, s in enumerate(report.skills):
+            place = s.source or target
+            path = place if place != target else None
+            known = first.setdefault(s.name, (s.digest, place))
+            clash = name_clashes([(s.name, *known), (s.name, s.digest, place)])
+            verdict = verdicts[at] if verdicts else None
+            if clash:  # as `lock` refuses it: an agent could not tell the two apart
+                answer.append(SkillVerdict(target, s.name, s.digest, False, DUPLICATE_NAME,
+                                           clash[0].message, path=path))
+            elif verdict is not None and not verdict.ok:
                 answer.append(SkillVerdict(target, s.name, s.digest, False, verdict.code,
-                                           verdict.reason, verdict.diff))
+                                           verdict.reason, verdict.diff, path=path))
             elif expected is not None and s.digest != expected:
                 answer.append(SkillVerdict(target, s.name, s.digest, False, DIGEST_MISMATCH,
-                                           reason=f"digest differs from {expected}"))
+                                           reason=f"digest differs from {expected}",
+                                           path=path))
             else:
-                answer.append(SkillVerdict(target, s.name, s.digest))
+                answer.append(SkillVerdict(target, s.name, s.digest, path=path))
     for missing in (compare_with_lock(reports, lock) if lock is not None else ()):
         if missing.code == "expect-missing" and missing.name not in broken:
             # approved, but in none of the targets

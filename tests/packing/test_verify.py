@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import struct
 import zipfile
 import zlib
@@ -534,3 +535,29 @@ def test_a_hand_made_archive_with_an_invalid_skill_md_is_refused(tmp_path: Path)
 def test_a_hand_made_archive_whose_skill_md_names_another_skill(tmp_path: Path) -> None:
     data = hand_made(tmp_path, {}, b"---\nname: someone-else\ndescription: Other.\n---\nBody\n")
     refused(tmp_path, data, "someone-else")
+
+
+def test_two_copies_of_a_skill_are_each_judged_and_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository holding the approved skill and a changed copy of it (build/): each row
+    was the changed copy's verdict, under the target `.`, so the approved copy read as a
+    MISMATCH and no row said which folder drifted. Now each skill is itself, named by its
+    folder, and the copy fails as `lock` refuses it: two skills of one name."""
+    approved = rich_skill(tmp_path / ".claude" / "skills" / "alpha", "alpha ")
+    copy = tmp_path / "build" / "skills" / "alpha"
+    shutil.copytree(approved, copy)
+    with open(copy / "SKILL.md", "a") as f:
+        f.write("An edit.\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli("lock", ".", "-o", "skills.lock", "-k").exit_code == 1  # the copy skipped
+    result = cli("verify", "--json", "--lock", "skills.lock", ".")
+    assert result.exit_code == 1
+    items = json.loads(result.stdout)
+    assert [(i["path"], i["ok"], i.get("code")) for i in items] == [
+        (".claude/skills/alpha", True, None), ("build/skills/alpha", False, "duplicate-name")]
+    assert items[1]["reason"] == ("two different skills are named 'alpha': "
+                                  ".claude/skills/alpha and build/skills/alpha; rename one, "
+                                  "or leave one out (--exclude)")
+    text = cli("verify", "--lock", "skills.lock", ".").stdout.splitlines()
+    assert text[0].startswith("ok ") and text[0].endswith("alpha  (.claude/skills/alpha)")
+    assert text[1].startswith("MISMATCH ") and "(build/skills/alpha): two different" in text[1]

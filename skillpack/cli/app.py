@@ -25,7 +25,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from pathlib import Path
 from types import FrameType
 from typing import Any
 

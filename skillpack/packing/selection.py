@@ -70,6 +70,9 @@ class Selection:
         # a bad pattern: refused before anything runs
         self._exclude = Exclude(self.exclude, base=self.base)
         self.ignore = frozenset(self.ignore)
+        #: Inputs `each` could not open, not keeping going: refused with the block's own
+        #: failures (`settle`), or at the block's end, so that none hides another.
+        self._pending: list[tuple[str, SkillpackError]] = []
 
     @property
     def excluder(self) -> Exclude:
@@ -95,7 +98,8 @@ class Selection:
         """The skills that failed (what the user knows each by, its error): raised all at
         once (`refuse_all`) unless keep-going, then each listed in `skipped`."""
         if not self.keep_going:
-            refuse_all([err for _, err in failures])
+            pending, self._pending = self._pending, []
+            refuse_all([err for _, err in (*pending, *failures)])
         self.skipped += [SkippedSkill(path, err) for path, err in failures]
 
     def inputs(self, paths: Iterable[str | os.PathLike[str]]) -> list[Input]:
@@ -118,15 +122,28 @@ class Selection:
     def each(self, items: Sequence[Input], open_one: OpenOne) -> Iterator[list[Input]]:
         """``with selection.each(items, as_skill_folders) as ready:`` `open_one` of each
         input on its own (an archive verified and written out, one made elsewhere unpacked),
-        kept open for the block; one that fails is raised, or with keep-going skipped."""
+        kept open for the block; one that fails is skipped keeping going, else refused with
+        every failure of the block (its `settle`), or when the block ends: a stray archive
+        hides neither the others nor a broken skill folder."""
         with ExitStack() as stack:
             ready: list[Input] = []
             for item in items:
                 try:
                     ready += stack.enter_context(open_one([item]))
                 except SkillpackError as err:
-                    self.skip(item.label, item.relabel(err))
-            yield ready
+                    if self.keep_going:
+                        self.skip(item.label, item.relabel(err))
+                    else:
+                        self._pending.append((item.label, item.relabel(err)))
+            try:
+                yield ready
+            except SkillpackError as err:  # the block's own error, beside what failed here
+                pending, self._pending = self._pending, []
+                if pending:
+                    refuse_all([e for _, e in pending] + [err])
+                raise
+            pending, self._pending = self._pending, []
+            refuse_all([e for _, e in pending])
 
     def prepare(self, items: Sequence[Input], *, options: PackOptions | None = None,
                 outputs: Outputs = ()) -> dict[str, PreparedSkill]:

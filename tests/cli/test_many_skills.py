@@ -272,3 +272,23 @@ def test_check_reports_every_problem_of_every_skill_in_one_run(repo: Path) -> No
     assert result.exit_code == 1
     assert "skills/template/SKILL.md:2: error:" in result.stdout
     assert "skills/no-description/SKILL.md:1: error: [description-missing]" in result.stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_stray_archives_hide_no_other_refusal(repo: Path, name: str) -> None:
+    """Archives beside the skills (a `fixtures.zip`, a `backup.tar.gz`) are read whole, and
+    are no skill: the first one refused stopped pack, bundle, lock and the exports, which
+    said nothing of the other, nor of the broken skills. Now every one is listed at once."""
+    (repo / "skills" / "tmp").mkdir()
+    (repo / "skills" / "tmp" / "readme.txt").write_text("hi\n")
+    shutil.make_archive(str(repo / "skills" / "fixtures"), "zip", repo / "skills" / "tmp")
+    shutil.make_archive(str(repo / "skills" / "backup"), "gztar", repo / "skills" / "tmp")
+    remove(repo / "skills" / "tmp")
+    words, written = COMMANDS[name]
+    refused = run(*words)
+    assert refused.exit_code == 1, refused.output
+    for what in ("skills/backup.tar.gz: error: [not-a-skill-archive]",
+                 "skills/fixtures.zip: error: [not-a-skill-archive]",
+                 "skills/no-description/SKILL.md:1: error: [description-missing]"):
+        assert what in refused.output, refused.output
+    assert not (repo / written).exists()

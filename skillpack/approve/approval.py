@@ -107,12 +107,15 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
     ``--keep-going``), what it excludes is left out and, keeping going, what does not verify
     is skipped (``selection.skipped``)."""
     selection = selection or Selection()
+    # every refusal judged before any is raised: a skill `check` refuses hides no name
+    # clash (`Selection.collecting`)
+    collected = selection.collecting()
     found: list[LockedSkill] = []
     archives: dict[str, str] = {}
-    with selection.each(selection.inputs(paths), unpacked_foreign) as items:
+    with collected.each(collected.inputs(paths), unpacked_foreign) as items:
         # each skill's entry made as soon as it is prepared: its SKILL.md, file set and the
         # bytes its walk kept (its archive hashed from them, not read again) let go
-        entries = selection.prepare_as(items, _entry, keep_bytes=KEEP_BYTES)
+        entries = collected.prepare_as(items, _entry, keep_bytes=KEEP_BYTES)
         for item in items:
             if item.kind == "folder":
                 entry = entries.get(item.path)
@@ -132,15 +135,13 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
                         found.append(LockedSkill(s.name, LockEntry.for_skill(
                             loaded.skill, s.digest, s.files, s.programs, sha), item.path))
             except SkillpackError as err:
-                selection.skip(item.path, err)
+                collected.skip(item.path, err)
     clashes = name_clashes((f.name, f.entry.digest, f.source) for f in found)
-    if clashes:
-        bad = {p.file for p in clashes}
-        selection.settle([(p.file or "", SkillpackError(
-            p.message, path=p.file, problems=[p], hint="lock one of them, or rename one"))
-            for p in clashes])
-        found = [f for f in found if f.source not in bad]
-    return Found(tuple(found), archives)
+    bad = {p.file for p in clashes}
+    selection.take(collected, also=[(p.file or "", SkillpackError(
+        p.message, path=p.file, problems=[p], hint="lock one of them, or rename one"))
+        for p in clashes])
+    return Found(tuple(f for f in found if f.source not in bad), archives)
 
 
 def _entry(p: PreparedSkill) -> LockedSkill:

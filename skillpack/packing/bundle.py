@@ -155,10 +155,6 @@ def _collect(items: Sequence[Input], outputs: Sequence[str | os.PathLike[str]],
                 clashes.append((one.source, clash[0]))
                 continue
             skills.setdefault(name, one)
-    if clashes and not selection.keep_going:
-        raise SkillpackError("two different skills have one name: "
-                             + "; ".join(p.message for _, p in clashes),
-                             problems=[p for _, p in clashes], hint=_CLASH_HINT)
     selection.settle([(where, SkillpackError(p.message, path=where, problems=[p],
                                              hint=_CLASH_HINT)) for where, p in clashes])
     return skills
@@ -194,10 +190,13 @@ def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
                                  hint="give --python-module another file than -o")
     # read from disk while writing: the folders written and the archives unpacked are kept
     with materialized(paths) as (given, labels):
-        found = selection.inputs(given)
-        with selection.each(found, unpacked_foreign) as items:
+        # every refusal judged before any is raised: a skill `check` refuses hides neither
+        # a name clash nor a host's limit (`Selection.collecting`)
+        collected = selection.collecting()
+        found = collected.inputs(given)
+        with collected.each(found, unpacked_foreign) as items:
             return _write_bundle(items, dest, python_module, labels, tuple(targets),
-                                 catalog_budget, selection)
+                                 catalog_budget, selection, collected)
 
 
 def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
@@ -227,23 +226,28 @@ def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
 def _write_bundle(items: Sequence[Input], dest: str | os.PathLike[str],
                   python_module: str | os.PathLike[str] | None,
                   labels: dict[str, str], targets: tuple[str, ...],
-                  budget: int | None, selection: Selection) -> BundleResult:
+                  budget: int | None, selection: Selection,
+                  collected: Selection) -> BundleResult:
     skills = _collect(items, [dest] if python_module is None else [dest, python_module],
-                      selection)
+                      collected)
     for name, found in skills.items():
         if found.source in labels:
             skills[name] = _Found(found.digest, labels[found.source], found.members,
                                   found.skill, found.files)
-    if not skills:
-        raise SkillpackError("nothing to bundle", hint="give skill folders or .skill archives")
     hosts = _host_problems(skills, targets, budget) if targets or budget is not None else []
     errors = [p for p in hosts if p.severity == "error"]
     if errors:
-        raise SkillError(
+        refused = SkillError(
             f"the bundle cannot be made for {', '.join(targets)}: {len(errors)} "
             f"error{'s' * (len(errors) != 1)}",
             path=os.fspath(dest), problems=errors,
             hint="fix what `skillpack check --target` reports, or bundle without that target")
+        if selection.keep_going:  # the bundle's own refusal: nothing to skip
+            raise refused
+        selection.take(collected, also=[(os.fspath(dest), refused)])
+    selection.take(collected)
+    if not skills:
+        raise SkillpackError("nothing to bundle", hint="give skill folders or .skill archives")
     catalog = catalog_report([(n, f.skill.description) for n, f in skills.items()
                               if f.skill is not None])
     digest, index = index_bytes([(name, found.digest) for name, found in skills.items()])

@@ -442,7 +442,7 @@ def refuse_all(failures: Sequence[SkillpackError]) -> None:
         # each at its path below its skill's folder: relative paths would not say whose
         problems = [p for err in failures for p in (err.located() or _as_problems(err))]
         raise SkillpackError(
-            f"{len(failures)} skills cannot be packed: "
+            f"{len(failures)} skills are refused: "
             + "; ".join(str(err.path or err.message) for err in failures),
             problems=problems)
 

@@ -102,6 +102,24 @@ class Selection:
             refuse_all([err for _, err in (*pending, *failures)])
         self.skipped += [SkippedSkill(path, err) for path, err in failures]
 
+    def collecting(self) -> Selection:
+        """A selection of this one's ``exclude`` and ``ignore`` that keeps going whatever this
+        one says: a pipeline of several judgements (each skill, then two skills of one
+        name, then a host's limits) runs each on what passed the one before, then `take`
+        gives this selection every failure at once, before anything is written."""
+        return Selection(self.exclude, self.ignore, True, self.base)
+
+    def take(self, collected: Selection, *,
+             also: Sequence[tuple[str, SkillpackError]] = ()) -> None:
+        """Everything `collected` (a `collecting` copy) skipped, and the failures `also`,
+        settled here at once: raised together unless this selection keeps going, else
+        skipped; what it excluded is this selection's too."""
+        self.excluded += collected.excluded
+        collected.excluded = []
+        failures = [(s.path, s.error) for s in collected.skipped] + list(also)
+        collected.skipped = []
+        self.settle(failures)
+
     def inputs(self, paths: Iterable[str | os.PathLike[str]]) -> list[Input]:
         """What `paths` hold (`classify`, each input once, those excluded left out and
         listed); a PATH that holds nothing or cannot be read raises, or with keep-going is

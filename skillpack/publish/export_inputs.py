@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterable, Iterator
+from typing import Literal
 
 from skillpack.errors import SkillpackError
 from skillpack.formats.paths import SKILL_MD
@@ -22,7 +23,7 @@ from skillpack.packing.check import name_clashes
 from skillpack.packing.members import write_members
 from skillpack.packing.selection import Selection
 from skillpack.packing.verify import verify_bytes
-from skillpack.publish.exports import ExportSkill
+from skillpack.publish.exports import ExportSkill, exportable
 from skillpack.publish.oci import OciArtifact, artifact_from_bytes, toolhive_from_bytes
 from skillpack.runtime import Bundle, LoadedSkill
 from skillpack.skillmd.frontmatter import normalise_text
@@ -30,7 +31,8 @@ from skillpack.skillmd.yaml_core import core_frontmatter, frontmatter_yaml
 from skillpack.source.classify import read_input, unpacked_foreign
 from skillpack.storedzip.writer import ZipWriter
 
-__all__ = ["archives_of", "artifacts_from_paths", "export_skill", "export_skills"]
+__all__ = ["archives_of", "artifacts_from_paths", "export_skill", "export_skills",
+           "exportable_skills"]
 
 _EXECUTABLE = "100755"
 
@@ -112,6 +114,19 @@ def export_skills(paths: Iterable[str | os.PathLike[str]], *,
             elif known is None:
                 first[skill.name] = (skill.digest, where)
                 skills.append(export_skill(skill, where))
+    return skills
+
+
+def exportable_skills(paths: Iterable[str | os.PathLike[str]],
+                      host: Literal["mcp", "well-known"],
+                      selection: Selection) -> list[ExportSkill]:
+    """The skills under `paths` that the export for `host` takes (`export_skills`, then
+    `exportable`), every refusal of either judged before any is raised: a skill `check`
+    refuses hides neither another's name clash nor a host's limit (`Selection.collecting`).
+    Refused all at once, or with `selection` keeping going skipped and listed."""
+    collected = selection.collecting()
+    skills = exportable(export_skills(paths, selection=collected), host, collected)
+    selection.take(collected)
     return skills
 
 

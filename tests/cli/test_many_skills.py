@@ -292,3 +292,32 @@ def test_stray_archives_hide_no_other_refusal(repo: Path, name: str) -> None:
                  "skills/no-description/SKILL.md:1: error: [description-missing]"):
         assert what in refused.output, refused.output
     assert not (repo / written).exists()
+
+
+#: Commands that judge a skill, then two skills of one name, then a host's limits: each
+#: judgement was raised alone, so a CI run needed a round per kind of problem.
+JUDGED_TOGETHER = {
+    "bundle": (["bundle", "skills", "other", "-o", "out.bundle", "--target", "claude-ai"],
+               True),
+    "lock": (["lock", "skills", "other", "-o", "skills.lock"], False),
+    "export mcp": (["export", "mcp", "skills", "other", "-o", "mcp.json"], True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JUDGED_TOGETHER))
+def test_every_kind_of_refusal_is_listed_in_one_run(repo: Path, name: str) -> None:
+    words, host = JUDGED_TOGETHER[name]
+    (repo / "other" / GOOD[1]).mkdir(parents=True)  # a second, different skill-01
+    (repo / "other" / GOOD[1] / "SKILL.md").write_text(good(GOOD[1], "license: MIT\n"))
+    refs = repo / "skills" / GOOD[2] / "refs"  # over claude-ai's 200 files, MCP's 16 MiB
+    refs.mkdir()
+    for n in range(201):
+        (refs / f"r{n}.md").write_text(f"{n}\n")
+    (refs / "big.bin").write_bytes(bytes(17 << 20))
+    refused = run(*words)
+    assert refused.exit_code == 1
+    said = refused.output
+    assert "skills/no-description/SKILL.md:1: error: [description-missing]" in said
+    assert f"other/{GOOD[1]}: error: [duplicate-name]" in said
+    assert ("[target-too-many-files]" in said or "[target-too-large]" in said) is host
+    assert not any(p.name in ("out.bundle", "skills.lock", "mcp.json") for p in repo.iterdir())

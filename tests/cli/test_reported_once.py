@@ -79,7 +79,7 @@ def test_check_and_lint(skills: Path, command: str) -> None:
 def test_pack(skills: Path) -> None:
     assert_once_in_text(cli("pack", *PATHS, "-o", "out"), LONG, LEAKY)
     assert_once_in_json(cli("pack", "--json", *PATHS, "-o", "out"), LONG, LEAKY)
-    assert "2 skills cannot be packed" in cli("pack", *PATHS, "-o", "out").output
+    assert "2 skills are refused" in cli("pack", *PATHS, "-o", "out").output
     assert not Path("out").exists()
 
 

@@ -40,12 +40,11 @@ from skillpack.cli.options import (
 from skillpack.cli.output import DASH, echo, echo_json
 from skillpack.errors import SkillpackError
 from skillpack.publish.catalog import FORMATS, catalog_entries, render_catalog
-from skillpack.publish.export_inputs import artifacts_from_paths, export_skills
+from skillpack.publish.export_inputs import artifacts_from_paths, exportable_skills
 from skillpack.publish.exports import (
     WELL_KNOWN_DIR,
     base_url_problem,
     export_well_known,
-    exportable,
     mcp_skills_list,
 )
 from skillpack.publish.exports import sha256_digest as exports_sha256
@@ -162,7 +161,7 @@ def export_well_known_command(paths: tuple[str, ...], site: str, base_url: str |
     if why is not None:
         raise click.UsageError(f"--base-url {base_url!r} {why}")
     chosen = selection()
-    skills = exportable(export_skills(paths, selection=chosen), "well-known", chosen)
+    skills = exportable_skills(paths, "well-known", chosen)
     entries = export_well_known(skills, site, base_url=base_url)
     folder = os.path.join(site, WELL_KNOWN_DIR)
     rows = []
@@ -193,7 +192,7 @@ def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
     the SHA-256 of the file's bytes. With --json the result is under "result".
     """
     chosen = selection()
-    data = mcp_skills_list(exportable(export_skills(paths, selection=chosen), "mcp", chosen))
+    data = mcp_skills_list(exportable_skills(paths, "mcp", chosen))
     if out_file != DASH:
         with atomic_write(out_file) as handle:
             handle.write(data)

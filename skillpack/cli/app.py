@@ -36,9 +36,21 @@ from skillpack.cli.options import Command
 from skillpack.cli.output import echo
 from skillpack.source.discover import skill_holding
 
-__all__ = ["ALIASES", "COMMANDS", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "LazyGroup",
-           "StdoutClosed", "Terminated", "hook_arguments", "main", "outcome", "precommit_check",
-           "skill_folders"]
+__all__ = [
+    "ALIASES",
+    "COMMANDS",
+    "EXIT_INTERRUPTED",
+    "EXIT_TERMINATED",
+    "LazyGroup",
+    "StdoutClosed",
+    "Terminated",
+    "command_named",
+    "hook_arguments",
+    "main",
+    "outcome",
+    "precommit_check",
+    "skill_folders",
+]
 
 #: Exit codes of a process ended by a signal: 128 + SIGINT (2), 128 + SIGTERM (15).
 EXIT_INTERRUPTED = 130
@@ -93,6 +105,19 @@ def _stdout_guard() -> Iterator[None]:
         raise StdoutClosed from None
 
 
+def command_named(name: str) -> click.Command | None:
+    """The command `name` (or an alias of it), its module imported now; None for no such
+    command."""
+    where = COMMANDS.get(ALIASES.get(name, name))
+    if where is None:
+        return None
+    module, attribute = where.rsplit(".", 1)
+    command = getattr(importlib.import_module(_COMMANDS + module), attribute)
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{_COMMANDS}{where} is not a click command")
+    return command
+
+
 class LazyGroup(click.Group):
     """A group whose commands (`COMMANDS`) are imported when asked for; its invocation ends
     with the command's exit code."""
@@ -103,14 +128,7 @@ class LazyGroup(click.Group):
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        where = COMMANDS.get(ALIASES.get(cmd_name, cmd_name))
-        if where is None:
-            return None
-        module, name = where.rsplit(".", 1)
-        command = getattr(importlib.import_module(_COMMANDS + module), name)
-        if not isinstance(command, click.Command):
-            raise TypeError(f"{_COMMANDS}{where} is not a click command")
-        return command
+        return command_named(cmd_name)
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:
@@ -237,8 +255,8 @@ def hook_arguments(args: Sequence[str]) -> tuple[list[str], list[str]]:
     """The hook's arguments split into ``check``'s options (each with its value: ``--exclude
     template/`` is one option, not an option and a file) and the files pre-commit passes.
     After ``--`` every argument is a file."""
-    command = COMMANDS["check"].rsplit(".", 1)
-    check = getattr(importlib.import_module(_COMMANDS + command[0]), command[1])
+    check = command_named("check")
+    assert check is not None
     valued = {name for param in check.params if isinstance(param, click.Option)
               and not param.is_flag and not param.count
               for name in (*param.opts, *param.secondary_opts)}

@@ -373,12 +373,11 @@ class LoadedSkill:
         if self._parsed is None:
             front = self._frontmatter()
             # cold path: the body's tool fences (`re`, dataclasses) only when they are asked for
-            from skillpack.skillmd.frontmatter import Frontmatter
-            from skillpack.skillmd.skill import parse_skill
+            from skillpack.skillmd import frontmatter, skill
 
-            self._parsed = parse_skill(
+            self._parsed = skill.parse_skill(
                 "", file=f"{self.name}/{SKILL_MD}",
-                front=Frontmatter(front.data, {}, front.body, front.body_line))
+                front=frontmatter.Frontmatter(front.data, {}, front.body, front.body_line))
         return self._parsed
 
     @property

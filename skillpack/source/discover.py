@@ -11,6 +11,11 @@ A folder holding ``skill.md`` (or any other case of it) but no ``SKILL.md`` is f
 skill too, so that reading it says what to do (rename it: Linux hosts are case-sensitive)
 instead of "no SKILL.md found"; `Discovery.miscased` lists those files.
 
+A symbolic link to a folder is followed when the folder lies inside the working folder (the
+layout vercel's ``skills`` writes: each agent's folder linking to one copy in
+``.agents/skills``; `verify` follows the same links): a skill found through a link is found
+at its own path, once. A link out of the working folder, or to nothing, is skipped and noted.
+
 Archives (`ARCHIVE_SUFFIXES`) directly in the folder searched are listed in
 `Discovery.archives`, read by no one here (`skillpack.source.classify` decides what they
 are); one in a folder below it that holds no skill is skipped, and noted, like a folder.
@@ -143,14 +148,34 @@ def skill_holding(file: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+def _linked_folder(link: str, project: str, visited: set[str]) -> str | Skipped | None:
+    """Where the symbolic link `link` of a folder searched leads: the folder it names, as a
+    path relative to the working folder `project`, when that folder lies inside it and was
+    not searched yet (vercel's ``skills`` links each agent's folder to one copy in
+    ``.agents/skills``: `verify` follows such links too); a `Skipped` (noted) for a link to
+    a folder outside it, or to nothing; None for a link to a file, or to a folder already
+    searched (each skill is found once)."""
+    real = os.path.realpath(link)
+    if not os.path.isdir(real):
+        return None if os.path.exists(real) else Skipped(link, "a symbolic link to nothing")
+    if real != project and not real.startswith(project + os.sep):
+        return Skipped(link, f"a symbolic link to {real}, outside the working folder: give "
+                       "that folder to read it")
+    if real in visited:
+        return None
+    visited.add(real)
+    return os.path.relpath(real, project)
+
+
 def discover(path: str | os.PathLike[str]) -> Discovery:
     """The skill folders at `path`, what the search skipped, mis-cased SKILL.md files and
     the archives directly in `path`.
 
     A SKILL.md gives its folder; a folder holding SKILL.md (or a mis-cased one) is one skill
-    (not searched further); any other folder is searched, without following symlinks and
-    skipping the folders the module text lists. Raises `MissingPathError` (a
-    FileNotFoundError) when `path` does not exist.
+    (not searched further); any other folder is searched, skipping the folders the module
+    text lists. A symbolic link is followed to a folder inside the working folder
+    (`_linked_folder`), each folder and skill found once; any other is skipped, and noted.
+    Raises `MissingPathError` (a FileNotFoundError) when `path` does not exist.
     """
     given = Path(path)
     try:
@@ -175,6 +200,8 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     archives: list[Path] = []
     root = os.fspath(given)
     stack = [root]
+    project = os.path.realpath(os.getcwd())
+    visited = {os.path.realpath(root)}  # each folder searched once, however it is reached
     while stack:
         folder = stack.pop()
         try:
@@ -196,10 +223,22 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                 else:
                     skipped.append(Skipped(entry.path, _DEEP_ARCHIVE))
                 continue
+            if entry.is_symlink():
+                linked = _linked_folder(entry.path, project, visited)
+                if isinstance(linked, Skipped):
+                    skipped.append(linked)
+                elif linked is not None and _is_skill_dir(linked):
+                    found.append(Path(linked))
+                elif linked is not None:
+                    stack.append(linked)
+                continue
             if entry.name in _QUIET or not entry.is_dir(follow_symlinks=False):
                 continue
             if _is_skill_dir(entry.path):
-                found.append(Path(entry.path))
+                real = os.path.realpath(entry.path)
+                if real not in visited:  # not found through a link already
+                    visited.add(real)
+                    found.append(Path(entry.path))
                 continue
             reason = _skip_reason(entry.path)
             if reason is not None:
@@ -208,8 +247,8 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                 stack.append(entry.path)
     skipped.sort(key=lambda s: s.path)
     for item in skipped:
-        why = item.reason if item.reason == _DEEP_ARCHIVE else (
-            f"{item.reason}: never searched for skills")
+        why = item.reason if item.reason == _DEEP_ARCHIVE or "symbolic link" in item.reason \
+            else f"{item.reason}: never searched for skills"
         note(f"skipped {item.path} ({why})")
     return Discovery(tuple(sorted(found)), tuple(skipped), tuple(sorted(wrong_case)),
                      tuple(sorted(archives)))

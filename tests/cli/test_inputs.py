@@ -176,3 +176,35 @@ def test_notes_reach_each_listener_once_and_change_no_result(tmp_path: Path) -> 
     assert heard == [f"skipped {repo}/node_modules/ (node packages: never searched for skills)"]
     assert find_skills(repo) == [repo / "a"]
     assert len(heard) == 1
+
+
+# -- linked skill folders, as vercel's `skills` installs them ----------------------------------
+
+def test_a_linked_skill_folder_inside_the_project_is_found_once_and_others_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`.claude/skills/x -> ../../.agents/skills/x` (vercel's default) and `.claude/skills ->
+    ../skills` were passed over without a word: `check .agents/skills` said no SKILL.md,
+    `bundle .claude/skills` left linked skills out, while `verify` followed them."""
+    project = make_tree(tmp_path / "project", {"skills/alpha/SKILL.md": soft("alpha"),
+                                               "elsewhere/SKILL.md": soft("elsewhere")})
+    (project / ".agents" / "skills").mkdir(parents=True)
+    (project / ".agents" / "skills" / "alpha").symlink_to("../../skills/alpha")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "skills").symlink_to("../skills")
+    outside = make_tree(tmp_path / "outside" / "beta", {"SKILL.md": soft("beta")})
+    (project / ".agents" / "skills" / "beta").symlink_to(outside)
+    (project / ".agents" / "skills" / "gone").symlink_to("nothing")
+    monkeypatch.chdir(project)
+    found = discover(".agents/skills")
+    assert found.skills == (Path("skills/alpha"),)
+    assert [(s.path, s.reason) for s in found.skipped] == [
+        (".agents/skills/beta", f"a symbolic link to {outside}, outside the working folder: "
+                                "give that folder to read it"),
+        (".agents/skills/gone", "a symbolic link to nothing")]
+    assert discover(".claude").skills == (Path("skills/alpha"),)
+    assert sorted(s.name for s in discover(".").skills) == ["alpha", "elsewhere"]  # once
+    checked = cli("check", ".agents/skills")
+    assert checked.exit_code == 0 and "checked 1 skill: 1 valid" in checked.output
+    assert "skipped .agents/skills/beta (a symbolic link to" in checked.output
+    assert cli("bundle", ".claude/skills", "-o", "b.bundle").exit_code == 0
+    assert load(Path("b.bundle").read_bytes()).names == ("alpha",)

@@ -220,3 +220,12 @@ def test_a_site_sending_a_byte_at_a_time_meets_the_deadline(
     assert site.sent < 100  # stopped before the site chose to
     assert not (tmp_path / "out").exists()
 
+
+def test_install_deadline_on_the_command_line(tmp_path: Path,
+                                              trickle: Callable[..., Trickle]) -> None:
+    site = trickle({}, f"/{WELL_KNOWN}/index.json", 1_000_000)
+    result = cli("install", site.url, "--into", tmp_path / "out", "--deadline", "0.5")
+    assert result.exit_code == 1, result.output
+    assert "did not answer within the deadline of 0.5 s" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert site.sent < 100

@@ -26,10 +26,11 @@ from skillpack.errors import Problem, SkillpackError, WriteError
 from skillpack.install.agents import AgentFolder
 from skillpack.install.folders import installed_digest
 from skillpack.install.place import clean_stale, place_skill, remove_skill
-from skillpack.install.remote import fetched
+from skillpack.install.remote import Fetched, fetched
 from skillpack.install.state import check_name, read_state, write_state
 from skillpack.packing.prepare import PackOptions, PreparedSkill, judge_skill, refuse_all
 from skillpack.packing.verify import SkillReport, VerifyReport, as_skill_folders
+from skillpack.publish.oci import DEFAULT_TIMEOUTS, Timeouts
 from skillpack.source.classify import classify_all
 
 __all__ = ["Action", "InstallReport", "Step", "install", "install_skills"]
@@ -64,10 +65,12 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class InstallReport:
-    """What `install` did: each folder, and each step in order."""
+    """What `install` did: each folder, and each step in order; ``skipped``: a note for
+    each site whose index lists entries of a type skillpack does not read (skipped)."""
 
     folders: tuple[AgentFolder, ...]
     steps: tuple[Step, ...]
+    skipped: tuple[str, ...] = ()
 
     @property
     def written(self) -> int:
@@ -78,7 +81,8 @@ class InstallReport:
 def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
             lock: Lock | None = None, frozen: bool = False, only: Iterable[str] = (),
             prune: bool = False, plain_http: bool = False,
-            project: str | None = None) -> InstallReport:
+            project: str | None = None,
+            timeouts: Timeouts = DEFAULT_TIMEOUTS) -> InstallReport:
     """Install the skills of `sources` into each of `folders` (see the module text).
 
     `only`: the names to install (all, when empty). With `lock`, each must be approved with
@@ -87,41 +91,55 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
     folder that the lock no longer lists. A skill already in place counts as the same only
     when `verify` would say so (`installed_digest`: a symbolic link only into `project`,
     default the working folder; no entry beyond its file set); else it is written again,
-    or, not install's, refused as in the way. Raises `SkillpackError` (path and hint) before any
-    write for: a folder that cannot be written, a source that cannot be read, a skill that
-    is invalid or breaks an agent's limits, a name asked for that no source holds, two
-    different skills of one name, a skill the lock does not approve, a place held by a skill
-    install did not put there; `WriteError` when a write fails (the skills written before it
-    stay, recorded; none is half written).
+    or, not install's, refused as in the way. `timeouts` bounds each request to a site or
+    registry and, with its deadline, the fetch of each remote source. Raises
+    `SkillpackError` (path and hint) before any write for: a folder that cannot be written,
+    a source that cannot be read, a skill that is invalid or breaks an agent's limits, a
+    site's skill whose name is not the one its index gives it, a name asked for that no
+    source holds, two different skills of one name, a skill the lock does not approve, a
+    place held by a skill install did not put there; `WriteError` when a write fails (the
+    skills written before it stay, recorded; none is half written).
     """
     if (frozen or prune) and lock is None:
         raise SkillpackError(f"--{'frozen' if frozen else 'prune'} compares with a lock",
                              hint="give the lock with --lock")
     _check_writable(folders)
     targets = tuple(dict.fromkeys(t for f in folders for t in f.targets))
-    with fetched(sources, plain_http=plain_http) as found:
-        inputs = classify_all(found.paths)
-        with as_skill_folders(inputs.items) as ready:
-            skills = _judge([(i.path, _origin(i.label, found.origins), i.relabel)
-                             for i in ready], targets)
-            chosen = _choose(skills, only)
-            if lock is not None:
-                _approve(skills if frozen else chosen, lock, frozen)
-            where = os.getcwd() if project is None else project
-            plans = [_plan(folder, chosen, lock if prune else None, where)
-                     for folder in folders]
-            made = _make_folders(f.path for f, p in zip(folders, plans, strict=True)
-                                 if p.writes)
-            steps: list[Step] = []
-            try:
-                for folder, plan in zip(folders, plans, strict=True):
-                    _carry_out(folder.path, plan, chosen, steps)
-            except BaseException as err:  # a failed write, Ctrl-C, SIGTERM: no folder made
-                _remove_empty(made)  # for nothing is left behind
-                if isinstance(err, WriteError):
-                    raise _written_before(err, steps) from None
-                raise
-    return InstallReport(tuple(folders), tuple(steps))
+    with fetched(sources, plain_http=plain_http, timeouts=timeouts) as found:
+        try:
+            steps = _install(found, folders, targets, lock=lock, frozen=frozen, only=only,
+                             prune=prune, project=project)
+        except SkillpackError as err:  # named by the URL, not the temporary folder
+            raise found.relabel(err) from None
+    return InstallReport(tuple(folders), tuple(steps), found.skipped)
+
+
+def _install(found: Fetched, folders: Sequence[AgentFolder], targets: tuple[str, ...], *,
+             lock: Lock | None, frozen: bool, only: Iterable[str], prune: bool,
+             project: str | None) -> list[Step]:
+    """`install` of the sources `found`: judged, chosen, approved, planned, written."""
+    inputs = classify_all(found.paths)
+    with as_skill_folders(inputs.items) as ready:
+        skills = _judge([(i.path, _origin(i.label, found.origins), i.relabel,
+                          found.named(i.label)) for i in ready], targets)
+        chosen = _choose(skills, only)
+        if lock is not None:
+            _approve(skills if frozen else chosen, lock, frozen)
+        where = os.getcwd() if project is None else project
+        plans = [_plan(folder, chosen, lock if prune else None, where)
+                 for folder in folders]
+        made = _make_folders(f.path for f, p in zip(folders, plans, strict=True)
+                             if p.writes)
+        steps: list[Step] = []
+        try:
+            for folder, plan in zip(folders, plans, strict=True):
+                _carry_out(folder.path, plan, chosen, steps)
+        except BaseException as err:  # a failed write, Ctrl-C, SIGTERM: no folder made
+            _remove_empty(made)  # for nothing is left behind
+            if isinstance(err, WriteError):
+                raise _written_before(err, steps) from None
+            raise
+    return steps
 
 
 def _written_before(err: WriteError, steps: Sequence[Step]) -> WriteError:
@@ -211,15 +229,22 @@ class _Skill:
         return self.prepared.digest
 
 
-def _judge(ready: Iterable[tuple[str, str, Any]], targets: tuple[str, ...]) -> list[_Skill]:
-    """Each skill folder judged as `pack` judges it for `targets`: every refusal at once;
-    then two different skills of one name refused."""
+def _judge(ready: Iterable[tuple[str, str, Any, str | None]],
+           targets: tuple[str, ...]) -> list[_Skill]:
+    """Each skill folder judged as `pack` judges it for `targets`, and a site's skill
+    against the name its index gives it: every refusal at once; then two different skills
+    of one name refused."""
     skills: list[_Skill] = []
     failures: list[SkillpackError] = []
-    for path, source, relabel in ready:
+    for path, source, relabel, named in ready:
         verdict = judge_skill(path, options=PackOptions(targets=targets))
         if verdict.error is not None:
             failures.append(relabel(verdict.error))
+        elif verdict.prepared is not None and named not in (None, verdict.prepared.name):
+            failures.append(SkillpackError(
+                f"the index names this skill '{named}', but what it delivers is the skill "
+                f"'{verdict.prepared.name}'", path=source, hint="the site's index and its "
+                "artifact disagree: do not install it; ask the site to fix its index"))
         elif verdict.prepared is not None:
             skills.append(_Skill(verdict.prepared, source))
     refuse_all(failures)

@@ -1,8 +1,11 @@
-"""Builders of the install tests: skills, the command line, trees, keys."""
+"""Builders of the install tests: skills, the command line, trees, keys, a slow site."""
 
 from __future__ import annotations
 
+import http.server
 import os
+import threading
+import time
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -66,3 +69,48 @@ def write_keys(folder: Path) -> tuple[Path, Path]:
     public.write_bytes(key.public_key().public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH)
                        + b" tester\n")
     return private, public
+
+
+class Trickle:
+    """A site on 127.0.0.1 whose `slow` path (its index, or an artifact) announces `size`
+    bytes and sends them one every `every` seconds, giving up after `most`: what a site that
+    wants to hold install forever does. ``sent`` counts the slow bytes that went out."""
+
+    def __init__(self, files: dict[str, bytes], slow: str, size: int, every: float = 0.05,
+                 most: int = 100) -> None:
+        self.files, self.slow, self.size, self.every, self.most = files, slow, size, every, most
+        self.sent = 0
+        trickle = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                if self.path != trickle.slow:
+                    body = trickle.files.get(self.path)
+                    self.send_response(200 if body is not None else 404)
+                    self.send_header("Content-Length", str(len(body or b"")))
+                    self.end_headers()
+                    self.wfile.write(body or b"")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(trickle.size))
+                self.end_headers()
+                try:
+                    for _ in range(min(trickle.size, trickle.most)):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        trickle.sent += 1
+                        time.sleep(trickle.every)
+                except OSError:  # the client gave up: what the test wants
+                    return
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+

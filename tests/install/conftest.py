@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers.install import Trickle
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -33,3 +34,17 @@ def serve() -> Iterator[Callable[[Path], str]]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def trickle() -> Iterator[Callable[..., Trickle]]:
+    """``trickle(files, slow, size)``: a `Trickle` site (stopped after the test)."""
+    started: list[Trickle] = []
+
+    def start(files: dict[str, bytes], slow: str, size: int) -> Trickle:
+        started.append(Trickle(files, slow, size))
+        return started[-1]
+
+    yield start
+    for site in started:
+        site.stop()

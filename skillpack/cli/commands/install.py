@@ -7,6 +7,7 @@ import os
 import click
 
 from skillpack.approve.signing import SignedLock
+from skillpack.cli.commands.publish import DEADLINE, TIMEOUT, timeouts
 from skillpack.cli.commands.verify import given_lock
 from skillpack.cli.options import AGENT, GLOBAL, JSON, command, signed_lock
 from skillpack.cli.output import echo, echo_json, echo_text
@@ -36,16 +37,21 @@ __all__ = ["install"]
                    "lists.")
 @click.option("--plain-http", is_flag=True,
               help="Pull oci:// sources over HTTP instead of HTTPS (a registry on loopback).")
+@TIMEOUT
+@DEADLINE
 @JSON
 def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, ...],
             user: bool, lock_file: str | None, signature: str | None,
             signers: tuple[str, ...], signers_file: str | None, frozen: bool,
-            only: tuple[str, ...], prune: bool, plain_http: bool, as_json: bool) -> int:
+            only: tuple[str, ...], prune: bool, plain_http: bool, timeout: float | None,
+            deadline: float, as_json: bool) -> int:
     """Install skills into agents' skills folders, each as FOLDER/NAME.
 
     A SOURCE is a skill folder, its SKILL.md, a folder of skills or of archives, an archive
     (.skill, bundle, .zip, .tar.gz), a site serving /.well-known/agent-skills/ (http:// or
-    https://; each archive checked against the index's sha256) or oci://REGISTRY/REPO:TAG.
+    https://, or the URL of its index or of that folder; each archive checked against the
+    index's sha256; an entry of a type skillpack does not read skipped, and said so) or
+    oci://REGISTRY/REPO:TAG, each fetched within --deadline.
     With --lock only the skills it approves, as they are, are installed. Each skill is
     written beside its place and renamed into it; the same digest again writes nothing;
     FOLDER/.skillpack-installed.json records what install put there, and a skill it did not
@@ -77,12 +83,13 @@ def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, 
     folders = agent_folders(agents, into, user=user)
     report = install_skills(sources, folders, lock=lock, frozen=frozen, only=only,
                             prune=prune, plain_http=plain_http,
-                            project=os.path.expanduser("~") if user else None)
+                            project=os.path.expanduser("~") if user else None,
+                            timeouts=timeouts(timeout, deadline))
     if as_json:
         echo_json({"folders": [{"path": f.path, "agents": list(f.agents),
                                 "targets": list(f.targets)} for f in report.folders],
                    "skills": [s.to_dict() for s in report.steps],
-                   "written": report.written})
+                   "written": report.written, "skipped": list(report.skipped)})
         return 0
     for step in report.steps:
         why = f" ({step.reason})" if step.reason else ""

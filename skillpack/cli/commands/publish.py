@@ -58,7 +58,7 @@ from skillpack.publish.oci import (
     write_layout,
 )
 
-__all__ = ["catalog", "export", "pull_command", "push"]
+__all__ = ["DEADLINE", "TIMEOUT", "catalog", "export", "pull_command", "push", "timeouts"]
 
 _PLAIN_HTTP = click.option("--plain-http", is_flag=True,
                            help="HTTP instead of HTTPS (a registry on loopback, tests).")
@@ -67,15 +67,18 @@ _FORMAT = click.option(
     show_default=True, help="skillpack: one artifact per archive or bundle (a zip layer); "
     "toolhive: what `thv skill install` reads, one per skill (an image index, linux/amd64 "
     "and linux/arm64 manifests, a labelled config, a tar+gzip layer).")
-_TIMEOUT = click.option(
+#: ``--timeout`` and ``--deadline``, of every command that talks to a registry or a site
+#: (push, pull, install: `timeouts` makes the `Timeouts` of their values).
+TIMEOUT = click.option(
     "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
-    help=f"Wait at most this long to connect to the registry and for each answer "
+    help=f"Wait at most this long to connect to the registry (or site) and for each answer "
          f"[default: {DEFAULT_TIMEOUTS.connect:g} to connect, {DEFAULT_TIMEOUTS.read:g} to "
          "answer].")
-_DEADLINE = click.option(
+DEADLINE = click.option(
     "--deadline", type=click.FloatRange(min=0, min_open=True),
     default=DEFAULT_TIMEOUTS.deadline, show_default=True, metavar="SECONDS",
-    help="Give up on the registry after this long in all.")
+    help="Give up after this long in all: on the registry (push, pull); on each remote "
+         "SOURCE, a site or a registry (install).")
 
 
 def _refs(value: Any) -> Any:
@@ -88,7 +91,7 @@ def _refs(value: Any) -> Any:
     return value
 
 
-def _timeouts(timeout: float | None, deadline: float) -> Timeouts:
+def timeouts(timeout: float | None, deadline: float) -> Timeouts:
     if timeout is None:
         return Timeouts(DEFAULT_TIMEOUTS.connect, DEFAULT_TIMEOUTS.read, deadline)
     return Timeouts(timeout, timeout, deadline)
@@ -221,8 +224,8 @@ def export_mcp(paths: tuple[str, ...], out_file: str, as_json: bool) -> int:
 @click.argument("ref", callback=lambda ctx, param, value: _refs(value))
 @_PLAIN_HTTP
 @_FORMAT
-@_TIMEOUT
-@_DEADLINE
+@TIMEOUT
+@DEADLINE
 @JSON
 @many
 def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: float | None,
@@ -240,7 +243,7 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: 
             f"a tag names one artifact, and there are {len(artifacts)}; leave it out (each "
             "gets <name>-<16 hex>), or bundle the skills and push the bundle")
     results = push_all(artifacts, ref, plain_http=plain_http,
-                       timeouts=_timeouts(timeout, deadline))
+                       timeouts=timeouts(timeout, deadline))
     rows = [{"ref": r.ref, "manifest_digest": r.manifest_digest, "kind": a.kind,
              "name": a.name, "digest": a.digest, "blobs_uploaded": r.blobs_uploaded}
             for a, r in zip(artifacts, results, strict=True)]
@@ -268,8 +271,8 @@ def push(paths: tuple[str, ...], ref: str, plain_http: bool, fmt: str, timeout: 
 @_PLAIN_HTTP
 @click.option("--max-size", type=click.IntRange(min=0), default=DEFAULT_MAX_SIZE,
               show_default=True, metavar="BYTES", help="Refuse a larger layer unread.")
-@_TIMEOUT
-@_DEADLINE
+@TIMEOUT
+@DEADLINE
 @JSON
 def pull_command(refs: tuple[str, ...], out_dir: str, lock_file: str | None,
                  plain_http: bool, max_size: int, timeout: float | None, deadline: float,
@@ -285,7 +288,7 @@ def pull_command(refs: tuple[str, ...], out_dir: str, lock_file: str | None,
     """
     expect = read_lock(lock_file).digests() if lock_file is not None else None
     got = pull_all(refs, out_dir, plain_http=plain_http, max_size=max_size, expect=expect,
-                   timeouts=_timeouts(timeout, deadline))
+                   timeouts=timeouts(timeout, deadline))
     rows = [{"ref": ref, "manifest_digest": one.manifest_digest, "kind": one.kind,
              "path": one.path, "digest": one.digest,
              "skills": [{"name": name, "digest": digest} for name, digest in one.skills]}

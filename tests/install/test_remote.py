@@ -1,0 +1,231 @@
+"""`install` from a `.well-known/agent-skills/` site a hostile or careless party serves: every
+refusal names the URL, says what is wrong and writes nothing; a slow site meets a deadline."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.install import Trickle, cli, make_skill
+
+from skillpack.errors import SkillpackError
+from skillpack.install.agents import AgentFolder
+from skillpack.install.pipeline import install
+from skillpack.publish.oci import Timeouts
+
+WELL_KNOWN = ".well-known/agent-skills"
+SCHEMA = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
+
+
+def site_of(tmp_path: Path, *names: str) -> Path:
+    """A site `export well-known` wrote for skills `names` (``solo``: a SKILL.md alone, a
+    ``skill-md`` entry; any other name has a script beside: an ``archive``)."""
+    skills = tmp_path / "skills-src"
+    for name in names:
+        make_skill(skills, name, scripts=None if name == "solo" else {
+            "scripts/run.sh": "#!/bin/sh\necho hi\n"})
+    site = tmp_path / "site"
+    result = cli("export", "well-known", *(skills / n for n in names), "-o", site)
+    assert result.exit_code == 0, result.output
+    return site
+
+
+def index_of(site: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((site / WELL_KNOWN / "index.json").read_text())
+    return data
+
+
+def write_index(site: Path, index: Any) -> None:
+    (site / WELL_KNOWN / "index.json").write_text(json.dumps(index))
+
+
+def entry(site: Path, name: str) -> dict[str, Any]:
+    [found] = [e for e in index_of(site)["skills"] if e["name"] == name]
+    return dict(found)
+
+
+def refused(args: list[object]) -> dict[str, Any]:
+    """`install ARGS --json`, which must refuse (exit 1) as a JSON document, no traceback."""
+    result = cli("install", *args, "--json")
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        result.exception
+    data: dict[str, Any] = json.loads(result.stdout)
+    assert data["ok"] is False
+    assert "skillpack-fetched" not in result.stdout  # never the temporary folder
+    return data
+
+
+def test_an_index_nested_too_deeply_is_refused_naming_it(tmp_path: Path,
+                                                         serve: Callable[[Path], str]) -> None:
+    """It was a RecursionError traceback (json.loads), a 200 KB index under the limit."""
+    index = tmp_path / "site" / WELL_KNOWN / "index.json"
+    index.parent.mkdir(parents=True)
+    index.write_text('{"skills": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    url = serve(tmp_path / "site")
+    data = refused([url, "--into", tmp_path / "out"])
+    assert data["error"].startswith(f"{url}/{WELL_KNOWN}/index.json: the index is not JSON "
+                                    "skillpack reads: it is nested too deeply")
+    assert not (tmp_path / "out").exists()
+
+
+def test_every_name_an_index_lists_twice_is_refused_at_once(
+        tmp_path: Path, serve: Callable[[Path], str]) -> None:
+    """Two entries of one name were a FileExistsError traceback (skill-md and archive
+    alike); one given as each wrote both. Now every such name, once, and nothing."""
+    site = site_of(tmp_path, "alpha", "solo")
+    alpha, solo = entry(site, "alpha"), entry(site, "solo")
+    write_index(site, {"$schema": SCHEMA, "skills": [alpha, solo, alpha, solo, solo]})
+    url = serve(site)
+    data = refused([url, "--into", tmp_path / "out"])
+    assert data["error"] == (f"{url}/{WELL_KNOWN}/index.json: the index lists 2 name(s) more "
+                             "than once: 'alpha' (2 times); 'solo' (3 times) (each skill is "
+                             "listed once; ask the site to fix its index)")
+    as_archive = {**solo, "type": "archive", "url": alpha["url"], "digest": alpha["digest"]}
+    write_index(site, {"$schema": SCHEMA, "skills": [solo, as_archive]})
+    assert "'solo' (2 times)" in refused([url, "--into", tmp_path / "out"])["error"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_skill_not_named_as_the_index_names_it_is_refused_naming_its_url(
+        tmp_path: Path, serve: Callable[[Path], str]) -> None:
+    """The index says `good`, its archive holds `evil`: evil was installed (a skill-md
+    entry of the same kind was refused, named by a temporary folder already removed)."""
+    site = site_of(tmp_path, "evil", "solo")
+    evil, solo = entry(site, "evil"), entry(site, "solo")
+    url = serve(site)
+    write_index(site, {"$schema": SCHEMA, "skills": [{**evil, "name": "good"}]})
+    data = refused([url, "--into", tmp_path / "out"])
+    assert data["error"] == (f"{url}/{WELL_KNOWN}/evil.zip: the index names this skill "
+                             "'good', but what it delivers is the skill 'evil' (the site's "
+                             "index and its artifact disagree: do not install it; ask the "
+                             "site to fix its index)")
+    write_index(site, {"$schema": SCHEMA, "skills": [{**solo, "name": "other"}]})
+    data = refused([url, "--into", tmp_path / "out"])
+    assert data["error"].startswith(f"{url}/{WELL_KNOWN}/solo/SKILL.md: skill 'solo' is "
+                                    "invalid")
+    [problem] = data["problems"]
+    assert (problem["code"], problem["file"]) == ("name-mismatch",
+                                                  f"{url}/{WELL_KNOWN}/solo/SKILL.md")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_skill_md_of_a_site_is_named_by_its_url(tmp_path: Path,
+                                                   serve: Callable[[Path], str]) -> None:
+    """Its `source` and a lock's refusal named the temporary folder (an archive's, the URL)."""
+    site = site_of(tmp_path, "solo")
+    url = serve(site)
+    lock = tmp_path / "empty.lock"
+    make_skill(tmp_path / "other", "other")
+    assert cli("lock", tmp_path / "other" / "other", "-o", lock).exit_code == 0
+    data = refused([url, "--into", tmp_path / "out", "--lock", lock])
+    assert data["problems"][0]["file"] == f"{url}/{WELL_KNOWN}/solo/SKILL.md"
+    result = cli("install", url, "--into", tmp_path / "out", "--json")
+    assert result.exit_code == 0, result.output
+    [step] = json.loads(result.stdout)["skills"]
+    assert step["source"] == f"{url}/{WELL_KNOWN}/solo/SKILL.md"
+
+
+def test_an_entry_of_a_type_skillpack_does_not_read_is_skipped_and_said(
+        tmp_path: Path, serve: Callable[[Path], str]) -> None:
+    """The RFC: a client SHOULD skip an entry of an unrecognized type. The whole index was
+    refused, --skill or not. A malformed entry of a known type still refuses it."""
+    site = site_of(tmp_path, "alpha")
+    alpha = entry(site, "alpha")
+    future = {**alpha, "name": "future", "type": "mcp-server"}
+    write_index(site, {"$schema": SCHEMA, "skills": [future, alpha]})
+    url = serve(site)
+    result = cli("install", url, "--into", tmp_path / "out", "--json")
+    assert result.exit_code == 0, result.output
+    note = (f"{url}/{WELL_KNOWN}/index.json: skipped 1 index entry of a type skillpack does "
+            "not read (it reads archive and skill-md): 'future' ('mcp-server')")
+    data = json.loads(result.stdout)
+    assert data["skipped"] == [note]
+    assert [s["name"] for s in data["skills"]] == ["alpha"]
+    assert f"skillpack: {note}\n" in result.stderr
+    write_index(site, {"$schema": SCHEMA, "skills": [future]})
+    assert refused([url, "--into", tmp_path / "none"])["error"] == (
+        f"{url}/{WELL_KNOWN}/index.json: the index lists no skill skillpack reads")
+    write_index(site, {"$schema": SCHEMA, "skills": [future, alpha, {**alpha, "url": 5}]})
+    assert "1 index entries skillpack cannot read" in refused(
+        [url, "--into", tmp_path / "none"])["error"]
+    assert not (tmp_path / "none").exists()
+
+
+@pytest.mark.parametrize("path", ["", "/", f"/{WELL_KNOWN}", f"/{WELL_KNOWN}/",
+                                  f"/{WELL_KNOWN}/index.json"])
+def test_a_site_is_its_root_its_skills_folder_or_its_index(
+        tmp_path: Path, path: str, serve: Callable[[Path], str]) -> None:
+    """The folder's URL (what `export well-known --base-url` calls the published URL) was
+    read as a site root: .well-known/agent-skills/.well-known/agent-skills/index.json."""
+    url = serve(site_of(tmp_path, "alpha"))
+    report = install([url + path], [AgentFolder(str(tmp_path / "out"))])
+    assert [(s.name, s.action) for s in report.steps] == [("alpha", "installed")]
+
+
+@pytest.mark.parametrize(("top", "says"), [
+    ({"$schema": "https://schemas.agentskills.io/discovery/9.0.0/schema.json"},
+     "the index is of the schema 'https://schemas.agentskills.io/discovery/9.0.0/schema.json',"
+     f" which skillpack does not read; it reads {SCHEMA}"),
+    ({"version": "1.0.0"},
+     "the index is of version '1.0.0', which skillpack does not read; it reads discovery 0.2.0"),
+    ({"files": True},
+     "this is a discovery index 0.1.0 (no $schema; its entries list 'files' and carry no "
+     "digest), which skillpack does not read"),
+])
+def test_an_index_of_another_schema_is_refused_saying_which(
+        tmp_path: Path, top: dict[str, Any], says: str, serve: Callable[[Path], str]) -> None:
+    """An unknown major version was read as 0.2.0; a 0.1.0 index was refused as entries
+    skillpack cannot read. The RFC: match `$schema` first; absent, the index is 0.1.0."""
+    site = site_of(tmp_path, "alpha")
+    alpha = entry(site, "alpha")
+    if "files" in top:  # 0.1.0: a name, a description and the files, no type, no digest
+        skills = [{"name": "alpha", "description": alpha["description"],
+                   "files": ["SKILL.md", "scripts/run.sh"]}]
+        write_index(site, {"skills": skills})
+    else:
+        write_index(site, {**top, "skills": [alpha]})
+    url = serve(site)
+    assert refused([url, "--into", tmp_path / "out"])["error"].startswith(
+        f"{url}/{WELL_KNOWN}/index.json: {says}")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("slow", "size"), [("index", 10_000), ("index", 10_000_000),
+                                            ("skill", 10_000_000)])
+def test_a_site_sending_a_byte_at_a_time_meets_the_deadline(
+        tmp_path: Path, slow: str, size: int, trickle: Callable[..., Trickle]) -> None:
+    """A byte every 50 ms, each within the read timeout: install read until the site chose
+    to stop (QA: a byte every 2 s, 40 s for 20 bytes; years for 4 MiB). Now the deadline
+    stops it, the same for 10 KB as for 10 MB: the site sent well under its 100 bytes."""
+    skill = b"---\nname: solo\ndescription: solo does one thing when asked.\n---\n\nHello.\n"
+    digest = "sha256:" + hashlib.sha256(skill).hexdigest()
+    index = json.dumps({"$schema": SCHEMA, "skills": [{
+        "name": "solo", "type": "skill-md", "description": "solo does one thing.",
+        "url": "solo/SKILL.md", "digest": digest}]}).encode()
+    files = {f"/{WELL_KNOWN}/index.json": index, f"/{WELL_KNOWN}/solo/SKILL.md": skill}
+    path = f"/{WELL_KNOWN}/index.json" if slow == "index" else f"/{WELL_KNOWN}/solo/SKILL.md"
+    site = trickle(files, path, size)
+    with pytest.raises(SkillpackError) as caught:
+        install([site.url], [AgentFolder(str(tmp_path / "out"))],
+                timeouts=Timeouts(connect=5, read=5, deadline=1))
+    assert caught.value.message == ("the site 127.0.0.1:" + site.url.rsplit(":", 1)[1]
+                                    + " did not answer within the deadline of 1 s")
+    assert caught.value.path == site.url + path
+    assert "--deadline SECONDS" in (caught.value.hint or "")
+    assert site.sent < 100  # stopped before the site chose to
+    assert not (tmp_path / "out").exists()
+
+
+def test_install_deadline_on_the_command_line(tmp_path: Path,
+                                              trickle: Callable[..., Trickle]) -> None:
+    site = trickle({}, f"/{WELL_KNOWN}/index.json", 1_000_000)
+    result = cli("install", site.url, "--into", tmp_path / "out", "--deadline", "0.5")
+    assert result.exit_code == 1, result.output
+    assert "did not answer within the deadline of 0.5 s" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert site.sent < 100

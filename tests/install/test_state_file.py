@@ -1,0 +1,70 @@
+"""Install's state file (``.skillpack-installed.json``) as the hostile input a cloned
+repository can make it (nested deeply, a fifo, a link)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.hostile import no_hang
+from helpers.install import cli, make_skill
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project (the working folder, HOME a folder of its own) with two skills, their lock,
+    and both installed for claude-code and codex."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    monkeypatch.chdir(proj)
+    make_skill(proj / "skills", "alpha", scripts={"scripts/run.sh": "#!/bin/sh\necho\n"})
+    make_skill(proj / "skills", "beta", files={"notes.md": "notes\n"})
+    assert cli("lock", "skills", "-o", "skills.lock").exit_code == 0
+    return proj
+
+
+def install(*args: object) -> Any:
+    return cli("install", "skills", "--lock", "skills.lock", *args)
+
+
+def _state(project: Path) -> Path:
+    (project / ".claude" / "skills").mkdir(parents=True, exist_ok=True)
+    return project / ".claude" / "skills" / ".skillpack-installed.json"
+
+
+def test_a_state_file_nested_deeply_is_an_error_naming_it(project: Path) -> None:
+    _state(project).write_text('{"format": "1", "skills": ' + "[" * 100_000 + "]" * 100_000
+                               + "}")
+    result = install("--agent", "claude-code")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert ".skillpack-installed.json: not valid JSON: it is nested too deeply" in result.stderr
+    assert sorted(os.listdir(project / ".claude" / "skills")) == [".skillpack-installed.json"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to a fifo", "link to a file"])
+def test_a_state_file_that_is_no_regular_file_is_refused_at_once(project: Path,
+                                                                 kind: str) -> None:
+    state = _state(project)
+    fifo = project / "elsewhere.fifo"
+    os.mkfifo(fifo)
+    if kind == "fifo":
+        os.unlink(fifo)
+        os.mkfifo(state)
+        fifo = state
+    elif kind == "link to a fifo":
+        os.symlink(fifo, state)
+    else:
+        (project / "real.json").write_text('{"format": "1", "skills": {}}\n')
+        os.symlink(project / "real.json", state)
+    result = no_hang(lambda: install("--agent", "claude-code"), timeout=20, unblock=[fifo])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    said = "a fifo" if kind == "fifo" else "a symbolic link"
+    assert f".skillpack-installed.json: cannot read what was installed here: it is {said}, " \
+           "not a regular file" in result.stderr
+    assert sorted(os.listdir(project / ".claude" / "skills")) == [".skillpack-installed.json"]

@@ -1,7 +1,7 @@
 """What `skillpack install` installed in an agent folder: ``FOLDER/.skillpack-installed.json``.
 
 One small JSON file per folder, ``{"format": "1", "skills": {NAME: DIGEST}}``, keys sorted,
-written atomically (`skillpack._atomic`). It is
+written atomically (`skillpack._atomic`) by the one install holding the folder's lock. It is
 how install tells its own skills from those someone else put there (which it never touches),
 and what ``--prune`` may remove. It is read as any file a user can be handed: a regular file
 only (a link, a fifo, a device refused at once, never followed nor waited on), at most 4 MiB,
@@ -87,11 +87,12 @@ def state_bytes(skills: Mapping[str, str]) -> bytes:
 
 def write_state(folder: str, skills: Mapping[str, str]) -> None:
     """Record `skills` (name -> digest) as what install put in `folder`, atomically; the
-    file is removed when none is left."""
+    file is removed when none is left. The caller holds the folder's lock
+    (`skillpack._atomic.folder_lock`)."""
     path = os.path.join(folder, STATE_FILE)
     if not skills:
         with suppress(FileNotFoundError):
             os.unlink(path)
         return
-    with atomic_write(path) as handle:
+    with atomic_write(path, leased=False) as handle:
         handle.write(state_bytes(skills))

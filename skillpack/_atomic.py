@@ -43,10 +43,12 @@ __all__ = [
     "FolderLease",
     "atomic_write",
     "clean_stale_temps",
+    "folder_lock",
     "fsync_folder",
     "make_folders",
     "pid_alive",
     "remove_tree",
+    "writer_at_work",
 ]
 
 TEMP_MARK = ".skillpack-tmp-"
@@ -157,8 +159,9 @@ class AtomicBatch:
     keeps its new content). OS errors raise `WriteError` naming the destination.
     """
 
-    def __init__(self, *, sync_threads: int = 8) -> None:
+    def __init__(self, *, sync_threads: int = 8, leased: bool = True) -> None:
         self._threads = sync_threads
+        self._leased = leased  # False: the caller holds the folders' lock (`folder_lock`)
         self._pool: ThreadPoolExecutor | None = None
         self._staged: list[_Staged] = []
         self._pending: list[tuple[int, int, str]] = []  # written, not yet handed to a sync
@@ -182,7 +185,7 @@ class AtomicBatch:
 
     def _lease(self, folder: str) -> None:
         if folder not in self._cleaned:  # what killed writes left in this folder
-            lease = _folder_lease(folder)
+            lease = _folder_lease(folder) if self._leased else None
             if lease is not None:
                 if _try_exclusive(lease):  # no writer at work here: clean, then share it
                     _clean(folder, None)
@@ -326,15 +329,47 @@ class AtomicBatch:
 
 
 @contextmanager
-def atomic_write(dest: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+def atomic_write(dest: str | os.PathLike[str], *, leased: bool = True) -> Iterator[BinaryIO]:
     """Yield a seekable binary file; on success it replaces `dest` atomically, mode 0644.
 
     OS errors while creating, writing, syncing or renaming raise
     :class:`~skillpack.errors.WriteError` naming `dest`; any exception leaves no temp file and
-    `dest` untouched. (`AtomicBatch` of one file.)
+    `dest` untouched. (`AtomicBatch` of one file.) `leased` False: the caller holds the
+    folder's lock already (`folder_lock`), so no shared lease is taken (it would wait for
+    that lock, held by this very process, forever).
     """
-    with AtomicBatch(sync_threads=1) as batch, batch.write(dest) as file:
+    with AtomicBatch(sync_threads=1, leased=leased) as batch, batch.write(dest) as file:
         yield file
+
+
+@contextmanager
+def folder_lock(folder: str | os.PathLike[str]) -> Iterator[bool]:
+    """``with folder_lock(folder) as held:`` one writer at a time in `folder`: the folder's
+    lock (the one every writer's lease shares, see the module docstring) held exclusively for
+    the block, waiting while another process holds it; released by the kernel if this
+    process dies. `held` is False where the filesystem has no `flock` (nothing is waited
+    for, nothing is sure). Inside, write with ``atomic_write(..., leased=False)``."""
+    fd = _folder_lease(os.fspath(folder))
+    if fd is None:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield True
+    finally:
+        os.close(fd)
+
+
+def writer_at_work(folder: str | os.PathLike[str]) -> bool | None:
+    """Whether some process holds `folder`'s lock now (a writer's lease, a `folder_lock`),
+    without waiting; None where that cannot be told (no `flock` there)."""
+    fd = _folder_lease(os.fspath(folder))
+    if fd is None:
+        return None
+    try:
+        return not _try_exclusive(fd)
+    finally:
+        os.close(fd)
 
 
 def pid_alive(pid: int) -> bool:

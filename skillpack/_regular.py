@@ -15,11 +15,18 @@ import stat
 __all__ = ["open_regular", "read_regular"]
 
 
-def open_regular(path: str | os.PathLike[str]) -> int:
+def open_regular(path: str | os.PathLike[str], *, follow: bool = True) -> int:
     """A descriptor of the regular file at `path`, for reading. Opened without blocking and
     checked before a byte is read: a fifo would block forever, a device (``/dev/zero``) never
-    ends. Raises `OSError` (EINVAL, saying what it is, for anything but a regular file)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    ends. Raises `OSError` (EINVAL, saying what it is, for anything but a regular file; with
+    `follow` False, ELOOP for a symbolic link, which is then not followed)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags if follow else flags | os.O_NOFOLLOW)
+    except OSError as err:
+        if not follow and err.errno == errno.ELOOP and os.path.islink(path):
+            raise OSError(errno.ELOOP, "it is a symbolic link, not a regular file") from None
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -32,11 +39,12 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     return fd
 
 
-def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
-    """The bytes of the regular file at `path` (opened as `open_regular` opens it). With
-    `limit`, a file of more bytes raises `OSError` (EFBIG) before it is read, or as soon as
-    it has grown past `limit` while being read."""
-    fd = open_regular(path)
+def read_regular(path: str | os.PathLike[str], *, limit: int | None = None,
+                 follow: bool = True) -> bytes:
+    """The bytes of the regular file at `path` (opened as `open_regular` opens it, a link
+    refused unless `follow`). With `limit`, a file of more bytes raises `OSError` (EFBIG)
+    before it is read, or as soon as it has grown past `limit` while being read."""
+    fd = open_regular(path, follow=follow)
     chunks = []
     size = 0
     try:

@@ -7,6 +7,12 @@ one ``npx skills add --agent NAME`` writes and the agent reads. Like that table,
 ``CLAUDE_CONFIG_DIR`` moves Claude Code's home folder and ``XDG_CONFIG_HOME`` the
 ``~/.config`` folders. ``target`` is the host profile of `skillpack.packing.targets` a skill
 is checked against before it is written there (None: the Agent Skills rules only).
+
+A folder of a project (an agent's project folder, or a folder given by path inside the
+working folder) must really lie in that project: `escape` says where one leads out of it
+through a symbolic link (``.claude -> ~/.claude``, which a cloned repository can ship), and
+install and verify refuse it. Folders that are one place on disk (``.claude/skills ->
+../.agents/skills``) are one folder.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from dataclasses import dataclass
 from skillpack.errors import SkillpackError
 
 __all__ = ["AGENTS", "AGENTS_SOURCE", "Agent", "AgentFolder", "agent_folder",
-           "agent_folders"]
+           "agent_folders", "escape", "folder_by_path", "inside"]
 
 #: Where the table comes from (docs/DEPLOY.md cites it).
 AGENTS_SOURCE = ("https://github.com/vercel-labs/skills/blob/main/src/agents.ts "
@@ -61,12 +67,37 @@ AGENTS: Mapping[str, Agent] = {a.name: a for a in (
 @dataclass(frozen=True, slots=True)
 class AgentFolder:
     """A folder skills are installed into or verified in: its path, the agents that read it
-    (none for a folder given by path) and the host profiles their skills are checked
-    against."""
+    (none for a folder given by path), the host profiles their skills are checked against,
+    and the project it must really lie in (None: not bounded, the user's own folders and a
+    folder given outside the working folder)."""
 
     path: str
     agents: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
+    project: str | None = None
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether the absolute `path` is `root` or below it (by name, nothing resolved)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def folder_by_path(path: str) -> AgentFolder:
+    """The folder `path` given by path: bounded to the working folder when it lies below it
+    by name."""
+    here = os.getcwd()
+    below = inside(os.path.normpath(os.path.join(here, path)), here)
+    return AgentFolder(path, project=here if below else None)
+
+
+def escape(folder: AgentFolder) -> str | None:
+    """Where `folder` really is, when that is outside its project (a symbolic link on the
+    way: the folder itself or a parent below the project); None when it lies inside, or is
+    not bounded. A folder not made yet is judged by the part of its path that exists."""
+    if folder.project is None:
+        return None
+    real = os.path.realpath(folder.path)
+    return None if inside(real, os.path.realpath(folder.project)) else real
 
 
 def _base(agent: Agent, home: str, environ: Mapping[str, str]) -> str:
@@ -99,8 +130,11 @@ def agent_folders(agents: Iterable[str], into: Iterable[str] = (), *, user: bool
                   project: str | None = None, home: str | None = None,
                   environ: Mapping[str, str] | None = None) -> list[AgentFolder]:
     """The folders for `agents` (by name) and `into` (by path), in that order, each folder
-    once: agents that share one (``.agents/skills``) are named together, and their host
-    profiles all apply. Every unknown agent is named in one error."""
+    once, by where it really is: agents that share one (``.agents/skills``, or a folder
+    linked to another one) are named together, and their host profiles all apply. An
+    agent's project folder is bounded to `project` (default: the working folder), a folder
+    by path to the working folder when it lies below it (`folder_by_path`). Every unknown
+    agent is named in one error."""
     names = list(agents)
     unknown = [n for n in names if n not in AGENTS]
     if unknown:
@@ -109,15 +143,16 @@ def agent_folders(agents: Iterable[str], into: Iterable[str] = (), *, user: bool
                              hint="give one of " + ", ".join(AGENTS)
                              + ", or a folder with --into")
     found: dict[str, AgentFolder] = {}
+    bound = None if user else os.path.abspath(project if project is not None else os.getcwd())
     for name in names:
         path = agent_folder(name, user=user, project=project, home=home, environ=environ)
-        key = os.path.normpath(os.path.abspath(path))
-        had = found.get(key, AgentFolder(path))
+        key = os.path.realpath(path)
+        had = found.get(key, AgentFolder(path, project=bound))
         target = AGENTS[name].target
         found[key] = AgentFolder(
             had.path, tuple(dict.fromkeys((*had.agents, name))),
-            tuple(dict.fromkeys((*had.targets, *((target,) if target else ())))))
+            tuple(dict.fromkeys((*had.targets, *((target,) if target else ())))), had.project)
     for path in into:
-        found.setdefault(os.path.normpath(os.path.abspath(path)), AgentFolder(path))
+        found.setdefault(os.path.realpath(path), folder_by_path(path))
     return list(found.values())
 

@@ -13,15 +13,26 @@ A skill that is a symbolic link (vercel's ``skills`` links each agent's folder t
 in ``.agents/skills`` by default) is verified at its target when the target lies inside the
 project (``project``: the working folder, or the home folder for the user's folders) and
 its verdict names the link; a link out of the project, or to nothing, is refused: what it
-points to is not part of what was approved and checked in. Install's own state file and temp
-folders, and files that are no folders, are no skills and are passed over.
+points to is not part of what was approved and checked in.
+
+Every other entry of the folder is accounted for too, since agents read more than the
+folders directly in it (Codex loads every SKILL.md up to six folders down): install's state
+file (a regular file) and the temp folders of an install at work there (its pid alive, the
+folder's lock held) are passed over; anything else, a plain file, a folder without SKILL.md
+(``tools/evil/SKILL.md``), a link to one, a temp folder no running install owns (a killed
+write, or one made by hand to look like it), fails the folder, each entry named (code
+``unexpected-entry``). A folder of the project that leads out of it through a symbolic link
+is refused (code ``outside-project``), and folders that are one place on disk are verified
+once.
 
 An installed skill holds its file set and nothing else: install writes nothing more, and an
 agent reads whatever is there. So every entry of the folder its file set lacks (`unlisted`:
 what a walk of an authoring folder would pass over, by a `.skillignore` line, `includes:` or
 the built-in list: `.git/`, `__pycache__/`, `.env`...) fails the skill, named (code
 ``unlisted-files`` when its digest is the approved one). `installed_digest` is the same
-reading for `install`, which writes such a skill again.
+reading for `install`, which writes such a skill again, and `as_installed` for `verify` of
+an installed skill's folder named directly (``verify --lock L .claude/skills/NAME``), so that
+both spellings give one answer.
 """
 
 from __future__ import annotations
@@ -31,11 +42,12 @@ import os
 import stat
 from collections.abc import Iterable
 
+from skillpack._atomic import pid_alive, writer_at_work
 from skillpack.approve.compare import FileDiff, SkillVerdict, TargetFailure, compare_with_lock
 from skillpack.approve.lock import Lock
-from skillpack.errors import SkillpackError
+from skillpack.errors import Problem, SkillpackError
 from skillpack.formats.digest import FileRecord, digest_records
-from skillpack.install.agents import AGENTS
+from skillpack.install.agents import AGENTS, AgentFolder, escape, folder_by_path
 from skillpack.install.place import TEMP_RE
 from skillpack.install.state import STATE_FILE
 from skillpack.packing.verify import SkillReport, VerifyReport, verify_inputs
@@ -44,12 +56,17 @@ from skillpack.source.discover import is_skill_folder
 from skillpack.source.fileset import display_path
 from skillpack.source.records import record_skill
 
-__all__ = ["UNLISTED", "installed_digest", "is_agent_folder", "unlisted", "verify_folders"]
+__all__ = ["OUTSIDE", "UNEXPECTED", "UNLISTED", "as_installed", "installed_digest",
+           "is_agent_folder", "unlisted", "verify_folders"]
 
 Answer = list[SkillVerdict | TargetFailure]
 
 #: The code of an installed skill whose digest is the approved one, in a folder holding more.
 UNLISTED = "unlisted-files"
+#: The code of an entry of an agent's folder that is no skill (nor install's own).
+UNEXPECTED = "unexpected-entry"
+#: The code of a folder of the project that leads out of it through a symbolic link.
+OUTSIDE = "outside-project"
 _NAMED = 100  # at most this many unlisted entries are listed with a verdict (all are counted)
 
 
@@ -121,9 +138,21 @@ def _with_unlisted(verdict: SkillVerdict, found: tuple[str, ...]) -> SkillVerdic
         diff=FileDiff(added, diff.removed, diff.changed))
 
 
+def _failure(path: str, code: str, message: str, hint: str) -> TargetFailure:
+    return TargetFailure(path, SkillpackError(message, path=path, hint=hint, problems=(
+        Problem("error", code, message, path),)))
+
+
+def _unexpected(path: str, what: str) -> TargetFailure:
+    return _failure(path, UNEXPECTED, f"{what}, not a skill; no approval covers it and an "
+                    "agent may read it all the same (Codex loads every SKILL.md up to six "
+                    "folders down, whatever the folders between)",
+                    "delete it, or move it out of the agent's folder")
+
+
 def _entries(folder: str, project: str) -> tuple[list[tuple[Input, str | None]], Answer]:
     """The skills directly in `folder` as inputs (each with the real path of a link), and
-    a failure for each entry refused."""
+    a failure for each entry refused or unexpected (see the module text)."""
     items: list[tuple[Input, str | None]] = []
     failures: Answer = []
     try:
@@ -133,13 +162,25 @@ def _entries(folder: str, project: str) -> tuple[list[tuple[Input, str | None]],
             f"cannot list the folder: {err.strerror}", path=folder,
             hint="give an agent's skills folder, e.g. .claude/skills"))]
     root = os.path.realpath(project)
+    busy = writer_at_work(folder) is not False  # an install (or a writer) at work here
+    unexpected: list[TargetFailure] = []
     for name in names:
-        if name == STATE_FILE or TEMP_RE.match(name):
-            continue
         path = os.path.join(folder, name)
         try:
             mode = os.lstat(path).st_mode
         except OSError:
+            continue
+        temp = TEMP_RE.match(name)
+        if name == STATE_FILE and stat.S_ISREG(mode):
+            continue
+        if temp is not None:
+            if busy and pid_alive(int(temp.group(1))):
+                continue  # a running install's: renamed into place (or removed) when done
+            unexpected.append(_failure(
+                path, UNEXPECTED, "named as install's temp folder, but no install is at "
+                "work here: a write that was killed, or a copy made to look like one; an "
+                "agent may read it all the same", "run skillpack install into this folder "
+                "again (it removes what killed installs left), or delete it"))
             continue
         if stat.S_ISLNK(mode):
             real = os.path.realpath(path)
@@ -157,9 +198,24 @@ def _entries(folder: str, project: str) -> tuple[list[tuple[Input, str | None]],
                 continue
             if is_skill_folder(real):
                 items.append((Input("folder", real, folder, path), real))
-        elif stat.S_ISDIR(mode) and is_skill_folder(path):
-            items.append((Input("folder", path, folder), None))
-    return items, failures
+            else:
+                unexpected.append(_unexpected(path, f"a symbolic link to {real}, a folder "
+                                              "without SKILL.md"))
+        elif stat.S_ISDIR(mode):
+            if is_skill_folder(path):
+                items.append((Input("folder", path, folder), None))
+            else:
+                unexpected.append(_unexpected(path, "a folder without SKILL.md directly in "
+                                              "it"))
+        else:
+            unexpected.append(_unexpected(path, "a file" if stat.S_ISREG(mode) else
+                                          "a special file (a fifo, a device or a socket)"))
+    if len(unexpected) > _NAMED:  # each named up to a point, all counted
+        more = len(unexpected) - _NAMED
+        unexpected[_NAMED:] = [_failure(folder, UNEXPECTED, f"and {more:,} more entries "
+                                        "that are no skills", "delete them, or move them "
+                                        "out of the agent's folder")]
+    return items, failures + unexpected
 
 
 def _mode_note(expected: Iterable[FileRecord], actual: Iterable[FileRecord],
@@ -175,14 +231,29 @@ def _mode_note(expected: Iterable[FileRecord], actual: Iterable[FileRecord],
             "drops it)")
 
 
-def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
-                   project: str | None = None) -> Answer:
+def verify_folders(folders: Iterable[str | AgentFolder], lock: Lock, *,
+                   partial: bool = False, project: str | None = None) -> Answer:
     """`verify`'s answer for each agent folder of `folders` against `lock` (see the module
-    text), folder by folder; `project` (default: the working folder) is where a link may
-    point."""
+    text), folder by folder, each place on disk once; `project` (default: the working
+    folder) is where a skill that is a link may point. A folder given by path is bounded as
+    `skillpack.install.agents.folder_by_path` bounds it."""
     answer: Answer = []
     where = project if project is not None else os.getcwd()
-    for folder in folders:
+    seen: set[str] = set()
+    for given in folders:
+        bounded = folder_by_path(given) if isinstance(given, str) else given
+        folder = bounded.path
+        if os.path.realpath(folder) in seen:
+            continue
+        seen.add(os.path.realpath(folder))
+        real = escape(bounded)
+        if real is not None:
+            answer.append(_failure(folder, OUTSIDE, f"the folder leads out of the project "
+                                   f"({bounded.project}) through a symbolic link: it is "
+                                   f"{real}, which is not verified", "remove the link (an "
+                                   "agent folder of a project is a real folder in it), or "
+                                   "verify that folder by its own path"))
+            continue
         if not os.path.isdir(folder):
             answer.append(TargetFailure(folder, SkillpackError(
                 "no such folder", path=folder, hint="install into it first, or give the "
@@ -226,6 +297,30 @@ def verify_folders(folders: Iterable[str], lock: Lock, *, partial: bool = False,
             left = extra.get(v.name, ())
             answer.append(_with_unlisted(verdict, left) if left else verdict)
     return answer
+
+
+def as_installed(answer: Answer) -> Answer:
+    """`answer` (of `verify` of skill folders), each skill that lies directly in an agent's
+    folder (`is_agent_folder`: the target itself, or the target's own skills) read as
+    installed, as `verify_folders` reads it: every entry its file set lacks fails it."""
+    out: Answer = []
+    for item in answer:
+        if isinstance(item, SkillVerdict) and item.target is not None and item.name:
+            target = item.target
+            path = (target if is_agent_folder(os.path.dirname(os.path.abspath(target)))
+                    and is_skill_folder(target) else os.path.join(target, item.name)
+                    if os.path.isdir(target) and is_agent_folder(target) else None)
+            if path is not None and os.path.isdir(path):
+                try:
+                    _, _, records = record_skill(path)
+                except (SkillpackError, OSError):
+                    records = []
+                found = tuple(display_path(p) for p in
+                              unlisted(path, (r.path for r in records)))
+                if records and found:
+                    item = _with_unlisted(item, found)
+        out.append(item)
+    return out
 
 
 def _report(folder: str, skills: list[SkillReport]) -> VerifyReport:

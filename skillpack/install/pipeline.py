@@ -8,22 +8,28 @@ each of them as it is (`skillpack.approve.compare.compare_with_lock`: the verdic
 prints); then each folder's plan is made (what is new, changed, the same, someone else's,
 to be pruned) before a byte is written, and carried out skill by skill
 (`skillpack.install.place`), each recorded in the folder's state file
-(`skillpack.install.state`). Any refusal before the writes writes nothing.
+(`skillpack.install.state`). Any refusal before the writes writes nothing; a folder of the
+project that leads out of it through a symbolic link is refused with the rest.
+
+Two installs into one folder at once take turns: each holds the folder's lock
+(`skillpack._atomic.folder_lock`) while it writes there, and plans that folder again under
+the lock when the state file changed since it first planned, so that neither loses what the
+other recorded.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from skillpack._atomic import make_folders
+from skillpack._atomic import folder_lock, make_folders
 from skillpack.approve.compare import compare_with_lock
 from skillpack.approve.lock import Lock
 from skillpack.errors import Problem, SkillpackError, WriteError
-from skillpack.install.agents import AgentFolder
+from skillpack.install.agents import AgentFolder, escape
 from skillpack.install.folders import installed_digest
 from skillpack.install.place import clean_stale, place_skill, remove_skill
 from skillpack.install.remote import Fetched, fetched
@@ -98,12 +104,14 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
     site's skill whose name is not the one its index gives it, a name asked for that no
     source holds, two different skills of one name, a skill the lock does not approve, a
     place held by a skill install did not put there; `WriteError` when a write fails (the
-    skills written before it stay, recorded; none is half written).
+    skills written before it stay, recorded; none is half written). A folder of `folders`
+    bounded to a project (`AgentFolder.project`) that resolves outside it is refused (code
+    ``outside-project``).
     """
     if (frozen or prune) and lock is None:
         raise SkillpackError(f"--{'frozen' if frozen else 'prune'} compares with a lock",
                              hint="give the lock with --lock")
-    _check_writable(folders)
+    _check_folders(folders)
     targets = tuple(dict.fromkeys(t for f in folders for t in f.targets))
     with fetched(sources, plain_http=plain_http, timeouts=timeouts) as found:
         try:
@@ -117,7 +125,9 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
 def _install(found: Fetched, folders: Sequence[AgentFolder], targets: tuple[str, ...], *,
              lock: Lock | None, frozen: bool, only: Iterable[str], prune: bool,
              project: str | None) -> list[Step]:
-    """`install` of the sources `found`: judged, chosen, approved, planned, written."""
+    """`install` of the sources `found`: judged, chosen, approved, planned, written, each
+    folder under its lock (another install into it waits; planned again when it changed
+    meanwhile)."""
     inputs = classify_all(found.paths)
     with as_skill_folders(inputs.items) as ready:
         skills = _judge([(i.path, _origin(i.label, found.origins), i.relabel,
@@ -133,7 +143,12 @@ def _install(found: Fetched, folders: Sequence[AgentFolder], targets: tuple[str,
         steps: list[Step] = []
         try:
             for folder, plan in zip(folders, plans, strict=True):
-                _carry_out(folder.path, plan, chosen, steps)
+                locked = folder_lock(folder.path) if os.path.isdir(folder.path) else (
+                    nullcontext(False))
+                with locked as alone:  # another install into it waits here
+                    if os.path.isdir(folder.path) and read_state(folder.path) != plan.state:
+                        plan = _plan(folder, chosen, lock if prune else None, where)
+                    _carry_out(folder.path, plan, chosen, steps, alone)
         except BaseException as err:  # a failed write, Ctrl-C, SIGTERM: no folder made
             _remove_empty(made)  # for nothing is left behind
             if isinstance(err, WriteError):
@@ -191,10 +206,18 @@ def _remove_empty(made: list[str]) -> None:
             os.rmdir(folder)
 
 
-def _check_writable(folders: Sequence[AgentFolder]) -> None:
-    """Refuse, all at once, the folders that are files or cannot be made or written."""
+def _check_folders(folders: Sequence[AgentFolder]) -> None:
+    """Refuse, all at once, the folders that lead out of their project, are files or cannot
+    be made or written."""
     problems = []
     for folder in folders:
+        real = escape(folder)
+        if real is not None:
+            problems.append(Problem("error", "outside-project", f"{folder.path} leads out of "
+                                    f"the project ({folder.project}) through a symbolic "
+                                    f"link: it is {real}; nothing is written there",
+                                    folder.path))
+            continue
         path = os.path.abspath(folder.path)
         probe = path
         while not os.path.lexists(probe):
@@ -207,12 +230,18 @@ def _check_writable(folders: Sequence[AgentFolder]) -> None:
         if why is not None:
             problems.append(Problem("error", "not-writable", f"cannot install into "
                                     f"{folder.path}: {why}", folder.path))
-    if problems:
-        raise WriteError(problems[0].message if len(problems) == 1 else
-                         f"{len(problems)} folders cannot be written: "
-                         + "; ".join(p.message for p in problems),
-                         path=problems[0].file, problems=problems,
-                         hint="choose a folder you can write, or fix its permissions")
+    if not problems:
+        return
+    message = (problems[0].message if len(problems) == 1 else
+               f"{len(problems)} folders cannot be written: "
+               + "; ".join(p.message for p in problems))
+    if any(p.code == "outside-project" for p in problems):
+        raise SkillpackError(message, path=problems[0].file, problems=problems,
+                             hint="remove the link (an agent folder of a project is a "
+                                  "real folder in it); to write where it points, name that "
+                                  "folder with --into, or use --global for your own folders")
+    raise WriteError(message, path=problems[0].file, problems=problems,
+                     hint="choose a folder you can write, or fix its permissions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,14 +384,16 @@ def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None,
     return _Plan(state, tuple(steps))
 
 
-def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill], done: list[Step]) -> None:
-    """Write the plan of one folder: each skill recorded in the state file, then placed;
-    each pruned skill removed, then forgotten; each step appended to `done` once carried
-    out. The state file is rewritten only when it changes."""
+def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill], done: list[Step],
+               alone: bool) -> None:
+    """Write the plan of one folder, its lock held (`alone`: by this process, surely): each
+    skill recorded in the state file, then placed; each pruned skill removed, then
+    forgotten; each step appended to `done` once carried out. The state file is rewritten
+    only when it changes."""
     by_name = {s.name: s for s in chosen}
     state = dict(plan.state)
     if plan.writes:  # the folder exists (`_make_folders`)
-        clean_stale(folder)
+        clean_stale(folder, alone=alone)
     for step in plan.steps:
         if step.action in ("installed", "updated"):
             before = state.get(step.name)

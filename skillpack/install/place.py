@@ -6,7 +6,9 @@ every file checked against its record (size and BLAKE3: the bytes written are th
 approved), modes 0644/0755, fsync'd; then renamed into place. A skill already there is
 first renamed aside (``.NAME.skillpack-old-PID-HEX``) and removed after, so the place holds
 either the old skill or the new one, whole. Temp and old folders left by a process that is
-gone (SIGKILL, power loss) are removed by `clean_stale` before the next write.
+gone (SIGKILL, power loss) are removed by `clean_stale` before the next write: under the
+folder's lock (`skillpack._atomic.folder_lock`, which every install holds while it writes
+there) every one is left over, whatever its pid says (pid 1 is always alive).
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ def _aside(folder: str, name: str, kind: str) -> str:
     return True
 
 
-def clean_stale(folder: str) -> list[str]:
-    """Remove the temp and old folders of writers that are gone; return their paths."""
+def clean_stale(folder: str, *, alone: bool = False) -> list[str]:
+    """Remove the temp and old folders of writers that are gone; return their paths.
+    `alone`: the caller holds the folder's lock, so no install is at work there and every
+    entry named as theirs (a folder, a file, a link: never followed) is left over."""
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -47,10 +51,10 @@ def clean_stale(folder: str) -> list[str]:
     for name in names:
         match = TEMP_RE.match(name)
         path = os.path.join(folder, name)
-        if match is None or pid_alive(int(match.group(1))):
+        if match is None or (not alone and pid_alive(int(match.group(1)))):
             continue
         try:
-            if not stat.S_ISDIR(os.lstat(path).st_mode):
+            if not alone and not stat.S_ISDIR(os.lstat(path).st_mode):
                 continue
         except OSError:
             continue

@@ -23,7 +23,7 @@ from skillpack.cli.output import (
 )
 from skillpack.formats.digest import is_digest
 from skillpack.install.agents import agent_folders
-from skillpack.install.folders import is_agent_folder, verify_folders
+from skillpack.install.folders import as_installed, is_agent_folder, verify_folders
 from skillpack.packing.verify import verify_target
 from skillpack.skillmd.mentions import mentioned_programs
 
@@ -152,12 +152,13 @@ def verify(targets: tuple[str, ...], lock_file: str | None, signature: str | Non
              f"{given.signer.keyid[:16]})")
     if by_folder:
         assert lock is not None
-        paths = [f.path for f in agent_folders(agents, user=user)] + list(targets)
-        answer = verify_folders(dict.fromkeys(paths), lock, partial=partial,
+        answer = verify_folders(agent_folders(agents, targets, user=user), lock,
+                                partial=partial,
                                 project=os.path.expanduser("~") if user else None)
     else:
         chosen = selection()
-        answer = verify_against(targets, lock=lock, expected=expected, selection=chosen)
+        answer = as_installed(verify_against(targets, lock=lock, expected=expected,
+                                             selection=chosen))
         report_skipped(chosen)
     if as_json:
         echo_json([{"target": a.target} | item_failure(a.target, a.error)

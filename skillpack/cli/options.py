@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from skillpack._regular import read_regular
 from skillpack.cli.output import failed
 from skillpack.errors import SkillpackError
 from skillpack.install.agents import AGENTS
@@ -314,11 +315,19 @@ def find_config(start: Path) -> tuple[Path, Mapping[str, Any]] | None:
     return None
 
 
+#: The most bytes of a configuration read (a fifo, a device or a huge file is refused).
+_MAX_CONFIG_BYTES = 1 << 20
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        return tomllib.loads(read_regular(path, limit=_MAX_CONFIG_BYTES).decode("utf-8"))
+    except OSError as err:
+        raise click.UsageError(f"{path}: cannot read it: {err.strerror or err}") from None
+    except RecursionError:  # tomllib recurses once an array or table level
+        raise click.UsageError(f"{path}: cannot read it as TOML: it is nested too "
+                               "deeply") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise click.UsageError(f"{path}: cannot read it as TOML: {err}") from None
 
 

@@ -231,6 +231,12 @@ def test_pyproject_tool_table_is_read_and_one_without_it_passed_over(repo: Path)
     ('layout = "flat"\n', "'layout': 'flat' is not one of wrapped, root"),
     ('target = ["nowhere"]\n', "'target': 'nowhere' is not one of"),
     ("exclude = [\n", "cannot read it as TOML"),
+    # tomllib recurses once a level: a RecursionError traceback, exit 1, on every command
+    ("exclude = [" + "[" * 5_000 + "]" * 5_000 + "]\n",
+     "cannot read it as TOML: it is nested too deeply"),
+    ("exclude = [" + "[" * 50_000 + "]" * 50_000 + "]\n",
+     "cannot read it as TOML: it is nested too deeply"),
+    ("# " + "x" * (1 << 20) + "\n", "cannot read it: it holds over 1,048,576 bytes"),
 ])
 def test_a_bad_configuration_is_a_usage_error_naming_file_and_key(repo: Path, text: str,
                                                                   said: str) -> None:

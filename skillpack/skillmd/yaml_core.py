@@ -7,7 +7,9 @@ entry differs from what it computed. `core_frontmatter` is that read, as JSON gi
 
 * a plain (unquoted) scalar resolves by the YAML 1.2 core schema (spec 10.3.2): ``null``,
   ``Null``, ``NULL``, ``~`` and nothing are null; ``true``/``false`` (three spellings each)
-  booleans; ``[-+]?[0-9]+``, ``0o[0-7]+``, ``0x[0-9a-fA-F]+`` integers (``0777`` is 777); the
+  booleans; ``[-+]?[0-9]+``, ``0o[0-7]+``, ``0x[0-9a-fA-F]+`` integers (``0777`` is 777),
+  each the JavaScript number the host's ``parseInt`` makes of it (past 2**53 a float, past
+  the float range infinite); the
   core float forms (``1e3``, ``.5``, ``.inf``, ``.nan``) floats; anything else a string;
 * a quoted or block scalar is a string; maps and lists nest;
 * then as a JSON round trip gives it to a host: an infinity or NaN is null, and a map key is
@@ -66,11 +68,11 @@ def core_scalar(text: str) -> Any:
     if text in _BOOL:
         return _BOOL[text]
     if _INT.match(text):
-        return int(text)
+        return _js_number(text, 10)
     if _OCT.match(text):
-        return int(text[2:], 8)
+        return _js_number(text[2:], 8)
     if _HEX.match(text):
-        return int(text[2:], 16)
+        return _js_number(text[2:], 16)
     if _FLOAT.match(text):
         return float(text)
     if _INF.match(text):
@@ -78,6 +80,25 @@ def core_scalar(text: str) -> Any:
     if _NAN.match(text):
         return math.nan
     return text
+
+
+def _js_number(digits: str, base: int) -> int | float:
+    """An integer as the host's parser gives it (npm ``yaml``: ``parseInt``, a JavaScript
+    number): exact up to 2**53, the nearest float past it, infinity past the float range
+    (read without converting thousands of digits: Python refuses over 4,300)."""
+    sign = -1 if digits.startswith("-") else 1
+    body = digits.lstrip("+-").lstrip("0") or "0"
+    if len(body) * math.log2(base) > 1100:  # past 2**1024 whatever the digits: infinite
+        return sign * math.inf
+    value = sign * int(body, base)
+    if abs(value) <= 2**53:
+        return value
+    try:
+        rounded = float(value)
+    except OverflowError:
+        return sign * math.inf
+    # JSON.stringify writes an integral number under 1e21 in digits, as an int is written
+    return int(rounded) if abs(rounded) < 1e21 else rounded
 
 
 _LOADER: yaml.SafeLoader | None = None

@@ -58,8 +58,10 @@ for _tag, _pattern, _first in _CORE:
     CoreLoader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
 
 
-def _int(loader: CoreLoader, node: yaml.ScalarNode) -> int:
+def _int(loader: CoreLoader, node: yaml.ScalarNode) -> int | float:
     text = node.value
+    if len(text.lstrip("+-").lstrip("0")) > 1000:  # parseInt: past the float range, infinite
+        return -math.inf if text.startswith("-") else math.inf
     return int(text[2:], 8 if text[1] == "o" else 16) if text[:2] in ("0o", "0x") else int(text)
 
 
@@ -84,7 +86,10 @@ def _js(value: Any) -> Any:
         return None if not math.isfinite(value) else (int(value) if value.is_integer()
                                                       and abs(value) < 2**53 else value)
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
-        return float(value)  # a JS number
+        try:
+            return _js(float(value))  # a JS number
+        except OverflowError:
+            return None  # Infinity, which JSON writes as null
     return value
 
 
@@ -121,6 +126,10 @@ HOSTILE = [
     "metadata:\n  1: one\n  true: yes\n  1.5: x\n  0x10: hex\n  null: k\n",
     "metadata:\n  word: é 1\n  ru: on\n  deep:\n    inner:\n      - x: 0777\n",
     "metadata:\n  merge: <<\n  eq: =\n  v: 1.0.0\n  ver: 1.10\n",
+    # past 2**53 a float, past the float range infinite (5,000 digits: a ValueError traceback
+    # of `export mcp`, Python refusing to convert over 4,300)
+    f"metadata:\n  past: 9007199254740993\n  huge: {'9' * 5000}\n  neg: -{'1' * 400}\n"
+    f"  hex: 0x{'F' * 300}\n  zeros: {'0' * 5000}12\n",
 ]
 
 

@@ -60,9 +60,11 @@ for _tag, _pattern, _first in _CORE:
 
 def _int(loader: CoreLoader, node: yaml.ScalarNode) -> int | float:
     text = node.value
-    if len(text.lstrip("+-").lstrip("0")) > 1000:  # parseInt: past the float range, infinite
-        return -math.inf if text.startswith("-") else math.inf
-    return int(text[2:], 8 if text[1] == "o" else 16) if text[:2] in ("0o", "0x") else int(text)
+    if text[:2] in ("0o", "0x"):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-").lstrip("0") or "0"
+    return sign * (math.inf if len(body) > 1000 else int(body))  # parseInt: past floats, inf
 
 
 def _float(loader: CoreLoader, node: yaml.ScalarNode) -> float:

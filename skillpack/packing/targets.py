@@ -113,6 +113,13 @@ _MCP_NAME = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/speci
 _WELL_KNOWN_NAME = ("https://github.com/cloudflare/agent-skills-discovery-rfc (an entry's name "
                     "is its SKILL.md's) and https://agentskills.io/specification (name: "
                     "required)")
+_ASCII_NAME_WELL_KNOWN = ("https://github.com/cloudflare/agent-skills-discovery-rfc#uri-"
+                          "structure (lowercase alphanumeric and hyphens only: a-z, 0-9, -); "
+                          "vercel's skills skips any other name")
+_ASCII_NAME_MCP = ("https://agentskills.io/specification (lowercase a-z, 0-9 and hyphens), "
+                   "which skill://NAME URIs carry")
+#: A name every host reads: ASCII lowercase letters and digits, single inner hyphens.
+_ASCII_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _ANTHROPIC_VALIDATOR = ("anthropics/skills skills/skill-creator/scripts/quick_validate.py "
                         "(ALLOWED_PROPERTIES)")
 
@@ -153,6 +160,8 @@ class Target:
     name_key_required: str | None = None  # the source, when the host requires it
     #: SKILL.md must begin with exactly ``---`` and a line end (no BOM, no trailing blanks)
     plain_start: str | None = None  # the source, when the host requires it
+    #: the name must be 1-64 of ``a-z``, ``0-9`` and single inner hyphens (no other letter)
+    ascii_name: str | None = None  # the source, when the host requires it
     #: frontmatter keys beyond the spec's that the host documents (no unknown-key warning)
     extra_keys: frozenset[str] = frozenset()
     extra_keys_source: str | None = None
@@ -256,11 +265,13 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
         ),
         name_key_required=_MCP_NAME,
         plain_start=_MCP_START,
+        ascii_name=_ASCII_NAME_MCP,
     ),
     Target(
         "well-known", "/.well-known/agent-skills/ discovery index 0.2.0", "root",
         _WELL_KNOWN + " (SKILL.md at the archive root, no wrapper folder)",
         name_key_required=_WELL_KNOWN_NAME,
+        ascii_name=_ASCII_NAME_WELL_KNOWN,
     ),
 )})
 
@@ -482,6 +493,12 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None,
             f"byte-order mark) and nothing after it on that line (source: "
             f"{target.plain_start}); save SKILL.md as UTF-8 without a BOM, '---' alone on "
             "its first line", facts.file, 1))
+    if target.ascii_name is not None and (len(facts.name) > 64
+                                          or not _ASCII_NAME.match(facts.name)):
+        add("error", "target-name",
+            f"takes only a name of 1-64 of a-z, 0-9 and single inner hyphens, not "
+            f"{facts.name!r} (source: {target.ascii_name}); rename the skill",
+            "name" if "name" in facts.frontmatter else "skill")
     named = name_key_problem(target, facts.name, facts.frontmatter, facts.file,
                              facts.lines.get("skill"))
     if named is not None:

@@ -65,7 +65,6 @@ MCP_CACHE_SCOPE = "public"
 MAX_DESCRIPTION = 1024  # the discovery index and the spec: at most 1,024 characters
 
 # the Agent Skills name rule as the discovery RFC states it: a-z, 0-9, single inner hyphens
-_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 # what a killed export leaves beside agent-skills/ (removed by the next export)
 _LEFTOVER = re.compile(r"\.agent-skills\.skillpack-(?:tmp|old)-(\d+)-[0-9a-f]+\Z")
 # the characters of an RFC 3986 URI (a percent sign only as an escape)
@@ -155,21 +154,18 @@ def sha256_digest(data: bytes) -> str:
 
 
 def export_problems(skill: ExportSkill, host: Literal["mcp", "well-known"]) -> list[Problem]:
-    """Every reason the export for `host` refuses `skill` on its own: its name (the Agent
-    Skills rule), description, files (SKILL.md at its root, portable paths that do not
-    collide), and the host's rules as `check --target HOST` states them
-    (`skillpack.packing.targets.check_targets`: the name key, the frontmatter's first line,
-    MCP's 512 files and 16 MiB); for ``mcp``, a frontmatter whose ``name`` and
-    ``description`` are not the skill's (a host compares them with SKILL.md)."""
+    """Every reason the export for `host` refuses `skill` on its own: its description, files
+    (SKILL.md at its root, portable paths that do not collide), and the host's rules as
+    `check --target HOST` states them (`skillpack.packing.targets.check_targets`: the name,
+    ASCII, and its key, the frontmatter's first line, MCP's 512 files and 16 MiB); for
+    ``mcp``, a frontmatter whose ``name`` and ``description`` are not the skill's (a host
+    compares them with SKILL.md)."""
     where = skill.skill_md
     problems: list[Problem] = []
 
     def add(code: str, message: str) -> None:
         problems.append(Problem("error", code, message, where))
 
-    if not _NAME.match(skill.name) or len(skill.name) > 64:
-        add("export-name", f"skill name {skill.name!r} is not an Agent Skills name "
-            "(1-64 of a-z, 0-9 and single inner hyphens)")
     if not skill.description.strip():
         add("export-description", f"skill {skill.name!r} has an empty description")
     elif len(skill.description) > MAX_DESCRIPTION:

@@ -360,3 +360,23 @@ def test_claude_code_listing_cap_is_the_default_budget(tmp_path: Path) -> None:
     assert f"{listed:,} characters" in warning and "1,536 characters" in warning
     assert cli("check", "--target", "claude-code", "--catalog-budget", "2000",
                skill).stdout.count("target-catalog-budget") == 0
+
+
+@pytest.mark.parametrize("host", ["mcp", "well-known"])
+def test_a_name_beyond_ascii_is_refused_by_check_as_by_the_export(tmp_path: Path,
+                                                                  host: str) -> None:
+    """`données` passed `check --target well-known` (skills-ref allows any lowercase
+    letter), then `export well-known` refused it, saying to fix what check reports."""
+    folder = tmp_path / "données"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: données\ndescription: A skill of data. Use "
+                                     "it for tests.\n---\n# D\n")
+    assert cli("check", folder).exit_code == 0  # the Agent Skills rules allow it
+    checked = cli("check", folder, "--target", host)
+    said = [line for line in checked.output.splitlines() if "[target-name]" in line]
+    assert checked.exit_code == 1 and len(said) == 1
+    assert f"{folder / 'SKILL.md'}:2: error: [target-name] {host}: takes only a name of 1-64 of " \
+           "a-z, 0-9 and single inner hyphens, not 'données'" in said[0]
+    out = tmp_path / ("mcp.json" if host == "mcp" else "site")
+    exported = cli("export", host, folder, "-o", out)
+    assert exported.exit_code == 1 and said[0].split("] ", 1)[1] in exported.output

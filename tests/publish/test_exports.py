@@ -204,7 +204,7 @@ def test_leftovers_of_a_killed_export_are_removed(
 
 @pytest.mark.parametrize(("change", "code"), [
     (lambda s: [s[0], s[0]], "export-duplicate"),
-    (lambda s: [ExportSkill("Bad_Name", "d", {}, s[0].files)], "export-name"),
+    (lambda s: [ExportSkill("Bad_Name", "d", {}, s[0].files)], "target-name"),
     (lambda s: [ExportSkill("x", " ", {}, s[0].files)], "export-description"),
     (lambda s: [ExportSkill("x", "d" * 1025, {}, s[0].files)], "export-description"),
     (lambda s: [ExportSkill("x", "d", {}, s[0].files[1:])], "export-no-skill-md"),

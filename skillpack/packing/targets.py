@@ -107,6 +107,8 @@ _MCP_LAYOUT = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/spe
                "skill://<name>/<path>, SKILL.md at the skill root)")
 _WELL_KNOWN = ("https://github.com/cloudflare/agent-skills-discovery-rfc#archive-structure "
                "(Agent Skills Discovery 0.2.0)")
+_CODEX_NAME = ("openai/codex codex-rs/core/src/skills/loader.rs (SkillFrontmatter: name and "
+               "description required; a SKILL.md without them is dropped)")
 _MCP_NAME = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/specification/"
              "stable/skills.mdx (each entry's frontmatter is SKILL.md's, compared field by "
              "field) and https://agentskills.io/specification (name: required)")
@@ -245,6 +247,7 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
         _CODEX + " (a skill is a folder holding SKILL.md)",
         (Limit("description-chars", 1024, "1,024 characters", _CODEX),),
         description_required=_CODEX,
+        name_key_required=_CODEX_NAME,
     ),
     Target(
         "openai-api", "OpenAI API skills (POST /v1/skills)", "wrapped",

@@ -216,7 +216,7 @@ def test_a_root_archive_with_a_stray_top_folder_is_refused(tmp_path: Path) -> No
 HOSTED = [(["--target", "claude-ai"], WAITLIST, "wrapped"),
           (["--target", "claude-api"], WAITLIST, "wrapped"),
           (["--target", "openai-api"], WAITLIST, "wrapped"),
-          (["--target", "codex"], WAITLIST, "wrapped"),
+          (["--target", "codex"], NOTES, "wrapped"),  # codex reads name: (not skill:)
           (["--target", "mcp"], NOTES, "wrapped"),
           (["--layout", "root"], WAITLIST, "root"),
           (["--target", "well-known"], NOTES, "root"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -24,7 +25,7 @@ from skillpack.errors import (
     Problem,
     SkillpackError,
 )
-from skillpack.skillmd.invisible import escape_for_terminal
+from skillpack.skillmd.invisible import escape_for_terminal, visible_escape
 from skillpack.source.notes import listen
 
 __all__ = ["DASH", "EXIT_FAILED", "EXIT_USAGE", "echo", "echo_json", "echo_problem",
@@ -54,8 +55,17 @@ def echo_text(text: str, *, err: bool = False) -> None:
 
 
 def echo_json(data: Any) -> None:
-    """Print `data` as indented JSON with a trailing newline (stable key order as given)."""
-    echo(json.dumps(data, indent=2, ensure_ascii=False))
+    """Print `data` as indented JSON with a trailing newline (stable key order as given),
+    UTF-8 whatever it holds: a lone surrogate (a byte of a file name that is not UTF-8) is
+    written as the text of its escape (``caf\\xe9``), as the text output shows it."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda m: json.dumps(visible_escape(m.group()))[1:-1], text)
+    echo(text)
+
+
+#: A lone surrogate: no character, not UTF-8 (from a name decoded with surrogateescape).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_safe(value: Any) -> Any:

@@ -32,6 +32,7 @@ __all__ = [
     "escape_for_terminal",
     "find_invisible",
     "invisible_problems",
+    "visible_escape",
 ]
 
 #: Bidirectional formatting controls: embeddings, overrides, isolates, marks.
@@ -255,8 +256,12 @@ def invisible_problems(path: str, text: str, is_skill_md: bool) -> list[Problem]
     return problems
 
 
-def _visible(char: str) -> str:
+def visible_escape(char: str) -> str:
+    """The escape of one character as a person reads it: ``\\x1b``, ``\\u202e``,
+    ``\\U000e0041``, and ``\\xe9`` for a byte of a name that is not UTF-8."""
     codepoint = ord(char)
+    if 0xDC80 <= codepoint <= 0xDCFF:  # a byte of a name that is not UTF-8 (surrogateescape)
+        return f"\\x{codepoint - 0xDC00:02x}"
     if codepoint < 0x100:
         return f"\\x{codepoint:02x}"
     if codepoint < 0x10000:
@@ -266,7 +271,8 @@ def _visible(char: str) -> str:
 
 def escape_for_terminal(s: str) -> str:
     """`s` safe to print for a person: C0 controls but tab and newline, DEL, C1 controls,
-    line/paragraph separators, bidi controls, invisible and tag characters become
+    line/paragraph separators, bidi controls, invisible and tag characters, and lone
+    surrogates (a byte of a file name that is not UTF-8 is ``\\xe9``) become
     ``\\x1b``-style escapes. Letters of any script, emoji (with their joiners) and ordinary
     punctuation are left as they are."""
     if s.isascii() and s.isprintable():
@@ -277,8 +283,9 @@ def escape_for_terminal(s: str) -> str:
         if char in "\t\n":
             out.append(char)
         elif (codepoint < 0x20 or 0x7F <= codepoint < 0xA0 or codepoint in (0x2028, 0x2029)
+              or 0xD800 <= codepoint <= 0xDFFF  # no character: a lone surrogate
               or (_kind(codepoint) is not None and not _in_emoji_at(s, index))):
-            out.append(_visible(char))
+            out.append(visible_escape(char))
         else:
             out.append(char)
     return "".join(out)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from helpers.cli import cli
 from helpers.skills import make_tree
 
 from skillpack import digest
+from skillpack.cli import main
 from skillpack.errors import MissingPathError, SkillError, SkillpackError
 from skillpack.packing.bundle import write_bundle
 from skillpack.packing.pack import OUTPUT_RULE, pack, prepare_many
@@ -208,3 +211,20 @@ def test_a_linked_skill_folder_inside_the_project_is_found_once_and_others_said(
     assert "skipped .agents/skills/beta (a symbolic link to" in checked.output
     assert cli("bundle", ".claude/skills", "-o", "b.bundle").exit_code == 0
     assert load(Path("b.bundle").read_bytes()).names == ("alpha",)
+
+
+def test_a_folder_named_in_no_utf_8_is_escaped_alike_and_json_stays_utf_8(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder `caf\\xe9` (a Latin-1 name): every --json document held the raw byte (no
+    longer UTF-8: a JSON reader failed), and the text showed the raw byte or `\\udce9`."""
+    monkeypatch.chdir(tmp_path)
+    folder = os.fsdecode(b"skills/caf\xe9")
+    make_tree(Path(folder), {"SKILL.md": soft("cafe")})
+    make_tree(tmp_path / "skills" / "ok", {"SKILL.md": soft("ok")})
+    checked = CliRunner().invoke(main, ["check", "--json", "skills"])
+    data = json.loads(checked.stdout_bytes.decode("utf-8"))  # UTF-8, whatever the names
+    assert [item["path"] for item in data] == ["skills/caf\\xe9", "skills/ok"]
+    packed = cli("pack", "skills", "-o", "out")
+    assert packed.exit_code == 1
+    assert "skills/caf\\xe9/SKILL.md:2: error: [name-mismatch]" in packed.output
+    assert "\udce9" not in packed.output

@@ -37,7 +37,7 @@ from skillpack.install.state import check_name, read_state, write_state
 from skillpack.packing.prepare import PackOptions, PreparedSkill, judge_skill, refuse_all
 from skillpack.packing.verify import SkillReport, VerifyReport, as_skill_folders
 from skillpack.publish.oci import DEFAULT_TIMEOUTS, Timeouts
-from skillpack.source.classify import classify_all
+from skillpack.source.classify import Exclude, classify_all
 
 __all__ = ["Action", "InstallReport", "Step", "install", "install_skills"]
 
@@ -88,17 +88,20 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
             lock: Lock | None = None, frozen: bool = False, only: Iterable[str] = (),
             prune: bool = False, plain_http: bool = False,
             project: str | None = None,
-            timeouts: Timeouts = DEFAULT_TIMEOUTS) -> InstallReport:
+            timeouts: Timeouts = DEFAULT_TIMEOUTS,
+            exclude: Exclude | Iterable[str] = ()) -> InstallReport:
     """Install the skills of `sources` into each of `folders` (see the module text).
 
-    `only`: the names to install (all, when empty). With `lock`, each must be approved with
-    its digest and programs; `frozen` also refuses a skill of the sources the lock does not
-    list and one the lock lists that the sources lack. `prune` removes what install put in a
-    folder that the lock no longer lists. A skill already in place counts as the same only
-    when `verify` would say so (`installed_digest`: a symbolic link only into `project`,
-    default the working folder; no entry beyond its file set); else it is written again,
-    or, not install's, refused as in the way. `timeouts` bounds each request to a site or
-    registry and, with its deadline, the fetch of each remote source. Raises
+    `exclude`: the skill folders and archives left out, as `lock` and `verify` leave them
+    out (``--exclude``, ``skillpack.toml``). `only`: the names to install (all, when empty);
+    a skill refused whose folder is not named so blocks no other. With `lock`, each must be
+    approved with its digest and programs; `frozen` also refuses a skill of the sources the
+    lock does not list and one the lock lists that the sources lack. `prune` removes what
+    install put in a folder that the lock no longer lists. A skill already in place counts
+    as the same only when `verify` would say so (`installed_digest`: a symbolic link only
+    into `project`, default the working folder; no entry beyond its file set); else it is
+    written again, or, not install's, refused as in the way. `timeouts` bounds each request
+    to a site or registry and, with its deadline, the fetch of each remote source. Raises
     `SkillpackError` (path and hint) before any write for: a folder that cannot be written,
     a source that cannot be read, a skill that is invalid or breaks an agent's limits, a
     site's skill whose name is not the one its index gives it, a name asked for that no
@@ -116,7 +119,7 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
     with fetched(sources, plain_http=plain_http, timeouts=timeouts) as found:
         try:
             steps = _install(found, folders, targets, lock=lock, frozen=frozen, only=only,
-                             prune=prune, project=project)
+                             prune=prune, project=project, exclude=exclude)
         except SkillpackError as err:  # named by the URL, not the temporary folder
             raise found.relabel(err) from None
     return InstallReport(tuple(folders), tuple(steps), found.skipped)
@@ -124,14 +127,14 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
 
 def _install(found: Fetched, folders: Sequence[AgentFolder], targets: tuple[str, ...], *,
              lock: Lock | None, frozen: bool, only: Iterable[str], prune: bool,
-             project: str | None) -> list[Step]:
+             project: str | None, exclude: Exclude | Iterable[str]) -> list[Step]:
     """`install` of the sources `found`: judged, chosen, approved, planned, written, each
     folder under its lock (another install into it waits; planned again when it changed
     meanwhile)."""
-    inputs = classify_all(found.paths)
+    inputs = classify_all(found.paths, exclude=exclude)
     with as_skill_folders(inputs.items) as ready:
         skills = _judge([(i.path, _origin(i.label, found.origins), i.relabel,
-                          found.named(i.label)) for i in ready], targets)
+                          found.named(i.label)) for i in ready], targets, only)
         chosen = _choose(skills, only)
         if lock is not None:
             _approve(skills if frozen else chosen, lock, frozen)
@@ -259,16 +262,19 @@ class _Skill:
 
 
 def _judge(ready: Iterable[tuple[str, str, Any, str | None]],
-           targets: tuple[str, ...]) -> list[_Skill]:
+           targets: tuple[str, ...], only: Iterable[str] = ()) -> list[_Skill]:
     """Each skill folder judged as `pack` judges it for `targets`, and a site's skill
-    against the name its index gives it: every refusal at once; then two different skills
-    of one name refused."""
+    against the name its index gives it, and two different skills of one name: every
+    refusal at once. With `only`, a skill refused whose folder has none of its names (a
+    broken template beside the skill asked for) is not installed, and blocks nothing."""
+    wanted = set(only)
     skills: list[_Skill] = []
     failures: list[SkillpackError] = []
     for path, source, relabel, named in ready:
         verdict = judge_skill(path, options=PackOptions(targets=targets))
         if verdict.error is not None:
-            failures.append(relabel(verdict.error))
+            if not wanted or os.path.basename(os.path.normpath(path)) in wanted:
+                failures.append(relabel(verdict.error))
         elif verdict.prepared is not None and named not in (None, verdict.prepared.name):
             failures.append(SkillpackError(
                 f"the index names this skill '{named}', but what it delivers is the skill "
@@ -276,15 +282,15 @@ def _judge(ready: Iterable[tuple[str, str, Any, str | None]],
                 "artifact disagree: do not install it; ask the site to fix its index"))
         elif verdict.prepared is not None:
             skills.append(_Skill(verdict.prepared, source))
-    refuse_all(failures)
     by_name: dict[str, _Skill] = {}
     for skill in skills:
         had = by_name.setdefault(skill.name, skill)
-        if had.digest != skill.digest:
-            raise SkillpackError(f"two different skills are named '{skill.name}': "
-                                 f"{had.source} and {skill.source}", path=skill.source,
-                                 hint="install one of them (--skill picks by name, so give "
-                                 "one source at a time), or rename one")
+        if had.digest != skill.digest and (not wanted or skill.name in wanted):
+            failures.append(SkillpackError(
+                f"two different skills are named '{skill.name}': {had.source} and "
+                f"{skill.source}", path=skill.source, hint="install one of them (--skill "
+                "picks by name, so give one source at a time), or rename one"))
+    refuse_all(failures)
     return list(by_name.values())
 
 

@@ -529,3 +529,32 @@ def test_an_oci_reference_is_pulled_verified_and_installed(tmp_path: Path, repo:
     assert refused.exit_code == 1
     [problem] = json.loads(refused.stdout)["problems"]
     assert problem["file"] == f"oci://{reg.host}/skills/both:v1/alpha", problem
+
+
+def test_install_reads_the_skills_lock_reads(tmp_path: Path, repo: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`install` took no --exclude and ignored skillpack.toml's, so a broken template that
+    `lock` and `verify` leave out refused the whole install, even with `--skill` naming
+    another; and a second skill of one name was said only once every other refusal was
+    fixed."""
+    (repo / "template").mkdir()
+    (repo / "template" / "SKILL.md").write_text("---\nname: template-x\n---\n")
+    (repo / ".git").mkdir()
+    (repo / "skillpack.toml").write_text('exclude = ["template/"]\n')
+    monkeypatch.chdir(repo)
+    assert cli("lock", ".", "-o", "skills.lock").exit_code == 0
+    done = cli("install", ".", "--into", "one", "--lock", "skills.lock")
+    assert done.exit_code == 0, done.output
+    assert sorted(os.listdir("one")) == [STATE_FILE, "alpha", "beta"]
+    (repo / "skillpack.toml").unlink()
+    assert cli("install", ".", "--into", "two").exit_code == 1  # the template refused
+    done = cli("install", ".", "--into", "two", "--exclude", "template/")
+    assert done.exit_code == 0 and sorted(os.listdir("two")) == [STATE_FILE, "alpha", "beta"]
+    done = cli("install", ".", "--into", "three", "--skill", "beta")
+    assert done.exit_code == 0 and sorted(os.listdir("three")) == [STATE_FILE, "beta"]
+    # a second alpha beside the broken template: both refusals at once
+    make_skill(repo / "other", "alpha", files={"x.md": "another alpha\n"})
+    done = cli("install", ".", "--into", "four")
+    assert done.exit_code == 1 and not os.path.exists("four")
+    assert "two different skills are named 'alpha'" in done.output
+    assert "template/SKILL.md:1: error: [description-missing]" in done.output

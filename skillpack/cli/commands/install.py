@@ -9,7 +9,8 @@ import click
 from skillpack.approve.signing import SignedLock
 from skillpack.cli.commands.publish import DEADLINE, TIMEOUT, timeouts
 from skillpack.cli.commands.verify import given_lock
-from skillpack.cli.options import AGENT, GLOBAL, JSON, command, signed_lock
+from skillpack.cli.many import selection
+from skillpack.cli.options import AGENT, EXCLUDE, GLOBAL, JSON, command, signed_lock
 from skillpack.cli.output import echo, echo_json, echo_text
 from skillpack.errors import SkillpackError
 from skillpack.install.agents import agent_folders
@@ -39,6 +40,7 @@ __all__ = ["install"]
               help="Pull oci:// sources over HTTP instead of HTTPS (a registry on loopback).")
 @TIMEOUT
 @DEADLINE
+@EXCLUDE
 @JSON
 def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, ...],
             user: bool, lock_file: str | None, signature: str | None,
@@ -84,7 +86,8 @@ def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, 
     report = install_skills(sources, folders, lock=lock, frozen=frozen, only=only,
                             prune=prune, plain_http=plain_http,
                             project=os.path.expanduser("~") if user else None,
-                            timeouts=timeouts(timeout, deadline))
+                            timeouts=timeouts(timeout, deadline),
+                            exclude=selection().excluder)
     if as_json:
         echo_json({"folders": [{"path": f.path, "agents": list(f.agents),
                                 "targets": list(f.targets)} for f in report.folders],

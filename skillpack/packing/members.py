@@ -47,19 +47,23 @@ class Member:
     crc32: int | None = None  # of a disk member's bytes as the walk read them, if known
 
 
-def check_limits(members: Sequence[Member], *, what: str) -> None:
-    """Refuse, before anything is written, members that no archive without Zip64 can hold."""
+def check_limits(members: Sequence[Member], *, what: str, path: str | None = None) -> None:
+    """Refuse, before anything is written, members that no archive without Zip64 can hold
+    (`path`: the skill folder they are of, which the refusal names)."""
     if len(members) >= MAX_MEMBERS:
         message = (f"{what} would need {len(members):,} zip members; an archive holds at "
                    f"most {MAX_MEMBERS - 1:,} members")
-        raise ArchiveError(message, hint="split the files into several skills",
-                           problems=[Problem("error", "archive-limit", message)])
+        raise ArchiveError(message, path=path, hint="split the files into several skills",
+                           problems=[Problem("error", "archive-limit", message, path)])
     total = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
     if total >= MAX_SIZE:
-        message = f"{what} would be {total:,} bytes; an archive is at most {MAX_SIZE - 1:,} bytes"
-        raise ArchiveError(message,
+        largest = sorted(members, key=lambda m: -m.size)[:3]
+        message = (f"{what} would be {total:,} bytes; an archive is at most "
+                   f"{MAX_SIZE - 1:,} bytes (the largest files: "
+                   + ", ".join(f"{m.name} {m.size:,} bytes" for m in largest) + ")")
+        raise ArchiveError(message, path=path,
                            hint="move large data out of the skill, or split it into several skills",
-                           problems=[Problem("error", "archive-limit", message)])
+                           problems=[Problem("error", "archive-limit", message, path)])
 
 
 def write_members(writer: ZipWriter, members: Sequence[Member],

@@ -380,7 +380,7 @@ def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: 
     prepared = PreparedSkill(str(folder), skill, fileset, manifest, layout,
                              options.carries_manifest)
     members = prepared.members()
-    check_limits(members, what=f"skill '{skill.name}'")
+    check_limits(members, what=f"skill '{skill.name}'", path=str(folder))
     if check_hosts and (options.targets or options.catalog_budget is not None):
         _check_hosts(prepared, members, options)
     return prepared

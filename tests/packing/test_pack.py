@@ -28,7 +28,14 @@ from helpers.skills import MINIMAL, RICH_EXECUTABLES, copy_skill, make_skill, tr
 from helpers.zips import zip_members
 
 from skillpack import _atomic as atomic
-from skillpack.errors import IntegrityError, SkillError, SkillpackError, WriteError
+from skillpack.errors import (
+    ArchiveError,
+    IntegrityError,
+    SkillError,
+    SkillpackError,
+    WriteError,
+)
+from skillpack.packing.members import Member, check_limits
 from skillpack.packing.pack import (
     archive_name,
     pack,
@@ -469,3 +476,17 @@ def test_paths_resolved_once_still_find_the_output_and_the_twin_through_links(
     assert result.path.parent == tmp_path / "out" and result.digest == digest(WAITLIST)
     names = sorted(p.name for p in (skill / "dist").iterdir())
     assert names == sorted([result.path.name, "old.txt"])
+
+
+def test_a_skill_over_the_archive_size_names_its_folder_and_largest_files() -> None:
+    """A skill of 5 GiB was refused as `<skill>: [archive-limit] ...`, naming neither the
+    skill's folder nor the file to move out."""
+    members = [Member("huge/SKILL.md", 45, False), Member("huge/model.bin", 5 << 30, False),
+               Member("huge/notes.md", 10, False)]
+    with pytest.raises(ArchiveError) as caught:
+        check_limits(members, what="skill 'huge'", path="skills/huge")
+    [problem] = caught.value.problems
+    assert (problem.code, problem.file, caught.value.path) == (
+        "archive-limit", "skills/huge", "skills/huge")
+    assert "(the largest files: huge/model.bin 5,368,709,120 bytes, huge/SKILL.md 45 bytes, " \
+           "huge/notes.md 10 bytes)" in problem.message

@@ -19,6 +19,7 @@ from typing import Any
 from skillpack.errors import Problem
 from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.commands import run_problems
+from skillpack.skillmd.fences import tool_fences_in_comments
 from skillpack.skillmd.host_tools import case_twin, tool_of_entry
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import ALLOW_SECRETS_KEY, Skill
@@ -104,6 +105,13 @@ def validate_skill(skill: Skill, accepted_keys: frozenset[str] = frozenset()) ->
             "move details to references/", file, skill.body_line))
     for tool in skill.tools:  # what the approver must see: the program a model may choose
         problems.extend(run_problems(tool, file))
+    for fence, comment in tool_fences_in_comments(skill.body):
+        problems.append(Problem(
+            "warning", "tool-in-comment",
+            f"this tool fence lies in the HTML comment opened at line "
+            f"{skill.body_line + comment}: rendered Markdown hides it, yet it defines a tool a "
+            "model may call; move it out of the comment, or delete it", file,
+            skill.body_line + fence))
     problems.extend(_invisible(skill))
     problems.extend(_yaml_versions(skill))
     problems.sort(key=lambda p: (p.line or 0))

@@ -396,3 +396,17 @@ def test_the_codes_table_of_the_docs_is_complete() -> None:
     expected |= {code: "warning" for code, *_ in WARNINGS}
     expected |= {"parse": "error", "invalid-call": "error", "skill-md-case": "error"}
     assert documented == expected
+
+
+def test_a_tool_fence_in_an_html_comment_is_said() -> None:
+    """GitHub and CommonMark render `<!-- ... -->` as an HTML block: a reader of SKILL.md
+    saw no fence, while the tool in it was defined, and check and lint said nothing."""
+    text = ("---\nname: demo\ndescription: A demo skill. Use it for tests.\n---\n# Demo\n\n"
+            "<!--\n```tool\nid: greet\ndescription: Greet.\nrun: echo hi\n```\n-->\n\n"
+            "```tool\nid: bye\ndescription: Bye.\nrun: echo bye\n```\n"
+            "<!-- a comment of one line -->\n```text\n<!--\n```\n")
+    skill = parse_skill(text, file="demo/SKILL.md")
+    assert [t.id for t in skill.tools] == ["greet", "bye"]
+    found = [p for p in validate_skill(skill) if p.code == "tool-in-comment"]
+    assert [(p.severity, p.line) for p in found] == [("warning", 8)]
+    assert "lies in the HTML comment opened at line 7" in found[0].message

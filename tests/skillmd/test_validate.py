@@ -147,6 +147,11 @@ WARNINGS: list[tuple[str, str, str, int, str]] = [
      HEAD.format(name="anthropic-news", description="News.") + BODY,
      2, "name 'anthropic-news' contains 'anthropic', which Claude's API refuses in skill "
      "names"),
+    ("tool-in-comment", "commented",
+     HEAD.format(name="commented", description="Hides a tool.") + BODY
+     + "<!--\n```tool\nid: hi\ndescription: Hi.\nrun: echo hi\n```\n-->\n",
+     8, "this tool fence lies in the HTML comment opened at line 7: rendered Markdown hides "
+     "it, yet it defines a tool a model may call; move it out of the comment, or delete it"),
 ]
 
 

@@ -246,12 +246,28 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
             else:
                 stack.append(entry.path)
     skipped.sort(key=lambda s: s.path)
-    for item in skipped:
-        why = item.reason if item.reason == _DEEP_ARCHIVE or "symbolic link" in item.reason \
-            else f"{item.reason}: never searched for skills"
-        note(f"skipped {item.path} ({why})")
+    _say_skipped(skipped)
     return Discovery(tuple(sorted(found)), tuple(skipped), tuple(sorted(wrong_case)),
                      tuple(sorted(archives)))
+
+
+def _say_skipped(skipped: list[Skipped]) -> None:
+    """A note for each folder or link skipped, and one for the archives of each folder (a
+    `pack -o dist` run again over its repository finds a thousand of its own archives)."""
+    archives: dict[str, list[str]] = {}
+    for item in skipped:
+        if item.reason == _DEEP_ARCHIVE:
+            archives.setdefault(os.path.dirname(item.path), []).append(item.path)
+        elif "symbolic link" in item.reason:
+            note(f"skipped {item.path} ({item.reason})")
+        else:
+            note(f"skipped {item.path} ({item.reason}: never searched for skills)")
+    for folder, paths in archives.items():
+        if len(paths) == 1:
+            note(f"skipped {paths[0]} ({_DEEP_ARCHIVE})")
+        else:
+            note(f"skipped {len(paths):,} archives in {folder}/ (archives below the folder "
+                 "given: give them, or their folder, to read them)")
 
 
 def find_skills(path: str | os.PathLike[str]) -> list[Path]:

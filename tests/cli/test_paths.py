@@ -208,6 +208,15 @@ def test_archives_beside_skills_are_read_and_deeper_ones_are_said(tmp_path: Path
         "mine", "theirs"]
     assert f"skipped {repo / 'dist' / 'deep.skill'} (an archive below the folder given" in (
         shown.stderr)
+    # `pack -o dist` run again over its repository: one line for the folder, not one an
+    # archive (a thousand archives gave a thousand lines, -q or not)
+    for n in range(500):
+        (repo / "dist" / f"old-{n}.skill").write_bytes((repo / "dist" / "deep.skill")
+                                                       .read_bytes())
+    shown = ok("digest", repo)
+    said = [line for line in shown.stderr.splitlines() if "archive" in line]
+    assert said == [f"skillpack: skipped 501 archives in {repo / 'dist'}/ (archives below the "
+                    "folder given: give them, or their folder, to read them)"]
 
 
 def test_a_path_holding_nothing_says_what_was_looked_for(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ Measure: TypeAlias = Literal[
     "archive-bytes",  # the size of the uploaded archive (the files' sum when not known)
     "file-bytes",  # the largest single file
     "description-chars",  # len(description), in Unicode code points
+    "description-units",  # the description's length in UTF-16 units (JavaScript's .length)
     "listing-chars",  # len(description) + len(when_to_use): what a host lists per skill
     "skills-per-request",  # how many skills one request (a bundle) carries
 ]
@@ -115,6 +116,10 @@ _MCP_NAME = ("https://github.com/modelcontextprotocol/ext-skills/blob/main/speci
 _WELL_KNOWN_NAME = ("https://github.com/cloudflare/agent-skills-discovery-rfc (an entry's name "
                     "is its SKILL.md's) and https://agentskills.io/specification (name: "
                     "required)")
+_WELL_KNOWN_UNITS = ("https://github.com/cloudflare/agent-skills-discovery-rfc (description: "
+                     "max 1024 characters) as vercel's skills reads it (isValidSkillEntryV2: "
+                     "JavaScript's description.length, in UTF-16 units; a longer entry is "
+                     "skipped without a word)")
 _ASCII_NAME_WELL_KNOWN = ("https://github.com/cloudflare/agent-skills-discovery-rfc#uri-"
                           "structure (lowercase alphanumeric and hyphens only: a-z, 0-9, -); "
                           "vercel's skills skips any other name")
@@ -273,6 +278,7 @@ TARGETS: Mapping[str, Target] = MappingProxyType({t.name: t for t in (
     Target(
         "well-known", "/.well-known/agent-skills/ discovery index 0.2.0", "root",
         _WELL_KNOWN + " (SKILL.md at the archive root, no wrapper folder)",
+        (Limit("description-units", 1024, "1,024 UTF-16 units", _WELL_KNOWN_UNITS),),
         name_key_required=_WELL_KNOWN_NAME,
         ascii_name=_ASCII_NAME_WELL_KNOWN,
     ),
@@ -410,6 +416,9 @@ def _measure(measure: Measure, facts: SkillFacts) -> tuple[int, str]:
     description = facts.description or ""
     if measure == "description-chars":
         return len(description), "characters"
+    if measure == "description-units":
+        return (len(description.encode("utf-16-le")) // 2,
+                "UTF-16 units (JavaScript's length: a character past U+FFFF counts two)")
     if measure != "listing-chars":
         raise ValueError(f"{measure} is not a per-skill measure (see check_request)")
     when = facts.frontmatter.get("when_to_use")
@@ -423,6 +432,7 @@ _CODES: Mapping[Measure, str] = {
     "archive-bytes": "target-too-large",
     "file-bytes": "target-file-too-large",
     "description-chars": "target-description-too-long",
+    "description-units": "target-description-too-long",
     "listing-chars": "target-catalog-budget",
     "skills-per-request": "target-too-many-skills",
 }
@@ -433,6 +443,8 @@ _HINTS: Mapping[Measure, str] = {
     "archive-bytes": "move large assets out of the skill (fetch them at run time instead)",
     "file-bytes": "split or shrink that file, or fetch it at run time",
     "description-chars": "shorten the description; put details in the body",
+    "description-units": "shorten the description (emoji and other characters past U+FFFF "
+                         "count two); put details in the body",
     "listing-chars": "shorten description and when_to_use; the key use case first",
     "skills-per-request": "split the skills over several requests",
 }
@@ -521,8 +533,8 @@ def _check_one(target: Target, facts: SkillFacts, budget: int | None,
         value, words = _measure(limit.measure, facts)
         if value <= limit.maximum:
             continue
-        key = ("description" if limit.measure in ("description-chars", "listing-chars")
-               else None)
+        key = ("description" if limit.measure in ("description-chars", "description-units",
+                                                   "listing-chars") else None)
         exact = "" if limit.unit.startswith(f"{limit.maximum:,}") else f" = {limit.maximum:,}"
         if exact and limit.measure.endswith("bytes"):
             exact += " bytes"

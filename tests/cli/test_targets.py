@@ -380,3 +380,21 @@ def test_a_name_beyond_ascii_is_refused_by_check_as_by_the_export(tmp_path: Path
     out = tmp_path / ("mcp.json" if host == "mcp" else "site")
     exported = cli("export", host, folder, "-o", out)
     assert exported.exit_code == 1 and said[0].split("] ", 1)[1] in exported.output
+
+
+def test_a_description_past_1024_utf_16_units_is_refused_for_a_discovery_site(
+        tmp_path: Path) -> None:
+    """618 code points of which 600 emoji: 1,218 UTF-16 units, which vercel's `skills`
+    measures (JavaScript's length) and skips the entry for, without a word."""
+    folder = tmp_path / "emoji-desc"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: emoji-desc\ndescription: Use when testing. "
+                                     + "\U0001f600" * 600 + "\n---\nbody\n")
+    assert cli("check", folder).exit_code == 0  # 618 characters: the spec's rule holds
+    checked = cli("check", folder, "--target", "well-known")
+    assert checked.exit_code == 1
+    assert ("SKILL.md:3: error: [target-description-too-long] well-known: 1,218 UTF-16 units"
+            in checked.output)
+    exported = cli("export", "well-known", folder, "-o", tmp_path / "site")
+    assert exported.exit_code == 1 and "1,218 UTF-16 units" in exported.output
+    assert not (tmp_path / "site").exists()

@@ -52,6 +52,9 @@ def at(limit: Limit, value: int) -> SkillFacts:
         return facts(sizes=[10, value])
     if limit.measure == "description-chars":
         return facts(description="d" * value)
+    if limit.measure == "description-units":  # well-known's; an emoji is two units
+        return facts(description="\U0001f600" * (value // 2) + "d" * (value % 2),
+                     layout="root")
     assert limit.measure == "listing-chars"
     return facts(description="d" * (value - 100), frontmatter={"when_to_use": "w" * 100})
 
@@ -61,7 +64,8 @@ LIMITS = [(t.name, lim) for t in TARGETS.values() for lim in t.limits]
 
 def test_every_host_with_limits_is_covered() -> None:
     hosts = {name for name, _ in LIMITS}
-    assert hosts == {"claude-ai", "claude-api", "claude-code", "codex", "openai-api", "mcp"}
+    assert hosts == {"claude-ai", "claude-api", "claude-code", "codex", "openai-api", "mcp",
+                     "well-known"}
 
 
 @pytest.mark.parametrize(("host", "limit"), LIMITS,

@@ -143,8 +143,10 @@ class Exclude:
     archive file is left out (see the module text)."""
 
     def __init__(self, patterns: Iterable[str] = (), *, base: str | None = None) -> None:
-        self.patterns = tuple(patterns)
         self.base = base  # what paths are matched relative to (None: the working folder)
+        # `./skills/x` and an absolute path below that folder are written as a shell writes
+        # paths: gitignore syntax matches neither, so each is made the pattern it means
+        self.patterns = tuple(_as_pattern(p, base) for p in patterns)
         bad = [(p, why) for p in self.patterns if (why := exclude_problem(p)) is not None]
         if bad:
             raise ArgumentError("--exclude: " + "; ".join(f"{p!r}: {why}" for p, why in bad),
@@ -169,6 +171,19 @@ class Exclude:
                  else absolute.lstrip(os.sep))
         shown = shown.replace(os.sep, "/")
         return self._spec.match_file(shown + "/" if is_dir else shown)
+
+
+def _as_pattern(pattern: str, base: str | None) -> str:
+    """`pattern` as gitignore syntax means it: ``./x`` is ``/x`` (anchored where matching
+    starts), and an absolute path below `base` (default: the working folder) is ``/`` and
+    its path relative to it."""
+    here = os.path.abspath(base) if base is not None else os.getcwd()
+    if pattern.startswith("./"):
+        return "/" + pattern[2:].lstrip("/")
+    if os.path.isabs(pattern) and pattern.startswith(here.rstrip(os.sep) + os.sep):
+        return "/" + os.path.relpath(pattern, here).replace(os.sep, "/") + (
+            "/" if pattern.endswith("/") else "")
+    return pattern
 
 
 def no_skill(path: str) -> NoSkillError:

@@ -171,6 +171,17 @@ def test_exclude_is_gitignore_syntax_on_the_skill_folder_s_path(repo: Path) -> N
     assert bad.exit_code == 2 and "exponential" in bad.stderr
 
 
+@pytest.mark.parametrize("spelt", ["./skills/template", "{repo}/skills/template",
+                                   "./skills/template/", "{repo}/skills/template/"])
+def test_an_exclude_written_as_a_shell_path_means_that_path(repo: Path, spelt: str) -> None:
+    """`./skills/template` or an absolute path matched nothing, without a word (gitignore
+    syntax knows neither), and the broken template failed the run."""
+    checked = run("check", "skills", "--exclude", spelt.format(repo=repo),
+                  "--exclude", "no-description")
+    assert checked.exit_code == 0, checked.output
+    assert "excluded 2 skills or archives" in checked.stderr
+
+
 @pytest.mark.parametrize("command", ["pack", "check", "lint", "verify", "catalog"])
 def test_every_command_says_how_many_it_excluded(repo: Path, command: str) -> None:
     args = ["-o", "out"] if command == "pack" else []

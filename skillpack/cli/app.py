@@ -253,8 +253,10 @@ def skill_folders(files: Sequence[str]) -> list[str]:
 
 def hook_arguments(args: Sequence[str]) -> tuple[list[str], list[str]]:
     """The hook's arguments split into ``check``'s options (each with its value: ``--exclude
-    template/`` is one option, not an option and a file) and the files pre-commit passes.
-    After ``--`` every argument is a file."""
+    template/`` is one option, not an option and a file) and the files pre-commit passes
+    after them. The files begin at the first argument that is no option, or that names a
+    path that exists (a committed file named ``--exclude`` or ``-h`` is a file, never an
+    option), or after ``--``: from there every argument is a file."""
     check = command_named("check")
     assert check is not None
     valued = {name for param in check.params if isinstance(param, click.Option)
@@ -266,8 +268,9 @@ def hook_arguments(args: Sequence[str]) -> tuple[list[str], list[str]]:
     for arg in rest:
         if arg == "--":
             files.extend(rest)
-        elif not arg.startswith("-") or arg == "-":
+        elif not arg.startswith("-") or arg == "-" or os.path.lexists(arg):
             files.append(arg)
+            files.extend(rest)
         else:
             options.append(arg)
             value = next(rest, None) if arg in valued else None

@@ -137,3 +137,24 @@ def test_a_command_ends_through_end_process(tmp_path: Path) -> None:
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60, check=False)
     assert done.returncode == 0 and done.stdout.endswith("  waitlist\n"), done
     assert done.stderr == "atexit ran\n"
+
+
+def test_a_committed_file_named_like_an_option_is_a_file(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    """pre-commit appends the files after the hook's args, with no `--`: a committed file
+    named `--exclude` took the next changed file as its value, one named `-h` made check
+    print its help, and the hook passed a broken skill."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "skills" / "alpha").mkdir(parents=True)
+    (tmp_path / "skills" / "alpha" / "SKILL.md").write_text("---\nname: alpha\n---\nbody\n")
+    for name in ("--exclude", "-h", "--help"):
+        (tmp_path / name).write_text("x\n")
+        assert hook_arguments([name, "skills/alpha/SKILL.md"]) == (
+            [], [name, "skills/alpha/SKILL.md"])
+        assert precommit_check(["--strict", name, "skills/alpha/SKILL.md"]) == 1
+        assert "[description-missing]" in capsys.readouterr().out
+    # the files begin at the first one: an option-like argument after it is a file too
+    assert hook_arguments(["--target", "codex", "skills/alpha/SKILL.md", "--json"]) == (
+        ["--target", "codex"], ["skills/alpha/SKILL.md", "--json"])

@@ -329,6 +329,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
                                "deeply") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise click.UsageError(f"{path}: cannot read it as TOML: {err}") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise click.UsageError(f"{path}: cannot read it as TOML: it holds a number of "
+                               "thousands of digits") from None
 
 
 def config_defaults(command: click.Command, path: Path,

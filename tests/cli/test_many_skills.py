@@ -248,6 +248,8 @@ def test_pyproject_tool_table_is_read_and_one_without_it_passed_over(repo: Path)
     ("exclude = [" + "[" * 50_000 + "]" * 50_000 + "]\n",
      "cannot read it as TOML: it is nested too deeply"),
     ("# " + "x" * (1 << 20) + "\n", "cannot read it: it holds over 1,048,576 bytes"),
+    # Python converts at most 4,300 digits: a ValueError traceback on every command
+    ("x = " + "9" * 100_000 + "\n", "cannot read it as TOML: it holds a number of thousands"),
 ])
 def test_a_bad_configuration_is_a_usage_error_naming_file_and_key(repo: Path, text: str,
                                                                   said: str) -> None:

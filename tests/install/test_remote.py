@@ -229,3 +229,16 @@ def test_install_deadline_on_the_command_line(tmp_path: Path,
     assert "did not answer within the deadline of 0.5 s" in result.stderr
     assert "Traceback" not in result.stderr
     assert site.sent < 100
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--deadline", "nan"), ("--deadline", "inf"), ("--timeout", "nan"), ("--timeout", "inf")])
+def test_a_deadline_or_timeout_of_no_finite_seconds_is_misuse(tmp_path: Path, option: str,
+                                                             value: str) -> None:
+    """NaN passes every range (a comparison with it is false): `--deadline nan` turned the
+    deadline off, and `--timeout inf` was an OverflowError traceback from the socket."""
+    for command in (["install", "http://127.0.0.1:9/", "--into", tmp_path / "out"],
+                    ["pull", "127.0.0.1:9/x/y:1", "-o", tmp_path / "pulled"]):
+        result = cli(*command, option, value)
+        assert result.exit_code == 2, result.output
+        assert f"'{value}' is not a finite number of seconds" in result.stderr

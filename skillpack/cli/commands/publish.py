@@ -11,6 +11,7 @@ printed.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import Any
@@ -69,13 +70,27 @@ _FORMAT = click.option(
     "and linux/arm64 manifests, a labelled config, a tar+gzip layer).")
 #: ``--timeout`` and ``--deadline``, of every command that talks to a registry or a site
 #: (push, pull, install: `timeouts` makes the `Timeouts` of their values).
+class Seconds(click.FloatRange):
+    """A number of seconds over 0 and finite: NaN passes every range (each comparison with
+    it is false) and turned the deadline off; an infinite timeout no socket can be given."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
+
+
 TIMEOUT = click.option(
-    "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+    "--timeout", type=Seconds(min=0, min_open=True), default=None, metavar="SECONDS",
     help=f"Wait at most this long to connect to the registry (or site) and for each answer "
          f"[default: {DEFAULT_TIMEOUTS.connect:g} to connect, {DEFAULT_TIMEOUTS.read:g} to "
          "answer].")
 DEADLINE = click.option(
-    "--deadline", type=click.FloatRange(min=0, min_open=True),
+    "--deadline", type=Seconds(min=0, min_open=True),
     default=DEFAULT_TIMEOUTS.deadline, show_default=True, metavar="SECONDS",
     help="Give up after this long in all: on the registry (push, pull); on each remote "
          "SOURCE, a site or a registry (install).")

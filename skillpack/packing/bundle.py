@@ -200,26 +200,27 @@ def write_bundle(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
 
 
 def _host_problems(skills: dict[str, _Found], targets: tuple[str, ...],
-                   budget: int | None) -> list[Problem]:
+                   budget: int | None) -> dict[str, list[Problem]]:
     """Every skill against every target (each in its own layout: a bundle is not what a
-    host is sent), and the skill count against the per-request limits."""
-    problems: list[Problem] = []
+    host is sent), by skill name ("" for the skill count against the per-request limits)."""
+    problems: dict[str, list[Problem]] = {}
     for name, found in skills.items():
         if found.skill is None:
             continue
         facts = SkillFacts.from_files(name, found.skill.frontmatter, found.files,
                                       file=found.skill.file, lines=found.skill.lines,
                                       plain_start=found.skill.plain_start)
+        mine = problems.setdefault(name, [])
         for target in get_targets(targets):
-            problems.extend(check_targets(
+            mine.extend(check_targets(
                 [target.name], SkillFacts(facts.name, facts.description, facts.frontmatter,
                                           facts.files, facts.skill_md_count,
                                           target.layout or "wrapped", None, facts.file,
                                           facts.lines, plain_start=facts.plain_start),
                 catalog_budget=budget))
         if not targets and budget is not None:
-            problems.extend(check_targets([], facts, catalog_budget=budget))
-    problems.extend(check_request(targets, len(skills)))
+            mine.extend(check_targets([], facts, catalog_budget=budget))
+    problems[""] = check_request(targets, len(skills))
     return problems
 
 
@@ -234,15 +235,23 @@ def _write_bundle(items: Sequence[Input], dest: str | os.PathLike[str],
         if found.source in labels:
             skills[name] = _Found(found.digest, labels[found.source], found.members,
                                   found.skill, found.files)
-    hosts = _host_problems(skills, targets, budget) if targets or budget is not None else []
-    errors = [p for p in hosts if p.severity == "error"]
-    if errors:
+    hosts = _host_problems(skills, targets, budget) if targets or budget is not None else {}
+    # a skill a host refuses is refused (or, keeping going, skipped) as pack refuses it
+    for name, problems in hosts.items():
+        errors = [p for p in problems if p.severity == "error"]
+        if name and errors:
+            collected.skip(skills[name].source, SkillError(
+                f"skill '{name}' cannot be bundled for {', '.join(targets)}: {len(errors)} "
+                f"error{'s' * (len(errors) != 1)}", path=skills.pop(name).source,
+                problems=errors, hint="fix what `skillpack check --target` reports, or "
+                "bundle without that target"))
+    request = [p for p in hosts.get("", []) if p.severity == "error"]
+    if request:  # the bundle's own refusal (too many skills for one request)
         refused = SkillError(
-            f"the bundle cannot be made for {', '.join(targets)}: {len(errors)} "
-            f"error{'s' * (len(errors) != 1)}",
-            path=os.fspath(dest), problems=errors,
-            hint="fix what `skillpack check --target` reports, or bundle without that target")
-        if selection.keep_going:  # the bundle's own refusal: nothing to skip
+            f"the bundle cannot be made for {', '.join(targets)}: {len(request)} "
+            f"error{'s' * (len(request) != 1)}", path=os.fspath(dest), problems=request,
+            hint="bundle fewer skills, or bundle without that target")
+        if selection.keep_going:  # nothing to skip: the bundle itself is refused
             raise refused
         selection.take(collected, also=[(os.fspath(dest), refused)])
     selection.take(collected)
@@ -274,7 +283,9 @@ def _write_bundle(items: Sequence[Input], dest: str | os.PathLike[str],
     ordered = sorted(skills, key=lambda name: name.encode("utf-8"))
     return BundleResult(out, digest, tuple(
         BundledSkill(name, skills[name].digest, skills[name].source) for name in ordered),
-        size, sha256, catalog, selection.quiet(p for p in hosts if p.severity == "warning"))
+        size, sha256, catalog, selection.quiet(
+            p for name, problems in hosts.items() if not name or name in skills
+            for p in problems if p.severity == "warning"))
 
 
 def _make_parent(out: Path) -> None:

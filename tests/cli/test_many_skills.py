@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+import skillpack.runtime as rt
 from skillpack.approve.lock import read_lock
 from skillpack.cli import main
 
@@ -340,3 +341,21 @@ def test_every_kind_of_refusal_is_listed_in_one_run(repo: Path, name: str) -> No
     assert f"other/{GOOD[1]}: error: [duplicate-name]" in said
     assert ("[target-too-many-files]" in said or "[target-too-large]" in said) is host
     assert not any(p.name in ("out.bundle", "skills.lock", "mcp.json") for p in repo.iterdir())
+
+
+def test_bundle_for_a_host_refuses_or_skips_each_skill_the_host_refuses(repo: Path) -> None:
+    """`bundle --target` named the bundle file for a skill a host refuses, and with -k it
+    refused the whole bundle where pack -k skips that skill and writes the rest."""
+    refs = repo / "skills" / GOOD[3] / "refs"
+    refs.mkdir()
+    for n in range(201):  # over claude-ai's 200 files
+        (refs / f"r{n}.md").write_text(f"{n}\n")
+    refused = run("bundle", "skills", "-o", "b.bundle", "--target", "claude-ai")
+    assert refused.exit_code == 1 and not (repo / "b.bundle").exists()
+    assert f"skills/{GOOD[3]}/SKILL.md: error: [target-too-many-files]" in refused.stderr
+    assert "b.bundle" not in refused.stderr.splitlines()[0]  # the skill is named, not the file
+    kept = run("bundle", "skills", "-o", "b.bundle", "--target", "claude-ai", "-k")
+    assert kept.exit_code == 1 and (repo / "b.bundle").exists()
+    assert f"skipped skills/{GOOD[3]}: skill '{GOOD[3]}' cannot be bundled for claude-ai" in (
+        kept.stderr)
+    assert GOOD[3] not in rt.load((repo / "b.bundle").read_bytes()).names

@@ -19,9 +19,11 @@ Every other entry of the folder is accounted for too, since agents read more tha
 folders directly in it (Codex loads every SKILL.md up to six folders down): install's state
 file (a regular file) and the temp folders of an install at work there (its pid alive, the
 folder's lock held) are passed over; anything else, a plain file, a folder without SKILL.md
-(``tools/evil/SKILL.md``), a link to one, a temp folder no running install owns (a killed
-write, or one made by hand to look like it), fails the folder, each entry named (code
-``unexpected-entry``). A folder of the project that leads out of it through a symbolic link
+(``tools/evil/SKILL.md``), a link to one, a SKILL.md or a special file directly in it, a
+temp folder no running install owns (a killed write, or one made by hand to look like it),
+fails the folder, each entry named (code ``unexpected-entry``). Any other plain file
+(``.gitkeep``, ``.gitignore``, ``.DS_Store``, a README), which no agent loads, is passed
+over. A folder of the project that leads out of it through a symbolic link
 is refused (code ``outside-project``), and folders that are one place on disk are verified
 once.
 
@@ -47,6 +49,7 @@ from skillpack.approve.compare import FileDiff, SkillVerdict, TargetFailure, com
 from skillpack.approve.lock import Lock
 from skillpack.errors import Problem, SkillpackError
 from skillpack.formats.digest import FileRecord, digest_records
+from skillpack.formats.paths import SKILL_MD
 from skillpack.install.agents import AGENTS, AgentFolder, escape, folder_by_path
 from skillpack.install.place import TEMP_RE
 from skillpack.install.state import STATE_FILE
@@ -207,9 +210,12 @@ def _entries(folder: str, project: str) -> tuple[list[tuple[Input, str | None]],
             else:
                 unexpected.append(_unexpected(path, "a folder without SKILL.md directly in "
                                               "it"))
-        else:
-            unexpected.append(_unexpected(path, "a file" if stat.S_ISREG(mode) else
-                                          "a special file (a fifo, a device or a socket)"))
+        elif not stat.S_ISREG(mode):
+            unexpected.append(_unexpected(path, "a special file (a fifo, a device or a "
+                                          "socket)"))
+        elif name.lower() == SKILL_MD.lower():  # an agent may read it as a skill of its own
+            unexpected.append(_unexpected(path, f"a {name} directly in the agent's folder"))
+        # any other plain file (.gitkeep, .gitignore, .DS_Store, a README) no agent loads
     if len(unexpected) > _NAMED:  # each named up to a point, all counted
         more = len(unexpected) - _NAMED
         unexpected[_NAMED:] = [_failure(folder, UNEXPECTED, f"and {more:,} more entries "

@@ -66,17 +66,19 @@ def test_a_skill_nested_one_folder_down_fails_the_folder(project: Path, nested: 
 def test_every_other_entry_is_named(project: Path) -> None:
     assert install("--agent", "claude-code").exit_code == 0
     skills = project / ".claude" / "skills"
-    (skills / "README.md").write_text("hi\n")
+    (skills / "SKILL.md").write_text("---\nname: skills\n---\n")  # a skill of its own
     (skills / "empty").mkdir()
     (skills / "elsewhere").mkdir()
     os.symlink("elsewhere", skills / "link")
     os.mkfifo(skills / "pipe")
+    for inert in (".gitkeep", ".gitignore", ".DS_Store", "README.md"):  # no agent loads
+        (skills / inert).write_text("x\n")
     code, answer = verify("--agent", "claude-code")
     assert code == 1
     found = failures(answer)
     assert found == {f".claude/skills/{n}": "unexpected-entry"
-                     for n in ("README.md", "elsewhere", "empty", "link", "pipe")}
-    for name in ("README.md", "elsewhere", "empty", "link", "pipe"):
+                     for n in ("SKILL.md", "elsewhere", "empty", "link", "pipe")}
+    for name in ("SKILL.md", "elsewhere", "empty", "link", "pipe"):
         (skills / name).unlink() if not (skills / name).is_dir() or (
             skills / name).is_symlink() else (skills / name).rmdir()
     assert verify("--agent", "claude-code")[0] == 0  # the state file is install's own

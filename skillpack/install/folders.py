@@ -200,7 +200,10 @@ def _entries(folder: str, project: str) -> tuple[list[tuple[Input, str | None]],
                          "or verify from the folder that holds both")))
                 continue
             if is_skill_folder(real):
-                items.append((Input("folder", real, folder, path), real))
+                # read where the agent reads it: a link named otherwise than its folder is
+                # a skill of the link's name (its name must be the folder's: name-mismatch)
+                at = real if os.path.basename(real) == name else path
+                items.append((Input("folder", at, folder, path), real))
             else:
                 unexpected.append(_unexpected(path, f"a symbolic link to {real}, a folder "
                                               "without SKILL.md"))

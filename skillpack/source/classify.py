@@ -194,11 +194,13 @@ def no_skill(path: str) -> NoSkillError:
                         problems=[Problem("error", "no-skill", message, path)])
 
 
-def _same_file(path: str) -> str:
+def _same_file(path: str, *, own: bool = False) -> str:
     """What tells one file or folder from another, whatever path leads to it: its device and
-    inode, or its real path when it cannot be stat'ed."""
+    inode, or its real path when it cannot be stat'ed. With `own`, a path that is itself a
+    link is its own: a skill a search found through a link named otherwise than its folder
+    is judged by that name (`discover`), beside the folder found as itself."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path) if own and os.path.islink(path) else os.stat(path)
     except (OSError, ValueError):
         return os.path.realpath(path)
     return f"{st.st_dev}:{st.st_ino}"
@@ -238,7 +240,7 @@ def classify(path: str | os.PathLike[str], *, seen: set[str] | None = None,
     if seen is not None:
         fresh = []
         for item in items:
-            key = _same_file(item.path)
+            key = _same_file(item.path, own=item.path != given)
             if key not in seen:
                 seen.add(key)
                 fresh.append(item)

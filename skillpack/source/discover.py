@@ -228,7 +228,11 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                 if isinstance(linked, Skipped):
                     skipped.append(linked)
                 elif linked is not None and _is_skill_dir(linked):
-                    found.append(Path(linked))
+                    if os.path.basename(linked) == entry.name:
+                        found.append(Path(linked))
+                    else:  # an agent reads it by the link's name: judged by that name
+                        visited.discard(os.path.realpath(linked))
+                        found.append(Path(entry.path))
                 elif linked is not None:
                     stack.append(linked)
                 continue

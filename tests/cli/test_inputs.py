@@ -228,3 +228,23 @@ def test_a_folder_named_in_no_utf_8_is_escaped_alike_and_json_stays_utf_8(
     assert packed.exit_code == 1
     assert "skills/caf\\xe9/SKILL.md:2: error: [name-mismatch]" in packed.output
     assert "\udce9" not in packed.output
+
+
+def test_a_link_named_otherwise_than_its_skill_is_judged_by_the_link_s_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`.agents/skills/foo -> ../../skills/a`: an agent reads a skill 'foo' whose name is
+    'a'. `check` of the folder passed it as `skills/a` (the copy in place of the link
+    failed, name-mismatch); now it is judged where the agent reads it, and `skills/a`,
+    found as itself, is still judged too."""
+    project = make_tree(tmp_path / "project", {"skills/a/SKILL.md": soft("a")})
+    (project / ".agents" / "skills").mkdir(parents=True)
+    (project / ".agents" / "skills" / "foo").symlink_to("../../skills/a")
+    monkeypatch.chdir(project)
+    assert discover(".agents/skills").skills == (Path(".agents/skills/foo"),)
+    checked = cli("check", ".agents/skills")
+    assert checked.exit_code == 1
+    assert (".agents/skills/foo/SKILL.md:2: error: [name-mismatch] name 'a' must equal its "
+            "folder name 'foo'") in checked.output
+    everything = cli("check", ".")
+    assert everything.exit_code == 1 and "checked 2 skills: 1 valid, 1 invalid" in (
+        everything.output)

@@ -171,3 +171,15 @@ def test_an_installed_skill_named_directly_is_read_as_installed(project: Path) -
     (project / "authoring" / "beta" / ".git").mkdir()
     (project / "authoring" / "beta" / ".git" / "config").write_text("[core]\n")
     assert cli("verify", "--lock", "skills.lock", "authoring").exit_code == 0
+
+
+def test_a_link_named_otherwise_than_its_skill_fails_as_a_copy_so_named_would(
+        project: Path) -> None:
+    """A link `.claude/skills/bar -> ../../skills/alpha`: the agent reads a skill 'bar'
+    whose name is 'alpha'. verify said ok (it read the target by its own name), while a
+    copy named 'bar' failed, name-mismatch."""
+    assert install("--agent", "claude-code").exit_code == 0
+    (project / ".claude" / "skills" / "bar").symlink_to("../../skills/alpha")
+    result = cli("verify", "--lock", "skills.lock", "--agent", "claude-code")
+    assert result.exit_code == 1
+    assert "name 'alpha' must equal its folder name 'bar'" in result.output

@@ -300,7 +300,7 @@ def find_config(start: Path) -> tuple[Path, Mapping[str, Any]] | None:
     the file and its table; a file that is no TOML is a usage error (exit 2)."""
     for folder in (start, *start.parents):
         own = folder / CONFIG_FILE
-        if own.is_file():
+        if os.path.lexists(own):  # a fifo or a device is refused, not passed over
             return own, _read_toml(own)
         project = folder / PYPROJECT
         if project.is_file():

@@ -23,6 +23,7 @@ are); one in a folder below it that holds no skill is skipped, and noted, like a
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
@@ -157,7 +158,12 @@ def _linked_folder(link: str, project: str, visited: set[str]) -> str | Skipped 
     searched (each skill is found once)."""
     real = os.path.realpath(link)
     if not os.path.isdir(real):
-        return None if os.path.exists(real) else Skipped(link, "a symbolic link to nothing")
+        try:
+            os.stat(link)
+        except OSError as err:
+            return Skipped(link, "a symbolic link that loops" if err.errno == errno.ELOOP
+                           else "a symbolic link to nothing")
+        return None  # a link to a file
     if real != project and not real.startswith(project + os.sep):
         return Skipped(link, f"a symbolic link to {real}, outside the working folder: give "
                        "that folder to read it")
@@ -247,7 +253,8 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
             reason = _skip_reason(entry.path)
             if reason is not None:
                 skipped.append(Skipped(entry.path + "/", reason))
-            else:
+            elif (real := os.path.realpath(entry.path)) not in visited:  # not through a link
+                visited.add(real)
                 stack.append(entry.path)
     skipped.sort(key=lambda s: s.path)
     _say_skipped(skipped)

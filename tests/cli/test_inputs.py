@@ -197,13 +197,16 @@ def test_a_linked_skill_folder_inside_the_project_is_found_once_and_others_said(
     outside = make_tree(tmp_path / "outside" / "beta", {"SKILL.md": soft("beta")})
     (project / ".agents" / "skills" / "beta").symlink_to(outside)
     (project / ".agents" / "skills" / "gone").symlink_to("nothing")
+    (project / ".agents" / "skills" / "loop").symlink_to("loop")
+    (project / ".agents" / "skills" / "here").symlink_to(".")  # searched once, said nothing
     monkeypatch.chdir(project)
     found = discover(".agents/skills")
     assert found.skills == (Path("skills/alpha"),)
     assert [(s.path, s.reason) for s in found.skipped] == [
         (".agents/skills/beta", f"a symbolic link to {outside}, outside the working folder: "
                                 "give that folder to read it"),
-        (".agents/skills/gone", "a symbolic link to nothing")]
+        (".agents/skills/gone", "a symbolic link to nothing"),
+        (".agents/skills/loop", "a symbolic link that loops")]
     assert discover(".claude").skills == (Path("skills/alpha"),)
     assert sorted(s.name for s in discover(".").skills) == ["alpha", "elsewhere"]  # once
     checked = cli("check", ".agents/skills")

@@ -260,6 +260,16 @@ def test_a_bad_configuration_is_a_usage_error_naming_file_and_key(repo: Path, te
     assert f"{repo / 'skillpack.toml'}: " in result.stderr and said in result.stderr
 
 
+def test_a_configuration_that_is_no_regular_file_is_refused_not_passed_over(
+        repo: Path) -> None:
+    """A `skillpack.toml` that is a fifo was passed over without a word, and a folder
+    above's configuration applied instead."""
+    os.mkfifo(repo / "skillpack.toml")
+    result = run("check", "skills")
+    assert result.exit_code == 2
+    assert f"{repo / 'skillpack.toml'}: cannot read it: it is a fifo" in result.stderr
+
+
 def test_the_search_stops_at_the_repository_root(repo: Path) -> None:
     (repo.parent / "skillpack.toml").write_text('exclude = ["*"]\n')
     result = run("check", "skills/skill-01")

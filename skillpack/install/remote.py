@@ -266,7 +266,11 @@ class _Site:
         a URL, a sha256 digest; no name twice); those of another type skipped, noted."""
         url = self.index_url
         try:
-            index = json.loads(data.decode("utf-8"))
+            # a number of thousands of digits (Python converts at most 4,300) in a field a
+            # client ignores is no reason to refuse the index: read as a float
+            index = json.loads(data.decode("utf-8"),
+                               parse_int=lambda text: int(text) if len(text) < 1000
+                               else float(text))
         except RecursionError:
             raise SkillpackError("the index is not JSON skillpack reads: it is nested too "
                                  "deeply", path=url,

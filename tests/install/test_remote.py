@@ -242,3 +242,17 @@ def test_a_deadline_or_timeout_of_no_finite_seconds_is_misuse(tmp_path: Path, op
         result = cli(*command, option, value)
         assert result.exit_code == 2, result.output
         assert f"'{value}' is not a finite number of seconds" in result.stderr
+
+
+def test_a_number_of_thousands_of_digits_in_a_field_ignored_does_not_refuse_the_index(
+        tmp_path: Path, serve: Callable[[Path], str]) -> None:
+    """Python converts at most 4,300 digits: an unknown field of 100,000 digits (which a
+    client must ignore) refused the index, with Python's advice to the user."""
+    site = site_of(tmp_path, "alpha")
+    write_index(site, {"$schema": SCHEMA, "x-size": int("9" * 1000),
+                       "skills": [entry(site, "alpha")]})
+    text = (site / WELL_KNOWN / "index.json").read_text()
+    (site / WELL_KNOWN / "index.json").write_text(text.replace("9" * 1000, "9" * 100_000))
+    result = cli("install", serve(site), "--into", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "set_int_max_str_digits" not in result.output

@@ -556,5 +556,5 @@ def test_install_reads_the_skills_lock_reads(tmp_path: Path, repo: Path,
     make_skill(repo / "other", "alpha", files={"x.md": "another alpha\n"})
     done = cli("install", ".", "--into", "four")
     assert done.exit_code == 1 and not os.path.exists("four")
-    assert "two different skills are named 'alpha'" in done.output
+    assert "[duplicate-name] two different skills are named 'alpha'" in done.output
     assert "template/SKILL.md:1: error: [description-missing]" in done.output

@@ -86,16 +86,22 @@ def test_the_runtime_refuses_a_lock_listing_a_skill_twice(where: str, tmp_path: 
         load(data, expect=forged)
 
 
-def test_the_runtime_refuses_a_lock_whose_digest_alone_was_changed(tmp_path: Path) -> None:
-    """A lock whose `digest` was changed and its file lines left as approved: a review of
-    the lock's diff sees files unchanged. `read_lock` refuses it, and so does the runtime."""
+def _approved_then_changed(tmp_path: Path) -> tuple[Path, bytes]:
+    """The lock of the demo skill, and the bytes of a bundle of it changed since (a file
+    added, never approved)."""
     skill = demo_skill(tmp_path / "skills" / "demo")
     good = tmp_path / "skills.lock"
     assert run_cli("lock", str(skill), "-o", str(good)).exit_code == 0
     (skill / "notes.txt").write_text("Other notes, never approved.\n")
     bundle = tmp_path / "skills.bundle"
     assert run_cli("bundle", str(skill), "-o", str(bundle)).exit_code == 0
-    data = bundle.read_bytes()
+    return good, bundle.read_bytes()
+
+
+def test_the_runtime_refuses_a_lock_whose_digest_alone_was_changed(tmp_path: Path) -> None:
+    """A lock whose `digest` was changed and its file lines left as approved: a review of
+    the lock's diff sees files unchanged. `read_lock` refuses it, and so does the runtime."""
+    good, data = _approved_then_changed(tmp_path)
     text = good.read_text()
     entry = json.loads(text)["skills"]["demo"]
     forged = text.replace(entry["digest"], load(data)["demo"].digest)
@@ -128,13 +134,7 @@ HOLLOWED = {
 def test_the_runtime_refuses_a_lock_read_lock_refuses(case: str, tmp_path: Path) -> None:
     """The runtime checked the file lines only of an entry that had them, and took skills
     as a list: a lock with its lines removed approved any digest at deployment."""
-    skill = demo_skill(tmp_path / "skills" / "demo")
-    good = tmp_path / "skills.lock"
-    assert run_cli("lock", str(skill), "-o", str(good)).exit_code == 0
-    (skill / "notes.txt").write_text("Other notes, never approved.\n")
-    bundle = tmp_path / "skills.bundle"
-    assert run_cli("bundle", str(skill), "-o", str(bundle)).exit_code == 0
-    data = bundle.read_bytes()
+    good, data = _approved_then_changed(tmp_path)
     change, by_read_lock, by_runtime = HOLLOWED[case]
     forged = tmp_path / "forged.lock"
     forged.write_text(json.dumps(change(json.loads(good.read_text()), load(data)["demo"].digest),

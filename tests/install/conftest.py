@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from helpers.install import Trickle
+from helpers.install import Trickle, cli, make_skill
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -48,3 +48,20 @@ def trickle() -> Iterator[Callable[..., Trickle]]:
     yield start
     for site in started:
         site.stop()
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project (the working folder, HOME a folder of its own) with two skills, their lock,
+    and both installed for claude-code and codex."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    monkeypatch.chdir(proj)
+    make_skill(proj / "skills", "alpha", scripts={"scripts/run.sh": "#!/bin/sh\necho\n"})
+    make_skill(proj / "skills", "beta", files={"notes.md": "notes\n"})
+    assert cli("lock", "skills", "-o", "skills.lock").exit_code == 0
+    return proj

@@ -15,23 +15,6 @@ import pytest
 from helpers.install import cli, make_skill
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project (the working folder, HOME a folder of its own) with two skills, their lock,
-    and both installed for claude-code and codex."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    monkeypatch.chdir(proj)
-    make_skill(proj / "skills", "alpha", scripts={"scripts/run.sh": "#!/bin/sh\necho\n"})
-    make_skill(proj / "skills", "beta", files={"notes.md": "notes\n"})
-    assert cli("lock", "skills", "-o", "skills.lock").exit_code == 0
-    return proj
-
-
 def install(*args: object) -> Any:
     return cli("install", "skills", "--lock", "skills.lock", *args)
 

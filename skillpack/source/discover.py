@@ -149,28 +149,37 @@ def skill_holding(file: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def _linked_folder(link: str, project: str, visited: set[str]) -> str | Skipped | None:
+#: A folder as the search tells it from another, however reached: its device and inode.
+_Ident = tuple[int, int]
+
+
+def _ident(st: os.stat_result) -> _Ident:
+    return st.st_dev, st.st_ino
+
+
+def _linked_folder(link: str, project: str,
+                   visited: set[_Ident]) -> tuple[str, _Ident] | Skipped | None:
     """Where the symbolic link `link` of a folder searched leads: the folder it names, as a
-    path relative to the working folder `project`, when that folder lies inside it and was
-    not searched yet (vercel's ``skills`` links each agent's folder to one copy in
-    ``.agents/skills``: `verify` follows such links too); a `Skipped` (noted) for a link to
-    a folder outside it, or to nothing; None for a link to a file, or to a folder already
-    searched (each skill is found once)."""
-    real = os.path.realpath(link)
-    if not os.path.isdir(real):
-        try:
-            os.stat(link)
-        except OSError as err:
-            return Skipped(link, "a symbolic link that loops" if err.errno == errno.ELOOP
-                           else "a symbolic link to nothing")
+    path relative to the working folder `project`, with its identity, when that folder lies
+    inside it and was not searched yet (vercel's ``skills`` links each agent's folder to one
+    copy in ``.agents/skills``: `verify` follows such links too); a `Skipped` (noted) for a
+    link to a folder outside it, to nothing, or that loops; None for a link to a file, or to
+    a folder already searched (each skill is found once)."""
+    try:
+        st = os.stat(link)
+    except OSError as err:
+        return Skipped(link, "a symbolic link that loops" if err.errno == errno.ELOOP
+                       else "a symbolic link to nothing")
+    if not stat.S_ISDIR(st.st_mode):
         return None  # a link to a file
+    real = os.path.realpath(link)
     if real != project and not real.startswith(project + os.sep):
         return Skipped(link, f"a symbolic link to {real}, outside the working folder: give "
                        "that folder to read it")
-    if real in visited:
+    if _ident(st) in visited:
         return None
-    visited.add(real)
-    return os.path.relpath(real, project)
+    visited.add(_ident(st))
+    return os.path.relpath(real, project), _ident(st)
 
 
 def discover(path: str | os.PathLike[str]) -> Discovery:
@@ -207,7 +216,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     root = os.fspath(given)
     stack = [root]
     project = os.path.realpath(os.getcwd())
-    visited = {os.path.realpath(root)}  # each folder searched once, however it is reached
+    visited = {_ident(os.stat(root))}  # each folder searched once, however it is reached
     while stack:
         folder = stack.pop()
         try:
@@ -233,28 +242,28 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                 linked = _linked_folder(entry.path, project, visited)
                 if isinstance(linked, Skipped):
                     skipped.append(linked)
-                elif linked is not None and _is_skill_dir(linked):
-                    if os.path.basename(linked) == entry.name:
-                        found.append(Path(linked))
+                elif linked is not None and _is_skill_dir(linked[0]):
+                    if os.path.basename(linked[0]) == entry.name:
+                        found.append(Path(linked[0]))
                     else:  # an agent reads it by the link's name: judged by that name
-                        visited.discard(os.path.realpath(linked))
+                        visited.discard(linked[1])
                         found.append(Path(entry.path))
                 elif linked is not None:
-                    stack.append(linked)
+                    stack.append(linked[0])
                 continue
             if entry.name in _QUIET or not entry.is_dir(follow_symlinks=False):
                 continue
             if _is_skill_dir(entry.path):
-                real = os.path.realpath(entry.path)
-                if real not in visited:  # not found through a link already
-                    visited.add(real)
+                ident = _ident(entry.stat(follow_symlinks=False))
+                if ident not in visited:  # not found through a link already
+                    visited.add(ident)
                     found.append(Path(entry.path))
                 continue
             reason = _skip_reason(entry.path)
             if reason is not None:
                 skipped.append(Skipped(entry.path + "/", reason))
-            elif (real := os.path.realpath(entry.path)) not in visited:  # not through a link
-                visited.add(real)
+            elif (ident := _ident(entry.stat(follow_symlinks=False))) not in visited:
+                visited.add(ident)  # searched once, whether reached through a link or not
                 stack.append(entry.path)
     skipped.sort(key=lambda s: s.path)
     _say_skipped(skipped)

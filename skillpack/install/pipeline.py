@@ -34,7 +34,7 @@ from skillpack.install.folders import installed_digest
 from skillpack.install.place import clean_stale, place_skill, remove_skill
 from skillpack.install.remote import Fetched, fetched
 from skillpack.install.state import check_name, read_state, write_state
-from skillpack.packing.check import DUPLICATE_NAME
+from skillpack.packing.check import name_clashes
 from skillpack.packing.prepare import PackOptions, PreparedSkill, judge_skill, refuse_all
 from skillpack.packing.verify import SkillReport, VerifyReport, as_skill_folders
 from skillpack.publish.oci import DEFAULT_TIMEOUTS, Timeouts
@@ -286,14 +286,13 @@ def _judge(ready: Iterable[tuple[str, str, Any, str | None]],
     by_name: dict[str, _Skill] = {}
     for skill in skills:
         had = by_name.setdefault(skill.name, skill)
-        if had.digest != skill.digest and (not wanted or skill.name in wanted):
-            message = (f"two different skills are named '{skill.name}': {had.source} and "
-                       f"{skill.source}")
-            failures.append(SkillpackError(
-                message, path=skill.source, problems=[
-                    Problem("error", DUPLICATE_NAME, message, skill.source)],
+        if not wanted or skill.name in wanted:
+            failures += [SkillpackError(
+                clash.message, path=skill.source, problems=[clash],
                 hint="install one of them (--skill picks by name, so give one source at a "
-                "time), or rename one"))
+                "time), or rename one") for clash in name_clashes(
+                    [(had.name, had.digest, had.source), (skill.name, skill.digest,
+                                                          skill.source)])]
     refuse_all(failures)
     return list(by_name.values())
 

@@ -246,15 +246,15 @@ def _write_bundle(items: Sequence[Input], dest: str | os.PathLike[str],
                 problems=errors, hint="fix what `skillpack check --target` reports, or "
                 "bundle without that target"))
     request = [p for p in hosts.get("", []) if p.severity == "error"]
+    refused: list[tuple[str, SkillpackError]] = []
     if request:  # the bundle's own refusal (too many skills for one request)
-        refused = SkillError(
+        refused.append((os.fspath(dest), SkillError(
             f"the bundle cannot be made for {', '.join(targets)}: {len(request)} "
             f"error{'s' * (len(request) != 1)}", path=os.fspath(dest), problems=request,
-            hint="bundle fewer skills, or bundle without that target")
+            hint="bundle fewer skills, or bundle without that target")))
         if selection.keep_going:  # nothing to skip: the bundle itself is refused
-            raise refused
-        selection.take(collected, also=[(os.fspath(dest), refused)])
-    selection.take(collected)
+            raise refused[0][1]
+    selection.take(collected, also=refused)
     if not skills:
         raise SkillpackError("nothing to bundle", hint="give skill folders or .skill archives")
     catalog = catalog_report([(n, f.skill.description) for n, f in skills.items()

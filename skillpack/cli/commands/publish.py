@@ -68,8 +68,6 @@ _FORMAT = click.option(
     show_default=True, help="skillpack: one artifact per archive or bundle (a zip layer); "
     "toolhive: what `thv skill install` reads, one per skill (an image index, linux/amd64 "
     "and linux/arm64 manifests, a labelled config, a tar+gzip layer).")
-#: ``--timeout`` and ``--deadline``, of every command that talks to a registry or a site
-#: (push, pull, install: `timeouts` makes the `Timeouts` of their values).
 class Seconds(click.FloatRange):
     """A number of seconds over 0 and finite: NaN passes every range (each comparison with
     it is false) and turned the deadline off; an infinite timeout no socket can be given."""
@@ -84,6 +82,8 @@ class Seconds(click.FloatRange):
         return seconds
 
 
+#: ``--timeout`` and ``--deadline``, of every command that talks to a registry or a site
+#: (push, pull, install: `timeouts` makes the `Timeouts` of their values).
 TIMEOUT = click.option(
     "--timeout", type=Seconds(min=0, min_open=True), default=None, metavar="SECONDS",
     help=f"Wait at most this long to connect to the registry (or site) and for each answer "

@@ -309,17 +309,15 @@ def verify_folders(folders: Iterable[str | AgentFolder], lock: Lock, *,
 
 
 def as_installed(answer: Answer) -> Answer:
-    """`answer` (of `verify` of skill folders), each skill that lies directly in an agent's
-    folder (`is_agent_folder`: the target itself, or the target's own skills) read as
-    installed, as `verify_folders` reads it: every entry its file set lacks fails it."""
+    """`answer` (of `verify` of skill folders), each skill whose own folder (its verdict's
+    ``path``, else its target) lies directly in an agent's folder (`is_agent_folder`) read
+    as installed, as `verify_folders` reads it: every entry its file set lacks fails it."""
     out: Answer = []
     for item in answer:
         if isinstance(item, SkillVerdict) and item.target is not None and item.name:
-            target = item.target
-            path = (target if is_agent_folder(os.path.dirname(os.path.abspath(target)))
-                    and is_skill_folder(target) else os.path.join(target, item.name)
-                    if os.path.isdir(target) and is_agent_folder(target) else None)
-            if path is not None and os.path.isdir(path):
+            path = item.path or item.target  # the skill's own folder
+            if is_agent_folder(os.path.dirname(os.path.abspath(path))) and is_skill_folder(
+                    path):
                 try:
                     _, _, records = record_skill(path)
                 except (SkillpackError, OSError):

@@ -144,7 +144,7 @@ def skill_holding(file: str | os.PathLike[str]) -> Path | None:
         text = os.fspath(folder)
         if folder.name in _QUIET or (folder.name and _skip_reason(text) is not None):
             return None
-        if _is_skill_dir(text) or miscased_skill_md(text) is not None:
+        if is_skill_folder(text):
             return folder
     return None
 
@@ -278,10 +278,10 @@ def _say_skipped(skipped: list[Skipped]) -> None:
     for item in skipped:
         if item.reason == _DEEP_ARCHIVE:
             archives.setdefault(os.path.dirname(item.path), []).append(item.path)
-        elif "symbolic link" in item.reason:
-            note(f"skipped {item.path} ({item.reason})")
-        else:
+        elif item.path.endswith("/"):  # a folder (its path ends so): one of SKIP_DIRS
             note(f"skipped {item.path} ({item.reason}: never searched for skills)")
+        else:  # a symbolic link: its reason says where it leads
+            note(f"skipped {item.path} ({item.reason})")
     for folder, paths in archives.items():
         if len(paths) == 1:
             note(f"skipped {paths[0]} ({_DEEP_ARCHIVE})")

@@ -76,8 +76,8 @@ def _parse_lines(body: str, file: str | None, first_line: int) -> ParsedBody:
     seen_ids: dict[str, int] = {}
     i = 0
     while i < len(lines):
-        match = _FENCE.match(lines[i])
-        if match is None or (match.group(2)[0] == "`" and "`" in match.group(3)):
+        match = _opening(lines[i])
+        if match is None:
             out.append(lines[i])
             i += 1
             continue
@@ -124,8 +124,8 @@ def tool_fences_in_comments(body: str) -> list[tuple[int, int]]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        match = _FENCE.match(line)
-        if match is None or (match.group(2)[0] == "`" and "`" in match.group(3)):
+        match = _opening(line)
+        if match is None:
             if opened is None and line.lstrip(" ").startswith("<!--") and (
                     len(line) - len(line.lstrip(" ")) <= 3):
                 opened = i if "-->" not in line[line.index("<!--") + 4:] else None
@@ -142,6 +142,15 @@ def tool_fences_in_comments(body: str) -> list[tuple[int, int]]:
                 opened = None
         i = end
     return found
+
+
+def _opening(line: str) -> re.Match[str] | None:
+    """The match of a line that opens a fenced block (a backtick fence's info string holds
+    no backtick), or None."""
+    match = _FENCE.match(line)
+    if match is None or (match.group(2)[0] == "`" and "`" in match.group(3)):
+        return None
+    return match
 
 
 def _find_close(lines: list[str], start: int, marker: str) -> int | None:

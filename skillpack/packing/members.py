@@ -19,7 +19,7 @@ from skillpack.errors import ArchiveError, IntegrityError, Problem, RefusedError
 from skillpack.source.fileset import WalkedFile
 from skillpack.source.readfile import OPEN_FLAGS
 from skillpack.storedzip.source import FileSpan
-from skillpack.storedzip.writer import MAX_MEMBERS, MAX_SIZE, ByteComparer, ZipWriter
+from skillpack.storedzip.writer import MAX_MEMBERS, ByteComparer, ZipWriter, oversize
 
 __all__ = [
     "Member",
@@ -55,15 +55,11 @@ def check_limits(members: Sequence[Member], *, what: str, path: str | None = Non
                    f"most {MAX_MEMBERS - 1:,} members")
         raise ArchiveError(message, path=path, hint="split the files into several skills",
                            problems=[Problem("error", "archive-limit", message, path)])
-    total = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
-    if total >= MAX_SIZE:
-        largest = sorted(members, key=lambda m: -m.size)[:3]
-        message = (f"{what} would be {total:,} bytes; an archive is at most "
-                   f"{MAX_SIZE - 1:,} bytes (the largest files: "
-                   + ", ".join(f"{m.name} {m.size:,} bytes" for m in largest) + ")")
-        raise ArchiveError(message, path=path,
+    too_large = oversize(what, ((m.name, m.size) for m in members))
+    if too_large is not None:
+        raise ArchiveError(too_large, path=path,
                            hint="move large data out of the skill, or split it into several skills",
-                           problems=[Problem("error", "archive-limit", message, path)])
+                           problems=[Problem("error", "archive-limit", too_large, path)])
 
 
 def write_members(writer: ZipWriter, members: Sequence[Member],

@@ -41,7 +41,7 @@ from skillpack.source.fileset import FileSet
 from skillpack.source.load import parse_skill_file, skill_fileset
 from skillpack.source.notes import note
 from skillpack.source.records import hash_files
-from skillpack.storedzip.writer import MAX_MEMBERS
+from skillpack.storedzip.writer import MAX_MEMBERS, MAX_SIZE, archive_size
 
 __all__ = [
     "KEEP_BYTES",
@@ -301,7 +301,7 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
     walked: list[Problem] = []
     try:  # an invalid skill's files too, for every problem in one report
         fileset = skill_fileset(skill, read=True, outputs=output_rules(folder, outputs),
-                                member_limit=MAX_MEMBERS - 1)
+                                member_limit=MAX_MEMBERS - 1, size_limit=MAX_SIZE)
         hash_files(fileset)
     except SkillpackError as err:
         walked = list(err.located() or _as_problems(err))
@@ -358,9 +358,9 @@ def prepare_parsed(skill: Skill, folder: str | os.PathLike[str], *, keep_bytes: 
     options = options or PackOptions()
     layout = options.chosen_layout
     rules = output_rules(folder, outputs)
-    # refused right after listing when over the member limit, before any file is read
+    # refused right after listing when over the archive's limits, before any file is read
     fileset = skill_fileset(skill, read=True, keep=keep_bytes, outputs=rules, sha256=sha256,
-                            member_limit=MAX_MEMBERS - 1)
+                            member_limit=MAX_MEMBERS - 1, size_limit=MAX_SIZE)
     for item in fileset.left_out:
         if item.rule == OUTPUT_RULE:
             note(f"left out {item.path} of skill '{skill.name}': {item.rule}; add it to "
@@ -397,7 +397,7 @@ def _host_problems(prepared: PreparedSkill, members: Sequence[Member],
                    options: PackOptions) -> list[Problem]:
     if not options.targets and options.catalog_budget is None:
         return []
-    size = 22 + sum(76 + 2 * len(m.name.encode("utf-8")) + m.size for m in members)
+    size = archive_size((m.name, m.size) for m in members)
     skill = prepared.skill
     facts = SkillFacts.from_files(
         skill.name, skill.frontmatter, [(r.path, r.size) for r in prepared.manifest.files],

@@ -101,13 +101,14 @@ def parse_skill_file(path: str | os.PathLike[str]) -> Skill:
 def skill_fileset(
     skill: Skill | str | os.PathLike[str], *, read: bool = False, keep: int = 0,
     outputs: Mapping[str, str] | None = None, sha256: bool = False,
-    member_limit: int | None = None,
+    member_limit: int | None = None, size_limit: int | None = None,
 ) -> FileSet:
     """The file set of a parsed skill (or of the skill at a path), walked with its includes
     and secret allowances. Names only (unless `read`, see `walk`): the content check is
     `skillpack.source.records.hash_files`. `outputs`: what the running command writes inside
     the skill folder, left out (see `walk`); `member_limit`: refused right after listing
-    when the files and the manifest are more zip members than that (see `walk`)."""
+    when the files and the manifest are more zip members than that, `size_limit` when they
+    make an archive that large (see `walk`)."""
     if isinstance(skill, str | os.PathLike):
         skill = load_skill(skill)
     if skill.workdir is None:
@@ -116,7 +117,8 @@ def skill_fileset(
             hint="parse it with parse_skill_file",
         )
     return walk(skill.workdir, skill.include_list, allow=skill.secret_allowances, read=read,
-                keep=keep, outputs=outputs, sha256=sha256, member_limit=member_limit)
+                keep=keep, outputs=outputs, sha256=sha256, member_limit=member_limit,
+                size_limit=size_limit)
 
 
 def require_valid(skill: Skill, *, what: str = "packed", source: str | None = None) -> None:

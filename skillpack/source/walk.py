@@ -46,6 +46,7 @@ from skillpack.source.readfile import (
     Changed,
     read_carried,
 )
+from skillpack.storedzip.writer import oversize
 
 __all__ = ["KEEP_FILE", "Walker", "walk"]
 
@@ -62,13 +63,15 @@ class Walker:
     def __init__(self, root: str, read: bool = False, keep: int = 0,
                  outputs: Mapping[str, str] | None = None,
                  allow: Allowances | None = None, sha256: bool = False,
-                 member_limit: int | None = None) -> None:
+                 member_limit: int | None = None, size_limit: int | None = None) -> None:
         self.root = root
-        # with a limit, a reading walk lists the whole tree before it opens any file
+        # with a member limit, a reading walk lists the whole tree before it opens any file;
+        # with a size limit, a file that alone is that large is never read
         self.member_limit = member_limit
+        self.size_limit = size_limit
         # listed folders whose files are read once the listing is done: (folder, its
-        # (st_dev, st_ino), [(path, name)]); and their count
-        self.pending: list[tuple[str, tuple[int, int], list[tuple[str, str]]]] = []
+        # (st_dev, st_ino), [(path, name, lstat)]); and their count
+        self.pending: list[tuple[str, tuple[int, int], list[tuple[str, str, os.stat_result]]]] = []
         self.pending_files = 0
         self.sha256 = sha256  # whether each file read is also hashed with SHA-256
         self.outputs = outputs or {}  # relative path -> rule: what this command writes
@@ -171,8 +174,8 @@ class Walker:
                              "the walk saw); try again")
                 return
             walked = self.add_file(rel, st)
-            if not self.reading:
-                return
+            if not self.reading or (self.size_limit is not None and size >= self.size_limit):
+                return  # a file too large for any archive: refused by check_limits unread
             path = walked.path
             try:  # on failure, read again by hash_files, which says why
                 got = read_carried(fd, st, path, self.allow.allow(path), self.sha256, self.sha256)
@@ -248,13 +251,15 @@ class Walker:
         )
 
     def _walk_listing(self, rel: str, dir_fd: int,
-                      stack: list[tuple[str, tuple[int, int] | None]]) -> list[tuple[str, str]]:
+                      stack: list[tuple[str, tuple[int, int] | None]],
+                      ) -> list[tuple[str, str, os.stat_result]]:
         """The entries of the folder `rel`, open as `dir_fd`: files added (or read), folders
         stacked. With a member limit, the regular files a reading walk would open are
-        returned instead, (path, name) each, to be read once the whole tree is listed."""
+        returned instead, (path, name, lstat) each, to be read once the whole tree is listed
+        (and the archive's limits checked)."""
         with os.scandir(dir_fd) as listing:
             entries = list(listing)
-        later: list[tuple[str, str]] = []
+        later: list[tuple[str, str, os.stat_result]] = []
         defer = self.reading and self.member_limit is not None
         prefix = f"{rel}/" if rel else ""
         for entry in entries:
@@ -270,7 +275,7 @@ class Walker:
                     stack.append((child, (st.st_dev, st.st_ino)))
                 elif self.reading and entry.is_file(follow_symlinks=False):
                     if defer:
-                        later.append((child, name))
+                        later.append((child, name, entry.stat(follow_symlinks=False)))
                     else:
                         self.read_file(child, name, dir_fd)
                 else:
@@ -285,23 +290,32 @@ class Walker:
 
     # -- deferred reads (a walk with a member limit) -------------------------------------------
 
-    def check_member_limit(self) -> None:
+    def check_limits(self) -> None:
         """Refuse, before any listed file is opened, a skill whose files and manifest are more
-        archive members than `member_limit`."""
-        limit = self.member_limit
-        if limit is None or len(self.files) + self.pending_files + 1 <= limit:
+        archive members than `member_limit`, or whose files alone make an archive of
+        `size_limit` bytes or more (no file that large alone was read)."""
+        members, size = self.member_limit, self.size_limit
+        if size is None and (members is None or
+                             len(self.files) + self.pending_files + 1 <= members):
             return
-        carried = set(self.files)  # exact: a file listed twice (two includes) counts once
+        # exact: a file listed twice (two includes) counts once
+        carried = {path: walked.size for path, walked in self.files.items()}
         for _, _, later in self.pending:
-            carried.update(p if p.isascii() else unicodedata.normalize("NFC", p)
-                           for p, _ in later)
-        if len(carried) + 1 <= limit:
+            carried.update((p if p.isascii() else unicodedata.normalize("NFC", p), st.st_size)
+                           for p, _, st in later)
+        if members is not None and len(carried) + 1 > members:
+            message = (f"the skill carries {len(carried):,} files: with its manifest, "
+                       f"{len(carried) + 1:,} zip members; an archive holds at most "
+                       f"{members:,} members (more would need Zip64, which skillpack does "
+                       "not write)")
+            hint = "split the files into several skills, or leave some out with .skillignore"
+        elif size is not None and (found := oversize("the skill's files", carried.items())):
+            message = found
+            hint = "move large data out of the skill, or leave it out with .skillignore"
+        else:
             return
-        raise ArchiveError(
-            f"the skill carries {len(carried):,} files: with its manifest, {len(carried) + 1:,} "
-            f"zip members; an archive holds at most {limit:,} members (more would need Zip64, "
-            "which skillpack does not write)", path=self.root,
-            hint="split the files into several skills, or leave some out with .skillignore")
+        raise ArchiveError(message, path=self.root, hint=hint,
+                           problems=[Problem("error", "archive-limit", message, self.root)])
 
     def read_pending(self) -> None:
         """Read the files listed for later, folder by folder, each folder opened again and
@@ -319,8 +333,8 @@ class Walker:
                     self.problem("changed", rel or ".", "was replaced while the walk read "
                                  "it (it is not the folder the walk saw); try again")
                     continue
-                for child, name in later:
-                    self.read_file(child, name, dir_fd)
+                for child, name, seen in later:
+                    self.read_file(child, name, dir_fd, seen)
             finally:
                 os.close(dir_fd)
 
@@ -470,6 +484,7 @@ def walk(
     outputs: Mapping[str, str] | None = None,
     sha256: bool = False,
     member_limit: int | None = None,
+    size_limit: int | None = None,
 ) -> FileSet:
     """The file set of the skill folder `root` (SPEC section 1).
 
@@ -487,7 +502,10 @@ def walk(
     own output is never carried into the next run's skill.
     `member_limit` (pack: the archive's member limit): a reading walk lists the whole tree
     before it opens any file, and raises `ArchiveError` right after listing when the files
-    and the manifest would be more zip members than that, having read nothing.
+    and the manifest would be more zip members than that, having read nothing. With
+    `size_limit` (pack: the archive's size limit), it raises there too when the files alone
+    would make an archive of that many bytes or more; a file that large by itself is never
+    read, whatever the walk.
     """
     root_str = os.fspath(root)
     if not os.path.isdir(root_str):
@@ -498,7 +516,7 @@ def walk(
             "not a folder", path=root_str, hint="give the path of a skill folder"
         )
     walker = Walker(root_str, read, keep, outputs, Allowances.parse(allow), sha256,
-                    member_limit)
+                    member_limit, size_limit)
     _list_and_read(walker, includes)
     return _file_set(walker)
 
@@ -523,7 +541,7 @@ def _list_and_read(walker: Walker, includes: Sequence[str] | None) -> None:
             if entry not in seen:
                 seen.add(entry)
                 walker.walk_include(entry)
-    walker.check_member_limit()
+    walker.check_limits()
     walker.read_pending()
 
 

@@ -36,8 +36,8 @@ from skillpack.storedzip.layout import (
     UTF8_FLAG,
 )
 
-__all__ = ["CHUNK_SIZE", "MAX_MEMBERS", "MAX_SIZE", "ByteComparer", "ZipWriter", "central_entry",
-           "end_record"]
+__all__ = ["CHUNK_SIZE", "MAX_MEMBERS", "MAX_SIZE", "ByteComparer", "ZipWriter", "archive_size",
+           "central_entry", "end_record", "oversize"]
 
 CHUNK_SIZE = 1 << 20
 MAX_SIZE = 0xFFFFFFFF  # sizes and offsets must stay below this (it marks Zip64)
@@ -49,6 +49,24 @@ _DOS_DATE = (0 << 9) | (1 << 5) | 1  # 1980-01-01
 _MODE_FILE = 0o100644 << 16
 _MODE_EXEC = 0o100755 << 16
 _CRC_AT = 14  # offset of the CRC-32 field in a local header
+
+
+def archive_size(members: Iterable[tuple[str, int]]) -> int:
+    """The exact size of the archive of ``members`` (name, size): each member's local and
+    central headers, its name twice and its bytes, and the end record."""
+    return 22 + sum(76 + 2 * len(name.encode("utf-8")) + size for name, size in members)
+
+
+def oversize(what: str, members: Iterable[tuple[str, int]]) -> str | None:
+    """Why the archive of ``members`` (name, size) is refused as too large for a zip without
+    Zip64, naming its largest files; None when it fits."""
+    listed = list(members)
+    total = archive_size(listed)
+    if total < MAX_SIZE:
+        return None
+    largest = sorted(listed, key=lambda m: -m[1])[:3]
+    return (f"{what} would be {total:,} bytes; an archive is at most {MAX_SIZE - 1:,} bytes "
+            "(the largest files: " + ", ".join(f"{n} {z:,} bytes" for n, z in largest) + ")")
 
 
 class ZipWriter:

@@ -478,6 +478,45 @@ def test_paths_resolved_once_still_find_the_output_and_the_twin_through_links(
     assert names == sorted([result.path.name, "old.txt"])
 
 
+def _bytes_read() -> int:
+    """What this process has read so far, by any read call (``rchar`` of /proc/self/io)."""
+    with open("/proc/self/io") as io:
+        return int(next(line for line in io if line.startswith("rchar:")).split()[1])
+
+
+@pytest.mark.parametrize("command", ["check", "pack"])
+def test_a_skill_no_archive_can_hold_is_refused_without_reading_its_large_files(
+        tmp_path: Path, command: str) -> None:
+    """A skill of 5 GiB (sparse files: no disk) was read whole before `check` and `pack`
+    refused it as over the archive size (about 27 s). Its files' sizes are known from the
+    listing: now it is refused having read less than a megabyte of them, whether one file is
+    that large, or several together, or the file is named by a declared include."""
+    make_skill(tmp_path / "s" / "one", {"data/model.bin": b""})
+    os.truncate(tmp_path / "s" / "one" / "data" / "model.bin", 5 << 30)
+    make_skill(tmp_path / "s" / "three", {f"data/{x}.bin": b"" for x in "abc"})
+    for x in "abc":
+        os.truncate(tmp_path / "s" / "three" / "data" / f"{x}.bin", 1536 << 20)
+    included = tmp_path / "s" / "included"
+    (included / "data").mkdir(parents=True)
+    (included / "SKILL.md").write_text(
+        "---\nname: included\ndescription: Carries a model. Use when testing.\n"
+        "includes:\n  - data/model.bin\n---\nSee data/model.bin.\n")
+    (included / "data" / "model.bin").write_bytes(b"")
+    os.truncate(included / "data" / "model.bin", 5 << 30)
+    before = _bytes_read()
+    result = cli(command, tmp_path / "s", *(["-o", tmp_path / "out"] if command == "pack" else []))
+    read = _bytes_read() - before
+    assert result.exit_code == 1, result.output
+    for name, largest in (("one", "data/model.bin 5,368,709,120 bytes"),
+                          ("three", "data/a.bin 1,610,612,736 bytes"),
+                          ("included", "data/model.bin 5,368,709,120 bytes")):
+        assert re.search(rf"s/{name}: error: \[archive-limit\] the skill's files would be "
+                         rf"[0-9,]+ bytes; an archive is at most 4,294,967,294 bytes \(the "
+                         rf"largest files: {re.escape(largest)}", result.output), result.output
+    assert read < 1 << 20, f"{read:,} bytes read"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_a_skill_over_the_archive_size_names_its_folder_and_largest_files() -> None:
     """A skill of 5 GiB was refused as `<skill>: [archive-limit] ...`, naming neither the
     skill's folder nor the file to move out."""

@@ -322,6 +322,7 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
     format, ``skills`` an object, and each entry an object whose ``digest`` its ``files``
     lines hash to (a digest changed alone, or its lines removed, would approve other
     files)."""
+    given_bytes = isinstance(expect, bytes | bytearray | memoryview)
     if isinstance(expect, bytes | bytearray | memoryview):
         try:
             expect = load_json(str(expect, "utf-8"), once=True)
@@ -329,14 +330,14 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
             raise IntegrityError(f"expect: the lock file given is not UTF-8 JSON with each "
                                  f"key once: {exc}", path=source,
                                  hint="pass the bytes of a skills.lock") from None
-        if not isinstance(expect, Mapping) or isinstance(expect.get("skills", ""), str):
-            raise IntegrityError("expect: the lock file given is not a lock (a JSON object "
-                                 "with 'format' and a 'skills' object)", path=source,
-                                 hint="pass the bytes of a skills.lock")
+    lock = isinstance(expect, Mapping) and not isinstance(expect.get("skills", ""), str)
+    if given_bytes and not lock:
+        raise IntegrityError("expect: the lock file given is not a lock (a JSON object "
+                             "with 'format' and a 'skills' object)", path=source,
+                             hint="pass the bytes of a skills.lock")
     if not isinstance(expect, Mapping):
         raise IntegrityError(f"expect must map skill names to digests, not "
                              f"{type(expect).__name__}", path=source)
-    lock = not isinstance(expect.get("skills", ""), str)  # a lock file's content
     items: Any = expect.items()
     if lock:
         check_format(expect.get("format"), what="the lock file given as expect",

@@ -210,12 +210,14 @@ def review_views(paths: Iterable[str | os.PathLike[str]],
     approved = approved or {}
     selection = selection or Selection()
     views: list[SkillView] = []
-    with selection.each(selection.inputs(paths), unpacked_foreign) as items:
+    collected = selection.collecting()  # every refusal judged before any is raised
+    with collected.each(collected.inputs(paths), unpacked_foreign) as items:
         for item in items:
             if item.kind == "archive":
                 views.extend(_archive_views(item.path, approved))
             else:
                 views.append(_folder_view(Path(item.path), approved))
+    selection.take(collected)
     return views
 
 

@@ -159,17 +159,20 @@ def pack_skills(paths: Iterable[str | os.PathLike[str] | DefinedSkill],
     options = selection.options(options)
     if options.layout is None:  # targets that disagree on the layout: refused first
         default_layout(options.targets)
+    # every refusal judged before any is raised (`Selection.collecting`)
+    collected = selection.collecting()
     with materialized(paths) as (given, labels):
-        found = selection.inputs(given)
-        with selection.each(found, as_skill_folders) as items:
-            results = _pack_folders(items, out_dir, progress, options, total, selection)
+        found = collected.inputs(given)
+        with collected.each(found, as_skill_folders) as items:
+            results = _pack_folders(items, out_dir, progress, options, total, selection,
+                                    collected)
     return [replace(r, source=labels.get(r.source, r.source)) for r in results]
 
 
 def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
                   progress: Progress | None, options: PackOptions,
                   total: Callable[[int], None] | None,
-                  selection: Selection) -> list[PackResult]:
+                  selection: Selection, collected: Selection) -> list[PackResult]:
     out = Path(out_dir)
     outputs = ResolvedOutputs([out])
     made = not os.path.isdir(out)
@@ -194,9 +197,9 @@ def _pack_folders(items: Sequence[Input], out_dir: str | os.PathLike[str],
                     continue
                 if total is not None:
                     ready.append((prepared, item))
-                elif not failures or selection.keep_going:  # else the rest are only checked
-                    write(prepared, item)
-            selection.settle(failures)
+                elif selection.keep_going or not (failures or collected.skipped):
+                    write(prepared, item)  # else the rest are only checked
+            selection.take(collected, also=failures)
             if total is not None:
                 total(sum(f.size for p, _ in ready for f in p.manifest.files))
                 for prepared, item in ready:

@@ -10,7 +10,10 @@ A `Selection` is the ``--exclude``, ``--ignore`` and ``--keep-going`` of one com
   error, into `Selection.skipped`, and everything valid is still written; without it the
   command is all or nothing (`settle` raises every failure at once, as `refuse_all` does).
 
-The command reads `skipped` after the library call: it lists each, and exits 1 when any.
+A command judges every input before it raises any refusal, so that one stray archive hides
+neither the others nor a broken skill: it works on a `collecting` copy, which keeps going
+whatever, and `take` settles what that copy skipped, before anything is written. The command
+reads `skipped` after the library call: it lists each, and exits 1 when any.
 """
 
 from __future__ import annotations
@@ -70,9 +73,6 @@ class Selection:
         # a bad pattern: refused before anything runs
         self._exclude = Exclude(self.exclude, base=self.base)
         self.ignore = frozenset(self.ignore)
-        #: Inputs `each` could not open, not keeping going: refused with the block's own
-        #: failures (`settle`), or at the block's end, so that none hides another.
-        self._pending: list[tuple[str, SkillpackError]] = []
 
     @property
     def excluder(self) -> Exclude:
@@ -98,8 +98,7 @@ class Selection:
         """The skills that failed (what the user knows each by, its error): raised all at
         once (`refuse_all`) unless keep-going, then each listed in `skipped`."""
         if not self.keep_going:
-            pending, self._pending = self._pending, []
-            refuse_all([err for _, err in (*pending, *failures)])
+            refuse_all([err for _, err in failures])
         self.skipped += [SkippedSkill(path, err) for path, err in failures]
 
     def collecting(self) -> Selection:
@@ -138,30 +137,18 @@ class Selection:
 
     @contextmanager
     def each(self, items: Sequence[Input], open_one: OpenOne) -> Iterator[list[Input]]:
-        """``with selection.each(items, as_skill_folders) as ready:`` `open_one` of each
+        """``with collected.each(items, as_skill_folders) as ready:`` `open_one` of each
         input on its own (an archive verified and written out, one made elsewhere unpacked),
-        kept open for the block; one that fails is skipped keeping going, else refused with
-        every failure of the block (its `settle`), or when the block ends: a stray archive
-        hides neither the others nor a broken skill folder."""
+        kept open for the block; one that fails is skipped (`skip`: on a selection that does
+        not keep going, raised; commands call it on a `collecting` copy)."""
         with ExitStack() as stack:
             ready: list[Input] = []
             for item in items:
                 try:
                     ready += stack.enter_context(open_one([item]))
                 except SkillpackError as err:
-                    if self.keep_going:
-                        self.skip(item.label, item.relabel(err))
-                    else:
-                        self._pending.append((item.label, item.relabel(err)))
-            try:
-                yield ready
-            except SkillpackError as err:  # the block's own error, beside what failed here
-                pending, self._pending = self._pending, []
-                if pending:
-                    refuse_all([e for _, e in pending] + [err])
-                raise
-            pending, self._pending = self._pending, []
-            refuse_all([e for _, e in pending])
+                    self.skip(item.label, item.relabel(err))
+            yield ready
 
     def prepare(self, items: Sequence[Input], *, options: PackOptions | None = None,
                 outputs: Outputs = ()) -> dict[str, PreparedSkill]:

@@ -94,7 +94,7 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
     entries: list[tuple[CatalogEntry, str | None]] = []
     failures: list[tuple[str, SkillpackError]] = []
     # every failure collected, then settled at once
-    lenient = Selection(selection.exclude, selection.ignore, keep_going=True)
+    lenient = selection.collecting()
     found = lenient.inputs(paths)
     selection.excluded += lenient.excluded
     with lenient.each(found, unpacked_foreign) as items:

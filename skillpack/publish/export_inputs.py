@@ -45,14 +45,15 @@ def archives_of(paths: Iterable[str | os.PathLike[str]], *,
     keeping going, a refused skill skipped (``selection.skipped``)."""
     selection = selection or Selection()
     found: list[tuple[bytes, str]] = []
-    with selection.each(selection.inputs(paths), unpacked_foreign) as items:
-        prepared = selection.prepare(items)
+    collected = selection.collecting()  # every refusal judged before any is raised
+    with collected.each(collected.inputs(paths), unpacked_foreign) as items:
+        prepared = collected.prepare(items)
         for item in items:
             if item.kind == "archive":
                 try:
                     found.append((read_input(item.path), item.path))
                 except SkillpackError as err:
-                    selection.skip(item.path, err)
+                    collected.skip(item.path, err)
                 continue
             p = prepared.get(item.path)
             if p is None:  # skipped
@@ -61,6 +62,7 @@ def archives_of(paths: Iterable[str | os.PathLike[str]], *,
             with ZipWriter(buffer) as writer:
                 write_members(writer, p.members())
             found.append((buffer.getvalue(), item.label))
+    selection.take(collected)
     return found
 
 
@@ -96,11 +98,12 @@ def export_skills(paths: Iterable[str | os.PathLike[str]], *,
     """One record per skill under ``paths`` (every skill of a bundle); the same skill (name
     and digest) given twice is listed once; two different skills with one name are refused
     (`name_clashes`), or keeping going the later skipped. Raises what `pack` and `verify`
-    raise (with `selection` keeping going: skips it)."""
+    raise, every refusal at once (with `selection` keeping going: skips it)."""
     selection = selection or Selection()
     skills: list[ExportSkill] = []
     first: dict[str, tuple[str, str]] = {}  # name -> (digest, where) of the one kept
-    for bundle, source in _verified(paths, selection):
+    collected = selection.collecting()  # every refusal judged before any is raised
+    for bundle, source in _verified(paths, collected):
         for name in bundle.names:
             skill = bundle[name]
             where = source if len(bundle.names) == 1 else f"{source}/{name}"
@@ -108,12 +111,13 @@ def export_skills(paths: Iterable[str | os.PathLike[str]], *,
             clash = name_clashes([(skill.name, *known), (skill.name, skill.digest, where)]
                                  if known is not None else [])
             if clash:
-                selection.settle([(where, SkillpackError(
+                collected.skip(where, SkillpackError(
                     clash[0].message, path=where, problems=clash,
-                    hint="export one of them, or rename one"))])
+                    hint="export one of them, or rename one"))
             elif known is None:
                 first[skill.name] = (skill.digest, where)
                 skills.append(export_skill(skill, where))
+    selection.take(collected)
     return skills
 
 
@@ -140,13 +144,15 @@ def artifacts_from_paths(paths: Iterable[str | os.PathLike[str]], *,
     ``toolhive``, one ToolHive artifact per skill (a bundle's skills each)."""
     selection = selection or Selection()
     found: dict[str, OciArtifact] = {}
-    for data, source in archives_of(paths, selection=selection):
+    collected = selection.collecting()  # every refusal judged before any is raised
+    for data, source in archives_of(paths, selection=collected):
         try:
             made = (toolhive_from_bytes(data, source=source) if fmt == "toolhive"
                     else [artifact_from_bytes(data, source=source)])
         except SkillpackError as err:
-            selection.skip(source, err)
+            collected.skip(source, err)
             continue
         for art in made:
             found.setdefault(art.manifest_digest, art)
+    selection.take(collected)
     return sorted(found.values(), key=lambda a: (a.kind, a.name.encode("utf-8")))

@@ -129,3 +129,24 @@ def test_a_parse_error_is_printed_once(skills: Path) -> None:
         assert result.output.count("frontmatter is not valid YAML") == 1, result.output
         assert "skills/notes/SKILL.md:2: [yaml-syntax] frontmatter is not valid YAML" \
             in result.output
+
+
+@pytest.mark.parametrize("command", [
+    ["pack", "-o", "out"], ["bundle", "-o", "x.bundle"], ["lock", "-o", "x.lock"],
+    ["export", "mcp", "-o", "mcp"], ["export", "well-known", "-o", "site"],
+    ["export", "oci", "-o", "oci"]])
+def test_a_path_that_holds_no_skill_hides_no_other_refusal(skills: Path,
+                                                           command: list[str]) -> None:
+    """`pack` and `export oci` stopped at a PATH that holds no skill,
+    saying nothing of a stray archive or a broken skill under the next PATH, which bundle,
+    lock and the exports list with it; now every command lists all three."""
+    (skills / "leaky" / ".env").unlink()
+    Path("empty").mkdir()
+    (skills / "fixtures.zip").write_text("not a zip\n")
+    result = cli(*command[:-2], "empty", "skills", *command[-2:])
+    assert result.exit_code == 1, result.output
+    assert "3 skills are refused" in result.output, result.output
+    for shown in ("empty: error: [no-skill]", "skills/fixtures.zip: error:",
+                  "skills/long/SKILL.md:3: error: [description-too-long]"):
+        assert shown in result.output, result.output
+    assert not Path(command[-1]).exists()

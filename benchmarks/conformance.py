@@ -41,8 +41,8 @@ CORPUS = (REPO.parent / "shared" / "corpus").resolve()
 FIXTURES = REPO / "fixtures"
 
 #: skillpack codes that skills-ref reports as one "Invalid YAML in frontmatter" message.
-YAML_FAMILY = frozenset({"yaml-syntax", "yaml-anchor", "yaml-alias", "yaml-tag", "yaml-key",
-                         "duplicate-key"})
+YAML_FAMILY = frozenset({"yaml-syntax", "yaml-anchor", "yaml-alias", "yaml-merge-key",
+                         "yaml-tag", "yaml-key", "duplicate-key"})
 
 #: skills-ref message (regular expression, matched at the start) -> skillpack rule
 _REF_RULES: tuple[tuple[str, str], ...] = (

@@ -321,6 +321,15 @@ def _check_duplicates(
         key = str(key_node.value)
         if not _check_text(key, f"{field}.{key}" if field else key, line, problems, file):
             continue
+        if key == "<<" and not key_node.style:  # plain: None, or "" from libyaml
+            # a merge key: readers that merge (PyYAML's safe_load, js-yaml, npm yaml in 1.1
+            # mode) take its keys as this mapping's own, where this failsafe reader sees one
+            # key named '<<': an `allowed-tools` hidden there is granted by them, not here
+            problems.append(Problem(
+                "error", "yaml-merge-key", "frontmatter: a YAML merge key ('<<') is not "
+                "allowed: readers that merge would take its keys as this mapping's own; write "
+                "them out (or quote '<<' if it is meant as a key)", file, line))
+            continue
         if key in seen:
             shown = f"{prefix or ''}{key}"
             problems.append(Problem(

@@ -53,8 +53,10 @@ _CRC_AT = 14  # offset of the CRC-32 field in a local header
 
 def archive_size(members: Iterable[tuple[str, int]]) -> int:
     """The exact size of the archive of ``members`` (name, size): each member's local and
-    central headers, its name twice and its bytes, and the end record."""
-    return 22 + sum(76 + 2 * len(name.encode("utf-8")) + size for name, size in members)
+    central headers, its name twice and its bytes, and the end record (a name that is no
+    UTF-8, which the walk refuses, counted as its bytes on disk)."""
+    return 22 + sum(76 + 2 * len(name.encode("utf-8", "surrogateescape")) + size
+                    for name, size in members)
 
 
 def oversize(what: str, members: Iterable[tuple[str, int]]) -> str | None:

@@ -97,6 +97,9 @@ ERRORS: list[tuple[str, int, str]] = [
     ("yaml-alias", 4, "frontmatter: aliases (*name) are not allowed"),
     ("yaml-anchor", 4, "frontmatter: anchors (&name) are not allowed"),
     ("yaml-key", 4, "frontmatter keys must be plain names"),
+    ("yaml-merge-key", 4,
+     "frontmatter: a YAML merge key ('<<') is not allowed: readers that merge would take its "
+     "keys as this mapping's own; write them out (or quote '<<' if it is meant as a key)"),
     ("yaml-syntax", 4,
      "frontmatter is not valid YAML: expected ',' or ']', but got '<stream end>' (while "
      "parsing a flow sequence)"),

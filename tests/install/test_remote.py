@@ -314,3 +314,29 @@ def test_an_archive_of_a_site_with_its_skill_in_a_wrapper_folder_is_refused(
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "alpha" / "scripts" / "run.sh").is_file()
 
+
+def _folder_url(url: str) -> str:
+    """The URL of the `agent-skills/` folder of a site given as `url`."""
+    return url.removesuffix("/index.json").removesuffix("/" + WELL_KNOWN) + "/" + WELL_KNOWN
+
+
+def test_a_site_served_below_a_path_installs_as_at_the_root(
+        tmp_path: Path, serve: Callable[[Path], str]) -> None:
+    """`export well-known` wrote path-absolute URLs (`/.well-known/agent-skills/alpha.zip`):
+    a site served below its origin's root (a project's GitHub Pages, `/docs/`) answered 404
+    for every skill. Its URLs are relative to the index now, the same site at either place."""
+    source = tmp_path / "source"
+    make_skill(source, "alpha", scripts={"scripts/run.sh": "#!/bin/sh\necho hi\n"})
+    make_skill(source, "solo")
+    www = tmp_path / "www"
+    assert cli("export", "well-known", source, "-o", www / "docs" / "site").exit_code == 0
+    site = www / "docs" / "site"
+    assert [e["url"] for e in index_of(site)["skills"]] == ["alpha.zip", "solo/SKILL.md"]
+    below = serve(www) + "/docs/site"
+    for n, url in enumerate([below, f"{below}/{WELL_KNOWN}/index.json", serve(site)]):
+        result = cli("install", url, "--into", tmp_path / f"out{n}", "--json")
+        assert result.exit_code == 0, result.output
+        assert [(s["name"], s["source"]) for s in json.loads(result.stdout)["skills"]] == [
+            ("alpha", f"{_folder_url(url)}/alpha.zip"),
+            ("solo", f"{_folder_url(url)}/solo/SKILL.md")]
+        assert (tmp_path / f"out{n}" / "alpha" / "scripts" / "run.sh").is_file()

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillpack._atomic import remove_tree
-from skillpack.errors import IntegrityError, Problem, RefusedError, SkillpackError
+from skillpack.content.inflate import read_archive
+from skillpack.errors import ArchiveError, IntegrityError, Problem, RefusedError, SkillpackError
 from skillpack.publish.exports import DISCOVERY_SCHEMA, WELL_KNOWN_DIR
 from skillpack.publish.oci import DEFAULT_TIMEOUTS, Timeouts, pull
 from skillpack.source.notes import note
@@ -215,6 +216,7 @@ class _Site:
                                      hint="the site or the network altered it; do not "
                                      "install it")
             if entry["type"] == "archive":
+                _check_root(data, url, name)
                 path = os.path.join(self.into, name + ".zip")
             else:
                 folder = os.path.join(self.into, name)
@@ -327,6 +329,30 @@ class _Site:
             raise SkillpackError("the index lists no skill" + (
                 " skillpack reads" if others else ""), path=url)
         return read
+
+
+def _check_root(data: bytes, url: str, name: str) -> None:
+    """Refuse the archive `data` of skill `name` unless SKILL.md is at its root: the RFC's
+    "Archive Structure" (files at the root, not in a wrapper folder; SKILL.md at the root),
+    which other clients hold a site to (vercel's skills drops such a skill). An archive the
+    reader cannot read is left to it: it says what is wrong when it reads it."""
+    try:
+        _, members = read_archive(data, source=url)
+    except ArchiveError:
+        return
+    paths = [m.path for m in members if m.kind == "file"]
+    if "SKILL.md" in paths:
+        return
+    deeper = sorted((p for p in paths if p.rpartition("/")[2] == "SKILL.md"),
+                    key=lambda p: (p.count("/"), p.encode("utf-8")))
+    found = (f"its SKILL.md is {deeper[0]!r}, in a wrapper folder" if deeper
+             else "it holds no SKILL.md")
+    raise SkillpackError(f"skill '{name}': the archive has no SKILL.md at its root ({found}); "
+                         "the Agent Skills Discovery RFC requires a site's archive to hold "
+                         "the skill's files at its root, SKILL.md among them", path=url,
+                         hint="ask the site to publish it with SKILL.md at the archive's root, "
+                         "as `skillpack export well-known` writes it; other clients skip "
+                         "such an archive too")
 
 
 def _some(items: list[str]) -> str:

@@ -277,9 +277,13 @@ def base_url_problem(url: str) -> str | None:
 
 
 def _url(relative: str, base_url: str | None) -> str:
+    """The entry's URL: `relative` (the artifact's path under ``agent-skills/``) as a
+    relative reference, which a client resolves against the index's own URL (the RFC's URL
+    Resolution: RFC 3986 section 5), or appended to `base_url`. A name is ``[a-z0-9-]``, so
+    its first segment never holds the ``:`` that would read as a scheme."""
     path = quote(relative, safe="/" + _PCHAR_SAFE)
     if base_url is None:
-        return f"/{WELL_KNOWN_DIR}/{path}"
+        return path
     return f"{base_url.rstrip('/')}/{path}"
 
 
@@ -289,8 +293,10 @@ def well_known_entries(
     """Per skill (sorted by name): its index entry, the artifact's path under
     ``.well-known/agent-skills/`` and the artifact's bytes.
 
-    URLs are path-absolute (``/.well-known/agent-skills/<name>.zip``) unless ``base_url``
-    is given (the published URL of the ``agent-skills/`` folder, e.g. a CDN)."""
+    URLs are relative to the index (``<name>.zip``, ``<name>/SKILL.md``: the same files
+    whether the site is served at its origin's root or below a path, as a project's GitHub
+    Pages are) unless ``base_url`` is given (the published URL of the ``agent-skills/``
+    folder, e.g. a CDN)."""
     why = None if base_url is None else base_url_problem(base_url)
     if why is not None:
         raise SkillError(f"the base URL {base_url!r} {why}", path=base_url,

@@ -32,7 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from skillpack._atomic import AtomicBatch, fsync_folder, remove_tree
-from skillpack.errors import ArchiveError, IntegrityError, Problem, SkillpackError, WriteError
+from skillpack.errors import (
+    ArchiveError,
+    IntegrityError,
+    Problem,
+    SkillError,
+    SkillpackError,
+    WriteError,
+)
+from skillpack.formats.paths import SKILL_MD
 from skillpack.packing.members import write_members
 from skillpack.packing.pack import archive_name
 from skillpack.packing.prepare import prepare_skill
@@ -70,6 +78,8 @@ __all__ = [
     "SKILL_ARTIFACT_TYPE",
     "SKILL_LAYER_MEDIA_TYPE",
     "TOOLHIVE_ARTIFACT_TYPE",
+    "TOOLHIVE_REQUIRES",
+    "TOOLHIVE_REQUIRES_KEY",
     "OciArtifact",
     "PulledArtifact",
     "PushResult",
@@ -81,6 +91,7 @@ __all__ = [
     "artifact_toolhive",
     "canonical_manifest_json",
     "docker_config_path",
+    "go_json",
     "parse_ref",
     "pull",
     "pull_all",
@@ -89,6 +100,7 @@ __all__ = [
     "sha256_digest",
     "toolhive_from_bytes",
     "toolhive_layer",
+    "toolhive_requires",
     "write_layout",
 ]
 
@@ -117,6 +129,16 @@ IMAGE_CONFIG_MEDIA_TYPE = "application/vnd.oci.image.config.v1+json"
 TAR_GZIP_LAYER_MEDIA_TYPE = "application/vnd.oci.image.layer.v1.tar+gzip"
 TOOLHIVE_PLATFORMS = (("linux", "amd64"), ("linux", "arm64"))
 TOOLHIVE_LABEL = "dev.toolhive.skills."
+#: The metadata key whose lines name the OCI references of the skills a skill needs, and
+#: the annotation ToolHive writes them to (a JSON array), read back by `thv skill install`.
+TOOLHIVE_REQUIRES_KEY = "toolhive.requires"
+TOOLHIVE_REQUIRES = TOOLHIVE_LABEL + "requires"
+# what Go's strings.TrimSpace trims (unicode.IsSpace): str.strip() trims \x1c-\x1f too
+_GO_SPACE = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+             "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+# what Go's json.Marshal escapes in a string beyond what json.dumps does (HTML-safe output)
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                             "\u2028": "\\u2028", "\u2029": "\\u2029"})
 #: Other skill conventions on OCI registries, named when met (skillpack does not read them).
 OTHER_CONVENTIONS = {
     "application/vnd.agent.skill.v1+json": "Alibaba's agent skill artifact",
@@ -303,27 +325,50 @@ def toolhive_layer(files: Iterable[tuple[str, bytes]]) -> tuple[bytes, bytes]:
     return raw, gz_buffer.getvalue()
 
 
+def go_json(values: Sequence[str]) -> str:
+    """`values` as Go's ``json.Marshal`` writes a ``[]string`` (what ToolHive's labels and
+    annotations hold): compact, UTF-8, ``<``, ``>``, ``&``, U+2028 and U+2029 escaped as
+    ``\\u003c``...; an empty one is Go's nil slice, ``null``."""
+    if not values:
+        return "null"
+    text = json.dumps(list(values), separators=(",", ":"), ensure_ascii=False)
+    return text.translate(_GO_ESCAPES)
+
+
+def toolhive_requires(value: str) -> list[str]:
+    """The OCI references a ``toolhive.requires`` metadata value names, as ToolHive's
+    packager reads them: one a line, white space trimmed, empty lines left out."""
+    return [ref for line in value.split("\n") if (ref := line.strip(_GO_SPACE))]
+
+
 def artifact_toolhive(name: str, description: str, files: Iterable[tuple[str, bytes]], *,
                       version: str = "", license: str = "",
-                      allowed_tools: Sequence[str] = ()) -> OciArtifact:
+                      allowed_tools: Sequence[str] = (),
+                      requires: Sequence[str] = ()) -> OciArtifact:
     """A skill as ToolHive's artifact (what ``thv skill install`` reads): an image index of
     artifactType `TOOLHIVE_ARTIFACT_TYPE` over one image manifest per platform of
     `TOOLHIVE_PLATFORMS`, each with an image config labelled ``dev.toolhive.skills.name``,
-    ``.description``, ``.version``, ``.allowedTools``, ``.license`` and ``.files`` and the
-    one tar+gzip layer of `toolhive_layer`. Deterministic: canonical JSON, no timestamps."""
+    ``.description``, ``.version``, ``.allowedTools``, ``.license`` and ``.files`` (the
+    arrays as Go writes them: `go_json`) and the one tar+gzip layer of `toolhive_layer`.
+    The index and each manifest are annotated with the name, description and version and,
+    when `requires` names any, ``dev.toolhive.skills.requires`` (`TOOLHIVE_REQUIRES`: the
+    OCI references of the skills it needs, `go_json`), as ToolHive's packager annotates
+    them. Deterministic: canonical JSON, no timestamps."""
     kept = [(p, d) for p, d in files if not any(x.startswith(".") for x in p.split("/"))]
     raw, layer = toolhive_layer(kept)
     labels = {
         TOOLHIVE_LABEL + "name": name,
         TOOLHIVE_LABEL + "description": description,
         TOOLHIVE_LABEL + "version": version,
-        TOOLHIVE_LABEL + "allowedTools": json.dumps(list(allowed_tools)),
+        TOOLHIVE_LABEL + "allowedTools": go_json(allowed_tools),
         TOOLHIVE_LABEL + "license": license,
-        TOOLHIVE_LABEL + "files": json.dumps(sorted((p for p, _ in kept),
-                                                    key=lambda p: p.encode("utf-8"))),
+        TOOLHIVE_LABEL + "files": go_json(sorted((p for p, _ in kept),
+                                                 key=lambda p: p.encode("utf-8"))),
     }
     annotations = {TOOLHIVE_LABEL + "name": name, TOOLHIVE_LABEL + "description": description,
                    TOOLHIVE_LABEL + "version": version}
+    if requires:
+        annotations[TOOLHIVE_REQUIRES] = go_json(requires)
     configs: list[tuple[str, bytes]] = []
     children: list[bytes] = []
     entries: list[dict[str, Any]] = []
@@ -356,18 +401,47 @@ def toolhive_from_bytes(data: bytes, *, source: str = "<bytes>") -> list[OciArti
     report = verify_bytes(data, source=source)
     assert report.loaded is not None
     out = []
+    unread: list[Problem] = []
     for s in report.skills:
         loaded = report.loaded[s.name]
         skill = loaded.skill
+        metadata = skill.metadata or {}
         # ToolHive reads a top-level `version:`; the Agent Skills spec puts it in metadata
         version = skill.frontmatter.get("version")
         if not isinstance(version, str):
-            version = (skill.metadata or {}).get("version")
+            version = metadata.get("version")
+        requires = metadata.get(TOOLHIVE_REQUIRES_KEY, "")
+        if not isinstance(requires, str):
+            unread.append(_requires_problem(s.name, requires, loaded.file(SKILL_MD).text(),
+                                            source, len(report.skills) > 1))
+            continue
         out.append(artifact_toolhive(
             s.name, skill.description, [(p, loaded.file(p).bytes()) for p in loaded.files()],
             version=version if isinstance(version, str) else "",
-            license=skill.license or "", allowed_tools=skill.allowed_tools or ()))
+            license=skill.license or "", allowed_tools=skill.allowed_tools or (),
+            requires=toolhive_requires(requires)))
+    if unread:
+        raise SkillError(unread[0].message if len(unread) == 1 else
+                         f"{len(unread)} skills ToolHive cannot build: their metadata "
+                         f"'{TOOLHIVE_REQUIRES_KEY}' is no string", path=source,
+                         problems=unread, hint=f"write it as a block, '{TOOLHIVE_REQUIRES_KEY}:"
+                         " |' then one OCI reference a line, indented below it")
     return out
+
+
+def _requires_problem(name: str, value: object, text: str, source: str,
+                      many: bool) -> Problem:
+    """The problem of a ``toolhive.requires`` that is no string (a list, a map): ToolHive
+    reads metadata as strings and refuses to build the skill; at its line of SKILL.md."""
+    where = (os.path.join(source, SKILL_MD) if os.path.isdir(source)
+             else f"{source}/{name}" if many else source)
+    line = next((n for n, row in enumerate(text.splitlines(), 1)
+                 if re.match(r"\s+" + re.escape(TOOLHIVE_REQUIRES_KEY) + r"\s*:", row)), None)
+    kind = "a list" if isinstance(value, list) else "a map"
+    return Problem("error", "metadata-not-string",
+                   f"skill '{name}': metadata '{TOOLHIVE_REQUIRES_KEY}' is {kind}; ToolHive "
+                   "reads it as a string, one OCI reference a line, and refuses to build the "
+                   "skill", where, line)
 
 
 # --- the image layout --------------------------------------------------------------------

@@ -160,12 +160,12 @@ def test_export_well_known_index_and_digests(tmp_path: Path) -> None:
     for entry in index["skills"]:
         assert set(entry) == {"name", "type", "description", "url", "digest"}
         assert all(isinstance(v, str) and v for v in entry.values())
-        served = site / entry["url"].lstrip("/")  # a path-absolute URL: the file at it
+        served = folder / entry["url"]  # relative to the index: the file beside it
         assert entry["digest"] == sha256(served.read_bytes())
     by_name = {e["name"]: e for e in index["skills"]}
     assert by_name["one-file"]["type"] == "skill-md"
     assert (folder / "one-file" / "SKILL.md").read_bytes() == (one / "SKILL.md").read_bytes()
-    assert by_name["with-files"]["url"] == "/.well-known/agent-skills/with-files.zip"
+    assert by_name["with-files"]["url"] == "with-files.zip"
     with zipfile.ZipFile(folder / "with-files.zip") as archive:  # SKILL.md at the root
         assert sorted(archive.namelist()) == ["SKILL.md", "data/données.txt", "scripts/run.sh"]
         assert archive.read("scripts/run.sh") == (many / "scripts" / "run.sh").read_bytes()

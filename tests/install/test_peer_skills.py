@@ -164,3 +164,26 @@ def test_vercels_skills_drops_the_execute_bit_and_verify_says_so(
                  "--agent", "codex", "--lock", "skills.lock")
     assert result.exit_code == 0, result.output
     assert verify(project)[0] == 0
+
+
+@pytest.mark.slow
+def test_vercels_skills_installs_a_site_served_below_a_path_and_at_the_root(
+        peer: list[str], tmp_path: Path, serve: Callable[[Path], str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The site's URLs were path-absolute: below its origin's root (a project's GitHub
+    Pages) vercel's skills found the index and failed every skill (`Downloaded URL is not a
+    valid SKILL.md file or supported archive`). Relative to the index, both places work."""
+    source = tmp_path / "source"
+    make_skill(source, "alpha", files={"reference/guide.md": "# Guide\n"})
+    make_skill(source, "solo")
+    www = tmp_path / "www"
+    assert cli("export", "well-known", source, "-o", www / "docs" / "site").exit_code == 0
+    for n, url in enumerate([serve(www) + "/docs/site", serve(www / "docs" / "site")]):
+        project = tmp_path / f"project{n}"
+        project.mkdir()
+        assert cli("lock", source, "-o", project / "skills.lock").exit_code == 0
+        skills_add(peer, project, url, "--copy")
+        monkeypatch.chdir(project)
+        code, answer = verify(project)
+        assert code == 0, answer
+        assert sorted({a["name"] for a in answer}) == ["alpha", "solo"]

@@ -4,13 +4,16 @@ refusal names the URL, says what is wrong and writes nothing; a slow site meets 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import tarfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.install import Trickle, cli, make_skill
+from helpers.zips import anthropic_zip
 
 from skillpack.errors import SkillpackError
 from skillpack.install.agents import AgentFolder
@@ -256,3 +259,84 @@ def test_a_number_of_thousands_of_digits_in_a_field_ignored_does_not_refuse_the_
     result = cli("install", serve(site), "--into", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert "set_int_max_str_digits" not in result.output
+
+
+def _tar_gz(folder: Path, prefix: str) -> bytes:
+    """A tar.gz of `folder`'s files, each named `prefix` + its path in the folder."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            tar.add(path, prefix + path.relative_to(folder).as_posix())
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("made", ["anthropic zip", "skillpack .skill", "tar.gz"])
+def test_an_archive_of_a_site_with_its_skill_in_a_wrapper_folder_is_refused(
+        tmp_path: Path, made: str, serve: Callable[[Path], str]) -> None:
+    """The RFC: a site's archive holds the skill's files at its root, SKILL.md among them;
+    vercel's skills drops a skill whose archive has them in a wrapper folder. Install took
+    it, so a site "tested with skillpack" was broken for other clients. The same archive
+    given as a file is still read (a zip made elsewhere: one top folder), and a site's
+    tar.gz as `tar -C alpha -czf alpha.tar.gz .` writes it (`./SKILL.md`) is at its root."""
+    site = site_of(tmp_path, "alpha")
+    source = tmp_path / "skills-src" / "alpha"
+    if made == "anthropic zip":
+        wrapped = anthropic_zip(source)
+    elif made == "tar.gz":
+        wrapped = _tar_gz(source, "alpha/")
+    else:
+        assert cli("pack", source, "-o", tmp_path / "packed").exit_code == 0
+        [packed] = (tmp_path / "packed").glob("*.skill")
+        wrapped = packed.read_bytes()
+    (site / WELL_KNOWN / "alpha.zip").write_bytes(wrapped)
+    write_index(site, {"$schema": SCHEMA, "skills": [
+        {**entry(site, "alpha"), "digest": "sha256:" + hashlib.sha256(wrapped).hexdigest()}]})
+    url = serve(site)
+    data = refused([url, "--into", tmp_path / "out"])
+    assert data["error"] == (
+        f"{url}/{WELL_KNOWN}/alpha.zip: skill 'alpha': the archive has no SKILL.md at its "
+        "root (its SKILL.md is 'alpha/SKILL.md', in a wrapper folder); the Agent Skills "
+        "Discovery RFC requires a site's archive to hold the skill's files at its root, "
+        "SKILL.md among them (ask the site to publish it with SKILL.md at the archive's "
+        "root, as `skillpack export well-known` writes it; other clients skip such an "
+        "archive too)")
+    assert not (tmp_path / "out").exists()
+    local = tmp_path / "alpha.zip"
+    local.write_bytes(wrapped)
+    result = cli("install", local, "--into", tmp_path / "local")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "local" / "alpha" / "SKILL.md").is_file()
+    rooted = _tar_gz(source, "./")
+    (site / WELL_KNOWN / "alpha.zip").write_bytes(rooted)
+    write_index(site, {"$schema": SCHEMA, "skills": [
+        {**entry(site, "alpha"), "digest": "sha256:" + hashlib.sha256(rooted).hexdigest()}]})
+    result = cli("install", url, "--into", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "alpha" / "scripts" / "run.sh").is_file()
+
+
+def _folder_url(url: str) -> str:
+    """The URL of the `agent-skills/` folder of a site given as `url`."""
+    return url.removesuffix("/index.json").removesuffix("/" + WELL_KNOWN) + "/" + WELL_KNOWN
+
+
+def test_a_site_served_below_a_path_installs_as_at_the_root(
+        tmp_path: Path, serve: Callable[[Path], str]) -> None:
+    """`export well-known` wrote path-absolute URLs (`/.well-known/agent-skills/alpha.zip`):
+    a site served below its origin's root (a project's GitHub Pages, `/docs/`) answered 404
+    for every skill. Its URLs are relative to the index now, the same site at either place."""
+    source = tmp_path / "source"
+    make_skill(source, "alpha", scripts={"scripts/run.sh": "#!/bin/sh\necho hi\n"})
+    make_skill(source, "solo")
+    www = tmp_path / "www"
+    assert cli("export", "well-known", source, "-o", www / "docs" / "site").exit_code == 0
+    site = www / "docs" / "site"
+    assert [e["url"] for e in index_of(site)["skills"]] == ["alpha.zip", "solo/SKILL.md"]
+    below = serve(www) + "/docs/site"
+    for n, url in enumerate([below, f"{below}/{WELL_KNOWN}/index.json", serve(site)]):
+        result = cli("install", url, "--into", tmp_path / f"out{n}", "--json")
+        assert result.exit_code == 0, result.output
+        assert [(s["name"], s["source"]) for s in json.loads(result.stdout)["skills"]] == [
+            ("alpha", f"{_folder_url(url)}/alpha.zip"),
+            ("solo", f"{_folder_url(url)}/solo/SKILL.md")]
+        assert (tmp_path / f"out{n}" / "alpha" / "scripts" / "run.sh").is_file()

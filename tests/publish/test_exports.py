@@ -117,18 +117,17 @@ def test_well_known_export_digests_match_the_bytes_served(
     assert [e["name"] for e in index["skills"]] == ["git-workflow", "wrangler"]
     assert [IndexEntry.from_dict(e) for e in index["skills"]] == entries
     for entry in index["skills"]:
-        assert entry["url"].startswith("/.well-known/agent-skills/")
-        served = site / entry["url"].lstrip("/")
+        served = root / entry["url"]  # relative to the index: the file beside it
         data = served.read_bytes()
         assert entry["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
         assert stat.S_IMODE(served.stat().st_mode) == 0o644
     single, archive = index["skills"]
     assert single["type"] == "skill-md"
-    assert single["url"] == "/.well-known/agent-skills/git-workflow/SKILL.md"
+    assert single["url"] == "git-workflow/SKILL.md"
     assert (root / "git-workflow" / "SKILL.md").read_text() == skill_md(
         "git-workflow", "Follow the team's Git conventions.")
     assert archive["type"] == "archive"
-    assert archive["url"] == "/.well-known/agent-skills/wrangler.zip"
+    assert archive["url"] == "wrangler.zip"
     assert archive["description"] == "Deploy Workers projects."
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == [
         "git-workflow/SKILL.md", "index.json", "wrangler.zip"]

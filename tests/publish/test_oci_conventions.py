@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -70,6 +71,94 @@ def test_the_toolhive_artifact_is_deterministic_and_holds_what_thv_reads(
     # each platform's manifest names its artifact type too, as thv's packager writes it
     assert [json.loads(c)["artifactType"] for c in art.children] == [
         "dev.toolhive.skills.v1"] * 2
+
+
+REQUIRES = ("ghcr.io/acme/skills/base:v1", "ghcr.io/acme/skills/extra@sha256:" + "ab" * 32)
+
+
+def _skill_requiring(tmp_path: Path, requires: str, allowed: str = "") -> Path:
+    return write_skill(tmp_path / "needy", "---\nname: needy\ndescription: The needy skill. "
+                       "Use when testing.\n" + allowed + "metadata:\n  version: '1.0'\n"
+                       "  toolhive.requires: " + requires + "---\nRun it.\n",
+                       {"data/a&b.txt": "x\n"})
+
+
+def _layout_blob(layout: Path, digest: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (layout / "blobs" / "sha256" / digest.removeprefix("sha256:")).read_bytes())
+    return data
+
+
+def test_export_oci_toolhive_writes_the_requires_annotation_as_thv_does(
+        tmp_path: Path) -> None:
+    """`metadata: toolhive.requires` (one OCI reference a line) was dropped: thv installed
+    the skill without the skills it needs. ToolHive's packager (createManifest) annotates
+    the index and each platform's manifest with `dev.toolhive.skills.requires`, the lines
+    trimmed, empty ones left out, as Go's compact JSON array; the config carries no such
+    label. Its JSON arrays are Go's too: `["a","b"]`, `&` as `\\u0026`, none as `null`."""
+    lines = f"|\n    {REQUIRES[0]}\n\n    {REQUIRES[1]}  \n"
+    folder = _skill_requiring(tmp_path, lines, "allowed-tools: Read Bash(git log:*)\n")
+    out = tmp_path / "layout"
+    result = CliRunner().invoke(main, ["export", "oci", str(folder), "-o", str(out),
+                                       "--format", "toolhive"])
+    assert result.exit_code == 0, result.output
+    [top] = json.loads((out / "index.json").read_bytes())["manifests"]
+    index = _layout_blob(out, top["digest"])
+    expected = '["' + '","'.join(REQUIRES) + '"]'  # Go's json.Marshal: no spaces
+    assert index["annotations"] == {
+        "dev.toolhive.skills.name": "needy", "dev.toolhive.skills.version": "1.0",
+        "dev.toolhive.skills.description": "The needy skill. Use when testing.",
+        "dev.toolhive.skills.requires": expected}
+    for listed in index["manifests"]:
+        manifest = _layout_blob(out, listed["digest"])
+        assert manifest["annotations"] == index["annotations"]
+        labels = _layout_blob(out, manifest["config"]["digest"])["config"]["Labels"]
+        assert "dev.toolhive.skills.requires" not in labels
+        assert labels["dev.toolhive.skills.allowedTools"] == '["Read","Bash(git log:*)"]'
+        assert labels["dev.toolhive.skills.files"] == '["SKILL.md","data/a\\u0026b.txt"]'
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text().replace(
+        "allowed-tools: Read Bash(git log:*)\n", "").replace(
+        "  toolhive.requires: " + lines, "  toolhive.requires: ''\n"))
+    [art] = artifacts_from_paths([folder], fmt="toolhive")
+    annotations = json.loads(art.manifest)["annotations"]
+    assert "dev.toolhive.skills.requires" not in annotations  # an empty value: none, as thv
+    config = json.loads(dict(art.extra_blobs)[json.loads(art.children[0])["config"]["digest"]])
+    assert config["config"]["Labels"]["dev.toolhive.skills.allowedTools"] == "null"
+
+
+def test_a_toolhive_requires_that_is_no_string_is_refused(tmp_path: Path) -> None:
+    """thv reads metadata as strings and refuses to build a skill whose
+    `toolhive.requires` is a list: writing the artifact without it would drop the skills
+    it needs without a word."""
+    folder = _skill_requiring(tmp_path, f"[{REQUIRES[0]}]\n")
+    out = tmp_path / "layout"
+    result = CliRunner().invoke(main, ["export", "oci", str(folder), "-o", str(out),
+                                       "--format", "toolhive"])
+    assert result.exit_code == 1, result.output
+    says = ("skill 'needy': metadata 'toolhive.requires' is a list; ToolHive reads it as a "
+            "string, one OCI reference a line, and refuses to build the skill")
+    assert result.stderr.splitlines() == [
+        f"skillpack: error: {folder}: {says} (write it as a block, 'toolhive.requires: |' "
+        "then one OCI reference a line, indented below it)",
+        f"  {folder / 'SKILL.md'}:6: error: [metadata-not-string] {says}"]
+    assert not out.exists()
+
+
+@registry
+def test_push_toolhive_carries_the_requires_annotation(reg: Registry, tmp_path: Path,
+                                                       skopeo: str) -> None:
+    folder = _skill_requiring(tmp_path, REQUIRES[0] + "\n")
+    ref = f"{reg.host}/skills/needy:v1"
+    result = CliRunner().invoke(main, ["push", str(folder), ref, "--plain-http",
+                                       "--format", "toolhive"])
+    assert result.exit_code == 0, result.output
+    raw = json.loads(run_skopeo(skopeo, "inspect", "--raw", "--tls-verify=false",
+                                f"docker://{ref}"))
+    assert raw["annotations"]["dev.toolhive.skills.requires"] == f'["{REQUIRES[0]}"]'
+    seen = json.loads(run_skopeo(skopeo, "inspect", "--tls-verify=false",
+                                 "--override-os", "linux", "--override-arch", "arm64",
+                                 f"docker://{ref}"))
+    assert seen["Labels"]["dev.toolhive.skills.files"] == '["SKILL.md","data/a\\u0026b.txt"]'
 
 
 @pytest.mark.parametrize(("front", "version"), [

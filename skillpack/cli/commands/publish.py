@@ -165,7 +165,7 @@ def export_oci(paths: tuple[str, ...], out_dir: str, tag: str | None, fmt: str,
 @out_folder("site", "The site folder: SITE/.well-known/agent-skills/ is written (replaced).",
             required=True)
 @click.option("--base-url", default=None, metavar="URL",
-              help="The published URL of agent-skills/ (default: path-absolute URLs).")
+              help="The published URL of agent-skills/ (default: URLs relative to the index).")
 @JSON
 @many
 def export_well_known_command(paths: tuple[str, ...], site: str, base_url: str | None,

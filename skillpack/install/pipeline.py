@@ -20,6 +20,7 @@ other recorded.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass
@@ -95,7 +96,8 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
             project: str | None = None,
             timeouts: Timeouts = DEFAULT_TIMEOUTS,
             exclude: Exclude | Iterable[str] = (),
-            progress: Callable[[Step], None] | None = None) -> InstallReport:
+            progress: Callable[[Step], None] | None = None,
+            lock_file: str | None = None) -> InstallReport:
     """Install the skills of `sources` into each of `folders` (see the module text).
 
     `exclude`: the skill folders and archives left out, as `lock` and `verify` leave them
@@ -120,7 +122,8 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
     ``outside-project``). `progress` is called with each step once it is carried out (a
     skill in place and recorded, or removed): a signal that stops the install (Ctrl-C,
     SIGTERM) lands between two steps, never inside one, so the steps `progress` was given
-    are exactly what was done.
+    are exactly what was done. `lock_file`: where `lock` was read from, the path of a
+    `frozen` refusal of an approved skill no source holds.
     """
     sources = tuple(sources)
     only = tuple(only)
@@ -144,7 +147,7 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
         try:
             steps = _install(found, folders, targets, lock=lock, frozen=frozen, only=only,
                              prune=prune, project=project, exclude=exclude,
-                             progress=progress)
+                             progress=progress, lock_file=lock_file)
         except SkillpackError as err:  # named by the URL, not the temporary folder
             raise found.relabel(err) from None
     return InstallReport(tuple(folders), tuple(steps), found.skipped)
@@ -153,7 +156,8 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
 def _install(found: Fetched, folders: Sequence[AgentFolder], targets: tuple[str, ...], *,
              lock: Lock | None, frozen: bool, only: Iterable[str], prune: bool,
              project: str | None, exclude: Exclude | Iterable[str],
-             progress: Callable[[Step], None] | None) -> list[Step]:
+             progress: Callable[[Step], None] | None,
+             lock_file: str | None) -> list[Step]:
     """`install` of the sources `found`: judged, chosen, approved, planned, written, each
     folder under its lock (another install into it waits; planned again when it changed
     meanwhile)."""
@@ -163,7 +167,7 @@ def _install(found: Fetched, folders: Sequence[AgentFolder], targets: tuple[str,
                           found.named(i.label)) for i in ready], targets, only)
         chosen = _choose(skills, only)
         if lock is not None:
-            _approve(skills if frozen else chosen, lock, frozen)
+            _approve(skills if frozen else chosen, lock, frozen, lock_file)
         where = os.getcwd() if project is None else project
         return _write(folders, chosen, lock if prune else None, where, progress)
 
@@ -341,7 +345,7 @@ def _choose(skills: list[_Skill], only: Iterable[str]) -> list[_Skill]:
     return [s for s in skills if s.name in wanted]
 
 
-def _approve(skills: list[_Skill], lock: Lock, frozen: bool) -> None:
+def _approve(skills: list[_Skill], lock: Lock, frozen: bool, lock_file: str | None) -> None:
     """Refuse every skill the lock does not approve as it is (and, `frozen`, every skill
     the lock approves that the sources lack), with `verify`'s words and file lists."""
     sources = {s.name: s.source for s in skills}
@@ -349,18 +353,28 @@ def _approve(skills: list[_Skill], lock: Lock, frozen: bool) -> None:
         SkillReport(s.name, s.digest, s.prepared.manifest.files, s.prepared.manifest.programs,
                     s.prepared.manifest, s.source) for s in skills))
     problems = []
+    missing = []  # --frozen: approved skills no source holds (no path: none exists)
     for verdict in compare_with_lock(report, lock):
         if verdict.ok or (verdict.code == "expect-missing" and not frozen):
             continue
-        where = sources.get(verdict.name, verdict.name)
         extra = "" if verdict.diff is None else "\n" + "\n".join(verdict.diff.lines())
-        problems.append(Problem("error", verdict.code or "lock", f"skill '{verdict.name}': "
-                                f"{verdict.reason}{extra}", where))
+        if verdict.code == "expect-missing":
+            missing.append(verdict.name)
+            problems.append(Problem("error", verdict.code, f"skill '{verdict.name}' is "
+                                    f"approved (digest {verdict.digest}), but no source "
+                                    "holds it", lock_file))
+        else:  # verify's words, which name the skill already
+            problems.append(Problem("error", verdict.code or "lock", f"{verdict.reason}"
+                                    f"{extra}", sources.get(verdict.name)))
     if problems:
+        refused = [p for p in problems if p.code != "expect-missing"]
+        said = ([f"the lock does not approve {len(refused)} skill(s) as they are: "
+                 + "; ".join(p.message.splitlines()[0] for p in refused)] if refused else [])
+        if missing:
+            said.append(f"the sources lack {len(missing)} skill(s) the lock approves "
+                        "(--frozen): " + ", ".join(map(repr, missing)))
         raise SkillpackError(
-            f"the lock does not approve {len(problems)} skill(s) as they are: "
-            + "; ".join(p.message.splitlines()[0] for p in problems),
-            path=problems[0].file, problems=problems,
+            "; ".join(said), path=problems[0].file, problems=problems,
             hint="install what the lock approves, or review and lock these skills again "
                  "(skillpack review, skillpack lock)" + ("; --frozen also wants every "
                                                           "skill it lists" if frozen else ""))
@@ -397,18 +411,19 @@ def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None,
             elif ours:
                 action = "updated"
             else:
-                problems.append(Problem("error", "not-ours", f"{dest} holds a skill that "
-                                        "skillpack did not install, with other content; it "
-                                        "is left as it is", dest))
+                problems.append(Problem("error", "not-ours", f"{dest} {_what_is(dest)} "
+                                        "skillpack did not install there; it is left as it "
+                                        "is", dest))
                 continue
         steps.append(Step(path, skill.name, skill.digest, action, skill.source))
     if problems:
-        raise SkillpackError(problems[0].message if len(problems) == 1 else
-                             f"{len(problems)} skills are in the way: "
-                             + "; ".join(p.file or "" for p in problems),
+        one = len(problems) == 1
+        raise SkillpackError(problems[0].message if one else
+                             f"{len(problems)} places are held by what skillpack did not "
+                             "install: " + "; ".join(p.file or "" for p in problems),
                              path=problems[0].file, problems=problems,
-                             hint="remove them (or move them) first, or install into another "
-                                  "folder with --into")
+                             hint=f"remove {'it (or move it)' if one else 'them (or move them)'}"
+                                  " first, or install into another folder with --into")
     if lock is not None:
         names = {s.name for s in chosen}
         for name, digest in sorted(state.items()):
@@ -424,6 +439,21 @@ def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None,
             else:
                 steps.append(Step(path, name, digest, "pruned"))
     return _Plan(state, tuple(steps))
+
+
+def _what_is(path: str) -> str:
+    """What is at `path`, in the way of a skill (not install's): a skill of other content,
+    a folder, a file, a link or a special file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "is something"
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    if stat.S_ISDIR(mode):
+        return ("holds a skill, of other content, that" if os.path.lexists(
+            os.path.join(path, "SKILL.md")) else "is a folder without SKILL.md that")
+    return "is a file that" if stat.S_ISREG(mode) else "is a special file that"
 
 
 def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill], done: list[Step],

@@ -256,3 +256,15 @@ def test_a_number_of_thousands_of_digits_in_a_field_ignored_does_not_refuse_the_
     result = cli("install", serve(site), "--into", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert "set_int_max_str_digits" not in result.output
+
+
+def test_an_artifact_the_site_does_not_serve_is_said_so_not_that_the_index_is_missing(
+        tmp_path: Path, serve: Callable[[Path], str]) -> None:
+    site = site_of(tmp_path, "alpha")
+    (site / WELL_KNOWN / "alpha.zip").unlink()
+    url = serve(site)
+    data = refused([url, "--into", tmp_path / "out"])
+    assert "HTTP 404" in data["error"]
+    assert "index.json" not in data["hint"].split("(")[0]  # the index was served
+    assert "which the site does not serve" in data["hint"]
+    assert not (tmp_path / "out").exists()

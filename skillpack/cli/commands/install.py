@@ -105,7 +105,8 @@ def install(sources: tuple[str, ...], agents: tuple[str, ...], into: tuple[str, 
                                 prune=prune, plain_http=plain_http,
                                 project=os.path.expanduser("~") if user else None,
                                 timeouts=timeouts(timeout, deadline),
-                                exclude=selection().excluder, progress=progress)
+                                exclude=selection().excluder, progress=progress,
+                                lock_file=lock_file)
     except (KeyboardInterrupt, Terminated) as signal:  # said here, exit code in `outcome`
         _interrupted(InstallReport(tuple(folders), tuple(done)),
                      "terminated" if isinstance(signal, Terminated) else "interrupted",

@@ -30,8 +30,12 @@ def skipped_json(chosen: Selection) -> list[dict[str, Any]]:
 
 def with_skipped(document: dict[str, Any], chosen: Selection) -> dict[str, Any]:
     """A command's ``--json`` document, with ``"skipped"`` (`skipped_json`) under
-    --keep-going."""
-    return document | {"skipped": skipped_json(chosen)} if chosen.keep_going else document
+    --keep-going; its ``"ok"``, where it has one, false when a skill was skipped (the exit
+    code is 1: `exit_code`)."""
+    if not chosen.keep_going:
+        return document
+    failed = {"ok": False} if chosen.skipped and "ok" in document else {}
+    return document | failed | {"skipped": skipped_json(chosen)}
 
 
 def summary_line(chosen: Selection) -> bool:

@@ -188,8 +188,21 @@ def _not_dash(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     return value
 
 
+def _agents(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
+    """--agent's values, each an agent of the table; any other is a bad option value (a
+    usage error, exit 2), all named at once, with where else a folder can be given."""
+    unknown = [v for v in dict.fromkeys(value) if v not in AGENTS]
+    if unknown:
+        by_path = ("a folder as TARGET with --agent-folders" if ctx.command.name == "verify"
+                   else "a folder with --into")
+        raise click.BadParameter(
+            f"unknown agent{'s' * (len(unknown) > 1)} {', '.join(map(repr, unknown))}: give "
+            f"one of {', '.join(AGENTS)}, or {by_path}", ctx, param)
+    return value
+
+
 AGENT = click.option(
-    "--agent", "agents", multiple=True, metavar="NAME",
+    "--agent", "agents", multiple=True, metavar="NAME", callback=_agents,
     help="An agent's skills folder: its project folder under the working folder, or its "
          "user folder with --global (repeatable; " + ", ".join(AGENTS) + "). See "
          "docs/DEPLOY.md for each folder and its source.")

@@ -39,15 +39,20 @@ both spellings give one answer.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
+import re
 import stat
 from collections.abc import Iterable
 
+from blake3 import blake3
+
 from skillpack._atomic import pid_alive, writer_at_work
+from skillpack._regular import read_regular
 from skillpack.approve.compare import FileDiff, SkillVerdict, TargetFailure, compare_with_lock
 from skillpack.approve.lock import Lock
-from skillpack.errors import Problem, SkillpackError
+from skillpack.errors import Problem, RefusedError, SkillpackError
 from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.paths import SKILL_MD
 from skillpack.install.agents import AGENTS, AgentFolder, escape, folder_by_path
@@ -60,7 +65,7 @@ from skillpack.source.fileset import display_path
 from skillpack.source.records import record_skill
 
 __all__ = ["OUTSIDE", "UNEXPECTED", "UNLISTED", "as_installed", "installed_digest",
-           "is_agent_folder", "unlisted", "verify_folders"]
+           "installed_refusal", "is_agent_folder", "unlisted", "verify_folders"]
 
 Answer = list[SkillVerdict | TargetFailure]
 
@@ -130,15 +135,37 @@ def _unlisted_reason(found: tuple[str, ...]) -> str:
             "copy, or delete them")
 
 
-def _with_unlisted(verdict: SkillVerdict, found: tuple[str, ...]) -> SkillVerdict:
-    """`verdict`, failed for the `found` entries: named in its reason and as added files."""
+def _with_unlisted(verdict: SkillVerdict, found: tuple[str, ...], folder: str,
+                   approved: Iterable[FileRecord] = ()) -> SkillVerdict:
+    """`verdict`, failed for the `found` entries of the skill folder `folder`: named in its
+    reason and as added files. An approved file the walk left out (a `.skillignore` line
+    added in the agent's folder) that is still there is no file added and removed: it is
+    the same as `approved` says, or `changed`."""
     diff = verdict.diff or FileDiff((), (), ())
-    added = tuple(sorted((*diff.added, *found[:_NAMED]), key=_key))
+    records = {r.path: r for r in approved}
+    hidden = set(found) & set(diff.removed)
+    changed = {p for p in hidden if _record_of(folder, p) != records.get(p)}
+    added = tuple(sorted((*diff.added, *(p for p in found[:_NAMED] if p not in hidden)),
+                         key=_key))
     reason = _unlisted_reason(found)
     return dataclasses.replace(
         verdict, ok=False, code=verdict.code or UNLISTED,
         reason=reason if verdict.ok else f"{verdict.reason}; {reason}",
-        diff=FileDiff(added, diff.removed, diff.changed))
+        diff=FileDiff(added, tuple(p for p in diff.removed if p not in hidden),
+                      tuple(sorted({*diff.changed, *changed}, key=_key))))
+
+
+def _record_of(folder: str, path: str) -> FileRecord | None:
+    """The record of the regular file `path` below the skill folder `folder` (None when it
+    is no regular file, or cannot be read)."""
+    full = os.path.join(folder, *path.split("/"))
+    try:
+        mode = os.lstat(full).st_mode
+        data = read_regular(full, follow=False)
+    except OSError:
+        return None
+    return FileRecord(path, "100755" if mode & stat.S_IXUSR else "100644", len(data),
+                      blake3(data).hexdigest())
 
 
 def _failure(path: str, code: str, message: str, hint: str) -> TargetFailure:
@@ -273,18 +300,20 @@ def verify_folders(folders: Iterable[str | AgentFolder], lock: Lock, *,
         reports: list[SkillReport] = []
         links: dict[str, str | None] = {}
         extra: dict[str, tuple[str, ...]] = {}
+        homes: dict[str, str] = {}  # each skill's own folder
         broken: set[str] = set()  # the skills refused here: that failure, not "missing"
         for item, link in items:
             try:
                 found = verify_inputs([item])
             except SkillpackError as err:
-                answer.append(TargetFailure(item.label, item.relabel(err)))
+                answer.append(TargetFailure(item.label, installed_refusal(item.relabel(err))))
                 broken.add(os.path.basename(os.path.normpath(item.label)))
                 continue
             for report in found:
                 # compiled Python the walk left out is among the unlisted entries
                 reports.append(dataclasses.replace(report, runs_in_place=()))
                 links[report.name] = link
+                homes[report.name] = item.path
                 extra[report.name] = tuple(  # named safe to print: no newline, no byte
                     display_path(p) for p in unlisted(item.path, (f.path for f in report.files)))
         verdicts = compare_with_lock(
@@ -304,16 +333,20 @@ def verify_folders(folders: Iterable[str | AgentFolder], lock: Lock, *,
             verdict = SkillVerdict(folder, v.name, v.digest, v.ok, v.code, reason, v.diff,
                                    link=links.get(v.name))
             left = extra.get(v.name, ())
-            answer.append(_with_unlisted(verdict, left) if left else verdict)
+            answer.append(_with_unlisted(verdict, left, homes[v.name], entry.files if entry
+                                         else ()) if left else verdict)
     return answer
 
 
-def as_installed(answer: Answer) -> Answer:
-    """`answer` (of `verify` of skill folders), each skill whose own folder (its verdict's
-    ``path``, else its target) lies directly in an agent's folder (`is_agent_folder`) read
-    as installed, as `verify_folders` reads it: every entry its file set lacks fails it."""
+def as_installed(answer: Answer, lock: Lock | None = None) -> Answer:
+    """`answer` (of `verify` of skill folders, against `lock` when given), each skill whose
+    own folder (its verdict's ``path``, else its target) lies directly in an agent's folder
+    (`is_agent_folder`) read as installed, as `verify_folders` reads it: every entry its
+    file set lacks fails it, and a refusal of its file set advises installing it again."""
     out: Answer = []
     for item in answer:
+        if isinstance(item, TargetFailure) and _installed_here(item.error.path):
+            item = TargetFailure(item.target, installed_refusal(item.error))
         if isinstance(item, SkillVerdict) and item.target is not None and item.name:
             path = item.path or item.target  # the skill's own folder
             if is_agent_folder(os.path.dirname(os.path.abspath(path))) and is_skill_folder(
@@ -325,13 +358,42 @@ def as_installed(answer: Answer) -> Answer:
                 found = tuple(display_path(p) for p in
                               unlisted(path, (r.path for r in records)))
                 if records and found:
-                    item = _with_unlisted(item, found)
+                    entry = None if lock is None else lock.skills.get(item.name)
+                    item = _with_unlisted(item, found, path, entry.files if entry else ())
         out.append(item)
     return out
 
 
+#: The advice of a walk's refusal for an authoring folder (a `.skillignore` line), which in
+#: an agent's folder is itself a failure (`UNLISTED`).
+_AUTHORING = re.compile(r"(?:\. (?:Replace it with a copy of its target|Remove it))?, or leave "
+                        r"it out with a line in \.skillignore")
+_AGAIN = "install the skill again (skillpack install) to put back the approved copy"
+
+
+def installed_refusal(err: SkillpackError) -> SkillpackError:
+    """`err`, a refusal of an installed skill's file set (a link, a special file, a file
+    that cannot be read, a secret), advising what helps in an agent's folder: installing the
+    skill again, not a `.skillignore` line (which there fails the skill as well)."""
+    if not any(_AUTHORING.search(p.message) for p in err.problems):
+        return err
+    shown = copy.copy(err)
+    shown.problems = tuple(Problem(p.severity, p.code, _AUTHORING.sub(
+        f"; {_AGAIN}", p.message, count=1), p.file, p.line) for p in err.located())
+    shown.hint = f"{_AGAIN}, or remove what is listed"
+    if isinstance(shown, RefusedError):
+        shown.joined = True
+    return shown
+
+
 def _report(folder: str, skills: list[SkillReport]) -> VerifyReport:
     return VerifyReport(folder, "folder", tuple(skills))
+
+
+def _installed_here(path: str | None) -> bool:
+    """Whether `path` is a skill folder directly in an agent's folder."""
+    return path is not None and is_agent_folder(os.path.dirname(os.path.abspath(
+        os.path.normpath(path)))) and is_skill_folder(path)
 
 
 def is_agent_folder(path: str) -> bool:

@@ -20,18 +20,19 @@ other recorded.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import stat
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from skillpack._atomic import folder_lock, make_folders
+from skillpack._atomic import folder_lock, make_folders, remove_tree
 from skillpack.approve.compare import compare_with_lock
 from skillpack.approve.lock import Lock
 from skillpack.errors import Problem, SkillpackError, WriteError
 from skillpack.install.agents import AgentFolder, escape
 from skillpack.install.folders import installed_digest
-from skillpack.install.place import clean_stale, place_skill, remove_skill
+from skillpack.install.place import clean_stale, held_signals, remove_skill, stage_skill, swap_in
 from skillpack.install.remote import Fetched, fetched
 from skillpack.install.state import check_name, read_state, write_state
 from skillpack.packing.check import name_clashes
@@ -40,14 +41,18 @@ from skillpack.packing.verify import SkillReport, VerifyReport, as_skill_folders
 from skillpack.publish.oci import DEFAULT_TIMEOUTS, Timeouts
 from skillpack.source.classify import Exclude, classify_all
 
-__all__ = ["Action", "InstallReport", "Step", "install", "install_skills"]
+__all__ = ["WRITES", "Action", "InstallReport", "Step", "install", "install_skills"]
 
 #: What install did with one skill in one folder: ``installed`` (new there), ``updated`` (it
 #: had installed another version), ``unchanged`` (the same digest was there: nothing
 #: written), ``present`` (the same digest, put there by someone else: left alone, not
 #: recorded), ``pruned`` (removed: the lock no longer lists it), ``kept`` (not pruned: it was
-#: changed after install put it there, see ``reason``).
-Action = Literal["installed", "updated", "unchanged", "present", "pruned", "kept"]
+#: changed after install put it there, see ``reason``), ``forgotten`` (to be pruned, but no
+#: longer there: only its record removed from the state file, nothing written).
+Action = Literal["installed", "updated", "unchanged", "present", "pruned", "kept",
+                 "forgotten"]
+#: The actions that write or remove a skill.
+WRITES = ("installed", "updated", "pruned")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +87,7 @@ class InstallReport:
     @property
     def written(self) -> int:
         """How many skills were written or removed."""
-        return sum(s.action in ("installed", "updated", "pruned") for s in self.steps)
+        return sum(s.action in WRITES for s in self.steps)
 
 
 def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
@@ -90,7 +95,9 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
             prune: bool = False, plain_http: bool = False,
             project: str | None = None,
             timeouts: Timeouts = DEFAULT_TIMEOUTS,
-            exclude: Exclude | Iterable[str] = ()) -> InstallReport:
+            exclude: Exclude | Iterable[str] = (),
+            progress: Callable[[Step], None] | None = None,
+            lock_file: str | None = None) -> InstallReport:
     """Install the skills of `sources` into each of `folders` (see the module text).
 
     `exclude`: the skill folders and archives left out, as `lock` and `verify` leave them
@@ -98,10 +105,12 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
     a skill refused whose folder is not named so blocks no other. With `lock`, each must be
     approved with its digest and programs; `frozen` also refuses a skill of the sources the
     lock does not list and one the lock lists that the sources lack. `prune` removes what
-    install put in a folder that the lock no longer lists. A skill already in place counts
-    as the same only when `verify` would say so (`installed_digest`: a symbolic link only
-    into `project`, default the working folder; no entry beyond its file set); else it is
-    written again, or, not install's, refused as in the way. `timeouts` bounds each request
+    install put in a folder that the lock no longer lists; with no `sources` that is all it
+    does (the lock may list no skill at all: every skill install put there goes). A skill
+    already in place counts as the same only when `verify` would say so
+    (`installed_digest`: a symbolic link only into `project`, default the working folder;
+    no entry beyond its file set); else it is written again, or, not install's, refused as
+    in the way. `timeouts` bounds each request
     to a site or registry and, with its deadline, the fetch of each remote source. Raises
     `SkillpackError` (path and hint) before any write for: a folder that cannot be written,
     a source that cannot be read, a skill that is invalid or breaks an agent's limits, a
@@ -110,17 +119,35 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
     place held by a skill install did not put there; `WriteError` when a write fails (the
     skills written before it stay, recorded; none is half written). A folder of `folders`
     bounded to a project (`AgentFolder.project`) that resolves outside it is refused (code
-    ``outside-project``).
+    ``outside-project``). `progress` is called with each step once it is carried out (a
+    skill in place and recorded, or removed): a signal that stops the install (Ctrl-C,
+    SIGTERM) lands between two steps, never inside one, so the steps `progress` was given
+    are exactly what was done. `lock_file`: where `lock` was read from, the path of a
+    `frozen` refusal of an approved skill no source holds.
     """
+    sources = tuple(sources)
+    only = tuple(only)
     if (frozen or prune) and lock is None:
         raise SkillpackError(f"--{'frozen' if frozen else 'prune'} compares with a lock",
                              hint="give the lock with --lock")
+    if not sources and not prune:
+        raise SkillpackError("nothing to install: no source given",
+                             hint="give a source, or --prune with --lock to remove what the "
+                                  "lock no longer lists")
+    if not sources and (frozen or only):
+        raise SkillpackError(f"--{'frozen' if frozen else 'skill'} is about the sources, and "
+                             "none is given", hint="give the sources, or prune alone")
     _check_folders(folders)
+    if not sources:  # prune alone: nothing fetched, judged nor approved
+        where = os.getcwd() if project is None else project
+        return InstallReport(tuple(folders), tuple(_write(folders, [], lock, where,
+                                                          progress)))
     targets = tuple(dict.fromkeys(t for f in folders for t in f.targets))
     with fetched(sources, plain_http=plain_http, timeouts=timeouts) as found:
         try:
             steps = _install(found, folders, targets, lock=lock, frozen=frozen, only=only,
-                             prune=prune, project=project, exclude=exclude)
+                             prune=prune, project=project, exclude=exclude,
+                             progress=progress, lock_file=lock_file)
         except SkillpackError as err:  # named by the URL, not the temporary folder
             raise found.relabel(err) from None
     return InstallReport(tuple(folders), tuple(steps), found.skipped)
@@ -128,7 +155,9 @@ def install(sources: Iterable[str], folders: Sequence[AgentFolder], *,
 
 def _install(found: Fetched, folders: Sequence[AgentFolder], targets: tuple[str, ...], *,
              lock: Lock | None, frozen: bool, only: Iterable[str], prune: bool,
-             project: str | None, exclude: Exclude | Iterable[str]) -> list[Step]:
+             project: str | None, exclude: Exclude | Iterable[str],
+             progress: Callable[[Step], None] | None,
+             lock_file: str | None) -> list[Step]:
     """`install` of the sources `found`: judged, chosen, approved, planned, written, each
     folder under its lock (another install into it waits; planned again when it changed
     meanwhile)."""
@@ -138,33 +167,38 @@ def _install(found: Fetched, folders: Sequence[AgentFolder], targets: tuple[str,
                           found.named(i.label)) for i in ready], targets, only)
         chosen = _choose(skills, only)
         if lock is not None:
-            _approve(skills if frozen else chosen, lock, frozen)
+            _approve(skills if frozen else chosen, lock, frozen, lock_file)
         where = os.getcwd() if project is None else project
-        plans = [_plan(folder, chosen, lock if prune else None, where)
-                 for folder in folders]
-        made = _make_folders(f.path for f, p in zip(folders, plans, strict=True)
-                             if p.writes)
-        steps: list[Step] = []
-        try:
-            for folder, plan in zip(folders, plans, strict=True):
-                locked = folder_lock(folder.path) if os.path.isdir(folder.path) else (
-                    nullcontext(False))
-                with locked as alone:  # another install into it waits here
-                    if os.path.isdir(folder.path) and read_state(folder.path) != plan.state:
-                        plan = _plan(folder, chosen, lock if prune else None, where)
-                    _carry_out(folder.path, plan, chosen, steps, alone)
-        except BaseException as err:  # a failed write, Ctrl-C, SIGTERM: no folder made
-            _remove_empty(made)  # for nothing is left behind
-            if isinstance(err, WriteError):
-                raise _written_before(err, steps) from None
-            raise
+        return _write(folders, chosen, lock if prune else None, where, progress)
+
+
+def _write(folders: Sequence[AgentFolder], chosen: list[_Skill], prune: Lock | None,
+           where: str, progress: Callable[[Step], None] | None) -> list[Step]:
+    """Plan every folder, then carry out each plan under the folder's lock (planned again
+    when its state file changed meanwhile); `prune`: the lock to prune against."""
+    plans = [_plan(folder, chosen, prune, where) for folder in folders]
+    made = _make_folders(f.path for f, p in zip(folders, plans, strict=True) if p.writes)
+    steps: list[Step] = []
+    try:
+        for folder, plan in zip(folders, plans, strict=True):
+            locked = folder_lock(folder.path) if os.path.isdir(folder.path) else (
+                nullcontext(False))
+            with locked as alone:  # another install into it waits here
+                if os.path.isdir(folder.path) and read_state(folder.path) != plan.state:
+                    plan = _plan(folder, chosen, prune, where)
+                _carry_out(folder.path, plan, chosen, steps, alone, progress)
+    except BaseException as err:  # a failed write, Ctrl-C, SIGTERM: no folder made
+        _remove_empty(made)  # for nothing is left behind
+        if isinstance(err, WriteError):
+            raise _written_before(err, steps) from None
+        raise
     return steps
 
 
 def _written_before(err: WriteError, steps: Sequence[Step]) -> WriteError:
     """`err`, saying which skills were written before it failed: they stay, each recorded
     in its folder's state file (a disk that fills midway keeps the skills placed before)."""
-    written = [s for s in steps if s.action in ("installed", "updated", "pruned")]
+    written = [s for s in steps if s.action in WRITES]
     if not written:
         return WriteError(f"{err.message}; nothing was installed", path=err.path,
                           line=err.line, hint=err.hint, problems=err.problems)
@@ -311,7 +345,7 @@ def _choose(skills: list[_Skill], only: Iterable[str]) -> list[_Skill]:
     return [s for s in skills if s.name in wanted]
 
 
-def _approve(skills: list[_Skill], lock: Lock, frozen: bool) -> None:
+def _approve(skills: list[_Skill], lock: Lock, frozen: bool, lock_file: str | None) -> None:
     """Refuse every skill the lock does not approve as it is (and, `frozen`, every skill
     the lock approves that the sources lack), with `verify`'s words and file lists."""
     sources = {s.name: s.source for s in skills}
@@ -319,18 +353,28 @@ def _approve(skills: list[_Skill], lock: Lock, frozen: bool) -> None:
         SkillReport(s.name, s.digest, s.prepared.manifest.files, s.prepared.manifest.programs,
                     s.prepared.manifest, s.source) for s in skills))
     problems = []
+    missing = []  # --frozen: approved skills no source holds (no path: none exists)
     for verdict in compare_with_lock(report, lock):
         if verdict.ok or (verdict.code == "expect-missing" and not frozen):
             continue
-        where = sources.get(verdict.name, verdict.name)
         extra = "" if verdict.diff is None else "\n" + "\n".join(verdict.diff.lines())
-        problems.append(Problem("error", verdict.code or "lock", f"skill '{verdict.name}': "
-                                f"{verdict.reason}{extra}", where))
+        if verdict.code == "expect-missing":
+            missing.append(verdict.name)
+            problems.append(Problem("error", verdict.code, f"skill '{verdict.name}' is "
+                                    f"approved (digest {verdict.digest}), but no source "
+                                    "holds it", lock_file))
+        else:  # verify's words, which name the skill already
+            problems.append(Problem("error", verdict.code or "lock", f"{verdict.reason}"
+                                    f"{extra}", sources.get(verdict.name)))
     if problems:
+        refused = [p for p in problems if p.code != "expect-missing"]
+        said = ([f"the lock does not approve {len(refused)} skill(s) as they are: "
+                 + "; ".join(p.message.splitlines()[0] for p in refused)] if refused else [])
+        if missing:
+            said.append(f"the sources lack {len(missing)} skill(s) the lock approves "
+                        "(--frozen): " + ", ".join(map(repr, missing)))
         raise SkillpackError(
-            f"the lock does not approve {len(problems)} skill(s) as they are: "
-            + "; ".join(p.message.splitlines()[0] for p in problems),
-            path=problems[0].file, problems=problems,
+            "; ".join(said), path=problems[0].file, problems=problems,
             hint="install what the lock approves, or review and lock these skills again "
                  "(skillpack review, skillpack lock)" + ("; --frozen also wants every "
                                                           "skill it lists" if frozen else ""))
@@ -343,7 +387,7 @@ class _Plan:
 
     @property
     def writes(self) -> bool:
-        return any(s.action in ("installed", "updated", "pruned") for s in self.steps)
+        return any(s.action in WRITES for s in self.steps)
 
 
 def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None,
@@ -367,25 +411,29 @@ def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None,
             elif ours:
                 action = "updated"
             else:
-                problems.append(Problem("error", "not-ours", f"{dest} holds a skill that "
-                                        "skillpack did not install, with other content; it "
-                                        "is left as it is", dest))
+                problems.append(Problem("error", "not-ours", f"{dest} {_what_is(dest)} "
+                                        "skillpack did not install there; it is left as it "
+                                        "is", dest))
                 continue
         steps.append(Step(path, skill.name, skill.digest, action, skill.source))
     if problems:
-        raise SkillpackError(problems[0].message if len(problems) == 1 else
-                             f"{len(problems)} skills are in the way: "
-                             + "; ".join(p.file or "" for p in problems),
+        one = len(problems) == 1
+        raise SkillpackError(problems[0].message if one else
+                             f"{len(problems)} places are held by what skillpack did not "
+                             "install: " + "; ".join(p.file or "" for p in problems),
                              path=problems[0].file, problems=problems,
-                             hint="remove them (or move them) first, or install into another "
-                                  "folder with --into")
+                             hint=f"remove {'it (or move it)' if one else 'them (or move them)'}"
+                                  " first, or install into another folder with --into")
     if lock is not None:
         names = {s.name for s in chosen}
         for name, digest in sorted(state.items()):
             if name in lock.skills or name in names:
                 continue
             dest = os.path.join(path, name)
-            if os.path.lexists(dest) and installed_digest(dest, project) != digest:
+            if not os.path.lexists(dest):
+                steps.append(Step(path, name, digest, "forgotten", reason="no longer there: "
+                                  "only its record is removed"))
+            elif installed_digest(dest, project) != digest:
                 steps.append(Step(path, name, digest, "kept", reason="changed since it was "
                                   "installed: not removed; remove it by hand"))
             else:
@@ -393,41 +441,78 @@ def _plan(folder: AgentFolder, chosen: list[_Skill], lock: Lock | None,
     return _Plan(state, tuple(steps))
 
 
+def _what_is(path: str) -> str:
+    """What is at `path`, in the way of a skill (not install's): a skill of other content,
+    a folder, a file, a link or a special file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "is something"
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    if stat.S_ISDIR(mode):
+        return ("holds a skill, of other content, that" if os.path.lexists(
+            os.path.join(path, "SKILL.md")) else "is a folder without SKILL.md that")
+    return "is a file that" if stat.S_ISREG(mode) else "is a special file that"
+
+
 def _carry_out(folder: str, plan: _Plan, chosen: list[_Skill], done: list[Step],
-               alone: bool) -> None:
+               alone: bool, progress: Callable[[Step], None] | None) -> None:
     """Write the plan of one folder, its lock held (`alone`: by this process, surely): each
-    skill recorded in the state file, then placed; each pruned skill removed, then
-    forgotten; each step appended to `done` once carried out. The state file is rewritten
-    only when it changes."""
+    skill staged beside its place, then recorded in the state file and renamed into place;
+    each pruned skill removed, then forgotten; each step appended to `done` once carried
+    out, and given to `progress`. From the state file's write to the step appended to
+    `done`, Ctrl-C and SIGTERM wait (`held_signals`): a step is done and reported, or not
+    done. The state file is rewritten only when it changes."""
     by_name = {s.name: s for s in chosen}
     state = dict(plan.state)
     if plan.writes:  # the folder exists (`_make_folders`)
         clean_stale(folder, alone=alone)
     for step in plan.steps:
+        temp = None
         if step.action in ("installed", "updated"):
-            before = state.get(step.name)
-            state[step.name] = step.digest
-            write_state(folder, state)
             prepared = by_name[step.name].prepared
             walked = {w.path: w.disk_path for w in prepared.fileset.files}
-            try:
-                place_skill(folder, step.name, prepared.fileset.root,
-                            [(r, walked[r.path]) for r in prepared.manifest.files])
-            except BaseException:
-                if before is None:
-                    state.pop(step.name)
-                else:
-                    state[step.name] = before
-                write_state(folder, state)
-                raise
-        elif step.action == "unchanged" and state.get(step.name) != step.digest:
-            state[step.name] = step.digest
+            temp = stage_skill(folder, step.name, prepared.fileset.root,
+                               [(r, walked[r.path]) for r in prepared.manifest.files])
+        finished = False
+        try:
+            with held_signals():
+                _commit(folder, step, state, temp)
+                done.append(step)
+                finished = True
+        finally:
+            if temp is not None and os.path.lexists(temp):
+                remove_tree(temp)
+            if finished and progress is not None:
+                progress(step)
+
+
+def _commit(folder: str, step: Step, state: dict[str, str], temp: str | None) -> None:
+    """Carry out `step` in `folder` (`temp`: its skill staged), `state` kept as the state
+    file records it: a skill recorded, then renamed into place (the record put back when
+    that fails); a pruned skill removed, then its record; a forgotten one, its record."""
+    if temp is not None:
+        before = state.get(step.name)
+        state[step.name] = step.digest
+        write_state(folder, state)
+        try:
+            swap_in(folder, step.name, temp)
+        except BaseException:
+            if before is None:
+                state.pop(step.name)
+            else:
+                state[step.name] = before
             write_state(folder, state)
-        elif step.action == "pruned":
+            raise
+    elif step.action == "unchanged" and state.get(step.name) != step.digest:
+        state[step.name] = step.digest
+        write_state(folder, state)
+    elif step.action in ("pruned", "forgotten"):
+        if step.action == "pruned":
             remove_skill(folder, step.name)
-            state.pop(step.name)
-            write_state(folder, state)
-        done.append(step)
+        state.pop(step.name)
+        write_state(folder, state)
 
 
 #: `install` as the package exports it (``skillpack.install`` is this stage's package).

@@ -9,6 +9,10 @@ either the old skill or the new one, whole. Temp and old folders left by a proce
 gone (SIGKILL, power loss) are removed by `clean_stale` before the next write: under the
 folder's lock (`skillpack._atomic.folder_lock`, which every install holds while it writes
 there) every one is left over, whatever its pid says (pid 1 is always alive).
+
+Ctrl-C or SIGTERM while the temp folder is written abandons it (removed); from the rename
+into place to the skill recorded as done, they wait (`held_signals`), so that an install
+stopped by a signal can say exactly which skills it placed.
 """
 
 from __future__ import annotations
@@ -16,8 +20,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import signal
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
 
 from blake3 import blake3
 
@@ -26,7 +34,8 @@ from skillpack._regular import read_regular
 from skillpack.errors import IntegrityError, SkillpackError, WriteError
 from skillpack.formats.digest import FileRecord
 
-__all__ = ["TEMP_RE", "clean_stale", "place_skill", "remove_skill"]
+__all__ = ["TEMP_RE", "clean_stale", "held_signals", "place_skill", "remove_skill", "stage_skill",
+           "swap_in"]
 
 #: The names of the temp and old folders of this module (group 1: the writer's pid).
 TEMP_RE = re.compile(r"\..+\.skillpack-(?:tmp|old)-(\d+)-[0-9a-f]+\Z", re.DOTALL)
@@ -96,18 +105,33 @@ def _write_files(temp: str, root: str, files: Iterable[tuple[FileRecord, str]]) 
         fsync_folder(path)
 
 
-def place_skill(folder: str, name: str, root: str,
-                files: Iterable[tuple[FileRecord, str]]) -> None:
-    """Write skill `name` into ``folder/name`` atomically (see the module text): `files` are
-    its records with their paths below `root`. On any failure nothing of it is left beside
-    and the place holds what it held before."""
-    dest = os.path.join(folder, name)
+def stage_skill(folder: str, name: str, root: str,
+                files: Iterable[tuple[FileRecord, str]]) -> str:
+    """Write skill `name` into a temp folder beside its place in `folder` (see the module
+    text) and return its path: `files` are its records with their paths below `root`. On
+    any failure (a signal too) nothing of it is left."""
     temp = _aside(folder, name, "tmp")
     try:
         os.mkdir(temp, 0o700)
         _write_files(temp, root, files)
         os.chmod(temp, 0o755)
         fsync_folder(temp)
+    except BaseException as err:
+        if os.path.lexists(temp):
+            remove_tree(temp)
+        if isinstance(err, OSError) and not isinstance(err, SkillpackError):
+            raise _cannot("install", name, folder, err) from None
+        raise
+    return temp
+
+
+def swap_in(folder: str, name: str, temp: str) -> None:
+    """Rename the staged `temp` (`stage_skill`) to ``folder/name``: a skill already there is
+    renamed aside first and removed after, so the place holds the old skill or the new one,
+    whole. Call it under `held_signals`, so that a signal cannot land between the renames;
+    on a failure the place holds what it held before (`temp` is the caller's to remove)."""
+    dest = os.path.join(folder, name)
+    try:
         if os.path.lexists(dest):
             old = _aside(folder, name, "old")
             os.rename(dest, old)
@@ -120,11 +144,21 @@ def place_skill(folder: str, name: str, root: str,
         else:
             os.rename(temp, dest)
         fsync_folder(folder)
-    except SkillpackError:
-        raise
     except OSError as err:
-        raise WriteError(f"cannot install skill '{name}': {err.strerror}", path=dest,
-                         hint="check that the folder is writable and has room") from None
+        if isinstance(err, SkillpackError):
+            raise
+        raise _cannot("install", name, folder, err) from None
+
+
+def place_skill(folder: str, name: str, root: str,
+                files: Iterable[tuple[FileRecord, str]]) -> None:
+    """Write skill `name` into ``folder/name`` atomically (`stage_skill`, then `swap_in`):
+    `files` are its records with their paths below `root`. On any failure nothing of it is
+    left beside and the place holds what it held before."""
+    temp = stage_skill(folder, name, root, files)
+    try:
+        with held_signals():
+            swap_in(folder, name, temp)
     finally:
         if os.path.lexists(temp):
             remove_tree(temp)
@@ -132,7 +166,7 @@ def place_skill(folder: str, name: str, root: str,
 
 def remove_skill(folder: str, name: str) -> None:
     """Remove ``folder/name``: renamed aside first (a reader sees it whole or not at all),
-    then deleted."""
+    then deleted. Call it under `held_signals`, so that no signal leaves the copy aside."""
     dest = os.path.join(folder, name)
     old = _aside(folder, name, "old")
     try:
@@ -143,3 +177,50 @@ def remove_skill(folder: str, name: str) -> None:
         return
     except OSError as err:
         raise WriteError(f"cannot remove skill '{name}': {err.strerror}", path=dest) from None
+
+
+def _cannot(doing: str, name: str, folder: str, err: OSError) -> WriteError:
+    return WriteError(f"cannot {doing} skill '{name}': {err.strerror}",
+                      path=os.path.join(folder, name),
+                      hint="check that the folder is writable and has room")
+
+
+#: The signals `held_signals` holds: Ctrl-C, and SIGTERM (what `kill` and a service
+#: manager send).
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def held_signals() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM off for the block, then let the first that arrived through
+    (its handler as before the block: `KeyboardInterrupt`, the command line's `Terminated`,
+    or the default action), so that a step that must not be cut in two (a skill renamed
+    into place and recorded as done) is finished first. Bounded by the block: renames and
+    the removal of one skill's old copy. Outside the main thread signals are not this
+    process's to handle, and nothing is held."""
+    arrived: list[signal.Signals] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        arrived.append(signal.Signals(signum))
+
+    try:
+        previous = [(signum, signal.signal(signum, hold)) for signum in _HELD]
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for signum, handler in previous:
+            signal.signal(signum, handler)
+        if arrived:
+            _deliver(arrived[0], dict(previous)[arrived[0]])
+
+
+def _deliver(signum: int, handler: Any) -> None:
+    """Signal `signum` as its `handler` takes it: called, ignored, or (the default action,
+    or a handler not set from Python) sent again to this process."""
+    if callable(handler):
+        handler(signum, None)
+    elif handler != signal.SIG_IGN:
+        signal.raise_signal(signum)

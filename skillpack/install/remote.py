@@ -245,7 +245,10 @@ class _Site:
         except urllib.error.HTTPError as err:
             raise SkillpackError(f"cannot fetch {what}: HTTP {err.code} {err.reason}",
                                  path=url, hint="check the URL; the site must serve "
-                                 f"/{WELL_KNOWN_DIR}/index.json") from None
+                                 f"/{WELL_KNOWN_DIR}/index.json" if url == self.index_url
+                                 else f"the site's index ({self.index_url}) lists it at "
+                                 "this URL, which the site does not serve: ask the site to "
+                                 "fix its index or publish the file") from None
         except TimeoutError:
             raise self.clock.timed_out(url) from None
         except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:

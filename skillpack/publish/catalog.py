@@ -92,6 +92,7 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
     going, what cannot be listed is skipped (``selection.skipped``) and the rest listed."""
     selection = selection or Selection()
     entries: list[tuple[CatalogEntry, str | None]] = []
+    shown: list[str] = []  # where each entry is, as the user named it (a clash says so)
     failures: list[tuple[str, SkillpackError]] = []
     # every failure collected, then settled at once
     lenient = selection.collecting()
@@ -100,11 +101,14 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
     with lenient.each(found, unpacked_foreign) as items:
         for item in items:
             try:
-                entries.extend(_entries_of(item, selection.options()))
+                found_here = _entries_of(item, selection.options())
+                entries.extend(found_here)
+                shown.extend(item.label for _ in found_here)
             except SkillpackError as err:
                 failures.append((item.label, item.relabel(err)))
     failures += [(s.path, s.error) for s in lenient.skipped]
-    clashes = name_clashes((e.name, digest, e.location) for e, digest in entries)
+    clashes = name_clashes((e.name, digest, where)
+                           for (e, digest), where in zip(entries, shown, strict=True))
     failures += [(p.file or "", SkillpackError(p.message, path=p.file, problems=[p]))
                  for p in clashes]
     if failures and not selection.keep_going:
@@ -117,8 +121,8 @@ def catalog_entries(paths: Iterable[str | os.PathLike[str]], *,
     selection.settle(failures)
     bad = {p.file for p in clashes}
     listed: dict[str, CatalogEntry] = {}  # the same skill twice: listed once, the first
-    for entry, _ in entries:
-        if entry.location not in bad:
+    for (entry, _), where in zip(entries, shown, strict=True):
+        if where not in bad:
             listed.setdefault(entry.name, entry)
     return list(listed.values())
 

@@ -278,6 +278,7 @@ def test_export_keep_going_skips_a_skill_the_host_refuses(tmp_path: Path, fmt: s
     result = cli("export", fmt, "-k", NOTES, WAITLIST, "-o", out, "--json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
+    assert doc["ok"] is False  # as the exit code says: a skill was skipped
     [skipped] = doc["skipped"]
     assert skipped["path"] == str(WAITLIST)
     assert [(p["code"], p["file"]) for p in skipped["problems"]] == [

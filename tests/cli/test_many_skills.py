@@ -293,6 +293,9 @@ def test_check_reports_two_skills_with_one_name_both_paths(repo: Path) -> None:
     assert list(read_lock(repo / "l.lock").skills) == ["skill-01"]
     catalog = run("catalog", "skills/skill-01", "other/skill-01")
     assert catalog.exit_code == 1 and "[duplicate-name]" in catalog.stderr
+    assert ("other/skill-01: error: [duplicate-name] two different skills are named "
+            "'skill-01': skills/skill-01 and other/skill-01") in catalog.stderr  # as given
+    assert str(repo) not in catalog.stderr
     same = run("check", "skills/skill-01", repo / "skills" / "skill-01")
     assert "duplicate-name" not in same.stdout  # one skill, given twice
 

@@ -173,6 +173,63 @@ def test_prune_keeps_a_skill_changed_since_it_was_installed(tmp_path: Path,
     assert (dest / "beta" / "notes.md").read_text() == "edited in place\n"
 
 
+def test_prune_with_no_source_removes_the_last_skills_the_lock_no_longer_lists(
+        tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The approver withdrew everything: --prune against the lock alone empties what install
+    filled, and keeps what it did not write or what was changed since."""
+    monkeypatch.chdir(tmp_path)
+    result = cli("install", repo, "--agent", "claude-code", "--agent", "codex", "--lock",
+                 "skills.lock")
+    assert result.exit_code == 0, result.output
+    make_skill(tmp_path / ".claude" / "skills", "by-hand")  # someone else's: never touched
+    (tmp_path / ".agents" / "skills" / "beta" / "notes.md").write_text("edited in place\n")
+    empty = cli("lock", repo, "--exclude", "*", "-o", "empty.lock")
+    assert empty.exit_code == 0, empty.output
+    result = cli("install", "--agent", "claude-code", "--agent", "codex", "--lock",
+                 "empty.lock", "--prune", "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert [(s["folder"], s["name"], s["action"]) for s in document["skills"]] == [
+        (".claude/skills", "alpha", "pruned"), (".claude/skills", "beta", "pruned"),
+        (".agents/skills", "alpha", "pruned"), (".agents/skills", "beta", "kept")]
+    assert document["written"] == 3
+    assert sorted(os.listdir(tmp_path / ".claude" / "skills")) == ["by-hand"]
+    assert sorted(os.listdir(tmp_path / ".agents" / "skills")) == [STATE_FILE, "beta"]
+    assert list(state(tmp_path / ".agents" / "skills")) == ["beta"]
+    # the skills the lock still lists stay as they are, and a second run has nothing to do
+    result = cli("install", "--agent", "claude-code", "--lock", "skills.lock", "--prune")
+    assert (result.exit_code, result.stdout) == (0, "0 written, 0 unchanged, in 1 folder(s)\n")
+
+
+def test_install_with_no_source_is_a_usage_error_unless_it_prunes(
+        tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for args, said in [((), "give the SOURCES"), (("--prune",), "--prune compares with a "
+                                                   "lock"),
+                       (("--prune", "--lock", "skills.lock", "--frozen"), "--frozen is about "
+                        "the SOURCES"),
+                       (("--prune", "--lock", "skills.lock", "--skill", "alpha"), "--skill is "
+                        "about the SOURCES")]:
+        result = cli("install", "--agent", "claude-code", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert said in result.stderr
+    assert not (tmp_path / ".claude").exists()
+
+
+def test_prune_of_a_recorded_skill_no_longer_there_writes_nothing(
+        tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its record is forgotten, and it is not counted as written: nothing was removed."""
+    monkeypatch.chdir(tmp_path)
+    assert cli("install", repo, "--into", "out", "--lock", "skills.lock").exit_code == 0
+    remove_tree(str(tmp_path / "out" / "beta"))
+    lock_of(tmp_path, repo / "alpha", name="alpha.lock")
+    result = cli("install", repo / "alpha", "--into", "out", "--lock", "alpha.lock", "--prune")
+    assert result.exit_code == 0, result.output
+    assert "forgotten" in result.stdout and "beta  -> out (no longer there" in result.stdout
+    assert result.stdout.endswith("0 written, 2 unchanged, in 1 folder(s)\n")
+    assert list(state(tmp_path / "out")) == ["alpha"]
+
+
 def test_a_place_held_by_someone_elses_skill_refuses_the_install(tmp_path: Path,
                                                                  repo: Path) -> None:
     dest = tmp_path / "skills"
@@ -410,8 +467,11 @@ def test_cli_install_refusals_exit_1_and_write_nothing(tmp_path: Path, repo: Pat
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     result = cli("install", repo, "--agent", "vim")
-    assert result.exit_code == 1
-    assert "unknown agent 'vim'" in result.stderr
+    assert result.exit_code == 2  # a bad option value is a usage error
+    assert "unknown agent 'vim'" in result.stderr and "--into" in result.stderr
+    result = cli("install", repo, "--agent", "vim", "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["problems"][0]["code"] == "usage"
     result = cli("install", repo, "--agent", "claude-code", "--skill", "nope", "--json")
     assert result.exit_code == 1
     assert "no source holds a skill named 'nope'" in json.loads(result.stdout)["error"]

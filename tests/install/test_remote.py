@@ -340,3 +340,15 @@ def test_a_site_served_below_a_path_installs_as_at_the_root(
             ("alpha", f"{_folder_url(url)}/alpha.zip"),
             ("solo", f"{_folder_url(url)}/solo/SKILL.md")]
         assert (tmp_path / f"out{n}" / "alpha" / "scripts" / "run.sh").is_file()
+
+
+def test_an_artifact_the_site_does_not_serve_is_said_so_not_that_the_index_is_missing(
+        tmp_path: Path, serve: Callable[[Path], str]) -> None:
+    site = site_of(tmp_path, "alpha")
+    (site / WELL_KNOWN / "alpha.zip").unlink()
+    url = serve(site)
+    data = refused([url, "--into", tmp_path / "out"])
+    assert "HTTP 404" in data["error"]
+    assert "index.json" not in data["hint"].split("(")[0]  # the index was served
+    assert "which the site does not serve" in data["hint"]
+    assert not (tmp_path / "out").exists()

@@ -176,8 +176,12 @@ def test_misuse_exits_2(project: Path) -> None:
     assert cli("verify", "--partial", "skills").exit_code == 2
     assert cli("verify").exit_code == 2
     result = cli("verify", "--lock", "skills.lock", "--agent", "vim")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a bad option value, as --format gemini
     assert "unknown agent 'vim'" in result.stderr
+    assert "--agent-folders" in result.stderr and "--into" not in result.stderr
+    result = cli("verify", "--lock", "skills.lock", "--agent", "vim", "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["problems"][0]["code"] == "usage"
 
 
 def test_agent_folders_given_by_path_are_read_as_agent_folders(project: Path) -> None:

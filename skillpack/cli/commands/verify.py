@@ -158,7 +158,7 @@ def verify(targets: tuple[str, ...], lock_file: str | None, signature: str | Non
     else:
         chosen = selection()
         answer = as_installed(verify_against(targets, lock=lock, expected=expected,
-                                             selection=chosen))
+                                             selection=chosen), lock)
         report_skipped(chosen)
     if as_json:
         echo_json([{"target": a.target} | item_failure(a.target, a.error)

@@ -44,7 +44,8 @@ _LINT = (
 _FILES = (
     "symlink", "unreadable", "special-file", "unportable-name", "name-collision", "secret",
     "allow-unused", "changed", "skill-md-ignored", "skillignore-pattern",
-    "skillignore-too-large",
+    "skillignore-too-large", "carries-virtualenv", "carries-node-modules",
+    "carries-nested-skill",
 )
 #: Many skills at once, and a PATH holding none.
 _MANY = ("duplicate-name", "no-skill")

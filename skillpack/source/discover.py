@@ -26,19 +26,22 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillpack.errors import MissingPathError, SkillpackError
+from skillpack.errors import MissingPathError, Problem, SkillpackError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.source.ignore import BUILTIN_DIRS, MANIFEST_DIR
 from skillpack.source.notes import note
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
+    "CARRIED_CODES",
     "SKIP_DIRS",
     "Discovery",
     "Skipped",
+    "carried_strangers",
     "discover",
     "find_skills",
     "is_archive_name",
@@ -288,6 +291,73 @@ def _say_skipped(skipped: list[Skipped]) -> None:
         else:
             note(f"skipped {len(paths):,} archives in {folder}/ (archives below the folder "
                  "given: give them, or their folder, to read them)")
+
+
+#: The code of each kind of folder a skill carries that the search never reads as the
+#: skill's (`carried_strangers`).
+CARRIED_CODES = {"virtualenv": "carries-virtualenv", "node packages": "carries-node-modules",
+                 "skill": "carries-nested-skill"}
+_NODE = "node_modules"
+_VENV_MARK = "pyvenv.cfg"
+
+
+def carried_strangers(paths: Sequence[str]) -> list[Problem]:
+    """A warning for each folder below the skill's root among `paths` (the skill's carried
+    files, relative ``/`` paths) that the search tells apart from a skill's own files: a
+    Python virtualenv (a folder holding ``pyvenv.cfg``) and ``node_modules/``, which it never
+    searches, and a folder holding its own SKILL.md (in any case), which it finds as a skill
+    of its own. Each is carried all the same (SPEC section 1 fixes the file set): the
+    warning names the folder, how many files it carries, and the ``.skillignore`` line that
+    leaves it out. Only the outermost such folder is named; each problem's file is the
+    folder's path, ending with ``/``."""
+    kinds: dict[str, str] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        if not folder:
+            continue
+        if name == _VENV_MARK:
+            kinds.setdefault(folder, "virtualenv")
+        if name.lower() == _LOWER:
+            kinds.setdefault(folder, "skill")
+        if _NODE in folder:
+            parts = folder.split("/")
+            if _NODE in parts:
+                kinds.setdefault("/".join(parts[:parts.index(_NODE) + 1]), "node packages")
+    if not kinds:
+        return []
+    outer: list[str] = []
+    for folder in sorted(kinds, key=lambda f: f.split("/")):  # each below its parent
+        if not outer or not folder.startswith(outer[-1] + "/"):
+            outer.append(folder)
+    counts = dict.fromkeys(outer, 0)
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            above = "/".join(parts[:depth])
+            if above in counts:
+                counts[above] += 1
+                break
+    problems = []
+    for folder in outer:
+        count = counts[folder]
+        files = f"{count:,} file{'s' * (count != 1)}"
+        kind = kinds[folder]
+        if kind == "skill":
+            what = (f"'{folder}/', a skill of its own ({files}, its own SKILL.md): an agent "
+                    "reads them as files of this skill, while a search of the folder above "
+                    "it finds it as a skill; move it out of this skill, or leave it out with "
+                    f"the line '/{folder}/' in .skillignore")
+        elif kind == "virtualenv":
+            what = (f"a Python virtualenv, '{folder}/' ({files}), a folder the search for "
+                    "skills never enters: installed packages, not the skill's own files; "
+                    f"leave it out with the line '/{folder}/' in .skillignore")
+        else:
+            what = (f"'{folder}/' ({files}), installed node packages, a folder the search "
+                    "for skills never enters: not the skill's own files; leave it out with "
+                    f"the line '{_NODE}/' in .skillignore")
+        problems.append(Problem("warning", CARRIED_CODES[kind], f"the skill carries {what}",
+                                folder + "/"))
+    return problems
 
 
 def find_skills(path: str | os.PathLike[str]) -> list[Path]:

@@ -26,7 +26,7 @@ _SKILL_MD = (
     "include-missing", "tool-unterminated", "tool-syntax", "tool-missing-field", "tool-id",
     "tool-duplicate-id", "tool-run-empty", "tool-undeclared-param", "tool-unused-param",
     "tool-param-type", "tool-param-enum", "tool-param-default", "tool-in-comment",
-    "name-missing", "name-empty", "name-too-long", "name-not-lowercase",
+    "tool-in-html", "name-missing", "name-empty", "name-too-long", "name-not-lowercase",
     "name-not-nfkc", "name-invalid-characters", "name-hyphen-edge", "name-double-hyphen",
     "name-mismatch", "description-missing", "description-empty", "description-too-long",
     "compatibility-type", "compatibility-too-long", "license-type", "metadata-type",

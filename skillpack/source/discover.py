@@ -14,7 +14,9 @@ instead of "no SKILL.md found"; `Discovery.miscased` lists those files.
 A symbolic link to a folder is followed when the folder lies inside the working folder (the
 layout vercel's ``skills`` writes: each agent's folder linking to one copy in
 ``.agents/skills``; `verify` follows the same links): a skill found through a link is found
-at its own path, once. A link out of the working folder, or to nothing, is skipped and noted.
+at its own path, once. A link out of the working folder, to a folder holding the folder
+searched (``skills/up -> ..``: following it, a search of ``skills`` read the whole
+repository), to nothing, or that loops, is skipped and noted, once.
 
 Archives (`ARCHIVE_SUFFIXES`) directly in the folder searched are listed in
 `Discovery.archives`, read by no one here (`skillpack.source.classify` decides what they
@@ -160,14 +162,16 @@ def _ident(st: os.stat_result) -> _Ident:
     return st.st_dev, st.st_ino
 
 
-def _linked_folder(link: str, project: str,
-                   visited: set[_Ident]) -> tuple[str, _Ident] | Skipped | None:
+def _linked_folder(link: str, project: str, visited: set[_Ident],
+                   searched: tuple[str, str]) -> tuple[str, _Ident] | Skipped | None:
     """Where the symbolic link `link` of a folder searched leads: the folder it names, as a
     path relative to the working folder `project`, with its identity, when that folder lies
     inside it and was not searched yet (vercel's ``skills`` links each agent's folder to one
     copy in ``.agents/skills``: `verify` follows such links too); a `Skipped` (noted) for a
-    link to a folder outside it, to nothing, or that loops; None for a link to a file, or to
-    a folder already searched (each skill is found once)."""
+    link to a folder outside it, to a folder holding the folder searched (`searched`: as
+    given, and its real path; ``skills/up -> ..`` would read every skill around
+    ``skills/``), to nothing, or that loops; None for a link to a file, or to a folder
+    already searched (each skill is found once)."""
     try:
         st = os.stat(link)
     except OSError as err:
@@ -179,6 +183,13 @@ def _linked_folder(link: str, project: str,
     if real != project and not real.startswith(project + os.sep):
         return Skipped(link, f"a symbolic link to {real}, outside the working folder: give "
                        "that folder to read it")
+    given, given_real = searched
+    if given_real.startswith(real.rstrip(os.sep) + os.sep):
+        above = os.path.relpath(real, project)
+        return Skipped(link, "a symbolic link to " + (
+            "the working folder" if above == "." else above) + f", which holds {given}, the "
+            f"folder searched: following it would read skills outside {given}; give that "
+            "folder to read them")
     if _ident(st) in visited:
         return None
     visited.add(_ident(st))
@@ -219,6 +230,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     root = os.fspath(given)
     stack = [root]
     project = os.path.realpath(os.getcwd())
+    searched = (root, os.path.realpath(root))
     visited = {_ident(os.stat(root))}  # each folder searched once, however it is reached
     while stack:
         folder = stack.pop()
@@ -242,7 +254,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                     skipped.append(Skipped(entry.path, _DEEP_ARCHIVE))
                 continue
             if entry.is_symlink():
-                linked = _linked_folder(entry.path, project, visited)
+                linked = _linked_folder(entry.path, project, visited, searched)
                 if isinstance(linked, Skipped):
                     skipped.append(linked)
                 elif linked is not None and _is_skill_dir(linked[0]):

@@ -15,6 +15,7 @@ import click
 from skillpack._regular import read_regular
 from skillpack.cli.output import failed
 from skillpack.errors import SkillpackError
+from skillpack.formats.codes import unknown_code
 from skillpack.install.agents import AGENTS
 from skillpack.packing.targets import DEFAULT_TARGET, TARGETS
 from skillpack.source.ignore import exclude_problem
@@ -252,6 +253,16 @@ def _globs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -
     return _kept("exclude")(ctx, param, value)
 
 
+def _codes(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
+    """--ignore's callback: a code skillpack does not report is a usage error (it would
+    silence nothing); the configuration's codes were judged with the file (`config_defaults`)."""
+    if ctx.get_parameter_source("ignore") != click.core.ParameterSource.DEFAULT_MAP:
+        bad = [why for v in value if (why := unknown_code(v)) is not None]
+        if bad:
+            raise click.BadParameter("; ".join(bad), ctx, param)
+    return _kept("ignore")(ctx, param, value)
+
+
 KEEP_GOING = click.option(
     "-k", "--keep-going", is_flag=True, expose_value=False, callback=_kept("keep_going"),
     help="Go on past a skill that is refused: write everything valid, list each skill "
@@ -261,9 +272,9 @@ EXCLUDE = click.option(
     help="Leave out the skill folders and archives whose path matches GLOB (gitignore "
          "syntax, as .skillignore; repeatable). Not an error.")
 IGNORE = click.option(
-    "--ignore", multiple=True, metavar="CODE", expose_value=False, callback=_kept("ignore"),
+    "--ignore", multiple=True, metavar="CODE", expose_value=False, callback=_codes,
     help="Silence the warnings with this code, e.g. unknown-key (repeatable; an error is "
-         "never silenced).")
+         "never silenced; a code skillpack does not report is refused).")
 QUIET = click.option(
     "-q", "--quiet", is_flag=True, expose_value=False, callback=_kept("quiet"),
     help="Print only problems and the final line.")
@@ -351,8 +362,10 @@ def config_defaults(command: click.Command, path: Path,
                     table: Mapping[str, Any]) -> dict[str, Any]:
     """The defaults the configuration `table` (read from `path`) gives `command`'s
     options: each key sets the option of that long name where the command has one (``out``:
-    pack's only); the command line wins. An unknown key, or a value of the wrong type or
-    outside the option's choices, is a usage error (exit 2) naming the file and the key.
+    pack's only); the command line wins. An unknown key, a value of the wrong type or
+    outside the option's choices, or a code in ``ignore`` that skillpack does not report
+    (`skillpack.formats.codes.unknown_code`), is a usage error (exit 2) naming the file and
+    the key.
     Paths (``out``, and what ``exclude`` matches: `chosen`) are relative to the file's
     folder."""
     where = "[tool.skillpack] in " if path.name == PYPROJECT else ""
@@ -367,6 +380,9 @@ def config_defaults(command: click.Command, path: Path,
                 else isinstance(value, str))
         if not good:
             raise click.UsageError(f"{where}{path}: '{key}' must be {kind}")
+    unknown = [why for code in table.get("ignore", ()) if (why := unknown_code(code))]
+    if unknown:
+        raise click.UsageError(f"{where}{path}: 'ignore': " + "; ".join(unknown))
     defaults: dict[str, Any] = {}
     base = path.parent
     for param in command.params:

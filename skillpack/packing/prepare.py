@@ -37,6 +37,7 @@ from skillpack.skillmd.programs import derive_programs
 from skillpack.skillmd.skill import Skill
 from skillpack.skillmd.validate import validate_skill
 from skillpack.source.classify import classify
+from skillpack.source.discover import carried_strangers
 from skillpack.source.fileset import FileSet
 from skillpack.source.load import parse_skill_file, skill_fileset
 from skillpack.source.notes import note
@@ -287,6 +288,7 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
         except (SkillError, RefusedError, ArchiveError) as err:
             return Verdict(source, (*found, *(err.located() or _as_problems(err))),
                            skill=skill, error=err)
+        found.extend(_strangers(source, prepared.fileset.paths))
         hosts = _host_problems(prepared, prepared.members(), options)
         refused = [p for p in hosts if p.severity == "error"]
         digest = prepared.digest
@@ -306,6 +308,7 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
     except SkillpackError as err:
         walked = list(err.located() or _as_problems(err))
     else:
+        found.extend(_strangers(source, fileset.paths))
         facts = SkillFacts.from_files(
             skill.name, skill.frontmatter, [(f.path, f.size) for f in fileset.files],
             layout=layout, file=skill.file, lines=skill.lines, plain_start=skill.plain_start)
@@ -319,6 +322,12 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
                        path=source, problems=refused,
                        hint="fix what `skillpack check` reports, then try again")
     return Verdict(source, (*found, *walked), skill=skill, error=error)
+
+
+def _strangers(source: str, paths: Sequence[str]) -> list[Problem]:
+    """`carried_strangers` of a skill's carried `paths`, each at its folder below `source`."""
+    return [Problem(p.severity, p.code, p.message, os.path.join(source, p.file or ""), p.line)
+            for p in carried_strangers(paths)]
 
 
 def _count(errors: Sequence[Problem]) -> str:

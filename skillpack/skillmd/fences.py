@@ -41,7 +41,7 @@ from skillpack.skillmd.tools import (
     template_params,
 )
 
-__all__ = ["ParsedBody", "parse_body", "tool_fences_in_comments"]
+__all__ = ["ParsedBody", "parse_body"]
 
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _TOOL_KEYS = ("id", "description", "params", "run")
@@ -109,39 +109,6 @@ def _parse_lines(body: str, file: str | None, first_line: int) -> ParsedBody:
             out.append(tool.id)
         i = end
     return ParsedBody(tuple(tools), "\n".join(out), tuple(problems))
-
-
-def tool_fences_in_comments(body: str) -> list[tuple[int, int]]:
-    """Each tool fence of `body` that lies in an HTML comment, as (line of its fence, line of
-    the comment's ``<!--``), 0-based in `body`. Rendered Markdown shows no such fence
-    (CommonMark: an HTML block from a line starting ``<!--`` to the line holding ``-->``),
-    yet skillpack reads the tool in it, and a model sees it."""
-    if "<!--" not in body or not may_open_a_tool_fence(body):
-        return []
-    lines = body.split("\n")
-    found: list[tuple[int, int]] = []
-    opened: int | None = None  # the line of the comment open, if one is
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        match = _opening(line)
-        if match is None:
-            if opened is None and line.lstrip(" ").startswith("<!--") and (
-                    len(line) - len(line.lstrip(" ")) <= 3):
-                opened = i if "-->" not in line[line.index("<!--") + 4:] else None
-            elif opened is not None and "-->" in line:
-                opened = None
-            i += 1
-            continue
-        close = _find_close(lines, i + 1, match.group(2))
-        end = len(lines) if close is None else close + 1
-        if opened is not None:
-            if match.group(3).strip() == "tool":
-                found.append((i, opened))
-            if any("-->" in text for text in lines[i:end]):
-                opened = None
-        i = end
-    return found
 
 
 def _opening(line: str) -> re.Match[str] | None:

@@ -19,8 +19,8 @@ from typing import Any
 from skillpack.errors import Problem
 from skillpack.formats.paths import SKILL_MD
 from skillpack.skillmd.commands import run_problems
-from skillpack.skillmd.fences import tool_fences_in_comments
 from skillpack.skillmd.host_tools import case_twin, tool_of_entry
+from skillpack.skillmd.html_blocks import HiddenFence, tool_fences_in_html
 from skillpack.skillmd.invisible import invisible_problems
 from skillpack.skillmd.skill import ALLOW_SECRETS_KEY, Skill
 from skillpack.skillmd.yaml_core import version_differences
@@ -105,13 +105,8 @@ def validate_skill(skill: Skill, accepted_keys: frozenset[str] = frozenset()) ->
             "move details to references/", file, skill.body_line))
     for tool in skill.tools:  # what the approver must see: the program a model may choose
         problems.extend(run_problems(tool, file))
-    for fence, comment in tool_fences_in_comments(skill.body):
-        problems.append(Problem(
-            "warning", "tool-in-comment",
-            f"this tool fence lies in the HTML comment opened at line "
-            f"{skill.body_line + comment}: rendered Markdown hides it, yet it defines a tool a "
-            "model may call; move it out of the comment, or delete it", file,
-            skill.body_line + fence))
+    for hidden in tool_fences_in_html(skill.body):
+        problems.append(_hidden_tool(hidden, skill.body_line, file))
     problems.extend(_invisible(skill))
     problems.extend(_yaml_versions(skill))
     problems.sort(key=lambda p: (p.line or 0))
@@ -137,6 +132,29 @@ def _shown(value: object) -> str:
     if isinstance(value, str):
         return f"the string '{value}'"
     return f"{type(value).__name__} {value}"
+
+
+def _hidden_tool(hidden: HiddenFence, body_line: int, file: str | None) -> Problem:
+    """The warning of a tool fence CommonMark reads as part of an HTML block: the block's
+    opening line, and what ends it (`tool-in-comment` for a comment, else `tool-in-html`)."""
+    opened = body_line + hidden.opened
+    if hidden.kind == 2:
+        return Problem(
+            "warning", "tool-in-comment",
+            f"this tool fence lies in the HTML comment opened at line {opened}: rendered "
+            "Markdown hides it, yet it defines a tool a model may call; move it out of the "
+            "comment, or delete it", file, body_line + hidden.line)
+    if hidden.closer:
+        where, fix = (f"which only a line holding {hidden.closer} ends",
+                      "move it out of the block")
+    else:
+        where, fix = ("which a blank line ends, and none came before the fence",
+                      "put a blank line before the fence")
+    return Problem(
+        "warning", "tool-in-html",
+        f"this tool fence lies in the HTML block '{hidden.opener}' opened at line {opened}, "
+        f"{where}: rendered Markdown shows the block as HTML, not this fence, yet it defines "
+        f"a tool a model may call; {fix}, or delete it", file, body_line + hidden.line)
 
 
 def _invisible(skill: Skill) -> list[Problem]:

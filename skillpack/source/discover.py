@@ -14,7 +14,9 @@ instead of "no SKILL.md found"; `Discovery.miscased` lists those files.
 A symbolic link to a folder is followed when the folder lies inside the working folder (the
 layout vercel's ``skills`` writes: each agent's folder linking to one copy in
 ``.agents/skills``; `verify` follows the same links): a skill found through a link is found
-at its own path, once. A link out of the working folder, or to nothing, is skipped and noted.
+at its own path, once. A link out of the working folder, to a folder holding the folder
+searched (``skills/up -> ..``: following it, a search of ``skills`` read the whole
+repository), to nothing, or that loops, is skipped and noted, once.
 
 Archives (`ARCHIVE_SUFFIXES`) directly in the folder searched are listed in
 `Discovery.archives`, read by no one here (`skillpack.source.classify` decides what they
@@ -26,19 +28,22 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillpack.errors import MissingPathError, SkillpackError
+from skillpack.errors import MissingPathError, Problem, SkillpackError
 from skillpack.formats.paths import SKILL_MD
 from skillpack.source.ignore import BUILTIN_DIRS, MANIFEST_DIR
 from skillpack.source.notes import note
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
+    "CARRIED_CODES",
     "SKIP_DIRS",
     "Discovery",
     "Skipped",
+    "carried_strangers",
     "discover",
     "find_skills",
     "is_archive_name",
@@ -157,14 +162,16 @@ def _ident(st: os.stat_result) -> _Ident:
     return st.st_dev, st.st_ino
 
 
-def _linked_folder(link: str, project: str,
-                   visited: set[_Ident]) -> tuple[str, _Ident] | Skipped | None:
+def _linked_folder(link: str, project: str, visited: set[_Ident],
+                   searched: tuple[str, str]) -> tuple[str, _Ident] | Skipped | None:
     """Where the symbolic link `link` of a folder searched leads: the folder it names, as a
     path relative to the working folder `project`, with its identity, when that folder lies
     inside it and was not searched yet (vercel's ``skills`` links each agent's folder to one
     copy in ``.agents/skills``: `verify` follows such links too); a `Skipped` (noted) for a
-    link to a folder outside it, to nothing, or that loops; None for a link to a file, or to
-    a folder already searched (each skill is found once)."""
+    link to a folder outside it, to a folder holding the folder searched (`searched`: as
+    given, and its real path; ``skills/up -> ..`` would read every skill around
+    ``skills/``), to nothing, or that loops; None for a link to a file, or to a folder
+    already searched (each skill is found once)."""
     try:
         st = os.stat(link)
     except OSError as err:
@@ -176,6 +183,13 @@ def _linked_folder(link: str, project: str,
     if real != project and not real.startswith(project + os.sep):
         return Skipped(link, f"a symbolic link to {real}, outside the working folder: give "
                        "that folder to read it")
+    given, given_real = searched
+    if given_real.startswith(real.rstrip(os.sep) + os.sep):
+        above = os.path.relpath(real, project)
+        return Skipped(link, "a symbolic link to " + (
+            "the working folder" if above == "." else above) + f", which holds {given}, the "
+            f"folder searched: following it would read skills outside {given}; give that "
+            "folder to read them")
     if _ident(st) in visited:
         return None
     visited.add(_ident(st))
@@ -216,6 +230,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
     root = os.fspath(given)
     stack = [root]
     project = os.path.realpath(os.getcwd())
+    searched = (root, os.path.realpath(root))
     visited = {_ident(os.stat(root))}  # each folder searched once, however it is reached
     while stack:
         folder = stack.pop()
@@ -239,7 +254,7 @@ def discover(path: str | os.PathLike[str]) -> Discovery:
                     skipped.append(Skipped(entry.path, _DEEP_ARCHIVE))
                 continue
             if entry.is_symlink():
-                linked = _linked_folder(entry.path, project, visited)
+                linked = _linked_folder(entry.path, project, visited, searched)
                 if isinstance(linked, Skipped):
                     skipped.append(linked)
                 elif linked is not None and _is_skill_dir(linked[0]):
@@ -288,6 +303,73 @@ def _say_skipped(skipped: list[Skipped]) -> None:
         else:
             note(f"skipped {len(paths):,} archives in {folder}/ (archives below the folder "
                  "given: give them, or their folder, to read them)")
+
+
+#: The code of each kind of folder a skill carries that the search never reads as the
+#: skill's (`carried_strangers`).
+CARRIED_CODES = {"virtualenv": "carries-virtualenv", "node packages": "carries-node-modules",
+                 "skill": "carries-nested-skill"}
+_NODE = "node_modules"
+_VENV_MARK = "pyvenv.cfg"
+
+
+def carried_strangers(paths: Sequence[str]) -> list[Problem]:
+    """A warning for each folder below the skill's root among `paths` (the skill's carried
+    files, relative ``/`` paths) that the search tells apart from a skill's own files: a
+    Python virtualenv (a folder holding ``pyvenv.cfg``) and ``node_modules/``, which it never
+    searches, and a folder holding its own SKILL.md (in any case), which it finds as a skill
+    of its own. Each is carried all the same (SPEC section 1 fixes the file set): the
+    warning names the folder, how many files it carries, and the ``.skillignore`` line that
+    leaves it out. Only the outermost such folder is named; each problem's file is the
+    folder's path, ending with ``/``."""
+    kinds: dict[str, str] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        if not folder:
+            continue
+        if name == _VENV_MARK:
+            kinds.setdefault(folder, "virtualenv")
+        if name.lower() == _LOWER:
+            kinds.setdefault(folder, "skill")
+        if _NODE in folder:
+            parts = folder.split("/")
+            if _NODE in parts:
+                kinds.setdefault("/".join(parts[:parts.index(_NODE) + 1]), "node packages")
+    if not kinds:
+        return []
+    outer: list[str] = []
+    for folder in sorted(kinds, key=lambda f: f.split("/")):  # each below its parent
+        if not outer or not folder.startswith(outer[-1] + "/"):
+            outer.append(folder)
+    counts = dict.fromkeys(outer, 0)
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            above = "/".join(parts[:depth])
+            if above in counts:
+                counts[above] += 1
+                break
+    problems = []
+    for folder in outer:
+        count = counts[folder]
+        files = f"{count:,} file{'s' * (count != 1)}"
+        kind = kinds[folder]
+        if kind == "skill":
+            what = (f"'{folder}/', a skill of its own ({files}, its own SKILL.md): an agent "
+                    "reads them as files of this skill, while a search of the folder above "
+                    "it finds it as a skill; move it out of this skill, or leave it out with "
+                    f"the line '/{folder}/' in .skillignore")
+        elif kind == "virtualenv":
+            what = (f"a Python virtualenv, '{folder}/' ({files}), a folder the search for "
+                    "skills never enters: installed packages, not the skill's own files; "
+                    f"leave it out with the line '/{folder}/' in .skillignore")
+        else:
+            what = (f"'{folder}/' ({files}), installed node packages, a folder the search "
+                    "for skills never enters: not the skill's own files; leave it out with "
+                    f"the line '{_NODE}/' in .skillignore")
+        problems.append(Problem("warning", CARRIED_CODES[kind], f"the skill carries {what}",
+                                folder + "/"))
+    return problems
 
 
 def find_skills(path: str | os.PathLike[str]) -> list[Path]:

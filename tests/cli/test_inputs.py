@@ -251,3 +251,47 @@ def test_a_link_named_otherwise_than_its_skill_is_judged_by_the_link_s_name(
     everything = cli("check", ".")
     assert everything.exit_code == 1 and "checked 2 skills: 1 valid, 1 invalid" in (
         everything.output)
+
+
+def test_a_link_to_a_folder_holding_the_one_searched_is_skipped_once_and_said(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`skills/up -> ..`: `check skills` read `other/b` through it, a skill outside
+    `skills/`, and `lock skills` locked it. Now the link is skipped, said once, and `check`,
+    `lock` and `verify` read the same skills; a link to a sibling folder is still followed,
+    a link to the folder searched searched once, a loop said to loop."""
+    project = make_tree(tmp_path / "project", {"skills/a/SKILL.md": soft("a"),
+                                               "other/b/SKILL.md": soft("b")})
+    (project / "skills" / "up").symlink_to("..")
+    (project / "skills" / "deep").mkdir()
+    (project / "skills" / "deep" / "top").symlink_to("../..")
+    (project / "skills" / "deep" / "back").symlink_to("..")  # the folder searched: once
+    (project / "skills" / "root").symlink_to("/")
+    (project / "skills" / "dot").symlink_to(".")
+    (project / "skills" / "loopa").symlink_to("loopb")
+    (project / "skills" / "loopb").symlink_to("loopa")
+    monkeypatch.chdir(project)
+    checked = cli("check", "--json", "skills")
+    assert checked.exit_code == 0
+    assert [item["path"] for item in json.loads(checked.stdout)] == ["skills/a"]
+    notes = [line for line in checked.stderr.splitlines() if line.startswith("skillpack: ")]
+    assert notes == [
+        "skillpack: skipped skills/deep/top (a symbolic link to the working folder, which "
+        "holds skills, the folder searched: following it would read skills outside skills; "
+        "give that folder to read them)",
+        "skillpack: skipped skills/loopa (a symbolic link that loops)",
+        "skillpack: skipped skills/loopb (a symbolic link that loops)",
+        "skillpack: skipped skills/root (a symbolic link to /, outside the working folder: "
+        "give that folder to read it)",
+        "skillpack: skipped skills/up (a symbolic link to the working folder, which holds "
+        "skills, the folder searched: following it would read skills outside skills; give "
+        "that folder to read them)"]
+    assert cli("lock", "skills", "-o", "skills.lock").exit_code == 0
+    assert sorted(json.loads(Path("skills.lock").read_text())["skills"]) == ["a"]
+    verified = cli("verify", "--lock", "skills.lock", "skills")
+    assert verified.exit_code == 0 and verified.stdout.count("ok ") == 1
+    everything = cli("check", "--json", ".")  # from the working folder: b is in it
+    assert [item["path"] for item in json.loads(everything.stdout)] == ["other/b", "skills/a"]
+    assert "skills/up" not in everything.stderr
+    (project / "skills" / "b").symlink_to("../other/b")  # a sibling: followed, as before
+    assert [item["path"] for item in json.loads(cli("check", "--json", "skills").stdout)] == [
+        "other/b", "skills/a"]

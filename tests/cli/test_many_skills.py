@@ -152,6 +152,24 @@ def test_ignore_silences_a_warning_never_an_error(repo: Path) -> None:
     assert still.exit_code == 1 and "[description-missing]" in still.stdout
 
 
+@pytest.mark.parametrize("command", ["check", "lint", "pack", "catalog"])
+def test_an_ignored_code_skillpack_does_not_report_is_refused(repo: Path,
+                                                               command: str) -> None:
+    """`--ignore unknown-keyy` silenced nothing and said nothing: the warning the user
+    believed silenced still failed `--strict` in CI."""
+    out = ["-o", "out"] if command == "pack" else []
+    result = run(command, "skills/skill-00", *out, "--ignore", "unknown-keyy", "--ignore",
+                 "zzz", "--ignore", "unknown-key")
+    assert result.exit_code == 2 and not (repo / "out").exists()
+    assert ("Invalid value for '--ignore': 'unknown-keyy' is no code skillpack reports: did "
+            "you mean 'unknown-key'?; 'zzz' is no code skillpack reports: the codes are "
+            "listed in docs/SKILL-FORMAT.md and docs/LINT.md") in result.stderr
+    if command in ("check", "lint"):
+        as_json = run(command, "skills/skill-00", "--ignore", "unkown-key", "--json")
+        assert as_json.exit_code == 2
+        assert "did you mean 'unknown-key'?" in json.loads(as_json.stdout)["error"]
+
+
 def test_quiet_prints_only_problems_and_the_final_line(repo: Path) -> None:
     result = run("pack", "skills", "-o", "out", "-k", "-q")
     assert result.stdout == "packed 10 skills into out, 2 skipped\n"
@@ -205,7 +223,7 @@ def test_skillpack_toml_sets_the_defaults_and_the_command_line_wins(repo: Path) 
     packed = run("pack", ".")
     assert packed.exit_code == 0, packed.output
     assert len(list((repo / "dist").iterdir())) == 10
-    loud = run("check", ".", "--ignore", "nothing")  # the command line wins: strict stays
+    loud = run("check", ".", "--ignore", "body-too-long")  # the command line wins
     assert loud.exit_code == 1 and "error: [unknown-key]" in loud.stdout
 
 
@@ -242,6 +260,9 @@ def test_pyproject_tool_table_is_read_and_one_without_it_passed_over(repo: Path)
     ('strict = "yes"\n', "'strict' must be true or false"),
     ('layout = "flat"\n', "'layout': 'flat' is not one of wrapped, root"),
     ('target = ["nowhere"]\n', "'target': 'nowhere' is not one of"),
+    # a misspelt code silenced nothing, without a word (an unknown key is refused)
+    ('ignore = ["unknown-key", "unkown-key"]\n',
+     "'ignore': 'unkown-key' is no code skillpack reports: did you mean 'unknown-key'?"),
     ("exclude = [\n", "cannot read it as TOML"),
     # tomllib recurses once a level: a RecursionError traceback, exit 1, on every command
     ("exclude = [" + "[" * 5_000 + "]" * 5_000 + "]\n",

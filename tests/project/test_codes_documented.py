@@ -6,37 +6,8 @@ from __future__ import annotations
 
 import re
 
+from helpers.codes import emitted_codes
 from helpers.paths import REPO
-
-_CODE = r'"([a-z][a-z0-9]*(?:-[a-z0-9]+)*)"'
-#: How the sources emit a code: a Problem, a collector's add, a walk or scan refusal, the
-#: helpers that build an error from a code, a finding tuple, a code keyword, an error kind.
-_EMIT = re.compile(
-    r'(?:Problem\(\s*"(?:error|warning|info)",\s*'
-    r'|\badd\(\s*(?:"(?:error|warning|info)",\s*|[A-Z]\w*Error,\s*)'
-    r'|\bproblem\(\s*'
-    r'|\b(?:_error|_YamlRefusal|err|call_error|_refused|refuse)\(\s*'
-    r'|\bappend\(\(\s*'
-    r'|\bcode\s*=\s*'
-    r'|\((?:[A-Z]\w*Error),\s*'
-    r')' + _CODE
-)
-#: Codes made outside those patterns: a link or an unreadable file found while hashing
-#: (source/records.py), a PATH holding no skill (source/classify.py).
-_OTHER = {"symlink", "unreadable", "no-skill", "usage"}
-#: Strings the patterns catch that are not problem codes.
-_NOT_CODES = {"utf-8", "ascii", "strict", "replace", "ignore"}
-
-
-def emitted_codes() -> dict[str, set[str]]:
-    codes: dict[str, set[str]] = {}
-    for source in sorted((REPO / "skillpack").rglob("*.py")):
-        for code in _EMIT.findall(source.read_text(encoding="utf-8")):
-            if code not in _NOT_CODES:
-                codes.setdefault(code, set()).add(str(source.relative_to(REPO)))
-    for code in _OTHER:
-        codes.setdefault(code, set()).add("(see _OTHER)")
-    return codes
 
 
 def documented(docs: str, code: str) -> bool:

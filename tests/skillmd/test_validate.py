@@ -155,6 +155,13 @@ WARNINGS: list[tuple[str, str, str, int, str]] = [
      + "<!--\n```tool\nid: hi\ndescription: Hi.\nrun: echo hi\n```\n-->\n",
      8, "this tool fence lies in the HTML comment opened at line 7: rendered Markdown hides "
      "it, yet it defines a tool a model may call; move it out of the comment, or delete it"),
+    ("tool-in-html", "scripted",
+     HEAD.format(name="scripted", description="Hides a tool.") + BODY
+     + "<script>\n```tool\nid: hi\ndescription: Hi.\nrun: echo hi\n```\n</script>\n",
+     8, "this tool fence lies in the HTML block '<script' opened at line 7, which only a line "
+     "holding </script>, </pre>, </style> or </textarea> ends: rendered Markdown shows the "
+     "block as HTML, not this fence, yet it defines a tool a model may call; move it out of "
+     "the block, or delete it"),
 ]
 
 

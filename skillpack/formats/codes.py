@@ -20,8 +20,8 @@ __all__ = ["CODES", "unknown_code"]
 #: platform warnings (skillmd/; docs/SKILL-FORMAT.md, "Validation codes").
 _SKILL_MD = (
     "encoding", "frontmatter-missing", "frontmatter-unterminated", "frontmatter-too-large",
-    "frontmatter-not-mapping", "yaml-syntax", "yaml-anchor", "yaml-alias", "yaml-tag",
-    "yaml-key", "yaml-surrogate", "yaml-version", "duplicate-key", "name-conflict",
+    "frontmatter-not-mapping", "yaml-syntax", "yaml-anchor", "yaml-alias", "yaml-merge-key",
+    "yaml-tag", "yaml-key", "yaml-surrogate", "yaml-version", "duplicate-key", "name-conflict",
     "includes-type", "include-empty", "include-absolute", "include-home", "include-dotdot",
     "include-missing", "tool-unterminated", "tool-syntax", "tool-missing-field", "tool-id",
     "tool-duplicate-id", "tool-run-empty", "tool-undeclared-param", "tool-unused-param",

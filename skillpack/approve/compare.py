@@ -85,15 +85,15 @@ def lock_record(lock: Lock) -> Record | None:
     return {name: entry.archive for name, entry in lock.skills.items()}
 
 
-def recorded_entry(s: SkillReport) -> LockEntry | None:
+def recorded_entry(s: SkillReport, wanted: str | None = None) -> LockEntry | None:
     """The entry ``skillpack lock`` records for the verified skill `s` (None when its
-    `Recorded` fields were not asked for): its ``archive`` the SHA-256 its lock would name,
-    or the one of its other layout that the lock names."""
+    `Recorded` fields were not asked for): its ``archive`` the SHA-256 of the archive its
+    lock would name, or, when it is `wanted` (the lock's), the other layout's."""
     r = s.recorded
     if r is None:
         return None
     return LockEntry.recorded(s.digest, s.files, s.programs, r,
-                              r.archives[-1] if r.archives else None)
+                              wanted if wanted in r.archives else next(iter(r.archives), None))
 
 
 def entry_differences(entry: LockEntry, s: SkillReport) -> tuple[list[str], str]:
@@ -102,7 +102,7 @@ def entry_differences(entry: LockEntry, s: SkillReport) -> tuple[list[str], str]
     a format 1.0 entry or a skill whose other fields were not derived; ``archive`` when the
     entry records one), and what to say of the archive when it differs."""
     differ = ["programs"] if list(entry.programs) != list(s.programs) else []
-    derived = recorded_entry(s)
+    derived = recorded_entry(s, entry.archive)
     if derived is None or entry.tools is None:
         return differ, ""
     mine, theirs = derived.to_dict(), entry.to_dict()
@@ -140,7 +140,7 @@ def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
             # the digest covers the files, not what the lock says of them
             code, message = lock_finding(s.name, *found)
             verdicts.append(LockVerdict(s.name, s.digest, False, message, code=code,
-                                        entry=recorded_entry(s)))
+                                        entry=recorded_entry(s, entry.archive)))
         elif s.runs_in_place:
             # left out of the digest, yet run by the approved code: approval does not cover it
             shown = ", ".join(s.runs_in_place[:5]) + (
@@ -148,9 +148,11 @@ def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
             verdicts.append(LockVerdict(
                 s.name, s.digest, False, f"the folder holds compiled Python the digest does not "
                 f"cover but Python would run in place ({shown}); delete it, or verify and use "
-                "the packed archive", code="runs-in-place", entry=recorded_entry(s)))
+                "the packed archive", code="runs-in-place",
+                entry=recorded_entry(s, entry.archive)))
         else:
-            verdicts.append(LockVerdict(s.name, s.digest, True, entry=recorded_entry(s)))
+            verdicts.append(LockVerdict(s.name, s.digest, True,
+                                        entry=recorded_entry(s, entry.archive)))
     verdicts.extend(LockVerdict(name, approved[name], False, message, code=code)
                     for code, name, message in approval_findings(
                         approved, {s.name: s.digest for s in skills})

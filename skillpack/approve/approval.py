@@ -19,6 +19,7 @@ from pathlib import Path
 from blake3 import blake3
 
 from skillpack._regular import read_regular
+from skillpack.approve.compare import SkillVerdict, TargetFailure
 from skillpack.approve.lock import Lock, LockedSkill, LockEntry
 from skillpack.approve.review import (
     MAX_DIFF_INPUT_BYTES,
@@ -60,6 +61,7 @@ __all__ = [
     "review_changes",
     "review_views",
     "signature_path",
+    "with_verdicts",
 ]
 
 #: A lock's signature is written beside it, named ``<lock>.intoto.json`` unless told.
@@ -225,12 +227,16 @@ def review_changes(paths: Iterable[str | os.PathLike[str]], lock: Lock,
                    bases: Iterable[str | os.PathLike[str]] = (), *,
                    selection: Selection | None = None,
                    passed_over: list[tuple[str, SkillpackError]] | None = None,
+                   verdicts: Iterable[SkillVerdict | TargetFailure] = (),
                    ) -> tuple[SkillChange, ...]:
     """What `skillpack review` shows: the skills at ``paths`` (`review_views`, with
     `selection`) compared with the approval in ``lock``; with ``bases``
     (`approved_views`), each changed or removed file's approved text, for its line diff
-    (a base that cannot be read listed in `passed_over`)."""
-    current = review_views(paths, lock.skills, selection=selection)
+    (a base that cannot be read listed in `passed_over`). With ``verdicts`` (``verify
+    --lock``'s answer for the same paths: `skillpack.install.folders.lock_answer`), each
+    skill it refuses for more than its digest is refused here too, with its code and
+    reason (`with_verdicts`), and each skill shows the archive its lock would record."""
+    current = with_verdicts(review_views(paths, lock.skills, selection=selection), verdicts)
     bases = list(bases)
     if not bases:
         return compare({n: SkillView.from_lock_entry(n, e) for n, e in lock.skills.items()},
@@ -241,6 +247,34 @@ def review_changes(paths: Iterable[str | os.PathLike[str]], lock: Lock,
         removed = [r.path for r in entry.files if r.path not in view.files] if entry else []
         wanted[view.name] = {*view.contents, *removed}
     return compare(approved_views(bases, lock, wanted, passed_over=passed_over), current)
+
+
+#: The codes of `verify --lock` a review shows by a skill's status (changed, new, gone)
+#: rather than as a refusal: what the approver is reviewing.
+_BY_STATUS = frozenset({"expect-mismatch", "expect-extra", "expect-missing"})
+
+
+def with_verdicts(views: Iterable[SkillView],
+                  verdicts: Iterable[SkillVerdict | TargetFailure]) -> list[SkillView]:
+    """`views`, each with the refusals ``verify --lock`` gave the skills of its name
+    (``verdicts``: every code but those a status shows, as error findings naming the code
+    and the reason, so that two skills of one name are both refused ``duplicate-name``)
+    and, where its digest is the one verified, the archive its lock would record."""
+    refusals: dict[str, list[str]] = {}
+    archives: dict[tuple[str, str], str] = {}
+    for v in verdicts:
+        if not isinstance(v, SkillVerdict) or v.name is None:
+            continue  # a target that did not verify: the review shows its problems
+        if v.entry is not None and v.entry.archive is not None:
+            archives.setdefault((v.name, v.digest), v.entry.archive)
+        if not v.ok and v.code not in _BY_STATUS:
+            refusals.setdefault(v.name, []).append(str(Problem(
+                "error", v.code or "refused", f"verify --lock refuses it: {v.reason}",
+                v.path or v.target)))
+    return [replace(view, findings=tuple(dict.fromkeys(
+                (*view.findings, *refusals.get(view.name, ())))),
+                archive=archives.get((view.name, view.digest), view.archive))
+            for view in views]
 
 
 def approved_views(paths: Iterable[str | os.PathLike[str]], lock: Lock,

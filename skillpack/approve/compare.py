@@ -5,22 +5,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from skillpack.approve.lock import Lock
+from skillpack.approve.lock import Lock, LockEntry
 from skillpack.errors import SkillpackError
 from skillpack.formats.digest import FileRecord
+from skillpack.formats.manifest import FORMAT
 from skillpack.packing.check import DUPLICATE_NAME, name_clashes
 from skillpack.packing.selection import Selection
-from skillpack.packing.verify import VerifyReport, verify_target_each
-from skillpack.runtime.checks import approval_findings
+from skillpack.packing.verify import Record, SkillReport, VerifyReport, verify_target_each
+from skillpack.runtime.checks import approval_findings, lock_finding
 
 #: The code of a skill or bundle whose digest is not the one `verify --digest` was given.
 DIGEST_MISMATCH = "digest-mismatch"
 
-__all__ = ["DIGEST_MISMATCH", "FileDiff", "LockVerdict", "SkillVerdict", "TargetFailure",
-           "compare_with_lock", "diff_files", "verify_against"]
+__all__ = ["DIGEST_MISMATCH", "ENTRY_FIELDS", "FileDiff", "LockVerdict", "SkillVerdict",
+           "TargetFailure", "compare_with_lock", "diff_files", "entry_differences",
+           "lock_record", "recorded_entry", "verify_against"]
+
+#: The fields of a lock entry beyond its digest and files, each derived from the skill's
+#: content, in the order a difference names them.
+ENTRY_FIELDS = ("programs", "tools", "description", "allowed-tools", "mentions", "archive")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +62,10 @@ def diff_files(expected: Iterable[FileRecord], actual: Iterable[FileRecord]) -> 
 class LockVerdict:
     """Whether one skill matches what a lock file approved, and if not, why: ``code`` is
     that of `skillpack.runtime.checks.approval_findings` (``expect-missing``,
-    ``expect-mismatch``, ``expect-extra``) or ``lock-programs``, ``reason`` its words."""
+    ``expect-mismatch``, ``expect-extra``), or `skillpack.runtime.checks.lock_finding`'s
+    (``lock-programs``, ``lock-entry``), or ``runs-in-place``, ``reason`` its words.
+    ``entry`` is the entry ``skillpack lock`` would record for the skill, when it was
+    derived (its digest the approved one, the lock of format 1.1)."""
 
     name: str
     digest: str
@@ -64,13 +73,56 @@ class LockVerdict:
     reason: str | None = None
     diff: FileDiff | None = None
     code: str | None = None
+    entry: LockEntry | None = None
+
+
+def lock_record(lock: Lock) -> Record | None:
+    """What a verification is asked for to compare `lock`'s entries field by field (the
+    `Recorded` fields of each skill it lists, with the ``archive`` it records): None for a
+    format 1.0 lock, which records programs only."""
+    if lock.format == FORMAT:
+        return None
+    return {name: entry.archive for name, entry in lock.skills.items()}
+
+
+def recorded_entry(s: SkillReport, wanted: str | None = None) -> LockEntry | None:
+    """The entry ``skillpack lock`` records for the verified skill `s` (None when its
+    `Recorded` fields were not asked for): its ``archive`` the SHA-256 of the archive its
+    lock would name, or, when it is `wanted` (the lock's), the other layout's."""
+    r = s.recorded
+    if r is None:
+        return None
+    return LockEntry.recorded(s.digest, s.files, s.programs, r,
+                              wanted if wanted in r.archives else next(iter(r.archives), None))
+
+
+def entry_differences(entry: LockEntry, s: SkillReport) -> tuple[list[str], str]:
+    """The fields of the lock's `entry` (digest the same) that are not what ``skillpack
+    lock`` records for the verified skill `s` (`ENTRY_FIELDS` order: ``programs`` only for
+    a format 1.0 entry or a skill whose other fields were not derived; ``archive`` when the
+    entry records one), and what to say of the archive when it differs."""
+    differ = ["programs"] if list(entry.programs) != list(s.programs) else []
+    derived = recorded_entry(s, entry.archive)
+    if derived is None or entry.tools is None:
+        return differ, ""
+    mine, theirs = derived.to_dict(), entry.to_dict()
+    differ += [key for key in ENTRY_FIELDS[1:] if mine.get(key) != theirs.get(key)
+               and (key != "archive" or entry.archive is not None)]
+    detail = ""
+    if "archive" in differ:
+        assert s.recorded is not None
+        detail = (f" (its archive is {' or '.join(s.recorded.archives)}; the lock names "
+                  f"{entry.archive})")
+    return differ, detail
 
 
 def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
                       lock: Lock) -> list[LockVerdict]:
     """The skills of `report` (one or several, taken together) against `lock`, as
     ``load(expect=)`` compares them (`approval_findings`, the same codes and words): each
-    skill approved with the same digest and programs, or not approved, or with a different
+    skill approved with the same digest and the same entry as ``skillpack lock`` records
+    for it (`entry_differences`: its programs, and, verified with `lock_record`, its tools,
+    description, allowed-tools, mentions and archive), or not approved, or with a different
     digest (and which files differ); then each approved skill found in none of them."""
     reports = [report] if isinstance(report, VerifyReport) else list(report)
     skills = [s for r in reports for s in r.skills]
@@ -84,11 +136,11 @@ def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
             verdicts.append(LockVerdict(s.name, s.digest, False, message,
                                         None if entry is None
                                         else diff_files(entry.files, s.files), code))
-        elif list(entry.programs) != list(s.programs):
-            # the digest covers the files, not the lock's list of programs
-            verdicts.append(LockVerdict(
-                s.name, s.digest, False, "the programs it runs differ from the lock's list "
-                "(the lock was edited); lock it again", code="lock-programs"))
+        elif (found := entry_differences(entry, s))[0]:
+            # the digest covers the files, not what the lock says of them
+            code, message = lock_finding(s.name, *found)
+            verdicts.append(LockVerdict(s.name, s.digest, False, message, code=code,
+                                        entry=recorded_entry(s, entry.archive)))
         elif s.runs_in_place:
             # left out of the digest, yet run by the approved code: approval does not cover it
             shown = ", ".join(s.runs_in_place[:5]) + (
@@ -96,9 +148,11 @@ def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
             verdicts.append(LockVerdict(
                 s.name, s.digest, False, f"the folder holds compiled Python the digest does not "
                 f"cover but Python would run in place ({shown}); delete it, or verify and use "
-                "the packed archive", code="runs-in-place"))
+                "the packed archive", code="runs-in-place",
+                entry=recorded_entry(s, entry.archive)))
         else:
-            verdicts.append(LockVerdict(s.name, s.digest, True))
+            verdicts.append(LockVerdict(s.name, s.digest, True,
+                                        entry=recorded_entry(s, entry.archive)))
     verdicts.extend(LockVerdict(name, approved[name], False, message, code=code)
                     for code, name, message in approval_findings(
                         approved, {s.name: s.digest for s in skills})
@@ -116,7 +170,8 @@ class SkillVerdict:
     prints with every verdict that fails. ``link`` is where a skill of an agent's folder
     that is a symbolic link points (it was verified there; `skillpack.install.folders`).
     ``path`` is the skill's own folder or archive, when it is not the target itself (a
-    folder of skills or of archives)."""
+    folder of skills or of archives). ``entry`` is the entry ``skillpack lock`` would record
+    for the skill, when it was derived (`LockVerdict.entry`; not printed)."""
 
     target: str | None
     name: str | None
@@ -128,6 +183,7 @@ class SkillVerdict:
     skills: int | None = None
     link: str | None = None
     path: str | None = None
+    entry: LockEntry | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The item of ``verify --json``."""
@@ -201,7 +257,9 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
     for given in targets:
         target = os.fspath(given)
         try:
-            report, failed = verify_target_each(target, seen=seen, selection=selection)
+            report, failed = verify_target_each(
+                target, seen=seen, selection=selection,
+                record=lock_record(lock) if lock is not None else None)
         except SkillpackError as err:
             fail(target, err)
             continue
@@ -230,13 +288,15 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
                                            clash[0].message, path=path))
             elif verdict is not None and not verdict.ok:
                 answer.append(SkillVerdict(target, s.name, s.digest, False, verdict.code,
-                                           verdict.reason, verdict.diff, path=path))
+                                           verdict.reason, verdict.diff, path=path,
+                                           entry=verdict.entry))
             elif expected is not None and s.digest != expected:
                 answer.append(SkillVerdict(target, s.name, s.digest, False, DIGEST_MISMATCH,
                                            reason=f"digest differs from {expected}",
                                            path=path))
             else:
-                answer.append(SkillVerdict(target, s.name, s.digest, path=path))
+                answer.append(SkillVerdict(target, s.name, s.digest, path=path,
+                                           entry=verdict.entry if verdict else None))
     for missing in (compare_with_lock(reports, lock) if lock is not None else ()):
         if missing.code == "expect-missing" and missing.name not in broken:
             # approved, but in none of the targets

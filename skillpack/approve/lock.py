@@ -40,7 +40,7 @@ from skillpack._regular import read_regular
 from skillpack.errors import IntegrityError, MissingPathError, SkillpackError
 from skillpack.formats.digest import DIGEST_RE, FileRecord, digest_records
 from skillpack.formats.manifest import FORMAT, LOCK_FORMAT, TwiceError, check_format, load_json
-from skillpack.skillmd.mentions import mentioned_programs
+from skillpack.packing.recorded import Recorded, recorded_fields
 from skillpack.skillmd.skill import Skill
 
 __all__ = ["Lock", "LockEntry", "LockTool", "LockedSkill", "make_lock", "read_lock",
@@ -112,13 +112,17 @@ class LockEntry:
                   programs: Iterable[dict[str, Any]], archive: str | None = None) -> LockEntry:
         """The format 1.1 entry approving ``skill`` (its parsed SKILL.md) with these files
         (``archive``: ``sha256:<hex>`` of its ``.skill`` archive)."""
-        mentions = tuple({"program": m.program, "line": m.line, "kind": m.kind,
-                          "script": m.script}
-                         for m in mentioned_programs(skill.body, skill.body_line))
+        return cls.recorded(digest, files, programs, recorded_fields(skill), archive)
+
+    @classmethod
+    def recorded(cls, digest: str, files: Iterable[FileRecord],
+                 programs: Iterable[dict[str, Any]], fields: Recorded,
+                 archive: str | None = None) -> LockEntry:
+        """The format 1.1 entry of a skill whose recorded `fields` are these
+        (`skillpack.packing.recorded`: what `for_skill` derives from its SKILL.md)."""
         return cls(digest, tuple(files), tuple(programs),
-                   tuple(sorted((LockTool(t.id, t.words) for t in skill.tools),
-                                key=lambda t: t.id)), skill.description,
-                   skill.allowed_tools, mentions, archive)
+                   tuple(LockTool(i, words) for i, words in fields.tools), fields.description,
+                   fields.allowed_tools, fields.mentions, archive)
 
     @classmethod
     def from_dict(cls, data: Any, *, name: str, source: str,

@@ -117,7 +117,8 @@ class SkillView:
     SKILL.md runs at load or mentions (the lock's ``mentions``); ``findings`` are validation,
     secret and lint findings, as text; ``contents`` the bytes of the files the review shows
     (those that differ from the approval; for an approved view, the approved bytes read
-    back and matched to the lock's BLAKE3)."""
+    back and matched to the lock's BLAKE3); ``archive`` the SHA-256 of its ``.skill``
+    archive (the lock's, or the one its lock would record: None when not known)."""
 
     name: str
     digest: str
@@ -130,6 +131,7 @@ class SkillView:
     sizes: Mapping[str, int] = field(default_factory=dict)
     mentions: tuple[Mapping[str, Any], ...] = ()
     contents: Mapping[str, bytes] = field(default_factory=dict)
+    archive: str | None = None
 
     @property
     def refused(self) -> bool:
@@ -148,7 +150,7 @@ class SkillView:
             tuple(sorted({str(p.get("name")) for p in entry.programs})),
             None if entry.tools is None else {t.id: t.run for t in entry.tools},
             entry.allowed_tools, tuple(findings), {r.path: r.size for r in entry.files},
-            entry.mentions, dict(contents or {}))
+            entry.mentions, dict(contents or {}), entry.archive)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +217,9 @@ class SkillChange:
     at_load_after: tuple[str, ...] = ()
     mentioned_before: tuple[str, ...] = ()
     mentioned_after: tuple[str, ...] = ()
+    #: the SHA-256 of its ``.skill`` archive, approved and now (None: not known)
+    archive_before: str | None = None
+    archive_after: str | None = None
 
     @property
     def tools_added(self) -> tuple[str, ...]:
@@ -267,10 +272,28 @@ def _mention_words(view: SkillView | None, kind: str) -> tuple[str, ...]:
 
 def compare(approved: Mapping[str, SkillView], current: Iterable[SkillView]
             ) -> tuple[SkillChange, ...]:
-    """Each skill approved or current, sorted by name, with what changed."""
-    now = {view.name: view for view in current}
-    return tuple(_change(name, approved.get(name), now.get(name))
-                 for name in sorted(set(approved) | set(now)))
+    """Each skill current (two of one name each shown, in their order) or approved and
+    gone, sorted by name, with what changed."""
+    now: dict[str, list[SkillView]] = {}
+    for view in current:
+        now.setdefault(view.name, []).append(view)
+    return tuple(_change(name, approved.get(name), view)
+                 for name in sorted(set(approved) | set(now))
+                 for view in now.get(name, [None]))
+
+
+def _same_record(before: SkillView, after: SkillView) -> bool:
+    """Whether what the approval records beyond the files (programs and, where it records
+    them, description, tools, allowed-tools, mentions, archive) is what the skill gives."""
+    if before.programs != after.programs:
+        return False
+    if before.tools is None:  # a format 1.0 lock: programs only
+        return True
+    return (before.description == after.description and before.tools == after.tools
+            and before.allowed_tools == after.allowed_tools
+            and [dict(m) for m in before.mentions] == [dict(m) for m in after.mentions]
+            and (before.archive is None or after.archive is None
+                 or before.archive == after.archive))
 
 
 def _change(name: str, before: SkillView | None, after: SkillView | None) -> SkillChange:
@@ -303,6 +326,8 @@ def _change(name: str, before: SkillView | None, after: SkillView | None) -> Ski
             findings=after.findings if after else (), refused=refused,
             files=tuple(_file_change(p, "added", before, after) for p in files)
             if after else (),  # a gone skill: its files are listed, not shown
+            archive_before=before.archive if before else None,
+            archive_after=after.archive if after else None,
             **mentions)
     old_tools, new_tools = before.tools or {}, after.tools or {}
     tools = tuple(ToolChange(i, old_tools.get(i), new_tools.get(i))
@@ -311,7 +336,7 @@ def _change(name: str, before: SkillView | None, after: SkillView | None) -> Ski
     removed = set(before.files) - set(after.files)
     changed = {p for p in set(before.files) & set(after.files)
                if before.files[p] != after.files[p]}
-    unchanged = before.digest == after.digest
+    unchanged = before.digest == after.digest and _same_record(before, after)
     return SkillChange(
         name, "unchanged" if unchanged else "changed",
         before.digest, after.digest,
@@ -327,6 +352,7 @@ def _change(name: str, before: SkillView | None, after: SkillView | None) -> Ski
             _file_change(p, "added" if p in added else "removed" if p in removed
                          else "changed", before, after)
             for p in sorted(added | removed | changed, key=_file_order)),
+        archive_before=before.archive, archive_after=after.archive,
         **mentions)
 
 
@@ -680,6 +706,12 @@ def _skill_html(c: SkillChange) -> list[str]:
     out.append(f'<table class="kv"><tr><th>before</th><td>{_allowed(c.allowed_tools_before)}'
                f"</td></tr><tr><th>now</th><td>{_allowed(c.allowed_tools_after)}</td></tr>"
                "</table>")
+    if c.archive_before != c.archive_after and None not in (c.archive_before,
+                                                             c.archive_after):
+        out.append(f'<h3>Archive (SHA-256)</h3><table class="kv"><tr class="before"><th>'
+                   f"before</th><td>{_digest_html(c.archive_before)}</td></tr>"
+                   f'<tr class="after"><th>now</th><td>{_digest_html(c.archive_after)}</td>'
+                   "</tr></table>")
     out.append("<h3>Files</h3>")
     out += _rows([("after", "added", c.files_added, ""),
                   ("before", "removed", c.files_removed, ""),
@@ -829,6 +861,10 @@ def render_markdown(changes: Iterable[SkillChange], *, title: str = "skillpack r
         if c.allowed_tools_before != c.allowed_tools_after:
             out.append(f"- allowed-tools before: {_md_list(c.allowed_tools_before)}")
             out.append(f"- allowed-tools after: {_md_list(c.allowed_tools_after)}")
+        if c.archive_before != c.archive_after and None not in (c.archive_before,
+                                                                 c.archive_after):
+            out.append(f"- archive before: {_md_digest(c.archive_before)}")
+            out.append(f"- archive after: {_md_digest(c.archive_after)}")
         out.append(f"- files added: {_md_list(c.files_added)}")
         out.append(f"- files removed: {_md_list(c.files_removed)}")
         out.append(f"- files changed: {_md_list(c.files_changed)}")

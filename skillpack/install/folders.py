@@ -44,20 +44,28 @@ import dataclasses
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from blake3 import blake3
 
 from skillpack._atomic import pid_alive, writer_at_work
 from skillpack._regular import read_regular
-from skillpack.approve.compare import FileDiff, SkillVerdict, TargetFailure, compare_with_lock
+from skillpack.approve.compare import (
+    FileDiff,
+    SkillVerdict,
+    TargetFailure,
+    compare_with_lock,
+    lock_record,
+    verify_against,
+)
 from skillpack.approve.lock import Lock
 from skillpack.errors import Problem, RefusedError, SkillpackError
 from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.paths import SKILL_MD
-from skillpack.install.agents import AGENTS, AgentFolder, escape, folder_by_path
+from skillpack.install.agents import AGENTS, AgentFolder, agent_folders, escape, folder_by_path
 from skillpack.install.place import TEMP_RE
 from skillpack.install.state import STATE_FILE
+from skillpack.packing.selection import Selection
 from skillpack.packing.verify import SkillReport, VerifyReport, verify_inputs
 from skillpack.source.classify import Input
 from skillpack.source.discover import is_skill_folder
@@ -65,7 +73,8 @@ from skillpack.source.fileset import display_path
 from skillpack.source.records import record_skill
 
 __all__ = ["OUTSIDE", "UNEXPECTED", "UNLISTED", "as_installed", "installed_digest",
-           "installed_refusal", "is_agent_folder", "unlisted", "verify_folders"]
+           "installed_refusal", "is_agent_folder", "lock_answer", "unlisted",
+           "verify_folders"]
 
 Answer = list[SkillVerdict | TargetFailure]
 
@@ -304,7 +313,7 @@ def verify_folders(folders: Iterable[str | AgentFolder], lock: Lock, *,
         broken: set[str] = set()  # the skills refused here: that failure, not "missing"
         for item, link in items:
             try:
-                found = verify_inputs([item])
+                found = verify_inputs([item], record=lock_record(lock))
             except SkillpackError as err:
                 answer.append(TargetFailure(item.label, installed_refusal(item.relabel(err))))
                 broken.add(os.path.basename(os.path.normpath(item.label)))
@@ -331,11 +340,23 @@ def verify_folders(folders: Iterable[str | AgentFolder], lock: Lock, *,
                 reason += _mode_note(entry.files, files[v.name], v.diff.changed) if not (
                     v.diff.added or v.diff.removed) else ""
             verdict = SkillVerdict(folder, v.name, v.digest, v.ok, v.code, reason, v.diff,
-                                   link=links.get(v.name))
+                                   link=links.get(v.name), entry=v.entry)
             left = extra.get(v.name, ())
             answer.append(_with_unlisted(verdict, left, homes[v.name], entry.files if entry
                                          else ()) if left else verdict)
     return answer
+
+
+def lock_answer(targets: Sequence[str], lock: Lock, *, selection: Selection | None = None,
+                partial: bool = False) -> Answer:
+    """``verify --lock LOCK TARGET...``'s answer, and the verdicts ``review --lock`` shows:
+    agents' skills folders (`verify_folders`, with `partial`) when every TARGET is one by
+    its place (`is_agent_folder`), else the skills of the TARGETs taken together
+    (`skillpack.approve.compare.verify_against`, with `selection`), each one directly in an
+    agent's folder read as installed (`as_installed`)."""
+    if targets and all(map(is_agent_folder, targets)):
+        return verify_folders(agent_folders((), targets), lock, partial=partial)
+    return as_installed(verify_against(targets, lock=lock, selection=selection), lock)
 
 
 def as_installed(answer: Answer, lock: Lock | None = None) -> Answer:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from skillpack._atomic import folder_lock, make_folders, remove_tree
-from skillpack.approve.compare import compare_with_lock
+from skillpack.approve.compare import compare_with_lock, lock_record
 from skillpack.approve.lock import Lock
 from skillpack.errors import Problem, SkillpackError, WriteError
 from skillpack.install.agents import AgentFolder, escape
@@ -37,7 +37,12 @@ from skillpack.install.remote import Fetched, fetched
 from skillpack.install.state import check_name, read_state, write_state
 from skillpack.packing.check import name_clashes
 from skillpack.packing.prepare import PackOptions, PreparedSkill, judge_skill, refuse_all
-from skillpack.packing.verify import SkillReport, VerifyReport, as_skill_folders
+from skillpack.packing.verify import (
+    SkillReport,
+    VerifyReport,
+    as_skill_folders,
+    prepared_recorded,
+)
 from skillpack.publish.oci import DEFAULT_TIMEOUTS, Timeouts
 from skillpack.source.classify import Exclude, classify_all
 
@@ -349,9 +354,11 @@ def _approve(skills: list[_Skill], lock: Lock, frozen: bool, lock_file: str | No
     """Refuse every skill the lock does not approve as it is (and, `frozen`, every skill
     the lock approves that the sources lack), with `verify`'s words and file lists."""
     sources = {s.name: s.source for s in skills}
+    record = lock_record(lock)
     report = VerifyReport("sources", "folder", tuple(
         SkillReport(s.name, s.digest, s.prepared.manifest.files, s.prepared.manifest.programs,
-                    s.prepared.manifest, s.source) for s in skills))
+                    s.prepared.manifest, s.source,
+                    recorded=prepared_recorded(s.prepared, record)) for s in skills))
     problems = []
     missing = []  # --frozen: approved skills no source holds (no path: none exists)
     for verdict in compare_with_lock(report, lock):

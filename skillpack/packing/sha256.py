@@ -26,7 +26,7 @@ from skillpack.runtime import LoadedSkill
 from skillpack.storedzip.writer import ZipWriter
 
 __all__ = ["HashingFile", "archive_sha256", "canonical_sha256", "loaded_sha256",
-           "parts_sha256", "sha256_problem"]
+           "parts_sha256", "prepared_sha256", "sha256_problem"]
 
 
 class HashingFile:
@@ -101,11 +101,23 @@ def canonical_sha256(prepared: PreparedSkill) -> str:
     return _members_sha256(prepared.members)
 
 
-def loaded_sha256(skill: LoadedSkill) -> str:
+def prepared_sha256(prepared: PreparedSkill, *, root: bool = False) -> str:
+    """``sha256:<hex>`` of `prepared`'s `.skill` archive with its manifest, whatever it was
+    prepared for (a host's archive holds no manifest): `canonical_sha256`'s, or with `root`
+    the root layout's (``SKILL.md`` and ``.skillpack/manifest.json`` at the archive root,
+    which the runtime loads and a lock made from such an archive records); computed without
+    writing it."""
+    skill = PreparedSkill(prepared.source, prepared.skill, prepared.fileset, prepared.manifest,
+                          "root" if root else "wrapped", True)
+    return _members_sha256(skill.members)
+
+
+def loaded_sha256(skill: LoadedSkill, *, root: bool = False) -> str:
     """``sha256:<hex>`` of the `.skill` archive of a verified skill (one of a bundle): its
-    manifest and files under ``<name>/``, as ``skillpack pack`` writes them."""
+    manifest and files under ``<name>/``, as ``skillpack pack`` writes them (with `root`, at
+    the archive root: the root layout with its manifest)."""
     def members() -> list[Member]:
-        prefix = f"{skill.name}/"
+        prefix = "" if root else f"{skill.name}/"
         manifest = skill.manifest.to_bytes()
         out = [Member(prefix + MANIFEST_PATH, len(manifest), False, data=manifest)]
         for record in skill.manifest.files:

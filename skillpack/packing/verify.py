@@ -17,7 +17,7 @@ import tempfile
 import unicodedata
 import zlib
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -33,9 +33,16 @@ from skillpack.formats.bundle_index import BUNDLE_INDEX
 from skillpack.formats.digest import FileRecord
 from skillpack.formats.manifest import MANIFEST_PATH, Manifest, canonical_json
 from skillpack.formats.paths import SKILL_MD, collision_key, name_problem, sort_key
-from skillpack.packing.prepare import PreparedSkill, prepare_each_as, prepare_many_as, refuse_all
+from skillpack.packing.prepare import (
+    KEEP_BYTES,
+    PreparedSkill,
+    prepare_each_as,
+    prepare_many_as,
+    refuse_all,
+)
+from skillpack.packing.recorded import Recorded, archive_candidates, recorded_fields
 from skillpack.packing.selection import Selection
-from skillpack.packing.sha256 import sha256_problem
+from skillpack.packing.sha256 import loaded_sha256, prepared_sha256, sha256_problem
 from skillpack.runtime import Bundle, LoadedSkill, load
 from skillpack.runtime.bundle import load_index
 from skillpack.skillmd.skill import Skill, parse_skill
@@ -52,6 +59,7 @@ from skillpack.storedzip.source import CHUNK, FileBytes, FileSpan
 from skillpack.storedzip.writer import central_entry, end_record
 
 __all__ = [
+    "Record",
     "SkillReport",
     "VerifyReport",
     "archive_digest",
@@ -59,6 +67,7 @@ __all__ = [
     "carried_problems",
     "digest",
     "one_skill",
+    "prepared_recorded",
     "verified_archive",
     "verify_bytes",
     "verify_each",
@@ -88,6 +97,15 @@ class SkillReport:
     #: Every frontmatter property of its verified SKILL.md (license, metadata,
     #: compatibility, allowed-tools...: what skills-ref's read-properties prints).
     frontmatter: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: What a lock records of it beyond its files (`skillpack.packing.recorded`), when the
+    #: verification was asked for it (``record``: `verify --lock` of a format 1.1 lock).
+    recorded: Recorded | None = field(default=None, compare=False, repr=False)
+
+
+#: What `verify --lock` asks of a verification: the skills (by name) whose lock entry is to
+#: be compared field by field, each with the ``archive`` its entry records (None: none), so
+#: that each `SkillReport` carries its `Recorded` fields (`skillpack.packing.recorded`).
+Record = Mapping[str, str | None]
 
 
 #: The built-in leave-out rules (source/ignore.py) whose files run in place: Python imports a
@@ -112,17 +130,29 @@ def verify_folder(path: str | os.PathLike[str]) -> VerifyReport:
                         tuple(prepare_many_as([path], _folder_skill)))
 
 
-def _folder_skill(p: PreparedSkill, source: str | None = None) -> SkillReport:
+def _folder_skill(p: PreparedSkill, source: str | None = None,
+                  record: Record | None = None) -> SkillReport:
     return SkillReport(p.name, p.digest, p.manifest.files, p.manifest.programs, p.manifest,
                        p.source if source is None else source,
                        tuple(x.path for x in p.fileset.left_out if x.rule in _RUN_IN_PLACE),
-                       dict(p.skill.frontmatter))
+                       dict(p.skill.frontmatter), prepared_recorded(p, record))
 
 
-def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
+def prepared_recorded(p: PreparedSkill, record: Record | None) -> Recorded | None:
+    """What a lock records of the prepared skill `p` when `record` asks for it (its name
+    among them): its fields, and the SHA-256 of the archive ``pack`` writes for it (then,
+    when the lock records another, of its root layout)."""
+    if record is None or p.name not in record:
+        return None
+    return recorded_fields(p.skill, archive_candidates(record[p.name], (
+        lambda: prepared_sha256(p), lambda: prepared_sha256(p, root=True))))
+
+
+def verify_file(path: str | os.PathLike[str], *, record: Record | None = None) -> VerifyReport:
     """Verify a `.skill` archive or a bundle file completely, in bounded memory: it is read by
     offset, a chunk at a time (`skillpack.storedzip.source`), never whole. The report's
-    ``loaded`` serves from the open file; one that changes meanwhile is refused."""
+    ``loaded`` serves from the open file; one that changes meanwhile is refused. With
+    `record`, each skill it names carries its `Recorded` fields."""
     source = os.fspath(path)
     try:
         file = FileBytes(open_regular(source), source)  # a fifo or a device must not hang
@@ -139,7 +169,7 @@ def verify_file(path: str | os.PathLike[str]) -> VerifyReport:
         view = cast(memoryview, file)
         bundle = load_index(index, view, source=source)
         report = _verify_loaded(bundle, source, view, lambda offset, size: file.read(
-            offset, size, exact=False), len(file))
+            offset, size, exact=False), len(file), record)
         file.check_unchanged()
     except OSError as err:
         raise SkillpackError(f"cannot read it: {err.strerror}", path=source,
@@ -158,14 +188,15 @@ def verify_target(path: str | os.PathLike[str]) -> VerifyReport:
 
 
 def verify_target_each(path: str | os.PathLike[str], *, seen: set[str] | None = None,
-                       selection: Selection | None = None,
+                       selection: Selection | None = None, record: Record | None = None,
                        ) -> tuple[VerifyReport, list[tuple[Input, SkillpackError]]]:
     """`verify_target`, each skill of a folder on its own (`verify_each`): the report of
     those that verify, and each input that does not with its error, so that one broken
     skill among many hides none of the others. An archive or bundle file given as PATH is
     one input, verified whole (it raises). With `seen` (`classify`), an input an earlier
     PATH of the same command held is left out; with `selection`, those its ``exclude``
-    matches (listed in its ``excluded``)."""
+    matches (listed in its ``excluded``). With `record`, each skill it names carries its
+    `Recorded` fields."""
     given = os.fspath(path)
     found = classify(given, seen=seen,
                      exclude=selection.excluder if selection is not None else ())
@@ -173,11 +204,11 @@ def verify_target_each(path: str | os.PathLike[str], *, seen: set[str] | None = 
     if selection is not None:
         selection.excluded += found.excluded
     if len(items) == 1 and items[0].kind == "archive" and not os.path.isdir(given):
-        return verify_file(given), []
+        return verify_file(given, record=record), []
     archives = os.path.isdir(given) and any(i.kind != "folder" for i in items)
     skills: list[SkillReport] = []
     failed: list[tuple[Input, SkillpackError]] = []
-    for item, answer in zip(items, verify_each(items), strict=True):
+    for item, answer in zip(items, verify_each(items, record=record), strict=True):
         if isinstance(answer, SkillpackError):
             failed.append((item, answer))
         else:
@@ -185,19 +216,24 @@ def verify_target_each(path: str | os.PathLike[str], *, seen: set[str] | None = 
     return VerifyReport(given, "archives" if archives else "folder", tuple(skills)), failed
 
 
-def verify_each(items: Sequence[Input]) -> list[list[SkillReport] | SkillpackError]:
+def verify_each(items: Sequence[Input], *, record: Record | None = None,
+                ) -> list[list[SkillReport] | SkillpackError]:
     """`verify_inputs`, one answer per input in their order: its skills, or the error that
     refuses it (naming an archive's member as ``ARCHIVE!MEMBER``); the others still
-    verified."""
+    verified. With `record`, each skill it names carries its `Recorded` fields (a folder
+    read keeping up to `KEEP_BYTES` of its bytes, as `lock` reads it, for its archive's
+    SHA-256)."""
     answers: list[list[SkillReport] | SkillpackError] = []
     for item in items:
         try:
             with unpacked_foreign([item]) as [ready]:
                 if ready.kind != "folder":
-                    with verified_archive(ready.path) as report:
+                    with verified_archive(ready.path, record=record) as report:
                         answers.append(list(report.skills))
                     continue
-                [done] = prepare_each_as([ready.path], _folder_skill)
+                [done] = prepare_each_as(
+                    [ready.path], lambda p: _folder_skill(p, record=record),
+                    keep_bytes=KEEP_BYTES if record else 0)
                 if isinstance(done, SkillpackError):
                     raise done
                 answers.append([replace(done, source=ready.label)])
@@ -206,23 +242,25 @@ def verify_each(items: Sequence[Input]) -> list[list[SkillReport] | SkillpackErr
     return answers
 
 
-def verify_inputs(items: Sequence[Input]) -> list[SkillReport]:
+def verify_inputs(items: Sequence[Input], *, record: Record | None = None,
+                  ) -> list[SkillReport]:
     """Every skill of `items`, verified, in their order (`verify_each`: the skill folders
     checked as `pack` checks them; each archive or bundle of ours completely, its file
     closed after, so that a folder of thousands of archives holds one descriptor at a time;
     an archive made elsewhere as the folder it unpacks to), every one that fails refused
     together. Each skill's ``source`` is its input's `Input.label`."""
-    answers = verify_each(items)
+    answers = verify_each(items, record=record)
     refuse_all([a for a in answers if isinstance(a, SkillpackError)])
     return [s for a in answers if not isinstance(a, SkillpackError) for s in a]
 
 
 @contextmanager
-def verified_archive(path: str | os.PathLike[str]) -> Iterator[VerifyReport]:
+def verified_archive(path: str | os.PathLike[str], *,
+                     record: Record | None = None) -> Iterator[VerifyReport]:
     """``with verified_archive(path) as report:`` `verify_file`, its ``loaded`` bundle serving
     from the open file inside the block; the file is closed on leaving it, so that a command
     reading thousands of archives holds one descriptor at a time."""
-    report = verify_file(path)
+    report = verify_file(path, record=record)
     try:
         yield report
     finally:
@@ -241,7 +279,7 @@ def verify_bytes(data: bytes | memoryview, *, source: str = "<bytes>") -> Verify
 
 def _verify_loaded(bundle: Bundle, source: str, view: memoryview,
                    read_at: Callable[[int, int], bytes | memoryview],
-                   size: int) -> VerifyReport:
+                   size: int, record: Record | None = None) -> VerifyReport:
     """`verify_bytes` of a loaded bundle (from bytes or from a file): the archive's bytes as
     ``view[a:b]`` slices them (a `FileBytes`: a lazy `FileSpan` from `CHUNK` bytes on),
     `read_at(offset, size)` reading them (at most `size` in all) for the zip's own records.
@@ -251,6 +289,7 @@ def _verify_loaded(bundle: Bundle, source: str, view: memoryview,
     check over them: its CRC-32, each file's BLAKE3 (compared by `Bundle.verify_all`, which
     raises before any other problem is said, as when it hashes them itself), its SHA-256 and
     its content scan. Each skill's SKILL.md is read first, for the allowances the scan needs.
+    With `record`, each skill it names carries its `Recorded` fields (`_loaded_recorded`).
     """
     bundle.check_all()
     index = bundle.zip_index
@@ -306,7 +345,44 @@ def _verify_loaded(bundle: Bundle, source: str, view: memoryview,
             + (f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""),
             path=source, problems=problems,
             hint="do not use it; rebuild it from the skill with `skillpack pack`")
+    if record is not None:  # once every byte is verified: what a lock records of each
+        reports = [replace(r, recorded=_loaded_recorded(bundle, bundle[r.name], record[r.name],
+                                                        read_at, size))
+                   if r.name in record else r for r in reports]
     return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest, bundle)
+
+
+def _loaded_recorded(bundle: Bundle, loaded: LoadedSkill, wanted: str | None,
+                     read_at: Callable[[int, int], bytes | memoryview],
+                     size: int) -> Recorded:
+    """What a lock records of a verified skill of `bundle`: its fields, and the SHA-256 of
+    its archive as `lock` records it (an archive's: the file's bytes, `read_at`; a bundle's
+    skill: the archive ``pack`` writes for it), then, when the lock records another, of the
+    archive's other layout (wrapped or root, with its manifest)."""
+    root = bundle.member_prefix(loaded.name) == ""
+    if bundle.kind == "archive":
+        def first() -> str:
+            return _read_sha256(read_at, size)
+    else:
+        def first() -> str:
+            return loaded_sha256(loaded)
+    found = recorded_fields(loaded.skill, archive_candidates(wanted, (
+        first, lambda: loaded_sha256(loaded, root=not root))))
+    loaded.let_go()  # its SKILL.md read again if asked: memory grows with the files
+    return found
+
+
+def _read_sha256(read_at: Callable[[int, int], bytes | memoryview], size: int) -> str:
+    """``sha256:<hex>`` of the `size` bytes `read_at` reads, `CHUNK` bytes at a time."""
+    found = hashlib.sha256()
+    at = 0
+    while at < size:
+        chunk = read_at(at, min(CHUNK, size - at))
+        if not chunk:
+            break  # the file shrank: `check_unchanged` says so
+        found.update(chunk)
+        at += len(chunk)
+    return "sha256:" + found.hexdigest()
 
 
 def _members(entries: Sequence[ZipEntry], start: int, end: int,

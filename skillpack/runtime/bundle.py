@@ -37,11 +37,14 @@ from skillpack.formats.digest import bundle_digest
 from skillpack.formats.manifest import json_string
 from skillpack.formats.paths import SKILL_MD
 from skillpack.runtime.checks import (
+    LOCK_HINT,
     Problems,
     SkillSpan,
     approved_digests,
     check_expect,
     check_packed_skill,
+    lock_differences,
+    lock_finding,
     root_skill_name,
     single_skill_folder,
     skill_spans,
@@ -71,7 +74,7 @@ class Bundle(Mapping[str, LoadedSkill]):
 
     def __init__(
         self, kind: str, source: str, digest: str, index: ZipIndex, view: memoryview,
-        spans: dict[str, SkillSpan],
+        spans: dict[str, SkillSpan], recorded: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.kind = kind
         self.source = source
@@ -83,6 +86,8 @@ class Bundle(Mapping[str, LoadedSkill]):
         self._skills: dict[str, LoadedSkill] = {}
         self._failed: dict[str, SkillpackError] = {}
         self._rules: dict[str, tuple[Rule, ...] | None] = {}
+        # what the lock given as expect records of each skill (`approved_digests`)
+        self._recorded = recorded or {}
 
     def member_prefix(self, name: str) -> str:
         """The prefix of the names of skill `name`'s members: ``<name>/``, or empty in a
@@ -99,6 +104,14 @@ class Bundle(Mapping[str, LoadedSkill]):
     def _check(self, name: str, problems: Problems) -> LoadedSkill | None:
         skill = check_packed_skill(self._index, self._view, name, self._spans[name], problems,
                             self.source)
+        entry = self._recorded.get(name)
+        if skill is not None and entry is not None:
+            differ = lock_differences(entry, skill.lock_fields())
+            if differ:  # as `verify --lock` says it
+                code, message = lock_finding(name, differ)
+                problems.add(IntegrityError, code, message if name in message
+                             else f"skill '{name}': {message}", hint=LOCK_HINT)
+                return None
         if skill is not None:
             self._skills[name] = skill
         return skill
@@ -332,17 +345,23 @@ def load(
     bundle is in use: files are served as slices of them.
     """
     view = _as_view(data, source)
-    approved = approved_digests(expect, source) if expect is not None else None
+    recorded: dict[str, dict[str, Any]] = {}
+    approved = (approved_digests(expect, source, entries=recorded) if expect is not None
+                else None)
     index = read_zip(data if isinstance(data, bytes) else view, source=source)
-    return load_index(index, view, approved=approved, source=source, lazy=lazy)
+    return load_index(index, view, approved=approved, source=source, lazy=lazy,
+                      recorded=recorded)
 
 
 def load_index(
     index: ZipIndex, view: memoryview, *, approved: dict[str, str] | None = None,
     source: str = "<bytes>", lazy: bool = False,
+    recorded: dict[str, dict[str, Any]] | None = None,
 ) -> Bundle:
     """`load` of a zip already read and checked (`index`), serving from `view`: what `load`
-    does after `read_zip`. The build side gives it an archive read from a file
+    does after `read_zip`; `recorded`: the lock's fields of each approved skill that its
+    manifest must declare too (`approved_digests`' ``entries``), checked with the skill.
+    The build side gives it an archive read from a file
     (`skillpack.storedzip.reader.read_zip_file`, and its `FileBytes` as `view`)."""
     names = index.names
     if list(names) != sorted(names):
@@ -367,7 +386,7 @@ def load_index(
         root = not folder  # the root layout: SKILL.md at the archive root
         listed = [(root_skill_name(index, source) if root else folder, None)]
     spans = skill_spans(names, listed, kind == "bundle", source, root=root)
-    bundle = Bundle(kind, source, digest, index, view, spans)
+    bundle = Bundle(kind, source, digest, index, view, spans, recorded)
     if kind == "archive" or not lazy:
         bundle.check_all()
     if kind == "archive":

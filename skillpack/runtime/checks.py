@@ -10,7 +10,8 @@ Three levels:
 * one skill (`check_packed_skill`): its manifest parsed, named after its folder, hashing to its
   digest, equal to the index's digest, and its members exactly the manifest's files with the
   recorded sizes and modes;
-* the approved digests (`approved_digests`, `check_expect`).
+* the approved digests (`approved_digests`, `check_expect`) and, for a lock, the fields its
+  entries record that the manifest declares too (`lock_differences`, `lock_finding`).
 
 Problems are collected in a `Problems` and raised once, listing them all.
 """
@@ -48,6 +49,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APPROVAL_HINT",
+    "LOCK_ENTRY",
+    "LOCK_HINT",
+    "LOCK_PROGRAMS",
+    "RUNTIME_LOCK_FIELDS",
     "Problems",
     "SkillSpan",
     "approval_findings",
@@ -55,6 +60,8 @@ __all__ = [
     "check_expect",
     "check_packed_skill",
     "check_skill_in_bulk",
+    "lock_differences",
+    "lock_finding",
     "root_skill_name",
     "single_skill_folder",
     "skill_spans",
@@ -312,7 +319,8 @@ def _check_members(
     return files
 
 
-def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str, str]:
+def approved_digests(expect: Mapping[str, Any] | bytes, source: str, *,
+                     entries: dict[str, dict[str, Any]] | None = None) -> dict[str, str]:
     """Approved digests by name, from a name -> digest mapping or a lock file, decoded or as
     its bytes (read without importing `json`).
 
@@ -321,7 +329,11 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
     `read_lock` reads it where it matters to what is approved: each key once, a readable
     format, ``skills`` an object, and each entry an object whose ``digest`` its ``files``
     lines hash to (a digest changed alone, or its lines removed, would approve other
-    files)."""
+    files).
+
+    With `entries`, each lock entry's ``digest`` and fields among `RUNTIME_LOCK_FIELDS` that
+    its format records go there by name (``programs`` read as `read_lock` reads it: absent,
+    none), for `lock_differences`; a name -> digest mapping records none."""
     given_bytes = isinstance(expect, bytes | bytearray | memoryview)
     if isinstance(expect, bytes | bytearray | memoryview):
         try:
@@ -345,14 +357,14 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
         skills = expect.get("skills")
         if not isinstance(skills, Mapping):
             raise IntegrityError("expect: the lock file's 'skills' is not an object of "
-                                 "name -> entry", path=source, hint=_LOCK_HINT)
+                                 "name -> entry", path=source, hint=LOCK_HINT)
         items = skills.items()
     found: dict[str, str] = {}
     for name, value in items:
         if lock and not (isinstance(value, Mapping) and isinstance(value.get("files"), list)):
             raise IntegrityError(f"expect: the lock's entry {name!r} is not an object with "
                                  "'digest' and its 'files' lines", path=source,
-                                 hint=_LOCK_HINT)
+                                 hint=LOCK_HINT)
         digest = value.get("digest") if lock else value
         if not isinstance(name, str) or not is_text(name):
             raise IntegrityError(f"expect: the skill name {name!r} is not text (a lone "
@@ -364,11 +376,61 @@ def approved_digests(expect: Mapping[str, Any] | bytes, source: str) -> dict[str
                                  path=source, hint="pass a lock file's content or name -> digest")
         if lock:
             _check_file_lines(name, value["files"], digest, source)
+            if entries is not None:
+                entries[name] = {
+                    key: value.get(key, [] if key == "programs" else None)
+                    for key in (("programs",) if expect.get("format") == _FORMAT_1_0
+                                else RUNTIME_LOCK_FIELDS)} | {"digest": digest}
         found[name] = digest
     return found
 
 
-_LOCK_HINT = "the lock file was edited by hand; lock again"
+#: What to do with a lock edited by hand (`approved_digests`, `lock_finding`).
+LOCK_HINT = "the lock file was edited by hand; lock again"
+_FORMAT_1_0 = "1.0"  # a lock of skillpack 1.0 records programs, no description or tools
+
+#: The code of a skill whose lock entry's ``programs`` (and maybe more) are not what
+#: ``skillpack lock`` records for it, its digest the approved one (`lock_finding`).
+LOCK_PROGRAMS = "lock-programs"
+#: The code of a skill whose lock entry's other recorded fields (``description``, ``tools``,
+#: ``allowed-tools``, ``mentions``, ``archive``) are not what ``skillpack lock`` records.
+LOCK_ENTRY = "lock-entry"
+#: The fields of a lock entry ``load(expect=)`` compares, with what the skill's verified
+#: manifest declares (`LoadedSkill.lock_fields`); ``verify --lock`` compares every field.
+RUNTIME_LOCK_FIELDS = ("programs", "description", "tools")
+
+
+def lock_finding(name: str, fields: list[str], detail: str = "") -> tuple[str, str]:
+    """``(code, message)`` of a skill whose lock entry's `fields` are not what ``skillpack
+    lock`` records for it, its digest the approved one: the one wording of ``load(expect=)``
+    and ``verify --lock`` (``detail``: more about a field, e.g. both archive SHA-256s)."""
+    if fields == ["programs"]:
+        return LOCK_PROGRAMS, ("the programs it runs differ from the lock's list (the lock "
+                               "was edited); lock it again")
+    return (LOCK_PROGRAMS if "programs" in fields else LOCK_ENTRY,
+            f"skill '{name}': its lock entry differs in {', '.join(fields)} from what "
+            f"`skillpack lock` records for this skill{detail}: the lock was edited; lock it "
+            "again")
+
+
+def lock_differences(entry: Mapping[str, Any], declared: Mapping[str, Any]) -> list[str]:
+    """The fields of a lock `entry` (what `approved_digests` gives in ``entries``) that are
+    not `declared` (`LoadedSkill.lock_fields`), in `RUNTIME_LOCK_FIELDS` order; ``tools``
+    compared by id, as the lock writes them. None when the digests differ (`check_expect`
+    says so)."""
+    if entry.get("digest") != declared.get("digest"):
+        return []
+    differ = []
+    for key in RUNTIME_LOCK_FIELDS:
+        if key not in entry:
+            continue
+        value = entry[key]
+        if key == "tools" and isinstance(value, list) and all(
+                isinstance(t, Mapping) and isinstance(t.get("id"), str) for t in value):
+            value = sorted(value, key=lambda t: t["id"])
+        if value != declared[key]:
+            differ.append(key)
+    return differ
 
 
 def _check_file_lines(name: str, files: Any, digest: str, source: str) -> None:
@@ -392,7 +454,7 @@ def _check_file_lines(name: str, files: Any, digest: str, source: str) -> None:
         actual = None
     if actual != digest:
         raise IntegrityError(f"expect: the lock's entry '{name}': its file lines do not hash "
-                             f"to its digest {digest}", path=source, hint=_LOCK_HINT)
+                             f"to its digest {digest}", path=source, hint=LOCK_HINT)
 
 
 #: What to do when skills do not match their approval (`check_expect`, `verify --lock`).

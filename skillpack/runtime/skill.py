@@ -240,6 +240,20 @@ class LoadedSkill:
                     "tools": list(manifest.tools), "allowances": list(manifest.allowances)}
         return [key for key, value in derived.items() if not _same(declared[key], value)]
 
+    def lock_fields(self) -> dict[str, Any]:
+        """What a lock records of this skill that its manifest declares too, as the lock
+        writes it (`skillpack.runtime.checks.RUNTIME_LOCK_FIELDS`), and its ``digest``:
+        ``programs``,
+        ``description`` and ``tools`` (each ``{"id", "run"}``, ``run`` its argv words, by
+        id). From the manifest as load read it, SKILL.md not parsed: `manifest` checks those
+        fields against SKILL.md on first use."""
+        declared = self._manifest
+        tools = [{"id": t.get("id"), "run": t["run"].split() if isinstance(t.get("run"), str)
+                  else list(t.get("run") or ())} for t in declared.tools]
+        return {"digest": self.digest, "programs": list(declared.programs),
+                "description": declared.description,
+                "tools": sorted(tools, key=lambda t: str(t["id"]))}
+
     def allowances(self) -> tuple[str, ...]:
         """The carried files SKILL.md lets past the secret filter, NFC, in UTF-8 order."""
         return allowances.recorded(

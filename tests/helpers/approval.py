@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
@@ -17,7 +19,9 @@ from cryptography.hazmat.primitives.serialization import (
     PublicFormat,
 )
 
+from helpers.cli import cli, only_archive
 from helpers.paths import NOTES, WAITLIST
+from helpers.skills import write_skill
 from skillpack.approve.approval import lock_entries
 from skillpack.approve.lock import Lock, LockEntry, make_lock
 from skillpack.approve.review import SkillChange, SkillView, compare
@@ -124,3 +128,62 @@ def parsed(page: str) -> Tags:
     tags.feed(page)
     tags.close()
     return tags
+
+
+# -- a lock entry edited by hand --------------------------------------------------------------
+
+DEMO = """---
+name: demo
+description: Demo skill. Use when testing.
+allowed-tools: Read Bash(git log:*)
+---
+# Demo
+
+Run `git status` first:
+
+```sh
+git status
+```
+
+```tool
+id: greet
+description: Greets.
+params:
+  who:
+    type: string
+run: echo hello $who
+```
+"""
+
+Edit = Callable[[dict[str, Any]], None]
+EDITS: dict[str, tuple[str, Edit]] = {
+    "tools": ("tools", lambda e: e.update(tools=[{"id": "greet", "run": ["true"]}])),
+    "no tools": ("tools", lambda e: e.update(tools=[])),
+    "description": ("description", lambda e: e.update(description="Harmless.")),
+    "allowed-tools": ("allowed-tools", lambda e: e.update({"allowed-tools": ["Read"]})),
+    "no allowed-tools": ("allowed-tools", lambda e: e.pop("allowed-tools")),
+    "mentions": ("mentions", lambda e: e.update(mentions=[])),
+    "archive": ("archive", lambda e: e.update(archive="sha256:" + "0" * 64)),
+}
+
+
+def demo_approved(tmp_path: Path) -> dict[str, Path]:
+    """The DEMO skill (in ``skills``), its lock, its archive and a bundle of it."""
+    skills = tmp_path / "skills"
+    write_skill(skills / "demo", DEMO, {"scripts/run.sh": "#!/bin/sh\necho hi\n"})
+    (skills / "demo" / "scripts" / "run.sh").chmod(0o755)
+    lock = tmp_path / "s.lock"
+    assert cli("lock", skills, "-o", lock).exit_code == 0
+    assert cli("pack", skills, "-o", tmp_path / "dist").exit_code == 0
+    assert cli("bundle", skills, "-o", tmp_path / "s.bundle").exit_code == 0
+    return {"skills": skills, "lock": lock, "archive": only_archive(tmp_path / "dist"),
+            "bundle": tmp_path / "s.bundle"}
+
+
+def edited(lock: Path, edit: Edit, dest: Path) -> Path:
+    """`lock` with demo's entry edited, written as `lock` writes it."""
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    edit(data["skills"]["demo"])
+    dest.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    return dest

@@ -308,7 +308,7 @@ def test_expect_pins_approved_digests(small: Members) -> None:
     digests = {name: manifest_of(small, name).digest for name in ("release-notes", "waitlist")}
     assert rt.load(data, expect=digests).names == ("release-notes", "waitlist")
     lock = {"format": "1.0", "skills": {
-        n: {"digest": d, "source": "x",
+        n: {"digest": d, "source": "x", "programs": list(manifest_of(small, n).programs),
             "files": [f"{r.mode} {r.size} {r.blake3} {r.path}"
                       for r in manifest_of(small, n).files]}
         for n, d in digests.items()}}

@@ -20,6 +20,8 @@ from skillpack.cli.many import exit_code, report_skipped, selection, tail
 from skillpack.cli.options import EXISTING, command, many, out_file, paths
 from skillpack.cli.output import DASH, echo, write_to_stdout
 from skillpack.errors import SkillpackError
+from skillpack.install.folders import lock_answer
+from skillpack.packing.selection import Selection
 
 __all__ = ["lock", "review", "sign"]
 
@@ -124,7 +126,10 @@ def review(paths: tuple[str, ...], lock_file: str, bases: tuple[str, ...], dest:
     pinned = read_lock(lock_file)
     chosen = selection()
     passed: list[tuple[str, SkillpackError]] = []
-    changes = review_changes(paths, pinned, bases, selection=chosen, passed_over=passed)
+    # what `verify --lock` says of the same paths (its --exclude too): one verdict
+    verdicts = lock_answer(paths, pinned, selection=Selection(chosen.exclude, base=chosen.base))
+    changes = review_changes(paths, pinned, bases, selection=chosen, passed_over=passed,
+                             verdicts=verdicts)
     for where, err in passed:
         echo(f"skillpack: note: --base {where} cannot be read ({err.message}); its files are "
              "shown without a line diff", err=True)

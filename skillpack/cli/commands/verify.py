@@ -23,7 +23,12 @@ from skillpack.cli.output import (
 )
 from skillpack.formats.digest import is_digest
 from skillpack.install.agents import agent_folders
-from skillpack.install.folders import as_installed, is_agent_folder, verify_folders
+from skillpack.install.folders import (
+    as_installed,
+    is_agent_folder,
+    lock_answer,
+    verify_folders,
+)
 from skillpack.packing.verify import verify_target
 from skillpack.skillmd.mentions import mentioned_programs
 
@@ -150,7 +155,12 @@ def verify(targets: tuple[str, ...], lock_file: str | None, signature: str | Non
     if isinstance(given, SignedLock) and not as_json:
         echo(f"signed    {lock_file}: by {given.signer.source} (keyid "
              f"{given.signer.keyid[:16]})")
-    if by_folder:
+    if lock is not None and not folders and not agents and not user:
+        # every TARGET an agent's folder by its place, or skills: as `review --lock` reads
+        chosen = selection()
+        answer = lock_answer(targets, lock, selection=chosen, partial=partial)
+        report_skipped(chosen)
+    elif by_folder:
         assert lock is not None
         answer = verify_folders(agent_folders(agents, targets, user=user), lock,
                                 partial=partial,

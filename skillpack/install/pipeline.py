@@ -311,7 +311,7 @@ def _judge(ready: Iterable[tuple[str, str, Any, str | None]],
     skills: list[_Skill] = []
     failures: list[SkillpackError] = []
     for path, source, relabel, named in ready:
-        verdict = judge_skill(path, options=PackOptions(targets=targets))
+        verdict = judge_skill(path, options=PackOptions(targets=targets), doing="installed")
         if verdict.error is not None:
             if not wanted or os.path.basename(os.path.normpath(path)) in wanted:
                 failures.append(relabel(verdict.error))

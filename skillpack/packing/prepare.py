@@ -239,7 +239,7 @@ class Verdict:
 
 def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
                 options: PackOptions | None = None, outputs: Outputs = (),
-                sha256: bool = True) -> Verdict:
+                sha256: bool = True, doing: str = "packed") -> Verdict:
     """The one verdict on the skill in ``folder`` for ``options`` (hosts, layout, catalog
     budget): parse, the Agent Skills rules (keys every target documents accepted), the
     walk, hashing, content checks and limits, and the hosts' limits measured on the archive
@@ -251,9 +251,10 @@ def judge_skill(folder: str | os.PathLike[str], *, keep_bytes: int = 0,
     the manifest measured holds a placeholder of a SHA-256's length for each file, so every
     size and limit is the one pack measures, and the verdict carries no prepared skill
     (`Verdict.prepared` is None; `valid` still says whether pack would write it).
-    A warning or note whose code is in ``options.ignore`` is left out of the verdict."""
+    A warning or note whose code is in ``options.ignore`` is left out of the verdict. The
+    refusal says the skill cannot be `doing` (``installed``, for `skillpack install`)."""
     options = options or PackOptions()
-    verdict = _judge(folder, keep_bytes, options, outputs, sha256)
+    verdict = _judge(folder, keep_bytes, options, outputs, sha256, doing)
     if not options.ignore:
         return verdict
     return Verdict(verdict.source, silenced(verdict.problems, options.ignore),
@@ -268,7 +269,7 @@ def silenced(problems: Iterable[Problem], ignore: Iterable[str]) -> tuple[Proble
 
 
 def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions,
-           outputs: Outputs, sha256: bool) -> Verdict:
+           outputs: Outputs, sha256: bool, doing: str) -> Verdict:
     layout = options.chosen_layout
     source = str(folder)
     try:
@@ -296,7 +297,7 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
             return Verdict(source, (*found, *hosts), prepared if sha256 else None, skill,
                            digest=digest)
         error = SkillError(
-            f"skill '{skill.name}' cannot be packed for {', '.join(options.targets)}: "
+            f"skill '{skill.name}' cannot be {doing} for {', '.join(options.targets)}: "
             f"{_count(refused)}", path=source, problems=refused,
             hint="fix what `skillpack check --target` reports, or pack without that target")
         return Verdict(source, (*found, *hosts), skill=skill, error=error, digest=digest)
@@ -318,7 +319,7 @@ def _judge(folder: str | os.PathLike[str], keep_bytes: int, options: PackOptions
                                    notes=options.advice)
     name = skill.name or os.path.basename(os.path.normpath(source))
     refused = [*errors, *(p for p in walked if p.severity == "error")]
-    error = SkillError(f"skill '{name}' is invalid and cannot be packed: {_count(refused)}",
+    error = SkillError(f"skill '{name}' is invalid and cannot be {doing}: {_count(refused)}",
                        path=source, problems=refused,
                        hint="fix what `skillpack check` reports, then try again")
     return Verdict(source, (*found, *walked), skill=skill, error=error)

@@ -105,3 +105,20 @@ def test_a_changed_file_hidden_by_a_skillignore_in_an_installed_skill_is_changed
         assert (verdict["added"], verdict["removed"], verdict["changed"]) == (
             [".skillignore"], [], ["data/table.csv"])
 
+
+
+def test_a_refused_skill_cannot_be_installed_not_packed(repo: Path) -> None:
+    """install's refusals used pack's verb: "skill 'beta' is invalid and cannot be packed",
+    and for a host "cannot be packed for codex"."""
+    skill_md = repo / "skills" / "beta" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace("name: beta", "name: other"))
+    result = cli("install", "skills/beta", "--into", "out")
+    assert result.exit_code == 1
+    assert "skill 'other' is invalid and cannot be installed: 1 error" in result.stderr
+    assert "packed" not in result.stderr
+    skill_md.write_text(skill_md.read_text().replace("name: other\n", ""))  # no name: codex
+    skill_md.write_text(skill_md.read_text().replace("---\n", "---\nskill: beta\n", 1))
+    result = cli("install", "skills/beta", "--agent", "codex")
+    assert result.exit_code == 1, result.output
+    assert "cannot be installed for codex" in result.stderr, result.stderr
+    assert "packed" not in result.stderr

@@ -23,33 +23,46 @@ from dataclasses import dataclass
 
 from skillpack.errors import SkillpackError
 
-__all__ = ["AGENTS", "AGENTS_SOURCE", "Agent", "AgentFolder", "agent_folder",
+__all__ = ["AGENTS", "AGENTS_SOURCE", "NESTED_SOURCES", "Agent", "AgentFolder", "agent_folder",
            "agent_folders", "escape", "folder_by_path", "inside"]
 
 #: Where the table comes from (docs/DEPLOY.md cites it).
 AGENTS_SOURCE = ("https://github.com/vercel-labs/skills/blob/main/src/agents.ts "
                  "(npm package skills 1.7.4)")
+#: Where each agent's `Agent.nested` folders come from (docs/DEPLOY.md cites them).
+NESTED_SOURCES = {
+    "claude-code": "https://code.claude.com/docs/en/skills (Automatic discovery from nested "
+                   "directories)",
+    "codex": "https://developers.openai.com/codex/skills (Where to save skills: REPO scope)",
+    "opencode": "https://opencode.ai/docs/skills (Understand discovery)",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Agent:
     """One agent: its project folder (relative to the project), its user folder (relative to
     ``base``: ``home``, ``config`` for ``$XDG_CONFIG_HOME`` or ``~/.config``, ``claude`` for
-    ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``) and the host profile its skills are checked
-    against."""
+    ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``), the host profile its skills are checked
+    against, and the skills folders (relative to a folder) it also reads in folders of the
+    project, per its documentation (`NESTED_SOURCES`): Claude Code's ``.claude/skills`` of
+    any folder it works in, Codex's and OpenCode's from the working folder up to the
+    repository's root."""
 
     name: str
     project: str
     user: str
     base: str = "home"
     target: str | None = None
+    nested: tuple[str, ...] = ()
 
 
 AGENTS: Mapping[str, Agent] = {a.name: a for a in (
     Agent("amp", ".agents/skills", "agents/skills", "config"),
-    Agent("claude-code", ".claude/skills", "skills", "claude", "claude-code"),
+    Agent("claude-code", ".claude/skills", "skills", "claude", "claude-code",
+          (".claude/skills",)),
     Agent("cline", ".agents/skills", ".agents/skills"),
-    Agent("codex", ".agents/skills", ".agents/skills", target="codex"),
+    Agent("codex", ".agents/skills", ".agents/skills", target="codex",
+          nested=(".agents/skills",)),
     Agent("continue", ".continue/skills", ".continue/skills"),
     Agent("cursor", ".agents/skills", ".cursor/skills"),
     Agent("droid", ".agents/skills", ".factory/skills"),
@@ -58,7 +71,8 @@ AGENTS: Mapping[str, Agent] = {a.name: a for a in (
     Agent("goose", ".goose/skills", "goose/skills", "config"),
     Agent("junie", ".junie/skills", ".junie/skills"),
     Agent("kiro-cli", ".kiro/skills", ".kiro/skills"),
-    Agent("opencode", ".agents/skills", "opencode/skills", "config"),
+    Agent("opencode", ".agents/skills", "opencode/skills", "config",
+          nested=(".agents/skills", ".claude/skills", ".opencode/skills")),
     Agent("roo", ".roo/skills", ".roo/skills"),
     Agent("windsurf", ".windsurf/skills", ".codeium/windsurf/skills"),
 )}

@@ -63,6 +63,7 @@ from skillpack.errors import Problem, RefusedError, SkillpackError
 from skillpack.formats.digest import FileRecord, digest_records
 from skillpack.formats.paths import SKILL_MD
 from skillpack.install.agents import AGENTS, AgentFolder, agent_folders, escape, folder_by_path
+from skillpack.install.nested import agent_reach
 from skillpack.install.place import TEMP_RE
 from skillpack.install.state import STATE_FILE
 from skillpack.packing.selection import Selection
@@ -72,9 +73,9 @@ from skillpack.source.discover import is_skill_folder
 from skillpack.source.fileset import display_path
 from skillpack.source.records import record_skill
 
-__all__ = ["OUTSIDE", "UNEXPECTED", "UNLISTED", "as_installed", "installed_digest",
-           "installed_refusal", "is_agent_folder", "lock_answer", "unlisted",
-           "verify_folders"]
+__all__ = ["MISCASED", "OUTSIDE", "UNEXPECTED", "UNLISTED", "as_installed",
+           "installed_digest", "installed_refusal", "is_agent_folder", "lock_answer",
+           "unlisted", "verify_agents", "verify_folders"]
 
 Answer = list[SkillVerdict | TargetFailure]
 
@@ -84,6 +85,8 @@ UNLISTED = "unlisted-files"
 UNEXPECTED = "unexpected-entry"
 #: The code of a folder of the project that leads out of it through a symbolic link.
 OUTSIDE = "outside-project"
+#: The code of a path of the project that is an agent's folder spelt in another case.
+MISCASED = "agent-folder-case"
 _NAMED = 100  # at most this many unlisted entries are listed with a verdict (all are counted)
 
 
@@ -344,6 +347,35 @@ def verify_folders(folders: Iterable[str | AgentFolder], lock: Lock, *,
             left = extra.get(v.name, ())
             answer.append(_with_unlisted(verdict, left, homes[v.name], entry.files if entry
                                          else ()) if left else verdict)
+    return answer
+
+
+def verify_agents(agents: Sequence[str], lock: Lock, into: Sequence[str] = (), *,
+                  user: bool = False, partial: bool = False) -> Answer:
+    """``verify --lock LOCK --agent NAME... [FOLDER...]``'s answer: the `agents`' folders
+    and the folders `into` (`verify_folders`, with `partial`; with `user` the agents' user
+    folders, bounded to the home folder). For the agents' project folders, the other
+    folders of the project they read skills from too
+    (`skillpack.install.nested.agent_reach`): each nested agent folder is verified as a
+    subset of the lock (as with `partial`), and each path that is an agent's folder spelt
+    in another case fails (code ``agent-folder-case``), since on a case-insensitive
+    checkout it is that folder."""
+    folders = agent_folders(agents, into, user=user)
+    answer = verify_folders(folders, lock, partial=partial,
+                            project=os.path.expanduser("~") if user else None)
+    if user or not agents:
+        return answer
+    reach = agent_reach(agents)
+    done = {os.path.realpath(f.path) for f in folders}
+    answer.extend(verify_folders([f for f in reach.folders
+                                  if os.path.realpath(f.path) not in done], lock,
+                                 partial=True))
+    answer.extend(_failure(
+        path, MISCASED, f"the agent's folder {meant} spelt in another case: on a "
+        f"case-insensitive checkout (macOS, Windows) git writes what it holds into "
+        f"{meant}, which the agent loads; here it is a folder apart, which no check of "
+        f"{meant} reads", f"move what it holds into {meant} (git mv), spelt so, or "
+        "delete it") for path, meant in reach.miscased)
     return answer
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "is_archive_name",
     "is_skill_folder",
     "miscased_skill_md",
+    "never_searched",
     "skill_holding",
 ]
 
@@ -115,6 +116,12 @@ def _skip_reason(path: str) -> str | None:
     if name in _VENV_NAMES or os.path.isfile(os.path.join(path, "pyvenv.cfg")):
         return "a Python virtualenv"
     return None
+
+
+def never_searched(path: str) -> bool:
+    """Whether the search never enters the folder at `path` (the folders the module text
+    lists: version control, node packages, virtualenvs, ``__pycache__``, ``.skillpack``)."""
+    return os.path.basename(path) in _QUIET or _skip_reason(path) is not None
 
 
 def _is_skill_dir(path: str) -> bool:

@@ -3,8 +3,6 @@ skills folders against a lock) and `skillpack inspect` (what an archive's manife
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from skillpack.approve.compare import TargetFailure, verify_against
@@ -22,12 +20,11 @@ from skillpack.cli.output import (
     report_error,
 )
 from skillpack.formats.digest import is_digest
-from skillpack.install.agents import agent_folders
 from skillpack.install.folders import (
     as_installed,
     is_agent_folder,
     lock_answer,
-    verify_folders,
+    verify_agents,
 )
 from skillpack.packing.verify import verify_target
 from skillpack.skillmd.mentions import mentioned_programs
@@ -162,9 +159,7 @@ def verify(targets: tuple[str, ...], lock_file: str | None, signature: str | Non
         report_skipped(chosen)
     elif by_folder:
         assert lock is not None
-        answer = verify_folders(agent_folders(agents, targets, user=user), lock,
-                                partial=partial,
-                                project=os.path.expanduser("~") if user else None)
+        answer = verify_agents(agents, lock, targets, user=user, partial=partial)
     else:
         chosen = selection()
         answer = as_installed(verify_against(targets, lock=lock, expected=expected,

@@ -71,7 +71,7 @@ _VERIFY = (
     "manifest-not-canonical", "manifest-sha256", "member-missing", "member-outside",
     "member-reserved", "member-unlisted", "mode-mismatch", "size-mismatch", "skill-md",
     "skill-md-missing", "zip-not-canonical", "file-beside-folder", "outside-includes",
-    "left-out", "lock", "lock-programs", "runs-in-place", "digest-mismatch",
+    "left-out", "lock", "lock-programs", "lock-entry", "runs-in-place", "digest-mismatch",
     "unlisted-files", "unexpected-entry", "outside-project", "agent-folder-case",
     "format-version",
 )

@@ -166,7 +166,7 @@ class LoadedSkill:
     """A skill of a loaded bundle or archive. Built by :func:`skillpack.runtime.load` only."""
 
     __slots__ = ("_checked", "_files", "_front", "_manifest", "_parsed", "_programs",
-                 "_resources", "_verified", "_view", "digest", "name", "source")
+                 "_refused", "_resources", "_verified", "_view", "digest", "name", "source")
 
     def __init__(
         self, manifest: Manifest | ManifestFields, view: memoryview,
@@ -182,6 +182,9 @@ class LoadedSkill:
         self._resources: dict[str, Resource] = {}
         self._parsed: Skill | None = None
         self._front: FrontmatterText | Frontmatter | None = None
+        #: why its SKILL.md was refused, once read: raised again, never read again (a hostile
+        #: frontmatter costs its parse once, not once a property)
+        self._refused: SkillError | IntegrityError | None = None
         self._checked = False  # whether the manifest's fields were checked against SKILL.md
         self._programs: tuple[Program, ...] | None = None
 
@@ -341,44 +344,54 @@ class LoadedSkill:
         """The verified SKILL.md's frontmatter, read without YAML by the exact reader, or, where
         it uses YAML beyond that reader, by the build side's own (`_yaml_frontmatter`): what
         `check` and `pack` read, never a guess. Its name must be the skill's folder name."""
+        if self._refused is not None:
+            raise self._refused
         if self._front is None:
-            raw = self._serve(SKILL_MD)
-            read_frontmatter = _read_frontmatter or _frontmatter_reader()
-            # The head alone is decoded and read when the frontmatter closes in it; the rest
-            # is checked to be UTF-8 and let go (a catalog's 180 decoded SKILL.md kept alive
-            # cost a fresh process 2 ms of page faults), decoded again when the body is asked.
-            front: FrontmatterText | Frontmatter | None = None
-            at = 0
             try:
-                if isinstance(raw, memoryview) and len(raw) > _HEAD:
-                    cut = raw[:_HEAD].tobytes().rfind(b"\n") + 1  # never inside a character
-                    if cut:
-                        front = read_frontmatter(str(raw[:cut], "utf-8"), raw[cut:])
-                        if front is not None:
-                            at = cut
-                            str(raw[cut:], "utf-8")
-                if front is None:
-                    try:
-                        text = str(raw, "utf-8")
-                    except TypeError:  # a large span of an archive file (storedzip.source)
-                        text = str(raw.tobytes(), "utf-8")
-                    front = read_frontmatter(text, None)
-                if front is None:  # YAML beyond the exact reader (no corpus skill has any)
-                    front = _yaml_frontmatter(text, self.name)
-            except UnicodeDecodeError as exc:
-                raise SkillError(f"SKILL.md is not valid UTF-8 (byte {at + exc.start})",
-                                 path=f"{self.name}/{SKILL_MD}") from None
-            data = front.data
-            name = data.get("name") if "name" in data else data.get("skill")
-            named = name.strip() if isinstance(name, str) else ""
-            if named != self.name or ("name" in data and "skill" in data
-                                      and data["name"] != data["skill"]):
-                raise IntegrityError(
-                    f"skill '{self.name}': its SKILL.md names it {named!r}; the bundle "
-                    "and the manifest call it by its folder's name", path=self.source,
-                    hint="rebuild the bundle from the skill; do not edit bundles by hand")
-            self._front = front
+                self._front = self._read_frontmatter()
+            except (SkillError, IntegrityError) as refused:
+                self._refused = refused
+                raise
         return self._front
+
+    def _read_frontmatter(self) -> FrontmatterText | Frontmatter:
+        """SKILL.md's frontmatter read (see `_frontmatter`), or why it is refused."""
+        raw = self._serve(SKILL_MD)
+        read_frontmatter = _read_frontmatter or _frontmatter_reader()
+        # The head alone is decoded and read when the frontmatter closes in it; the rest
+        # is checked to be UTF-8 and let go (a catalog's 180 decoded SKILL.md kept alive
+        # cost a fresh process 2 ms of page faults), decoded again when the body is asked.
+        front: FrontmatterText | Frontmatter | None = None
+        at = 0
+        try:
+            if isinstance(raw, memoryview) and len(raw) > _HEAD:
+                cut = raw[:_HEAD].tobytes().rfind(b"\n") + 1  # never inside a character
+                if cut:
+                    front = read_frontmatter(str(raw[:cut], "utf-8"), raw[cut:])
+                    if front is not None:
+                        at = cut
+                        str(raw[cut:], "utf-8")
+            if front is None:
+                try:
+                    text = str(raw, "utf-8")
+                except TypeError:  # a large span of an archive file (storedzip.source)
+                    text = str(raw.tobytes(), "utf-8")
+                front = read_frontmatter(text, None)
+            if front is None:  # YAML beyond the exact reader (no corpus skill has any)
+                front = _yaml_frontmatter(text, self.name)
+        except UnicodeDecodeError as exc:
+            raise SkillError(f"SKILL.md is not valid UTF-8 (byte {at + exc.start})",
+                             path=f"{self.name}/{SKILL_MD}") from None
+        data = front.data
+        name = data.get("name") if "name" in data else data.get("skill")
+        named = name.strip() if isinstance(name, str) else ""
+        if named != self.name or ("name" in data and "skill" in data
+                                  and data["name"] != data["skill"]):
+            raise IntegrityError(
+                f"skill '{self.name}': its SKILL.md names it {named!r}; the bundle "
+                "and the manifest call it by its folder's name", path=self.source,
+                hint="rebuild the bundle from the skill; do not edit bundles by hand")
+        return front
 
     @property
     def skill(self) -> Skill:

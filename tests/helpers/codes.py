@@ -11,7 +11,8 @@ from helpers.paths import REPO
 _CODE = r'"([a-z][a-z0-9]*(?:-[a-z0-9]+)*)"'
 #: How the sources emit a code: a Problem, a collector's add, a walk or scan refusal, the
 #: helpers that build an error from a code, a finding tuple, a code keyword, an error kind,
-#: a constant said to be a code (``#: The code of ...`` above ``NAME = "code"``).
+#: a constant said to be a code (``#: The code of ...``, on one line or more, above
+#: ``NAME = "code"``).
 _EMIT = re.compile(
     r'(?:Problem\(\s*"(?:error|warning|info)",\s*'
     r'|\badd\(\s*(?:"(?:error|warning|info)",\s*|[A-Z]\w*Error,\s*)'
@@ -21,7 +22,7 @@ _EMIT = re.compile(
     r'|\bcode\s*=\s*'
     r'|\((?:[A-Z]\w*Error),\s*'
     r'|\bcode\s+or\s+'
-    r'|#: [Tt]he codes? [^\n]*\n[A-Z_]+\s*=\s*'
+    r'|#: [Tt]he codes? [^\n]*\n(?:#:[^\n]*\n)*[A-Z_]+\s*=\s*'
     r')' + _CODE
 )
 #: Where a code of two words or more comes first: a collector's add or a walk's problem

@@ -816,3 +816,29 @@ def test_a_merge_key_is_refused_by_check_and_by_the_runtime(tmp_path: Path, form
     quoted = folder / "SKILL.md"
     quoted.write_text(quoted.read_text().replace("<<:", '"<<":'))
     assert run_cli("check", folder).exit_code == 0
+
+
+def test_a_refused_frontmatter_is_read_once_however_often_it_is_asked(
+        good_archive: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SKILL.md nested 30,000 deep (60 KB, under the frontmatter limit) is refused by the
+    build side's reader the runtime falls back to, at about 2 s a parse; each property
+    (`description`, `tools`, `catalog_text()`...) parsed it again. Now the refusal is kept:
+    one parse, the same words every time."""
+    depth = 30_000
+    text = ("---\nname: demo\ndescription: Demo.\nm: " + "[" * depth + "]" * depth
+            + "\n---\nBody\n").encode()
+    data = build(reseal(change(members_of(good_archive), "demo/SKILL.md", data=text)))
+    parses = []
+    real = skillpack.skillmd.frontmatter.split_frontmatter
+    monkeypatch.setattr(skillpack.skillmd.frontmatter, "split_frontmatter",
+                        lambda *a, **k: parses.append(1) or real(*a, **k))
+    bundle = load(data)
+    said = set()
+    for ask in (lambda: bundle["demo"].description, lambda: bundle["demo"].tools,
+                bundle.catalog_text, lambda: bundle["demo"].body):
+        with pytest.raises(SkillError) as refused:
+            ask()
+        said.add(str(refused.value))
+    assert len(parses) == 1 and len(said) == 1, (len(parses), said)
+    TALLY.handled("parser", f"a frontmatter nested {depth:,} deep, asked four times",
+                  "runtime", "parsed once")

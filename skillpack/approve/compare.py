@@ -117,16 +117,16 @@ def entry_differences(entry: LockEntry, s: SkillReport) -> tuple[list[str], str]
 
 
 def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
-                      lock: Lock) -> list[LockVerdict]:
+                      lock: Lock, *, missing: bool = True) -> list[LockVerdict]:
     """The skills of `report` (one or several, taken together) against `lock`, as
     ``load(expect=)`` compares them (`approval_findings`, the same codes and words): each
     skill approved with the same digest and the same entry as ``skillpack lock`` records
     for it (`entry_differences`: its programs, and, verified with `lock_record`, its tools,
     description, allowed-tools, mentions and archive), or not approved, or with a different
-    digest (and which files differ); then each approved skill found in none of them."""
+    digest (and which files differ); then, unless not `missing`, each approved skill found
+    in none of them."""
     reports = [report] if isinstance(report, VerifyReport) else list(report)
     skills = [s for r in reports for s in r.skills]
-    approved = {name: entry.digest for name, entry in lock.skills.items()}
     verdicts: list[LockVerdict] = []
     for s in skills:
         entry = lock.skills.get(s.name)
@@ -153,10 +153,12 @@ def compare_with_lock(report: VerifyReport | Iterable[VerifyReport],
         else:
             verdicts.append(LockVerdict(s.name, s.digest, True,
                                         entry=recorded_entry(s, entry.archive)))
-    verdicts.extend(LockVerdict(name, approved[name], False, message, code=code)
-                    for code, name, message in approval_findings(
-                        approved, {s.name: s.digest for s in skills})
-                    if code == "expect-missing")
+    if missing:
+        approved = {name: entry.digest for name, entry in lock.skills.items()}
+        verdicts.extend(LockVerdict(name, approved[name], False, message, code=code)
+                        for code, name, message in approval_findings(
+                            approved, {s.name: s.digest for s in skills})
+                        if code == "expect-missing")
     return verdicts
 
 
@@ -276,7 +278,8 @@ def verify_against(targets: Iterable[str | os.PathLike[str]], *, lock: Lock | No
                 reason=None if ok else f"bundle digest differs from {expected}"))
             continue
         # each skill's own verdict, in order (two skills of one name are not one)
-        verdicts = compare_with_lock(report, lock) if lock is not None else []
+        verdicts = (compare_with_lock(report, lock, missing=False) if lock is not None
+                    else [])
         for at, s in enumerate(report.skills):
             place = s.source or target
             path = place if place != target else None

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import FIXTURES, REPO
+from helpers.signals import stopped
 from helpers.skills import make_tree
 
 from skillpack._atomic import TEMP_MARK
@@ -67,17 +68,14 @@ def _stop_half_way(args: list[str], out: Path, signum: int,
     child = subprocess.Popen([sys.executable, "-c", _HELD, *args], env={**_env(), **(env or {})},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stderr is not None
-    try:
-        line = child.stderr.readline()
-        assert line == "HALF-WRITTEN\n", line + child.stderr.read()
+    stderr = child.stderr
+
+    def half_written() -> None:
+        line = stderr.readline()
+        assert line == "HALF-WRITTEN\n", line + stderr.read()
         assert _temps(out), "the write in progress has no temp file: nothing would be proven"
-        child.send_signal(signum)
-        stdout, stderr = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+
+    return stopped(child, signum, half_written)
 
 
 @pytest.mark.parametrize(("signum", "code", "said"), [

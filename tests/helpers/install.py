@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner, Result
 
@@ -33,6 +35,18 @@ def make_skill(root: Path, name: str, body: str = "Do the thing.\n",
 def cli(*args: object) -> Result:
     """`skillpack ARGS` (stdout and stderr apart)."""
     return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def verify(*args: object) -> tuple[int, list[dict[str, Any]]]:
+    """``skillpack verify --lock skills.lock --json ARGS``: its exit code and its answer."""
+    result = cli("verify", "--lock", "skills.lock", "--json", *args)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def failures(answer: list[dict[str, Any]]) -> dict[str, str]:
+    """Each failed item of a `verify` answer that is no skill: its path -> its code."""
+    return {a["path"]: a["problems"][0]["code"] for a in answer if a.get("name") is None
+            and not a["ok"] and a.get("problems")}
 
 
 def tree(folder: Path) -> dict[str, tuple[int, bytes]]:

@@ -12,22 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.install import cli, make_skill
+from helpers.install import cli, failures, make_skill, verify
 
 
 def install(*args: object) -> Any:
     return cli("install", "skills", "--lock", "skills.lock", *args)
 
 
-def verify(*args: object) -> tuple[int, list[dict[str, Any]]]:
-    result = cli("verify", "--lock", "skills.lock", "--json", *args)
-    return result.exit_code, json.loads(result.stdout)
-
-
-def failures(answer: list[dict[str, Any]]) -> dict[str, str]:
-    """Each failed item that is no skill: its path -> its code."""
-    return {a["path"]: a["problems"][0]["code"] for a in answer if a.get("name") is None
-            and not a["ok"] and a.get("problems")}
 
 
 @pytest.mark.parametrize("nested", [".agents/skills/tools/evil", ".claude/skills/group/evil"])

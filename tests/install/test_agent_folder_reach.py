@@ -4,27 +4,15 @@ this Linux tmp_path), and the nested agent folders Claude Code, Codex and OpenCo
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.install import cli, make_skill
+from helpers.install import cli, failures, make_skill, verify
 
 from skillpack.install.agents import AGENTS
-
-
-def verify(*args: object) -> tuple[int, list[dict[str, Any]]]:
-    result = cli("verify", "--lock", "skills.lock", "--json", *args)
-    return result.exit_code, json.loads(result.stdout)
-
-
-def failures(answer: list[dict[str, Any]]) -> dict[str, str]:
-    """Each failed item that is no skill: its path -> its code."""
-    return {a["path"]: a["problems"][0]["code"] for a in answer if a.get("name") is None
-            and not a["ok"] and a.get("problems")}
 
 
 def skills(answer: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:

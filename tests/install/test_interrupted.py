@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from helpers.install import cli, make_skill
+from helpers.signals import stopped
 
 import skillpack
 from skillpack.install.place import held_signals
@@ -56,18 +57,13 @@ def _stop_between_folders(proj: Path, signum: int, *args: str
              "--agent", "codex", "--lock", "skills.lock", *args], cwd=proj,
             env=_ENV, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True)
-        try:
-            # a wait for the first folder's skills to appear; each is recorded first
+
+        def both_placed() -> None:  # the first folder's skills there; each recorded first
             while not ((first / "alpha").is_dir() and (first / "beta").is_dir()):
                 assert child.poll() is None, child.communicate()
                 time.sleep(0.01)
-            child.send_signal(signum)
-            stdout, stderr = child.communicate(timeout=60)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-    return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+
+        return stopped(child, signum, both_placed)
 
 
 @pytest.fixture

@@ -83,9 +83,9 @@ _MADE = (
     "export-path", "export-frontmatter", "malformed-call", "several-calls", "unknown-tool",
 )
 #: The kind of an error that carries no problem of its own (`SkillpackError.code` and its
-#: subclasses'), and a usage error printed as JSON.
+#: subclasses'), a usage error printed as JSON, and a command stopped by a signal.
 _KINDS = ("error", "archive", "integrity", "invalid-skill", "refused", "resource", "write",
-          "usage")
+          "usage", "interrupted", "terminated")
 
 #: Every code skillpack reports.
 CODES = frozenset((*_SKILL_MD, *_LINT, *_FILES, *_MANY, *_TARGETS, *_ARCHIVES, *_VERIFY,

@@ -145,7 +145,8 @@ def _interrupted(report: InstallReport, how: str, as_json: bool) -> None:
                + (f"; nothing was written in {', '.join(untouched)}" if untouched else ""))
     hint = "run the same install again to finish: what is in place is left as it is"
     if as_json:
-        problem = Problem("error", how, message)
+        problem = (Problem("error", "interrupted", message) if how == "interrupted"
+                   else Problem("error", "terminated", message))
         echo_json({"ok": False, "interrupted": True, "error": f"{message} ({hint})",
                    "hint": hint, "problems": [problem.to_dict()]} | _document(report))
     else:

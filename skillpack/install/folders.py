@@ -75,7 +75,7 @@ from skillpack.source.records import record_skill
 
 __all__ = ["MISCASED", "OUTSIDE", "UNEXPECTED", "UNLISTED", "as_installed",
            "installed_digest", "installed_refusal", "is_agent_folder", "lock_answer",
-           "unlisted", "verify_agents", "verify_folders"]
+           "require_approved", "unlisted", "verify_agents", "verify_folders"]
 
 Answer = list[SkillVerdict | TargetFailure]
 
@@ -389,6 +389,30 @@ def lock_answer(targets: Sequence[str], lock: Lock, *, selection: Selection | No
     if targets and all(map(is_agent_folder, targets)):
         return verify_folders(agent_folders((), targets), lock, partial=partial)
     return as_installed(verify_against(targets, lock=lock, selection=selection), lock)
+
+
+def require_approved(targets: Sequence[str], lock: Lock, *, source: str | None = None) -> None:
+    """Raise `SkillpackError` listing everything ``verify --lock`` fails at `targets`
+    (`lock_answer`): a skill the lock does not approve as it is, an entry it records
+    otherwise than ``skillpack lock`` would (`lock-entry`: an ``archive`` SHA-256 among
+    them), an approved skill none of them holds. What ``sign LOCK PATH...`` asks before it
+    signs (`source`: the lock file, named in the refusal)."""
+    problems: list[Problem] = []
+    for item in lock_answer(targets, lock):
+        if isinstance(item, TargetFailure):
+            problems += item.error.as_problems(item.target)
+        elif not item.ok:
+            reason = item.reason or "does not match the lock"
+            said = reason if item.name is None or f"'{item.name}'" in reason \
+                else f"skill '{item.name}': {reason}"
+            problems.append(Problem("error", item.code or "lock", said,
+                                    item.path or item.target or source))
+    if problems:
+        count = len(problems)
+        raise SkillpackError(
+            f"the lock does not approve the skills at {', '.join(targets)} as they are: "
+            f"{count} problem{'s' * (count != 1)}", path=source, problems=problems,
+            hint="see `skillpack verify --lock`: fix the skills or lock them again, then sign")
 
 
 def as_installed(answer: Answer, lock: Lock | None = None) -> Answer:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.approval import DEMO, EDITS, demo_approved, edited
+from helpers.approval import DEMO, EDITS, demo_approved, edited, write_keys
 from helpers.cli import cli
 from helpers.skills import write_skill
 
@@ -116,3 +116,30 @@ def test_review_shows_compiled_python_beside_the_code(demo: dict[str, Path]) -> 
     page = cli("review", "--lock", demo["lock"], demo["skills"], "-o", "-", "--format",
                "md").stdout
     assert "1 refused" in page and "runs\\-in\\-place" in page
+
+
+def test_sign_with_the_skills_at_hand_refuses_a_lock_they_do_not_match(
+        demo: dict[str, Path], tmp_path: Path) -> None:
+    """`sign LOCK` copied the lock's `archive` SHA-256 into the statement's subject, which
+    cosign and `gh attestation verify` match an archive by: an edited one made the signed
+    statement approve an evil archive. Given the skills (`sign LOCK PATH...`), the lock is
+    verified against them first, every field, and refused with nothing written; the lock
+    as `lock` wrote it is signed; an approved skill none of the PATHs holds refuses it."""
+    key = write_keys(tmp_path)["pem"]
+    lock = edited(demo["lock"], EDITS["archive"][1], tmp_path / "pr.lock")
+    for given in (demo["skills"], demo["archive"], demo["bundle"]):
+        result = cli("sign", lock, given, "--key", key)
+        assert result.exit_code == 1, result.output
+        assert "the lock does not approve the skills at" in result.stderr
+        assert "[lock-entry] skill 'demo': its lock entry differs in archive" in result.stderr
+        assert not (tmp_path / "pr.lock.intoto.json").exists()
+    signed = cli("sign", demo["lock"], demo["skills"], "--key", key)
+    assert signed.exit_code == 0, signed.output
+    assert (tmp_path / "s.lock.intoto.json").is_file()
+    write_skill(tmp_path / "other" / "other",
+                DEMO.replace("name: demo", "name: other"))
+    both = tmp_path / "both.lock"
+    assert cli("lock", demo["skills"], tmp_path / "other", "-o", both).exit_code == 0
+    missing = cli("sign", both, demo["skills"], "--key", key)
+    assert missing.exit_code == 1 and "[expect-missing]" in missing.stderr, missing.output
+    assert not (tmp_path / "both.lock.intoto.json").exists()

@@ -20,7 +20,7 @@ from skillpack.cli.many import exit_code, report_skipped, selection, tail
 from skillpack.cli.options import EXISTING, command, many, out_file, paths
 from skillpack.cli.output import DASH, echo, write_to_stdout
 from skillpack.errors import SkillpackError
-from skillpack.install.folders import lock_answer
+from skillpack.install.folders import lock_answer, require_approved
 from skillpack.packing.selection import Selection
 
 __all__ = ["lock", "review", "sign"]
@@ -72,6 +72,7 @@ def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str |
 
 @command()
 @click.argument("lock_file", metavar="LOCK", type=click.Path(exists=True, dir_okay=False))
+@click.argument("targets", metavar="[PATH]...", nargs=-1, type=EXISTING)
 @click.option("--key", "key", required=True, type=click.Path(exists=True, dir_okay=False),
               help="The approver's Ed25519 private key (PEM PKCS8 or OpenSSH).")
 @_PASSWORD_ENV
@@ -80,15 +81,20 @@ def lock(paths: tuple[str, ...], dest: str, key: str | None, password_env: str |
               help="A .skill archive of a locked skill, or a folder of them: its SHA-256 is "
                    "the skill's subject digest, instead of the one the lock records "
                    "(repeatable).")
-def sign(lock_file: str, key: str, password_env: str | None, dest: str | None,
-         archives: tuple[str, ...]) -> int:
+def sign(lock_file: str, targets: tuple[str, ...], key: str, password_env: str | None,
+         dest: str | None, archives: tuple[str, ...]) -> int:
     """Sign LOCK: write a DSSE envelope holding an in-toto statement of what it approves.
 
-    The lock must be format 1.1 (it records each skill's tools). Nothing is written when the
-    lock, the key or an archive is refused (exit 1).
+    With PATHs (the skills, their archives or bundle), the lock is first verified against
+    them as `verify --lock LOCK PATH...` verifies it, every field of each entry (the archive
+    SHA-256 the statement's subject carries among them): any difference refuses it. The
+    lock must be format 1.1 (it records each skill's tools). Nothing is written when the
+    lock, the skills, the key or an archive is refused (exit 1).
     """
     out = dest or signature_path(lock_file)
     pinned = read_lock(lock_file)
+    if targets:
+        require_approved(targets, pinned, source=lock_file)
     digests = archive_sha256s(archives, pinned)
     envelope = sign_statement(statement_for_lock(pinned, digests), key,
                               password=key_password(password_env))

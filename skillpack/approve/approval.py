@@ -36,7 +36,7 @@ from skillpack.formats.shebang import SHEBANG_MAX, shebang_line
 from skillpack.packing.check import name_clashes
 from skillpack.packing.prepare import KEEP_BYTES, PreparedSkill
 from skillpack.packing.selection import Selection
-from skillpack.packing.sha256 import canonical_sha256, loaded_sha256
+from skillpack.packing.sha256 import loaded_sha256, prepared_sha256
 from skillpack.packing.verify import verified_archive, verify_bytes
 from skillpack.runtime import Bundle
 from skillpack.runtime.skill import LoadedSkill
@@ -103,7 +103,7 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
     the first that does not verify; the folders are prepared together, each skill once,
     every problem of theirs in one report. Each entry's ``archive`` is the SHA-256 of the
     skill's ``.skill`` archive: the file it was read from, else the one ``skillpack pack``
-    writes for it, computed without writing it (`canonical_sha256`), from the bytes its walk
+    writes for it, computed without writing it (`prepared_sha256`), from the bytes its walk
     read (up to `KEEP_BYTES` a skill, larger files read again). Two different skills
     with one name are refused (`name_clashes`). With `selection` (``--exclude``,
     ``--keep-going``), what it excludes is left out and, keeping going, what does not verify
@@ -150,7 +150,7 @@ def _entry(p: PreparedSkill) -> LockedSkill:
     """The entry of a prepared skill folder (its ``source``: the folder, until labelled)."""
     m = p.manifest
     return LockedSkill(m.name, LockEntry.for_skill(p.skill, m.digest, m.files, m.programs,
-                                                   canonical_sha256(p)), p.source)
+                                                   prepared_sha256(p)), p.source)
 
 
 def _file_sha256(loaded: Bundle) -> str:

@@ -70,7 +70,7 @@ __all__ = [
 OUTPUT_RULE = "output of this command (never carried into the skill)"
 #: How many bytes of its small files a skill keeps in memory from its walk (`prepare_skill`'s
 #: ``keep_bytes``): `pack` writes its archive from them, `lock` hashes its archive from them
-#: (`skillpack.packing.sha256.canonical_sha256`), neither reading them again.
+#: (`skillpack.packing.sha256.prepared_sha256`), neither reading them again.
 KEEP_BYTES = 32 << 20
 #: The SHA-256 a manifest measured without hashing holds for each file (`judge_skill` with
 #: ``sha256=False``): a SHA-256's length, so the manifest's size is the one pack writes.

@@ -5,7 +5,7 @@ Digest v1 stays BLAKE3 (SPEC section 2); SHA-256 is what the distribution format
 from the very bytes its walk read and hashed with BLAKE3 (`HashedFile.sha256`,
 `HashedSet.sha256`); this module hashes an archive as it is written (`HashingFile`: the
 bytes are hashed on their way to the file, never read back) or, failing that, once written,
-and checks a manifest's SHA-256s against an archive's verified bytes. `canonical_sha256` is
+and checks a manifest's SHA-256s against an archive's verified bytes. `prepared_sha256` is
 the SHA-256 of the `.skill` archive ``skillpack pack`` writes for a prepared skill, computed
 without writing it (packing is reproducible): what a signed statement's subject carries.
 """
@@ -25,8 +25,8 @@ from skillpack.packing.prepare import PreparedSkill
 from skillpack.runtime import LoadedSkill
 from skillpack.storedzip.writer import ZipWriter
 
-__all__ = ["HashingFile", "archive_sha256", "canonical_sha256", "loaded_sha256",
-           "parts_sha256", "prepared_sha256", "sha256_problem"]
+__all__ = ["HashingFile", "archive_sha256", "loaded_sha256", "parts_sha256", "prepared_sha256",
+           "sha256_problem"]
 
 
 class HashingFile:
@@ -90,23 +90,15 @@ class _Nowhere:
         pass
 
 
-def canonical_sha256(prepared: PreparedSkill) -> str:
+def prepared_sha256(prepared: PreparedSkill, *, root: bool = False) -> str:
     """``sha256:<hex>`` of the `.skill` archive ``skillpack pack`` (no target, the wrapped
-    layout) writes for `prepared`, hashed as its writer writes it, never kept: byte for byte
+    layout) writes for `prepared`, with its manifest whatever it was prepared for (a host's
+    archive holds none), or with `root` the root layout's (``SKILL.md`` and
+    ``.skillpack/manifest.json`` at the archive root, which the runtime loads and a lock made
+    from such an archive records). Hashed as its writer writes it, never kept: byte for byte
     the archive pack writes, since packing is reproducible. Only an archive whose writer
     patches a CRC it learned late (a file too large to be kept in memory, changed since it
     was hashed) is written to a temporary file and hashed there."""
-    if prepared.layout != "wrapped" or not prepared.carries_manifest:
-        raise ValueError("the canonical archive is the wrapped layout's, with its manifest")
-    return _members_sha256(prepared.members)
-
-
-def prepared_sha256(prepared: PreparedSkill, *, root: bool = False) -> str:
-    """``sha256:<hex>`` of `prepared`'s `.skill` archive with its manifest, whatever it was
-    prepared for (a host's archive holds no manifest): `canonical_sha256`'s, or with `root`
-    the root layout's (``SKILL.md`` and ``.skillpack/manifest.json`` at the archive root,
-    which the runtime loads and a lock made from such an archive records); computed without
-    writing it."""
     skill = PreparedSkill(prepared.source, prepared.skill, prepared.fileset, prepared.manifest,
                           "root" if root else "wrapped", True)
     return _members_sha256(skill.members)

@@ -426,8 +426,7 @@ def as_installed(answer: Answer, lock: Lock | None = None) -> Answer:
             item = TargetFailure(item.target, installed_refusal(item.error))
         if isinstance(item, SkillVerdict) and item.target is not None and item.name:
             path = item.path or item.target  # the skill's own folder
-            if is_agent_folder(os.path.dirname(os.path.abspath(path))) and is_skill_folder(
-                    path):
+            if _installed_here(path):
                 try:
                     _, _, records = record_skill(path)
                 except (SkillpackError, OSError):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from skillpack.skillmd.fence_probe import may_open_a_tool_fence
 from skillpack.skillmd.fences import _find_close, _opening
 
-__all__ = ["HiddenFence", "tool_fences_in_comments", "tool_fences_in_html"]
+__all__ = ["HiddenFence", "tool_fences_in_html"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +103,6 @@ def tool_fences_in_html(body: str) -> list[HiddenFence]:
                 found.append(HiddenFence(i, first, kind, opener, closer))
         i = len(lines) if close is None else close + 1
     return found
-
-
-def tool_fences_in_comments(body: str) -> list[tuple[int, int]]:
-    """Each tool fence of `body` that lies in an HTML comment (`tool_fences_in_html` of type
-    2), as (line of its fence, line of the comment's ``<!--``), 0-based in `body`."""
-    return [(f.line, f.opened) for f in tool_fences_in_html(body) if f.kind == 2]
 
 
 def _html_blocks(lines: list[str]) -> list[tuple[int, int, int, str, str]]:

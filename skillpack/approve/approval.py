@@ -37,8 +37,7 @@ from skillpack.packing.check import name_clashes
 from skillpack.packing.prepare import KEEP_BYTES, PreparedSkill
 from skillpack.packing.selection import Selection
 from skillpack.packing.sha256 import loaded_sha256, prepared_sha256
-from skillpack.packing.verify import verified_archive, verify_bytes
-from skillpack.runtime import Bundle
+from skillpack.packing.verify import file_sha256, verified_archive, verify_bytes
 from skillpack.runtime.skill import LoadedSkill
 from skillpack.skillmd.lint_rules import lint
 from skillpack.skillmd.programs import derive_programs
@@ -48,7 +47,6 @@ from skillpack.source.classify import Input, classify_all, unpacked_foreign
 from skillpack.source.fileset import WalkedFile
 from skillpack.source.load import parse_skill_file, skill_fileset
 from skillpack.source.records import hash_files
-from skillpack.storedzip.reader import FileZipIndex
 
 __all__ = [
     "REFUSED",
@@ -129,7 +127,7 @@ def lock_entries(paths: Iterable[str | os.PathLike[str]], *,
                     assert report.loaded is not None
                     if report.kind == "archive":  # one skill: its archive's digest in its subject
                         archives.setdefault(report.skills[0].name,
-                                            _file_sha256(report.loaded))
+                                            file_sha256(report.loaded))
                     for s in report.skills:
                         loaded = report.loaded[s.name]
                         sha = ("sha256:" + archives[s.name] if report.kind == "archive"
@@ -151,14 +149,6 @@ def _entry(p: PreparedSkill) -> LockedSkill:
     m = p.manifest
     return LockedSkill(m.name, LockEntry.for_skill(p.skill, m.digest, m.files, m.programs,
                                                    prepared_sha256(p)), p.source)
-
-
-def _file_sha256(loaded: Bundle) -> str:
-    """The hex SHA-256 of the archive file `verify_file` loaded, read a chunk at a time
-    from the very file verified (refused if it changed meanwhile)."""
-    index = loaded.zip_index
-    assert isinstance(index, FileZipIndex)  # verify_file reads it from the file
-    return index.file.span().sha256_hex()
 
 
 def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> dict[str, str]:
@@ -188,7 +178,7 @@ def archive_sha256s(archives: Iterable[str | os.PathLike[str]], lock: Lock) -> d
                 problems.append(f"{where}: a second archive of '{s.name}'")
             else:
                 assert report.loaded is not None
-                found[s.name] = _file_sha256(report.loaded)
+                found[s.name] = file_sha256(report.loaded)
     if problems:
         raise SkillpackError("these archives are not the skills of the lock: "
                              + "; ".join(problems),

@@ -66,6 +66,7 @@ __all__ = [
     "as_skill_folders",
     "carried_problems",
     "digest",
+    "file_sha256",
     "one_skill",
     "prepared_recorded",
     "verified_archive",
@@ -346,23 +347,21 @@ def _verify_loaded(bundle: Bundle, source: str, view: memoryview,
             path=source, problems=problems,
             hint="do not use it; rebuild it from the skill with `skillpack pack`")
     if record is not None:  # once every byte is verified: what a lock records of each
-        reports = [replace(r, recorded=_loaded_recorded(bundle, bundle[r.name], record[r.name],
-                                                        read_at, size))
+        reports = [replace(r, recorded=_loaded_recorded(bundle, bundle[r.name], record[r.name]))
                    if r.name in record else r for r in reports]
     return VerifyReport(source, bundle.kind, tuple(reports), bundle.digest, bundle)
 
 
-def _loaded_recorded(bundle: Bundle, loaded: LoadedSkill, wanted: str | None,
-                     read_at: Callable[[int, int], bytes | memoryview],
-                     size: int) -> Recorded:
-    """What a lock records of a verified skill of `bundle`: its fields, and the SHA-256 of
-    its archive as `lock` records it (an archive's: the file's bytes, `read_at`; a bundle's
-    skill: the archive ``pack`` writes for it), then, when the lock records another, of the
-    archive's other layout (wrapped or root, with its manifest)."""
+def _loaded_recorded(bundle: Bundle, loaded: LoadedSkill, wanted: str | None) -> Recorded:
+    """What a lock records of a verified skill of `bundle` (read from its file by
+    `verify_file`): its fields, and the SHA-256 of its archive as `lock` records it (an
+    archive's: the file's, `file_sha256`; a bundle's skill: the archive ``pack`` writes for
+    it), then, when the lock records another, of the archive's other layout (wrapped or
+    root, with its manifest)."""
     root = bundle.member_prefix(loaded.name) == ""
     if bundle.kind == "archive":
         def first() -> str:
-            return _read_sha256(read_at, size)
+            return "sha256:" + file_sha256(bundle)
     else:
         def first() -> str:
             return loaded_sha256(loaded)
@@ -372,17 +371,12 @@ def _loaded_recorded(bundle: Bundle, loaded: LoadedSkill, wanted: str | None,
     return found
 
 
-def _read_sha256(read_at: Callable[[int, int], bytes | memoryview], size: int) -> str:
-    """``sha256:<hex>`` of the `size` bytes `read_at` reads, `CHUNK` bytes at a time."""
-    found = hashlib.sha256()
-    at = 0
-    while at < size:
-        chunk = read_at(at, min(CHUNK, size - at))
-        if not chunk:
-            break  # the file shrank: `check_unchanged` says so
-        found.update(chunk)
-        at += len(chunk)
-    return "sha256:" + found.hexdigest()
+def file_sha256(loaded: Bundle) -> str:
+    """The hex SHA-256 of the archive file `verify_file` loaded, read a chunk at a time
+    from the very file verified (refused if it changed meanwhile)."""
+    index = loaded.zip_index
+    assert isinstance(index, FileZipIndex)  # verify_file reads it from the file
+    return index.file.span().sha256_hex()
 
 
 def _members(entries: Sequence[ZipEntry], start: int, end: int,
